@@ -1,0 +1,231 @@
+"""A content-addressed store for trained models and slow results.
+
+An entry is a set of named NumPy arrays saved as ``<name>-<key>.npz`` next to a JSON
+manifest ``<name>-<key>.json``. The key hashes three things: the entry's name, its
+configuration (any JSON-serialisable mapping, canonically encoded) and the source text of
+the code that produced it. Editing that code, or changing one hyper-parameter, gives a
+new key, so a stale result is never found.
+
+Nothing is trusted on the way back in. The manifest records the SHA-256 of the ``.npz``
+bytes and the name, shape and dtype of every array; a load re-hashes the file and checks
+each of them. A truncated, edited or half-written entry fails that check, is deleted and
+is rebuilt. Arrays are read with ``allow_pickle=False``: the store never unpickles.
+
+The store lives in ``.cache/mlm-book`` at the repository root, or wherever the
+environment variable ``MLM_BOOK_CACHE`` points.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import os
+import tempfile
+import types
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["CacheEntry", "cache_dir", "cache_key", "load", "store", "cached", "source_of"]
+
+ENVIRONMENT_VARIABLE = "MLM_BOOK_CACHE"
+_FORMAT_VERSION = 1
+
+
+def cache_dir() -> Path:
+    """Directory of the store: ``$MLM_BOOK_CACHE`` or ``<repository>/.cache/mlm-book``.
+
+    Examples
+    --------
+    >>> cache_dir().name
+    'mlm-book'
+    """
+    override = os.environ.get(ENVIRONMENT_VARIABLE)
+    if override:
+        return Path(override).expanduser().resolve()
+    package_parent = Path(__file__).resolve().parents[1]
+    if (package_parent / "pyproject.toml").exists():
+        return package_parent / ".cache" / "mlm-book"
+    return Path.home() / ".cache" / "mlm-book"
+
+
+def source_of(producers: Iterable[Callable | types.ModuleType | str]) -> str:
+    """Concatenated source text of functions, classes or modules (strings pass through).
+
+    Examples
+    --------
+    >>> "def source_of" in source_of([source_of])
+    True
+    """
+    parts = []
+    for producer in producers:
+        if isinstance(producer, str):
+            parts.append(producer)
+        else:
+            parts.append(inspect.getsource(producer))
+    return "\n".join(parts)
+
+
+def _canonical_json(config: Mapping) -> str:
+    try:
+        return json.dumps(config, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"config must be a JSON-serialisable mapping of finite values: {error}") from error
+
+
+def cache_key(name: str, config: Mapping, producers: Iterable[Callable | types.ModuleType | str]) -> str:
+    """Hex SHA-256 over the entry name, its canonical config and its producers' source.
+
+    Examples
+    --------
+    >>> a = cache_key("demo", {"steps": 3}, ["def f(): pass"])
+    >>> b = cache_key("demo", {"steps": 4}, ["def f(): pass"])
+    >>> c = cache_key("demo", {"steps": 3}, ["def f(): return 1"])
+    >>> len({a, b, c})
+    3
+    """
+    if not isinstance(name, str) or not name or any(ch in name for ch in "/\\ "):
+        raise ValueError(f"name must be a non-empty string without slashes or spaces, got {name!r}")
+    if not isinstance(config, Mapping):
+        raise TypeError(f"config must be a mapping, got {type(config).__name__}")
+    digest = hashlib.sha256()
+    digest.update(f"mlm-book-cache-v{_FORMAT_VERSION}\0{name}\0".encode())
+    digest.update(_canonical_json(config).encode())
+    digest.update(b"\0")
+    digest.update(source_of(producers).encode())
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """Where an entry lives: its ``.npz`` arrays and its ``.json`` manifest."""
+
+    name: str
+    key: str
+    directory: Path
+
+    @property
+    def stem(self) -> str:
+        return f"{self.name}-{self.key[:20]}"
+
+    @property
+    def arrays_path(self) -> Path:
+        return self.directory / f"{self.stem}.npz"
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.directory / f"{self.stem}.json"
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _atomic_write(path: Path, write: Callable) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            write(stream)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def store(entry: CacheEntry, arrays: Mapping[str, np.ndarray], metadata: Mapping | None = None) -> None:
+    """Write ``arrays`` (and JSON ``metadata``) under ``entry``; the manifest is written last.
+
+    Object arrays are refused because they would need pickle to read back.
+    """
+    if not isinstance(arrays, Mapping) or not arrays:
+        raise ValueError("arrays must be a non-empty mapping of names to arrays")
+    clean = {}
+    for key, value in arrays.items():
+        array = np.asarray(value)
+        if array.dtype == object:
+            raise TypeError(f"arrays[{key!r}] has dtype object, which cannot be stored without pickle")
+        clean[str(key)] = array
+    _atomic_write(entry.arrays_path, lambda stream: np.savez(stream, **clean))
+    manifest = {
+        "format": _FORMAT_VERSION,
+        "name": entry.name,
+        "key": entry.key,
+        "sha256": _sha256_file(entry.arrays_path),
+        "arrays": {key: {"shape": list(a.shape), "dtype": a.dtype.str} for key, a in clean.items()},
+        "metadata": dict(metadata or {}),
+    }
+    text = json.dumps(manifest, indent=1, sort_keys=True, allow_nan=False)
+    _atomic_write(entry.manifest_path, lambda stream: stream.write(text.encode()))
+
+
+def load(entry: CacheEntry) -> tuple[dict[str, np.ndarray], dict] | None:
+    """Return ``(arrays, metadata)`` if the entry exists and passes every check, else ``None``.
+
+    A present but damaged entry (bad JSON, wrong key, hash mismatch, missing or reshaped
+    array, unreadable file) is deleted so that it is rebuilt.
+    """
+    if not entry.manifest_path.exists() and not entry.arrays_path.exists():
+        return None
+    try:
+        manifest = json.loads(entry.manifest_path.read_text())
+        if manifest.get("format") != _FORMAT_VERSION or manifest.get("key") != entry.key:
+            raise ValueError("manifest does not match the entry")
+        if _sha256_file(entry.arrays_path) != manifest["sha256"]:
+            raise ValueError("array file hash differs from the manifest")
+        arrays = {}
+        with np.load(entry.arrays_path, allow_pickle=False) as archive:
+            if sorted(archive.files) != sorted(manifest["arrays"]):
+                raise ValueError("array names differ from the manifest")
+            for key, spec in manifest["arrays"].items():
+                array = archive[key]
+                if list(array.shape) != spec["shape"] or array.dtype.str != spec["dtype"]:
+                    raise ValueError(f"array {key!r} differs from the manifest")
+                arrays[key] = array
+        return arrays, manifest.get("metadata", {})
+    except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError):
+        entry.manifest_path.unlink(missing_ok=True)
+        entry.arrays_path.unlink(missing_ok=True)
+        return None
+
+
+def cached(name: str, config: Mapping, producers: Iterable[Callable | types.ModuleType | str],
+           build: Callable[[], Mapping[str, np.ndarray] | tuple[Mapping[str, np.ndarray], Mapping]],
+           *, directory: Path | str | None = None) -> tuple[dict[str, np.ndarray], dict]:
+    """Load the entry for ``(name, config, producers)`` or build, store and return it.
+
+    ``build`` returns a mapping of arrays, or a pair ``(arrays, metadata)`` with JSON
+    metadata (for example a loss curve's summary or the wall time).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> calls = []
+    >>> def build():
+    ...     calls.append(1)
+    ...     return {"w": np.arange(3.0)}
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     first, _ = cached("demo", {"n": 3}, [build], build, directory=tmp)
+    ...     second, _ = cached("demo", {"n": 3}, [build], build, directory=tmp)
+    >>> len(calls), second["w"].tolist()
+    (1, [0.0, 1.0, 2.0])
+    """
+    directory = Path(directory) if directory is not None else cache_dir()
+    entry = CacheEntry(name, cache_key(name, config, producers), directory)
+    found = load(entry)
+    if found is not None:
+        return found
+    result = build()
+    arrays, metadata = result if isinstance(result, tuple) else (result, {})
+    store(entry, arrays, metadata)
+    reloaded = load(entry)
+    if reloaded is None:
+        raise RuntimeError(f"cache entry {entry.stem} failed its check right after being written")
+    return reloaded

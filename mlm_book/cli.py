@@ -1,0 +1,54 @@
+"""The ``mlm-book`` command: ``mlm-book verify [--only S3-]`` and ``mlm-book cache``."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+
+from mlm_book import cache, ledger
+
+__all__ = ["main"]
+
+
+def _verify(arguments) -> int:
+    results = ledger.verify(only=arguments.only)
+    print(ledger.to_markdown(results) if arguments.markdown else ledger.to_text(results))
+    return 0 if all(result.passed for result in results) else 1
+
+
+def _cache(arguments) -> int:
+    directory = cache.cache_dir()
+    if arguments.action == "clear":
+        shutil.rmtree(directory, ignore_errors=True)
+        print(f"removed {directory}")
+        return 0
+    entries = sorted(directory.glob("*.json")) if directory.exists() else []
+    print(f"{directory}: {len(entries)} entries")
+    for path in entries:
+        print(f"  {path.stem}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``mlm-book`` console script; returns the exit status."""
+    parser = argparse.ArgumentParser(prog="mlm-book", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    verify = commands.add_parser("verify", help="recompute every registered claim and judge it")
+    verify.add_argument("--only", action="append", metavar="PREFIX",
+                        help="only claims whose id starts with PREFIX (repeatable), e.g. S3-")
+    verify.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    verify.set_defaults(run=_verify)
+    store = commands.add_parser("cache", help="list or clear the content-addressed store")
+    store.add_argument("action", choices=["list", "clear"], nargs="?", default="list")
+    store.set_defaults(run=_cache)
+    arguments = parser.parse_args(argv)
+    try:
+        return arguments.run(arguments)
+    except ValueError as error:
+        print(f"mlm-book: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,5 @@
+"""One module per chapter: the book's configurations, results and registered claims.
+
+Each module builds what its chapter shows from the model modules and declares a tuple
+``CLAIMS`` of :class:`mlm_book.ledger.Claim` that :mod:`mlm_book.ledger` collects.
+"""
