@@ -77,8 +77,8 @@ class HMMConfig:
     Within a regime the four states are one *heavy* state $h$ and three *light* states.
     A step first decides whether to leave the regime (probability ``switch_a`` from
     regime a, ``switch_b`` from regime b); a switch lands on the other regime's heavy
-    state with probability ``entry_heavy`` and on each light state with probability
-    ``(1 - entry_heavy) / 3``. A step that stays in the regime moves by the within-regime
+    state with probability ``entry_heavy`` and on its light states with the rest, in the
+    proportions ``heavy_to_light``. A step that stays in the regime moves by the within-regime
     matrix: the heavy state stays with ``heavy_stay`` and otherwise goes to the light
     states in the proportions ``heavy_to_light``; a light state returns to $h$ with
     ``light_return``, stays with ``light_stay``, and moves on to the next light state
@@ -108,16 +108,16 @@ class HMMConfig:
         How a state's remaining emission mass is split over its three own tokens.
     """
 
-    switch_a: float = 0.0515
-    switch_b: float = 0.0497
-    entry_heavy: float = 0.25
-    heavy_stay: float = 0.5
-    heavy_to_light: tuple[float, float, float] = (0.45, 0.35, 0.2)
-    light_return: float = 0.45
-    light_stay: float = 0.25
-    light_forward: float = 0.75
+    switch_a: float = 0.0261
+    switch_b: float = 0.0252
+    entry_heavy: float = 0.7
+    heavy_stay: float = 0.7
+    heavy_to_light: tuple[float, float, float] = (0.5, 0.2, 0.3)
+    light_return: float = 0.25
+    light_stay: float = 0.4
+    light_forward: float = 0.8
     shared_emission: float = 0.4
-    own_split: tuple[float, float, float] = (0.5, 0.3, 0.2)
+    own_split: tuple[float, float, float] = (0.7, 0.2, 0.1)
 
     def __post_init__(self):
         for name in ("switch_a", "switch_b", "entry_heavy", "heavy_stay", "light_return", "light_stay",
@@ -302,8 +302,9 @@ def build_hmm(config: HMMConfig) -> HiddenMarkovLanguage:
         within[light, light] = config.light_stay
         within[light, following] = moving_on * config.light_forward
         within[light, preceding] = moving_on * (1.0 - config.light_forward)
-    entry = np.full(per_regime, (1.0 - config.entry_heavy) / (per_regime - 1))
+    entry = np.empty(per_regime)
     entry[0] = config.entry_heavy
+    entry[1:] = (1.0 - config.entry_heavy) * np.asarray(config.heavy_to_light)
 
     n_states = 2 * per_regime
     transition = np.zeros((n_states, n_states))
