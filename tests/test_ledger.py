@@ -1,0 +1,51 @@
+"""The claims ledger and the ``mlm-book verify`` command."""
+
+import pytest
+
+from mlm_book import cli, ledger
+from mlm_book.ledger import Claim
+
+
+def _claim(id_, value, accept):
+    return Claim(id_, "a quantity", seed="1", rule="a rule", compute=lambda: value, accept=accept)
+
+
+def test_claim_ids_must_follow_the_claims_list():
+    with pytest.raises(ValueError, match="id"):
+        _claim("2-16", 1.0, lambda v: True)
+
+
+def test_verify_judges_values_and_reports_errors():
+    def broken():
+        raise ZeroDivisionError("no")
+    claims = [_claim("S1-01", 1.0, lambda v: v == 1.0), _claim("S1-02", 2.0, lambda v: v < 1),
+              Claim("S1-03", "q", "1", "r", compute=broken, accept=lambda v: True)]
+    results = ledger.verify(claims=claims)
+    assert [result.passed for result in results] == [True, False, False]
+    assert "ZeroDivisionError" in results[2].error
+    text = ledger.to_text(results)
+    assert text.splitlines()[-3] == "1 passed, 2 failed" or "1 passed, 2 failed" in text
+    assert "| S1-02 |" in ledger.to_markdown(results)
+
+
+def test_only_filters_by_prefix_and_rejects_unknown_prefixes():
+    claims = [_claim("S1-01", 1.0, bool), _claim("S2-01", 1.0, bool)]
+    assert [r.claim.id for r in ledger.verify(only="S2-", claims=claims)] == ["S2-01"]
+    with pytest.raises(ValueError, match="matches no"):
+        ledger.verify(only="S9-", claims=claims)
+
+
+def test_registered_claims_are_unique_and_sorted():
+    claims = ledger.all_claims()
+    assert claims, "no claim is registered"
+    keys = [claim.sort_key for claim in claims]
+    assert keys == sorted(keys)
+
+
+def test_cli_exit_status_follows_the_verdicts(capsys, monkeypatch):
+    monkeypatch.setattr(ledger, "all_claims", lambda: (_claim("S1-01", 1.0, lambda v: True),))
+    assert cli.main(["verify"]) == 0
+    monkeypatch.setattr(ledger, "all_claims", lambda: (_claim("S1-01", 1.0, lambda v: False),))
+    assert cli.main(["verify"]) == 1
+    assert cli.main(["verify", "--only", "S7-"]) == 2
+    assert "FAIL" in capsys.readouterr().out
