@@ -56,7 +56,10 @@ __all__ = [
     "forward_backward",
     "token_conditionals",
     "sense_posteriors",
+    "BayesSenseAccuracy",
+    "bayes_sense_accuracy",
     "enumerate_joint",
+    "enumerate_posteriors",
 ]
 
 #: Tolerance for "this vector is the stationary distribution of that matrix".
@@ -638,6 +641,91 @@ def sense_posteriors(hmm: HiddenMarkovLanguage, tokens) -> np.ndarray:
     return senses[0] if squeeze else senses
 
 
+@dataclass(frozen=True)
+class BayesSenseAccuracy:
+    r"""The exact Bayes classifier of the sense of $w$ on a set of clean sequences.
+
+    Parameters
+    ----------
+    expected : float
+        Mean over the occurrences of $w$ of $\max_k P(\text{sense } k \mid x)$: the Bayes
+        classifier's expected accuracy given exactly these sentences.
+    realised : float or None
+        Fraction of occurrences whose most probable sense is the sampled true state
+        (``None`` when no states were given).
+    n_occurrences : int
+        Number of occurrences of $w$.
+    standard_error : float
+        Standard error of ``expected`` as a sample mean over occurrences (occurrences in
+        one sentence are treated as independent, so this is a slight underestimate).
+    """
+
+    expected: float
+    realised: float | None
+    n_occurrences: int
+    standard_error: float
+
+
+def bayes_sense_accuracy(hmm: HiddenMarkovLanguage, tokens, states=None) -> BayesSenseAccuracy:
+    r"""Exact Bayes accuracy for the sense of the shared token on given clean sequences.
+
+    The sense of an occurrence is its hidden state; the best any classifier of the whole
+    sentence can do at that occurrence is $\max_k P(\text{sense } k \mid x)$, computed by
+    forward–backward. Averaged over occurrences this is the ceiling a probe is measured
+    against.
+
+    Parameters
+    ----------
+    hmm : HiddenMarkovLanguage
+        The language.
+    tokens : array_like of int, shape (B, n)
+        Clean sequences.
+    states : array_like of int, shape (B, n), optional
+        The sampled hidden states; if given, the realised accuracy of the Bayes classifier
+        against them is returned too.
+
+    Returns
+    -------
+    BayesSenseAccuracy
+
+    Raises
+    ------
+    ValueError
+        If ``tokens`` holds no occurrence of the shared token, or shapes disagree.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> hmm = default_hmm()
+    >>> states, tokens = sample(hmm, 200, 24, np.random.default_rng(0))
+    >>> result = bayes_sense_accuracy(hmm, tokens, states)
+    >>> 0.9 < result.expected < 1.0, result.n_occurrences > 500
+    (True, True)
+    """
+    hmm = _check_hmm(hmm)
+    batch, _ = _as_batch(tokens, hmm.vocab_size)
+    occurrences = batch == hmm.shared_token
+    count = int(occurrences.sum())
+    if count == 0:
+        raise ValueError("tokens must contain at least one occurrence of the shared token")
+    senses = sense_posteriors(hmm, batch)[occurrences]  # (count, 2)
+    best = senses.max(axis=1)
+    realised = None
+    if states is not None:
+        states = as_int_array(states, "states", ndim=(1, 2))
+        if states.size != batch.size or states.shape[-1] != batch.shape[-1]:
+            raise ValueError(f"states must have the shape of tokens, got {states.shape}")
+        states = states.reshape(batch.shape)
+        truth = states[occurrences]
+        if not np.all(np.isin(truth, hmm.sense_states)):
+            raise ValueError("states must put every occurrence of the shared token in a sense state")
+        guess = np.asarray(hmm.sense_states)[senses.argmax(axis=1)]
+        realised = float(np.mean(guess == truth))
+    error = float(best.std(ddof=1) / np.sqrt(count)) if count > 1 else float("nan")
+    return BayesSenseAccuracy(expected=float(best.mean()), realised=realised, n_occurrences=count,
+                              standard_error=error)
+
+
 def enumerate_joint(hmm: HiddenMarkovLanguage, length: int) -> np.ndarray:
     r"""The exact probability of every token sequence of a given length.
 
@@ -679,3 +767,68 @@ def enumerate_joint(hmm: HiddenMarkovLanguage, length: int) -> np.ndarray:
         moved = forward @ hmm.transition  # (V^t, S): P(prefix, z_{t+1} = s)
         forward = (moved[:, None, :] * hmm.emission.T[None, :, :]).reshape(-1, n_states)
     return forward.sum(axis=1).reshape((vocab_size,) * length)
+
+
+def enumerate_posteriors(transition, initial, likelihood) -> ForwardBackward:
+    r"""Brute-force smoothing: sum over all $S^n$ hidden paths (the check on forward–backward).
+
+    Parameters
+    ----------
+    transition : array_like, shape (S, S)
+        Row-stochastic transition matrix.
+    initial : array_like, shape (S,)
+        Distribution of $z_1$.
+    likelihood : array_like, shape (B, n, S)
+        Non-negative per-position likelihoods; $S^n$ must stay below
+        ``MAX_ENUMERATION_ENTRIES``.
+
+    Returns
+    -------
+    ForwardBackward
+        The same quantities as :func:`forward_backward`, computed without recursion.
+
+    Raises
+    ------
+    ValueError
+        On bad shapes or distributions, or when there are too many paths.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> hmm = default_hmm()
+    >>> lik = emission_likelihood(hmm, [[24, 0, 24]])
+    >>> fast = forward_backward(hmm.transition, hmm.initial, lik)
+    >>> slow = enumerate_posteriors(hmm.transition, hmm.initial, lik)
+    >>> float(np.abs(fast.leave_one_out - slow.leave_one_out).max()) < 1e-14
+    True
+    """
+    transition = check_distribution(transition, "transition")
+    n_states = transition.shape[0]
+    if transition.ndim != 2 or transition.shape[1] != n_states:
+        raise ValueError(f"transition must be a square (S, S) matrix, got shape {transition.shape}")
+    initial = check_distribution(initial, "initial")
+    if initial.shape != (n_states,):
+        raise ValueError(f"initial must have shape ({n_states},), got {initial.shape}")
+    likelihood = as_float_array(likelihood, "likelihood", ndim=3)
+    batch, length, width = likelihood.shape
+    if width != n_states or batch == 0 or length == 0:
+        raise ValueError(f"likelihood must have shape (B >= 1, n >= 1, {n_states}), got {likelihood.shape}")
+    if np.any(likelihood < 0):
+        raise ValueError("likelihood must be non-negative")
+    if n_states**length * max(batch, length) > MAX_ENUMERATION_ENTRIES:
+        raise ValueError(f"likelihood has {n_states}**{length} paths: too many to enumerate")
+    paths = np.indices((n_states,) * length).reshape(length, -1).T  # (P, n)
+    prior = initial[paths[:, 0]] * np.prod(transition[paths[:, :-1], paths[:, 1:]], axis=1)  # (P,)
+    rows = likelihood[:, np.arange(length), paths]  # (B, P, n)
+    weight = prior * np.prod(rows, axis=2)  # (B, P)
+    evidence = weight.sum(axis=1)
+    if np.any(evidence <= 0):
+        raise ValueError("likelihood gives the observations probability zero under transition/initial")
+    one_hot = paths[:, :, None] == np.arange(n_states)  # (P, n, S)
+    posterior = np.einsum("bp,pis->bis", weight, one_hot) / evidence[:, None, None]
+    leave = np.empty((batch, length, n_states))
+    for i in range(length):
+        others = prior * np.prod(np.delete(rows, i, axis=2), axis=2)  # (B, P)
+        leave[:, i] = others @ one_hot[:, i]
+    leave /= leave.sum(axis=2, keepdims=True)
+    return ForwardBackward(posterior=posterior, leave_one_out=leave, log_evidence=np.log(evidence))

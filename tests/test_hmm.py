@@ -12,10 +12,12 @@ from mlm_book.hmm import (
     ForwardBackward,
     HiddenMarkovLanguage,
     HMMConfig,
+    bayes_sense_accuracy,
     build_hmm,
     default_hmm,
     emission_likelihood,
     enumerate_joint,
+    enumerate_posteriors,
     forward_backward,
     sample,
     sense_posteriors,
@@ -342,3 +344,38 @@ def test_forward_backward_rejects_bad_input():
     stuck = np.array([[0.0, 1.0], [0.0, 1.0]])
     with pytest.raises(ValueError, match="probability zero"):
         forward_backward(stuck, [0.5, 0.5], np.array([[[1.0, 1.0], [1.0, 0.0]]]))
+
+
+# ---------------------------------------------------------------- brute force and Bayes accuracy
+
+
+def test_enumerate_posteriors_matches_forward_backward_and_test_brute_force():
+    rng = np.random.default_rng(11)
+    likelihood = rng.uniform(0.0, 2.0, size=(3, 4, 8))
+    likelihood[1, 2] = 1.0
+    fast = forward_backward(HMM.transition, HMM.initial, likelihood)
+    slow = enumerate_posteriors(HMM.transition, HMM.initial, likelihood)
+    for field in ("posterior", "leave_one_out", "log_evidence"):
+        np.testing.assert_allclose(getattr(fast, field), getattr(slow, field), atol=1e-12, rtol=0)
+    posterior, leave, evidence = brute_force_smoothing(HMM.transition, HMM.initial, likelihood[0])
+    np.testing.assert_allclose(slow.posterior[0], posterior, atol=1e-14)
+    np.testing.assert_allclose(slow.leave_one_out[0], leave, atol=1e-14)
+    with pytest.raises(ValueError, match="likelihood"):
+        enumerate_posteriors(HMM.transition, HMM.initial, np.ones((1, 12, 8)))
+
+
+def test_bayes_sense_accuracy():
+    states, tokens = sample(HMM, 400, 24, np.random.default_rng(8))
+    result = bayes_sense_accuracy(HMM, tokens, states)
+    occurrences = tokens == HMM.shared_token
+    assert result.n_occurrences == occurrences.sum()
+    senses = sense_posteriors(HMM, tokens)[occurrences]
+    assert result.expected == pytest.approx(senses.max(axis=1).mean(), abs=1e-15)
+    # the realised accuracy estimates the expected one: within 4 binomial standard errors
+    se = np.sqrt(result.expected * (1 - result.expected) / result.n_occurrences)
+    assert abs(result.realised - result.expected) < 4 * se
+    assert 0.5 <= result.expected <= 1.0 and bayes_sense_accuracy(HMM, tokens).realised is None
+    with pytest.raises(ValueError, match="shared token"):
+        bayes_sense_accuracy(HMM, np.zeros((2, 3), dtype=int))
+    with pytest.raises(ValueError, match="states"):
+        bayes_sense_accuracy(HMM, tokens, states[:, :5])
