@@ -1,0 +1,465 @@
+r"""Brute-force checks of Theorem 2, and its error under BERT's fixed-count selection.
+
+Nothing here reuses :func:`mlm_book.channel.observation_matrix` or
+:func:`mlm_book.channel.exact_posterior`: the point is an independent computation.
+
+* :func:`path_joint` sums the HMM over every hidden path to get $P(x)$ of short sentences.
+* :func:`brute_force_posterior` enumerates, for every position, its selection event and
+  its channel draw (unselected; ``[MASK]``; replacement by each token $t$; kept), keeps the
+  combinations in which position $i$ is selected, and applies Bayes' rule over the
+  enumerated joint of sentence and events.
+* :func:`dense_posteriors` builds the whole table $P(x_i = y, \tilde x \mid i \in M)$ of a
+  length-3 sentence under independent or fixed-count selection, by summing over the
+  selection sets.
+* :func:`fixed_count_posterior` is the exact posterior under fixed-count selection for
+  longer sentences, by enumerating the selection sets that contain $i$ and running
+  forward–backward once per set; :func:`fixed_count_error` measures how far Theorem 2's
+  closed form (which assumes independent selection) is from it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import string
+from dataclasses import dataclass
+from math import comb
+
+import numpy as np
+
+from mlm_book.hmm import forward_backward, sample
+from mlm_book.channel import Channel, corrupt, selection_count
+from mlm_book.scoring import entropy, kl_divergence
+from mlm_book.validation import check_generator, check_positive_int, check_tokens
+
+__all__ = [
+    "path_joint",
+    "channel_events",
+    "brute_force_posterior",
+    "DenseTable",
+    "dense_posteriors",
+    "fixed_count_posterior",
+    "FixedCountError",
+    "fixed_count_error",
+]
+
+#: Largest $V^n S^n$ :func:`path_joint` will build (about 100 MB of float64 work).
+MAX_PATH_ENTRIES = 12_000_000
+
+
+def _arrays(hmm):
+    for attribute in ("transition", "emission", "initial"):
+        if not hasattr(hmm, attribute):
+            raise TypeError(f"hmm must have a '{attribute}' array (a HiddenMarkovLanguage), got {type(hmm).__name__}")
+    return (np.asarray(hmm.transition, dtype=np.float64), np.asarray(hmm.emission, dtype=np.float64),
+            np.asarray(hmm.initial, dtype=np.float64))
+
+
+def path_joint(hmm, length: int) -> np.ndarray:
+    r"""$P(x_1, \dots, x_n) = \sum_{z} \pi(z_1) E_{z_1 x_1} \prod_{t \ge 2} T_{z_{t-1} z_t} E_{z_t x_t}$ by one sum over all paths.
+
+    A single ``einsum`` over the $S^n$ hidden paths, with no recursion shared with
+    forward–backward.
+
+    Parameters
+    ----------
+    hmm : HiddenMarkovLanguage
+        The language.
+    length : int
+        $n$, small (at most 3 for the book's $V = 25$, $S = 8$ beyond which the table is large).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(V,) * length``, sums to one.
+
+    Examples
+    --------
+    >>> from mlm_book.hmm import default_hmm, enumerate_joint
+    >>> joint = path_joint(default_hmm(), 3)
+    >>> joint.shape, float(np.abs(joint - enumerate_joint(default_hmm(), 3)).max()) < 1e-15
+    ((25, 25, 25), True)
+    """
+    transition, emission, initial = _arrays(hmm)
+    length = check_positive_int(length, "length")
+    S, V = emission.shape
+    if (V * S) ** length > MAX_PATH_ENTRIES * S:
+        raise ValueError(f"length {length} is too long to enumerate every path and sentence")
+    states = string.ascii_lowercase[:length]
+    tokens = string.ascii_uppercase[:length]
+    operands, subscripts = [initial], [states[0]]
+    for t in range(length):
+        if t:
+            operands.append(transition)
+            subscripts.append(states[t - 1] + states[t])
+        operands.append(emission)
+        subscripts.append(states[t] + tokens[t])
+    return np.einsum(",".join(subscripts) + "->" + tokens, *operands, optimize=True)
+
+
+@dataclass(frozen=True)
+class _Event:
+    probability: float
+    selected: bool
+    symbol: int | None      # what is shown; None means "the position's own token"
+
+
+def channel_events(channel: Channel) -> tuple[_Event, ...]:
+    r"""Every elementary outcome of the channel at one position, with its probability.
+
+    Unselected ($1 - \rho$, shows its token); selected and ``[MASK]`` ($\rho m$); selected
+    and replaced by token $t$ ($\rho r u(t)$, one event per $t$); selected and kept
+    ($\rho\kappa$). The probabilities sum to one.
+
+    Parameters
+    ----------
+    channel : Channel
+        The channel.
+
+    Returns
+    -------
+    tuple
+        Events with fields ``probability``, ``selected`` and ``symbol`` (``None`` = own token).
+
+    Examples
+    --------
+    >>> events = channel_events(Channel(vocab_size=4))
+    >>> len(events), round(sum(e.probability for e in events), 15)
+    (7, 1.0)
+    """
+    if not isinstance(channel, Channel):
+        raise TypeError(f"channel must be a Channel, got {type(channel).__name__}")
+    rho, u = channel.rho, channel.unigram
+    events = [_Event(1.0 - rho, False, None), _Event(rho * channel.mask, True, channel.mask_id)]
+    events += [_Event(rho * channel.random * float(u[t]), True, t) for t in range(channel.vocab_size)]
+    events.append(_Event(rho * channel.keep, True, None))
+    return tuple(events)
+
+
+def brute_force_posterior(hmm, channel: Channel, shown, position: int) -> np.ndarray:
+    r"""$P(x_i = y \mid \tilde x, i \in M)$ by Bayes' rule over the enumerated joint of sentence and channel events.
+
+    For each combination of one event per position in which position $i$ is selected,
+    the probability of the combination times $P(x)$ is added to every sentence $x$ whose
+    display under those events is ``shown``. Events that cannot produce the shown symbol at
+    their position for any token contribute nothing and are skipped; this is exact.
+
+    Parameters
+    ----------
+    hmm : HiddenMarkovLanguage
+        The language.
+    channel : Channel
+        The channel (independent selection; the selection rate enters explicitly).
+    shown : array_like
+        ``(n,)`` the displayed sentence, ids in ``[0, V]``, with small ``n`` (3 in the book).
+    position : int
+        $i$.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(V,)``.
+
+    Examples
+    --------
+    >>> from mlm_book.hmm import default_hmm
+    >>> q = brute_force_posterior(default_hmm(), Channel(25), [3, 25, 7], 1)
+    >>> q.shape, round(float(q.sum()), 12)
+    ((25,), 1.0)
+    """
+    if not isinstance(channel, Channel):
+        raise TypeError(f"channel must be a Channel, got {type(channel).__name__}")
+    shown = check_tokens(shown, "shown", channel.vocab_size + 1, ndim=1)
+    length = shown.shape[0]
+    if isinstance(position, bool) or not isinstance(position, (int, np.integer)) or not 0 <= position < length:
+        raise ValueError(f"position must be an int in [0, {length}), got {position!r}")
+    joint = path_joint(hmm, length)
+    V = channel.vocab_size
+    events = channel_events(channel)
+    per_position = []
+    for j in range(length):
+        usable = []
+        for event in events:
+            if j == position and not event.selected:
+                continue                       # condition on i in M: only selected events at i
+            if event.symbol is None:
+                indicator = np.arange(V) == shown[j]   # shows its own token: needs x_j = shown_j
+            else:
+                indicator = np.full(V, event.symbol == shown[j])
+            if indicator.any():
+                usable.append((event.probability, indicator))
+        per_position.append(usable)
+    accumulated = np.zeros_like(joint)
+    for combination in itertools.product(*per_position):
+        weight = 1.0
+        mask = np.ones((), dtype=bool)
+        for probability, indicator in combination:
+            weight *= probability
+            mask = np.multiply.outer(mask, indicator)
+        accumulated += weight * joint * mask
+    marginal = accumulated.sum(axis=tuple(a for a in range(length) if a != position))
+    total = marginal.sum()
+    if total <= 0:
+        raise ValueError("shown has probability zero with position selected")
+    return marginal / total
+
+
+@dataclass(frozen=True, eq=False)
+class DenseTable:
+    r"""The table $P(x_i = y, \tilde x \mid i \in M)$ of length-3 sentences, for each position.
+
+    Attributes
+    ----------
+    joint : numpy.ndarray
+        ``(3, V+1, V+1, V+1, V)``: ``joint[i, d1, d2, d3, y]``.
+    channel : Channel
+        The channel it was built for (its ``selection`` decides the law).
+    """
+
+    joint: np.ndarray
+    channel: Channel
+
+    def displays(self) -> np.ndarray:
+        """All ``(V+1)**3`` displays as a ``((V+1)**3, 3)`` array, in the table's order."""
+        W = self.channel.vocab_size + 1
+        return np.stack(np.unravel_index(np.arange(W**3), (W,) * 3), axis=1).astype(np.int64)
+
+    def posterior(self, position: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(P(displays), P(x_i | display, i in M))``, flattened over displays; rows of
+        zero-probability displays are left uniform and should be weighted by the first array."""
+        table = self.joint[position].reshape(-1, self.channel.vocab_size)
+        evidence = table.sum(axis=1)
+        safe = np.where(evidence > 0, evidence, 1.0)[:, None]
+        posterior = np.where(evidence[:, None] > 0, table / safe, 1.0 / self.channel.vocab_size)
+        return evidence, posterior
+
+
+def dense_posteriors(hmm, channel: Channel) -> DenseTable:
+    r"""Every $P(x_i = y, \tilde x \mid i \in M)$ of a length-3 sentence, exactly, by summing over selection sets.
+
+    Given the selection set $M$ and the sentence, positions show independently: a selected
+    one through $S$, an unselected one its own token. Independent selection weighs each $M
+    \ni i$ by $\rho^{|M|-1}(1-\rho)^{3-|M|}$; fixed-count selection weighs the
+    $\binom{2}{k-1}$ sets of size $k$ containing $i$ equally.
+
+    Parameters
+    ----------
+    hmm : HiddenMarkovLanguage
+        The language.
+    channel : Channel
+        The channel; ``channel.selection`` picks the law.
+
+    Returns
+    -------
+    DenseTable
+
+    Examples
+    --------
+    >>> from mlm_book.hmm import default_hmm
+    >>> table = dense_posteriors(default_hmm(), Channel(25))
+    >>> round(float(table.joint[0].sum()), 12)
+    1.0
+    """
+    if not isinstance(channel, Channel):
+        raise TypeError(f"channel must be a Channel, got {type(channel).__name__}")
+    length = 3
+    joint = path_joint(hmm, length)
+    V = channel.vocab_size
+    if joint.shape[0] != V:
+        raise ValueError(f"channel.vocab_size ({V}) must equal the HMM's vocabulary size ({joint.shape[0]})")
+    u = channel.unigram
+    selected_law = np.vstack([channel.keep * np.eye(V) + channel.random * u[:, None], np.full((1, V), channel.mask)])
+    unselected_law = np.vstack([np.eye(V), np.zeros((1, V))])
+    k = selection_count(length, channel.rho)
+    out = np.zeros((length, V + 1, V + 1, V + 1, V))
+    for i in range(length):
+        for size in range(1, length + 1):
+            for others in itertools.combinations([j for j in range(length) if j != i], size - 1):
+                members = set(others) | {i}
+                if channel.selection == "fixed":
+                    weight = (1.0 / comb(length - 1, k - 1)) if size == k else 0.0
+                else:
+                    weight = channel.rho ** (size - 1) * (1.0 - channel.rho) ** (length - size)
+                if weight == 0.0:
+                    continue
+                laws = [selected_law if j in members else unselected_law for j in range(length)]
+                # table[d1, d2, d3, x_i] = sum_{x_-i} P(x) prod_j law_j[d_j, x_j]
+                letters = "abc"
+                spec = ",".join(f"{'def'[j]}{letters[j]}" for j in range(length))
+                out[i] += weight * np.einsum(f"abc,{spec}->def{letters[i]}", joint, *laws, optimize=True)
+    return DenseTable(joint=out, channel=channel)
+
+
+def fixed_count_posterior(hmm, channel: Channel, shown, position: int) -> np.ndarray:
+    r"""$P(x_i = y \mid \tilde x, i \in M)$ under fixed-count selection, exactly.
+
+    The selection set is uniform over the sets of $k = \max(1, \operatorname{round}(\rho n))$
+    positions. For each set $M \ni i$, the other positions are read through $S$ if selected
+    and as clean tokens otherwise; forward–backward with position $i$ left unobserved gives
+    $P(\tilde x_{-i} \mid M)$ and $P(x_i \mid \tilde x_{-i}, M)$, and position $i$'s display
+    enters through $S(\tilde x_i \mid y)$. Sets that put a ``[MASK]`` outside $M$ are
+    impossible and skipped.
+
+    Parameters
+    ----------
+    hmm : HiddenMarkovLanguage
+        The language.
+    channel : Channel
+        The channel (its ``selection`` is ignored: fixed-count is assumed).
+    shown : array_like
+        ``(B, n)`` displays, ids in ``[0, V]``.
+    position : int
+        $i$, the selected position.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(B, V)``.
+
+    Examples
+    --------
+    >>> from mlm_book.hmm import default_hmm
+    >>> q = fixed_count_posterior(default_hmm(), Channel(25), [[3, 25, 7]], 1)
+    >>> q.shape, round(float(q.sum()), 12)
+    ((1, 25), 1.0)
+    """
+    if not isinstance(channel, Channel):
+        raise TypeError(f"channel must be a Channel, got {type(channel).__name__}")
+    transition, emission, initial = _arrays(hmm)
+    V = channel.vocab_size
+    if emission.shape[1] != V:
+        raise ValueError(f"channel.vocab_size ({V}) must equal the HMM's vocabulary size ({emission.shape[1]})")
+    shown = check_tokens(shown, "shown", V + 1, ndim=2)
+    batch, length = shown.shape
+    if isinstance(position, bool) or not isinstance(position, (int, np.integer)) or not 0 <= position < length:
+        raise ValueError(f"position must be an int in [0, {length}), got {position!r}")
+    k = selection_count(length, channel.rho)
+    S = np.vstack([channel.keep * np.eye(V) + channel.random * channel.unigram[:, None], np.full((1, V), channel.mask)])
+    selected_like = S[shown] @ emission.T                             # (B, n, S) if selected
+    clean_emission = np.vstack([emission.T, np.zeros((1, emission.shape[0]))])
+    unselected_like = clean_emission[shown]                           # (B, n, S); [MASK] -> 0
+    others = [j for j in range(length) if j != position]
+    sets = [set(c) | {position} for c in itertools.combinations(others, k - 1)]
+    likelihood = np.empty((batch, len(sets), length, emission.shape[0]))
+    possible = np.ones((batch, len(sets)), dtype=bool)
+    for index, members in enumerate(sets):
+        for j in range(length):
+            if j == position:
+                likelihood[:, index, j] = 1.0
+            elif j in members:
+                likelihood[:, index, j] = selected_like[:, j]
+            else:
+                likelihood[:, index, j] = unselected_like[:, j]
+                possible[:, index] &= shown[:, j] != V
+    likelihood[~possible] = 1.0                                       # placeholder, weight 0 below
+    result = forward_backward(transition, initial, likelihood.reshape(-1, length, emission.shape[0]))
+    p_state = result.posterior.reshape(batch, len(sets), length, -1)[:, :, position]
+    log_weight = np.where(possible, result.log_evidence.reshape(batch, len(sets)), -np.inf)
+    if np.any(np.all(~possible, axis=1)):
+        raise ValueError("shown has a display that no fixed-count selection set can produce")
+    weight = np.exp(log_weight - log_weight.max(axis=1, keepdims=True))
+    p = np.einsum("bm,bms,sy->by", weight, p_state, emission)
+    q = p * S[shown[:, position]]
+    return q / q.sum(axis=1, keepdims=True)
+
+
+@dataclass(frozen=True)
+class FixedCountError:
+    """How far Theorem 2's closed form is from the exact fixed-count posterior.
+
+    Attributes
+    ----------
+    length : int
+        Sentence length $n$.
+    rho : float
+        The channel's selection rate.
+    count : int
+        $k$, positions selected per sentence.
+    rate : float
+        The independent-selection rate the closed form was evaluated at.
+    positions : int
+        Number of selected positions compared.
+    max_abs : float
+        Largest $|q_{\\text{closed}}(y) - q_{\\text{fixed}}(y)|$ over positions and tokens.
+    mean_kl : float
+        Mean $\\operatorname{KL}(q_{\\text{fixed}} \\| q_{\\text{closed}})$, nats.
+    max_kl : float
+        Largest KL, nats.
+    mean_entropy : float
+        Mean entropy of $q_{\\text{fixed}}$, nats (for scale).
+    """
+
+    length: int
+    rho: float
+    count: int
+    rate: float
+    positions: int
+    max_abs: float
+    mean_kl: float
+    max_kl: float
+    mean_entropy: float
+
+
+def fixed_count_error(hmm, channel: Channel, length: int, batch: int, rng: np.random.Generator,
+                      rate: float | None = None) -> FixedCountError:
+    r"""Error of Theorem 2's closed form when selection is BERT's fixed count (open question Q1).
+
+    Samples ``batch`` sentences of ``length`` from the HMM, corrupts them with fixed-count
+    selection, and compares at every selected position the exact fixed-count posterior
+    (:func:`fixed_count_posterior`) with the closed form of
+    :func:`mlm_book.channel.exact_posterior` under independent selection at ``rate``
+    (default: the channel's $\rho$). The comparison is exact per display; only the displays
+    are a sample.
+
+    Parameters
+    ----------
+    hmm : HiddenMarkovLanguage
+        The language.
+    channel : Channel
+        The channel (rates and replacement; selection is taken as fixed-count).
+    length : int
+        Sentence length $n$.
+    batch : int
+        Number of sampled sentences.
+    rng : numpy.random.Generator
+        Source of randomness.
+    rate : float, optional
+        Selection rate assumed by the closed form.
+
+    Returns
+    -------
+    FixedCountError
+
+    Examples
+    --------
+    >>> from mlm_book.hmm import default_hmm
+    >>> e = fixed_count_error(default_hmm(), Channel(25), 4, 50, np.random.default_rng(0))
+    >>> e.count, e.max_abs > 1e-3
+    (1, True)
+    """
+    from mlm_book.channel import exact_posterior
+
+    if not isinstance(channel, Channel):
+        raise TypeError(f"channel must be a Channel, got {type(channel).__name__}")
+    length = check_positive_int(length, "length")
+    batch = check_positive_int(batch, "batch")
+    rng = check_generator(rng)
+    fixed = Channel(channel.vocab_size, channel.rho, channel.mask, channel.random, "fixed", channel.replacement)
+    rate = channel.rho if rate is None else rate
+    independent = Channel(channel.vocab_size, rate, channel.mask, channel.random, "independent",
+                          channel.replacement)
+    _, tokens = sample(hmm, batch, length, rng)
+    corrupted = corrupt(fixed, tokens, rng)
+    closed = exact_posterior(hmm, independent, corrupted.shown)          # (B, n, V)
+    exact = np.empty_like(closed)
+    for i in range(length):
+        rows = corrupted.selected[:, i]
+        if rows.any():
+            exact[rows, i] = fixed_count_posterior(hmm, fixed, corrupted.shown[rows], i)
+    chosen = corrupted.selected
+    exact_rows, closed_rows = exact[chosen], closed[chosen]
+    kl = kl_divergence(exact_rows, closed_rows)
+    return FixedCountError(length=length, rho=channel.rho, count=selection_count(length, channel.rho),
+                           rate=float(rate), positions=int(chosen.sum()),
+                           max_abs=float(np.abs(exact_rows - closed_rows).max()),
+                           mean_kl=float(kl.mean()), max_kl=float(kl.max()),
+                           mean_entropy=float(entropy(exact_rows).mean()))
