@@ -91,6 +91,8 @@ def _typeset_dom(page: Path) -> str:
 def _raw_math_left(dom: str) -> list[str]:
     """TeX delimiters still visible as text once MathJax has run (code and scripts aside)."""
     visible = re.sub(r"<(script|style|pre|code|mjx-container|textarea)\b.*?</\1>", " ", dom, flags=re.S)
+    # mkdocs-jupyter keeps each cell's source in a hidden div for its copy button
+    visible = re.sub(r'<div class="clipboard-copy-txt"[^>]*>.*?</div>', " ", visible, flags=re.S)
     visible = re.sub(r"<[^>]+>", " ", visible)
     pattern = r"\$\$[^$]+\$\$|(?<![\w$])\$[^$\s][^$]*?\$(?![\w$])|\\\(.+?\\\)|\\\[.+?\\\]"
     return re.findall(pattern, visible)
