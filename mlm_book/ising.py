@@ -569,6 +569,11 @@ def _newton(objective, start: np.ndarray, tolerance: float, max_iterations: int,
     for iteration in range(max_iterations + 1):
         norm = np.abs(grad).max(-1)
         if np.all(norm <= tolerance):
+            # A tiny gradient far out along a ray where the objective keeps rising (separable
+            # counts) shows itself by a vanishing curvature: no finite maximiser exists.
+            if np.any(np.linalg.eigvalsh(-hess)[..., 0] < 1e-8):
+                raise ValueError(f"{what}: the objective has no finite maximiser; the counts do not "
+                                 "identify (h, J) (too few or degenerate samples)")
             return Estimate(theta, norm, iteration)
         if iteration == max_iterations:
             break
