@@ -50,6 +50,7 @@ __all__ = [
     "polyseme_pmi",
     "StaticClassifierOutcome",
     "classify_static",
+    "sense_screening_residual",
 ]
 
 #: Largest |offset| for which :func:`polyseme_pmi` enumerates the token joint (length |offset| + 1 <= 4).
@@ -422,3 +423,54 @@ def classify_static(classifier: Callable[[np.ndarray], np.ndarray], table, token
     truth = senses[occurrences]
     return StaticClassifierOutcome(labels=labels, accuracy=float(np.mean(labels == truth)),
                                    label_share=float(np.mean(truth == labels[0])))
+
+
+def sense_screening_residual(hmm: HiddenMarkovLanguage) -> float:
+    r"""How far Proposition 1's hypothesis fails on the HMM: zero up to rounding.
+
+    The hypothesis is that a context sees an occurrence of $w$ only through its sense:
+    $P(c \mid w) = \sum_k \pi_k P(c \mid z_t = h_k)$. This checks it for three two-token
+    windows at once, the two tokens after the occurrence, the two before it, and the
+    two around it, with $P(c \mid w)$ read off the enumerated length-3 token joint and
+    $P(c \mid z_t = h_k)$ built from the chain.
+
+    Parameters
+    ----------
+    hmm : HiddenMarkovLanguage
+        The language.
+
+    Returns
+    -------
+    float
+        Largest absolute difference over all windows and all $V^2$ values of each.
+
+    Examples
+    --------
+    >>> from mlm_book.hmm import default_hmm
+    >>> sense_screening_residual(default_hmm()) < 1e-15
+    True
+    """
+    hmm = _check_hmm(hmm)
+    joint = enumerate_joint(hmm, 3)
+    w = hmm.shared_token
+    states = list(hmm.sense_states)
+    shares = sense_shares(hmm)
+    forward = hmm.transition
+    backward = (hmm.transition * hmm.initial[:, None]).T / hmm.initial[:, None]
+    emission = hmm.emission
+    windows = []
+    # (x_{t+1}, x_{t+2}) | z_t: sum_r T[h, r] E[r, a] (T E)[r, b]
+    after = np.einsum("hr,ra,rb->hab", forward[states], emission, forward @ emission)
+    windows.append((joint[w], after))
+    # (x_{t-2}, x_{t-1}) | z_t: sum_r R[h, r] E[r, b] (R E)[r, a]
+    before = np.einsum("hr,rb,ra->hab", backward[states], emission, backward @ emission)
+    windows.append((joint[:, :, w], before))
+    # (x_{t-1}, x_{t+1}) | z_t: conditionally independent given z_t
+    around = np.einsum("ha,hb->hab", (backward @ emission)[states], (forward @ emission)[states])
+    windows.append((joint[:, w, :], around))
+    residual = 0.0
+    for word_joint, given_sense in windows:
+        given_word = word_joint / word_joint.sum()
+        mixture = np.tensordot(shares, given_sense, axes=1)
+        residual = max(residual, float(np.abs(given_word - mixture).max()))
+    return residual

@@ -13,6 +13,7 @@ from mlm_book.pmi import (
     log_mixture,
     polyseme_pmi,
     proposition1_bounds,
+    sense_screening_residual,
     sense_shares,
     static_cap,
 )
@@ -173,3 +174,14 @@ def test_bad_input():
         classify_static(lambda v: v[:, 0], table, tokens, senses, 7)
     with pytest.raises(ValueError, match="classifier"):
         classify_static(lambda v: np.zeros(5), table, tokens, senses, 2)
+
+
+def test_sense_screening():
+    """Contexts see w only through its sense (Proposition 1's hypothesis holds on the HMM) ...
+    ... while w itself does not screen its neighbours: P(x_{t-1}, x_{t+1} | w) is not the
+    product of its marginals, because the two senses induce different neighbours."""
+    assert sense_screening_residual(HMM) < 1e-15
+    around = enumerate_joint(HMM, 3)[:, HMM.shared_token, :]
+    around = around / around.sum()
+    product = np.outer(around.sum(axis=1), around.sum(axis=0))
+    assert np.abs(around - product).max() > 1e-3
