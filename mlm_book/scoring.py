@@ -140,7 +140,7 @@ class Decomposition(NamedTuple):
     """``risk - (entropy + kl)``: rounding only."""
 
 
-def risk_decomposition(p, q) -> Decomposition:
+def risk_decomposition(p, q, weights=None) -> Decomposition:
     r"""Theorem 1: $\mathbb{E}[-\log q(x_i)] = \mathbb{E} H(p) + \mathbb{E}\operatorname{KL}(p \,\|\, q)$.
 
     ``p`` holds the true conditional law at each position, ``q`` the predictor's; the
@@ -153,6 +153,9 @@ def risk_decomposition(p, q) -> Decomposition:
         ``(..., V)`` true conditionals $P_i(\cdot \mid \tilde x)$.
     q : array_like
         ``(..., V)`` predictor, same shape.
+    weights : array_like, optional
+        ``(...)`` non-negative weights of the positions (e.g. the probability of each
+        corrupted sentence); normalised to sum to one. Default: a plain mean.
 
     Returns
     -------
@@ -173,9 +176,19 @@ def risk_decomposition(p, q) -> Decomposition:
     p, q = _pair(p, q)
     if p.shape != q.shape:
         raise ValueError(f"p and q must have the same shape, got {p.shape} and {q.shape}")
-    risk = float(np.mean(cross_entropy(p, q)))
-    mean_entropy = float(np.mean(entropy(p)))
-    mean_kl = float(np.mean(kl_divergence(p, q)))
+    if weights is None:
+        weights = np.full(p.shape[:-1], 1.0 / max(1, int(np.prod(p.shape[:-1]))))
+    else:
+        weights = as_float_array(weights, "weights")
+        if weights.shape != p.shape[:-1]:
+            raise ValueError(f"weights must have shape {p.shape[:-1]}, got {weights.shape}")
+        if np.any(weights < 0) or weights.sum() <= 0:
+            raise ValueError("weights must be non-negative with a positive sum")
+        weights = weights / weights.sum()
+    used = weights > 0          # zero-weight rows (impossible sentences) may hold anything
+    risk = float(np.sum(weights[used] * cross_entropy(p[used], q[used])))
+    mean_entropy = float(np.sum(weights[used] * entropy(p[used])))
+    mean_kl = float(np.sum(weights[used] * kl_divergence(p[used], q[used])))
     return Decomposition(risk, mean_entropy, mean_kl, risk - (mean_entropy + mean_kl))
 
 

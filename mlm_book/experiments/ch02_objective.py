@@ -1,0 +1,636 @@
+r"""Chapter 2, the masked-LM objective: the channel, Theorems 1 and 2, and their checks.
+
+Everything the chapter shows about the objective's exact part is built here from
+:mod:`mlm_book.channel`, :mod:`mlm_book.scoring` and :mod:`mlm_book.bruteforce` on the
+book's HMM (:func:`mlm_book.hmm.default_hmm`). Results are memoised; the one slow table
+(the fixed-count error, open question Q1) goes through :func:`mlm_book.cache.cached`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from functools import cache
+
+import numpy as np
+
+from mlm_book import bruteforce, channel as channel_module
+from mlm_book.bruteforce import brute_force_posterior, dense_posteriors, fixed_count_error
+from mlm_book.cache import cached
+from mlm_book.channel import (
+    KEPT,
+    MASKED,
+    RANDOM,
+    Channel,
+    context_prediction,
+    corrupt,
+    display_matrix,
+    evidence_factor,
+    exact_posterior,
+    half_mass_threshold,
+    observation_matrix,
+    optimum,
+    selection_count,
+    visible_mass,
+    zipf_unigram,
+)
+from mlm_book.hmm import default_hmm, sample
+from mlm_book.ledger import Claim
+from mlm_book.scoring import masked_lm_loss_and_grad, risk_decomposition
+
+__all__ = [
+    "HMM_VOCAB",
+    "FILING_VOCAB",
+    "BruteForceConfig",
+    "BruteForceRow",
+    "brute_force_rows",
+    "brute_force_markdown",
+    "chi_square_check",
+    "theorem1_random",
+    "theorem1_fixed_count",
+    "dense_agreement",
+    "limits_check",
+    "rho_free_check",
+    "loss_gradient_check",
+    "ShrinkageConfig",
+    "shrinkage_curves",
+    "shrinkage_figure",
+    "evidence_table",
+    "FixedCountConfig",
+    "fixed_count_table",
+    "fixed_count_markdown",
+    "CLAIMS",
+]
+
+#: $V$ of the HMM language (24 regime tokens and the shared $w$).
+HMM_VOCAB = 25
+#: $V$ of the filing corpus: 877 words, ``[UNK]`` and ``[SEP]`` (built in the finance chapter).
+FILING_VOCAB = 879
+
+BERT = Channel(HMM_VOCAB)
+
+KIND_NAMES = {MASKED: "[MASK]", KEPT: "kept", RANDOM: "random"}
+
+
+# ------------------------------------------------------------------ the channel (S3-01)
+
+
+@dataclass(frozen=True)
+class ChiSquare:
+    """A goodness-of-fit test of sampled displays against $S$."""
+
+    statistic: float
+    dof: int
+    p_value: float
+    min_expected: float
+    positions: int
+
+
+def _chi_square_upper_tail(statistic: float, dof: int) -> float:
+    # Wilson-Hilferty: (X/k)^(1/3) is close to normal with mean 1 - 2/(9k), variance 2/(9k);
+    # accurate to a few parts in a thousand of the tail at k in the hundreds.
+    z = ((statistic / dof) ** (1 / 3) - (1 - 2 / (9 * dof))) / math.sqrt(2 / (9 * dof))
+    return 0.5 * math.erfc(z / math.sqrt(2))
+
+
+@cache
+def chi_square_check(batch: int = 4000, length: int = 100, seed: int = 20) -> ChiSquare:
+    r"""Sampled displays at selected positions against $S(\cdot \mid y)$, by Pearson's chi-square.
+
+    Tokens are uniform over the $V = 25$ tokens, so every column of $S$ is tested; the
+    statistic sums over the $V$ columns, each with $V$ degrees of freedom ($V + 1$ cells).
+    At the default sizes each cell expects at least about 9 counts.
+    """
+    rng = np.random.default_rng(seed)
+    tokens = rng.integers(0, HMM_VOCAB, size=(batch, length))
+    out = corrupt(BERT, tokens, rng)
+    y, s = tokens[out.selected], out.shown[out.selected]
+    counts = np.zeros((HMM_VOCAB + 1, HMM_VOCAB))
+    np.add.at(counts, (s, y), 1.0)
+    expected = display_matrix(BERT) * counts.sum(axis=0, keepdims=True)
+    statistic = float(((counts - expected) ** 2 / expected).sum())
+    dof = HMM_VOCAB * HMM_VOCAB
+    return ChiSquare(statistic, dof, _chi_square_upper_tail(statistic, dof), float(expected.min()), int(y.size))
+
+
+def _column_sums() -> float:
+    # math.fsum adds each column exactly (one final rounding), so what is measured is the
+    # error of the matrix's entries, not of a naive 880-term float sum.
+    worst = 0.0
+    for V in (HMM_VOCAB, FILING_VOCAB):
+        S = display_matrix(Channel(V))
+        worst = max(worst, max(abs(math.fsum(S[:, y]) - 1.0) for y in range(V)))
+    return worst
+
+
+def _bert_defaults() -> dict:
+    c = Channel(HMM_VOCAB)
+    return {"rho": c.rho, "mask": c.mask, "random": c.random, "keep": round(c.keep, 15),
+            "count_n24": selection_count(24, c.rho), "count_n32": selection_count(32, c.rho),
+            "count_n3": selection_count(3, c.rho)}
+
+
+# ------------------------------------------------------------------ Theorem 1
+
+
+@cache
+def theorem1_random(size: int = 2000, vocab: int = HMM_VOCAB, seed: int = 1):
+    """Theorem 1's decomposition on random Dirichlet distributions $p$ and predictors $q$.
+
+    Returns ``(Decomposition of (p, q), Decomposition of (p, p))``: the gap is rounding
+    and $q = p$ has zero KL, so the risk is smallest there.
+    """
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.full(vocab, 0.5), size=size)
+    q = rng.dirichlet(np.full(vocab, 0.5), size=size)
+    return risk_decomposition(p, q), risk_decomposition(p, p)
+
+
+@dataclass(frozen=True)
+class Theorem1Check:
+    """Theorem 1 on the exact length-3 table, with the closed-form predictor.
+
+    ``gap``: largest |risk − (E H + E KL)| over positions; ``kl``: mean E KL(P_i ‖ closed
+    form) over positions; ``risk``/``entropy``: means over positions.
+    """
+
+    selection: str
+    rho: float
+    gap: float
+    kl: float
+    risk: float
+    entropy: float
+
+
+@cache
+def theorem1_fixed_count(rho: float = 0.15, selection: str = "fixed") -> Theorem1Check:
+    r"""Theorem 1 without independence, exactly: length-3 sentences, every display enumerated.
+
+    $P_i = P(x_i \mid \tilde x, i \in M)$ comes from :func:`mlm_book.bruteforce.dense_posteriors`
+    under the given selection; the predictor is Theorem 2's closed form (independent
+    selection at ``rho``). The risk $\sum_{\tilde x, y} P(y, \tilde x \mid i\in M)(-\log q)$
+    is summed over the table directly, the two terms separately.
+    """
+    hmm = default_hmm()
+    law = Channel(HMM_VOCAB, rho=rho, selection=selection)
+    table = dense_posteriors(hmm, law)
+    displays = table.displays()
+    closed = exact_posterior(hmm, Channel(HMM_VOCAB, rho=rho), displays)
+    gaps, kls, risks, entropies = [], [], [], []
+    for i in range(3):
+        joint = table.joint[i].reshape(-1, HMM_VOCAB)
+        evidence, posterior = table.posterior(i)
+        used = evidence > 0
+        risk = float(-(joint[used] * np.log(closed[used, i])).sum())
+        parts = risk_decomposition(posterior, closed[:, i], weights=evidence)
+        gaps.append(abs(risk - (parts.entropy + parts.kl)))
+        kls.append(parts.kl)
+        risks.append(risk)
+        entropies.append(parts.entropy)
+    return Theorem1Check(selection, rho, max(gaps), float(np.mean(kls)), float(np.mean(risks)),
+                         float(np.mean(entropies)))
+
+
+@cache
+def dense_agreement(rho: float) -> float:
+    """Largest |dense Bayes posterior − closed form| over every length-3 display of positive
+    probability and every position, under independent selection at ``rho``."""
+    hmm = default_hmm()
+    c = Channel(HMM_VOCAB, rho=rho)
+    table = dense_posteriors(hmm, c)
+    closed = exact_posterior(hmm, c, table.displays())
+    worst = 0.0
+    for i in range(3):
+        evidence, posterior = table.posterior(i)
+        used = evidence > 0
+        worst = max(worst, float(np.abs(posterior[used] - closed[used, i]).max()))
+    return worst
+
+
+# ------------------------------------------------------------------ brute force (S3-17)
+
+
+@dataclass(frozen=True)
+class BruteForceConfig:
+    """Length-3 sentences sampled from the HMM; each is shown with position $i$ selected
+    and displaying [MASK], its own token, or a different random token, the other positions
+    corrupted by the channel at each rate."""
+
+    length: int = 3
+    rhos: tuple[float, ...] = (0.15, 0.4)
+    sentences: int = 6
+    seed: int = 2
+
+
+@dataclass(frozen=True)
+class BruteForceRow:
+    """Largest |brute force − Theorem 2| for one rate, position and display kind."""
+
+    rho: float
+    position: int
+    kind: str
+    cases: int
+    max_abs: float
+
+
+@cache
+def brute_force_rows(config: BruteForceConfig = BruteForceConfig()) -> tuple[BruteForceRow, ...]:
+    """Theorem 2 (via :func:`mlm_book.channel.exact_posterior`) against
+    :func:`mlm_book.bruteforce.brute_force_posterior`, case by case."""
+    hmm = default_hmm()
+    rows = []
+    for rho in config.rhos:
+        c = Channel(HMM_VOCAB, rho=rho)
+        rng = np.random.default_rng([config.seed, int(round(rho * 1000))])
+        _, tokens = sample(hmm, config.sentences, config.length, rng)
+        background = corrupt(c, tokens, rng).shown
+        for i in range(config.length):
+            for kind in (MASKED, KEPT, RANDOM):
+                shown = background.copy()
+                if kind == MASKED:
+                    shown[:, i] = c.mask_id
+                elif kind == KEPT:
+                    shown[:, i] = tokens[:, i]
+                else:   # a replacement different from the true token
+                    shift = rng.integers(1, HMM_VOCAB, size=config.sentences)
+                    shown[:, i] = (tokens[:, i] + shift) % HMM_VOCAB
+                closed = exact_posterior(hmm, c, shown)[:, i]
+                brute = np.array([brute_force_posterior(hmm, c, row, i) for row in shown])
+                rows.append(BruteForceRow(rho, i, KIND_NAMES[kind], config.sentences,
+                                          float(np.abs(closed - brute).max())))
+    return tuple(rows)
+
+
+def brute_force_markdown(config: BruteForceConfig = BruteForceConfig()) -> str:
+    """The brute-force table as Markdown: one row per rate and display kind, worst position."""
+    rows = brute_force_rows(config)
+    lines = ["| ρ | display at i | sentences × positions | max abs difference |", "|---|---|---|---|"]
+    for rho in config.rhos:
+        for kind in ("[MASK]", "kept", "random"):
+            chosen = [r for r in rows if r.rho == rho and r.kind == kind]
+            worst = max(r.max_abs for r in chosen)
+            lines.append(f"| {rho} | {kind} | {chosen[0].cases} × {len(chosen)} | {worst:.1e} |")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ Theorem 2's parts
+
+
+@cache
+def _random_p(vocab: int = HMM_VOCAB, size: int = 500, seed: int = 3) -> np.ndarray:
+    return np.random.default_rng(seed).dirichlet(np.full(vocab, 0.3), size=size)
+
+
+def _hmm_p(c: Channel, batch: int = 200, length: int = 8, seed: int = 4):
+    hmm = default_hmm()
+    rng = np.random.default_rng(seed)
+    _, tokens = sample(hmm, batch, length, rng)
+    shown = corrupt(c, tokens, rng).shown
+    return context_prediction(hmm, c, shown).reshape(-1, HMM_VOCAB), tokens.reshape(-1)
+
+
+@cache
+def mask_check() -> float:
+    """(i): largest |q − p| at a [MASK], on random $p$ and on the HMM's exact $p$."""
+    worst = 0.0
+    for p in (_random_p(), _hmm_p(BERT)[0]):
+        q = optimum(p, np.full(p.shape[0], BERT.mask_id), BERT)
+        worst = max(worst, float(np.abs(q - p).max()))
+    return worst
+
+
+@cache
+def visible_check() -> dict:
+    r"""(ii): Theorem 2 at every visible token against the explicit formula
+    $p(y)(\kappa 1[y=v] + r u(v))/(\kappa p(v) + r u(v))$, for uniform and Zipf-unigram
+    replacement; and $q(v)$ against :func:`mlm_book.channel.visible_mass`."""
+    p = _random_p()[:100]
+    out = {}
+    for name, u in (("uniform", None), ("unigram", zipf_unigram(HMM_VOCAB))):
+        c = Channel(HMM_VOCAB, replacement=u)
+        worst_formula = worst_mass = 0.0
+        for v in range(HMM_VOCAB):
+            q = optimum(p, np.full(p.shape[0], v), c)
+            ru = c.random * c.unigram[v]
+            formula = p * (c.keep * (np.arange(HMM_VOCAB) == v) + ru) / (c.keep * p[:, v:v + 1] + ru)
+            worst_formula = max(worst_formula, float(np.abs(q - formula).max()))
+            worst_mass = max(worst_mass, float(np.abs(q[:, v] - visible_mass(p[:, v], c, v)).max()))
+        out[name] = max(worst_formula, worst_mass)
+    return out
+
+
+@cache
+def rho_free_check() -> dict:
+    r"""(iii) and its trap. ``brute``: worst brute-force disagreement at each rate;
+    ``shrinkage``: largest change of the shrinkage step $p \mapsto q$ between $\rho = 0.15$
+    and $0.4$ for the same $p$ (zero); ``context``: largest change of $p$ itself between the
+    two rates on the same displays (not zero)."""
+    rows = brute_force_rows()
+    out = {f"brute_{rho}": max(r.max_abs for r in rows if r.rho == rho) for rho in (0.15, 0.4)}
+    p = _random_p()[:200]
+    shown = np.random.default_rng(5).integers(0, HMM_VOCAB + 1, size=p.shape[0])
+    a = optimum(p, shown, Channel(HMM_VOCAB, rho=0.15))
+    b = optimum(p, shown, Channel(HMM_VOCAB, rho=0.4))
+    out["shrinkage"] = float(np.abs(a - b).max())
+    hmm = default_hmm()
+    rng = np.random.default_rng(6)
+    _, tokens = sample(hmm, 100, 8, rng)
+    displays = corrupt(Channel(HMM_VOCAB, rho=0.4), tokens, rng).shown
+    out["context"] = float(np.abs(context_prediction(hmm, Channel(HMM_VOCAB, rho=0.15), displays)
+                                  - context_prediction(hmm, Channel(HMM_VOCAB, rho=0.4), displays)).max())
+    return out
+
+
+@cache
+def limits_check() -> dict:
+    r"""(iv): ``copy`` = largest |q(v) − 1| with $r = 0 < \kappa$; ``ignore`` = largest
+    |q − p| with $\kappa = 0$; both at every visible token, on random and on HMM $p$."""
+    copy = Channel(HMM_VOCAB, mask=0.8, random=0.0)
+    ignore = Channel(HMM_VOCAB, mask=0.8, random=0.2)
+    worst_copy = worst_ignore = 0.0
+    hmm_p, tokens = _hmm_p(BERT)
+    for p, visible in ((_random_p(), None), (hmm_p, tokens)):
+        if visible is None:
+            visible = np.argmax(p, axis=1)       # any token with p(v) > 0 will do
+        q = optimum(p, visible, copy)
+        worst_copy = max(worst_copy, float(np.abs(q[np.arange(len(visible)), visible] - 1).max()))
+        q = optimum(p, visible, ignore)
+        worst_ignore = max(worst_ignore, float(np.abs(q - p).max()))
+    return {"copy": worst_copy, "ignore": worst_ignore}
+
+
+# ------------------------------------------------------------------ the loss (S3-05)
+
+
+@cache
+def loss_gradient_check(seed: int = 7) -> dict:
+    """The masked-LM loss's gradient at unselected positions, three ways.
+
+    ``grad_unselected``: largest |analytic gradient| at unselected rows (exactly 0);
+    ``loss_change``: largest change of the loss when the unselected logits are moved by
+    up to ±5 (exactly 0); ``fd_rel_error``: relative error of the analytic gradient at
+    selected rows against central differences.
+    """
+    rng = np.random.default_rng(seed)
+    B, n, V = 3, 6, HMM_VOCAB
+    logits = rng.normal(size=(B, n, V))
+    targets = rng.integers(0, V, size=(B, n))
+    selected = rng.random((B, n)) < 0.4
+    selected[0, 0] = True
+    loss, grad = masked_lm_loss_and_grad(logits, targets, selected)
+    moved = logits + np.where(selected[..., None], 0.0, rng.uniform(-5, 5, size=logits.shape))
+    loss_change = abs(masked_lm_loss_and_grad(moved, targets, selected)[0] - loss)
+    h = 1e-5
+    numeric = np.zeros_like(logits)
+    for b, i in zip(*np.nonzero(selected)):
+        for y in range(V):
+            up, down = logits.copy(), logits.copy()
+            up[b, i, y] += h
+            down[b, i, y] -= h
+            numeric[b, i, y] = (masked_lm_loss_and_grad(up, targets, selected)[0]
+                                - masked_lm_loss_and_grad(down, targets, selected)[0]) / (2 * h)
+    rel = float(np.abs(numeric - grad).max() / np.abs(grad).max())
+    return {"grad_unselected": float(np.abs(grad[~selected]).max()), "loss_change": float(loss_change),
+            "fd_rel_error": rel}
+
+
+# ------------------------------------------------------------------ evidence and shrinkage
+
+
+def evidence_table() -> dict:
+    """Exact evidence factors $1 + \\kappa V/r$ and half-mass thresholds at $V = 25$ and 879."""
+    out = {}
+    for V in (HMM_VOCAB, FILING_VOCAB):
+        c = Channel(V)
+        out[V] = {"factor": evidence_factor(c), "r_over_V": c.random / V, "threshold": half_mass_threshold(c)}
+    return out
+
+
+@dataclass(frozen=True)
+class ShrinkageConfig:
+    """Curves $q(v)$ against $p(v)$ for the shrinkage figure.
+
+    ``zipf_exponent`` shapes the stand-in unigram (the filing corpus's own unigram comes
+    with the finance chapter); the frequent word is rank 1, the rare word rank $V$.
+    """
+
+    vocab_sizes: tuple[int, ...] = (HMM_VOCAB, FILING_VOCAB)
+    zipf_exponent: float = 1.0
+    points: int = 400
+    p_min: float = 1e-6
+
+
+@dataclass(frozen=True)
+class ShrinkageCurves:
+    """For one $V$: the grid of $p(v)$ and $q(v)$ under uniform replacement and under
+    Zipf-unigram replacement for the most and the least frequent word, with each curve's
+    half-mass threshold and evidence factor."""
+
+    vocab_size: int
+    p: np.ndarray = field(repr=False)
+    curves: dict = field(repr=False)
+    thresholds: dict = field(default_factory=dict)
+    factors: dict = field(default_factory=dict)
+    unigram: dict = field(default_factory=dict)
+
+
+@cache
+def shrinkage_curves(config: ShrinkageConfig = ShrinkageConfig()) -> tuple[ShrinkageCurves, ...]:
+    """Theorem 2 (ii)'s map $p(v) \\mapsto q(v)$ for each vocabulary size and replacement law."""
+    out = []
+    p = np.logspace(math.log10(config.p_min), 0, config.points)
+    for V in config.vocab_sizes:
+        u = zipf_unigram(V, config.zipf_exponent)
+        uniform = Channel(V)
+        unigram = Channel(V, replacement=u)
+        cases = {"uniform": (uniform, None), "unigram, frequent word": (unigram, 0),
+                 "unigram, rare word": (unigram, V - 1)}
+        curves = {name: visible_mass(p, c, token) for name, (c, token) in cases.items()}
+        thresholds = {name: half_mass_threshold(c, token) for name, (c, token) in cases.items()}
+        factors = {name: evidence_factor(c, token) for name, (c, token) in cases.items()}
+        out.append(ShrinkageCurves(V, p, curves, thresholds, factors,
+                                   {"frequent word": float(u[0]), "rare word": float(u[-1]), "uniform": 1 / V}))
+    return tuple(out)
+
+
+def shrinkage_figure(config: ShrinkageConfig = ShrinkageConfig()):
+    """Figure: $q(v)$ against $p(v)$ at $V = 25$ and $V = 879$, uniform vs unigram replacement."""
+    import matplotlib.pyplot as plt
+
+    results = shrinkage_curves(config)
+    fig, axes = plt.subplots(1, len(results), figsize=(5.2 * len(results), 4), sharey=True)
+    axes = np.atleast_1d(axes)
+    styles = {"uniform": ("black", "-"), "unigram, frequent word": ("tab:blue", "--"),
+              "unigram, rare word": ("tab:red", ":")}
+    for ax, result in zip(axes, results):
+        for name, q in result.curves.items():
+            color, style = styles[name]
+            ax.plot(result.p, q, color=color, linestyle=style,
+                    label=f"{name} (factor {result.factors[name]:.3g})")
+            ax.axvline(result.thresholds[name], color=color, linestyle=style, linewidth=0.6, alpha=0.6)
+        ax.plot(result.p, result.p, color="grey", linewidth=0.8, label="q = p (no hint)")
+        ax.axhline(0.5, color="grey", linewidth=0.5)
+        ax.set_xscale("log")
+        ax.set_xlabel("p(v): context's probability of the visible token")
+        ax.set_title(f"V = {result.vocab_size}")
+        ax.legend(fontsize=7, loc="lower right")
+    axes[0].set_ylabel("q(v): optimum's probability of the visible token")
+    fig.tight_layout()
+    return fig
+
+
+# ------------------------------------------------------------------ fixed-count selection (Q1)
+
+
+@dataclass(frozen=True)
+class FixedCountConfig:
+    """Open question Q1: Theorem 2's closed form under BERT's fixed-count selection.
+
+    For each length and rate, ``batch`` sentences are sampled and corrupted with
+    fixed-count selection; the closed form is evaluated at the nominal $\\rho$ and at the
+    matched rate $(k-1)/(n-1)$ (the other positions' selection rate given $i \\in M$).
+    """
+
+    lengths: tuple[int, ...] = (3, 4, 5, 6, 8, 12)
+    rhos: tuple[float, ...] = (0.15, 0.4)
+    batch: int = 300
+    seed: int = 8
+
+
+@dataclass(frozen=True)
+class FixedCountRow:
+    """One length and rate: the error at the nominal rate and at the matched rate."""
+
+    nominal: bruteforce.FixedCountError
+    matched: bruteforce.FixedCountError
+
+
+def _fixed_count_build(config: FixedCountConfig) -> dict:
+    hmm = default_hmm()
+    columns = {name: [] for name in ("length", "rho", "count", "positions", "nominal_max_abs", "nominal_mean_kl",
+                                     "nominal_max_kl", "matched_rate", "matched_max_abs", "matched_mean_kl",
+                                     "mean_entropy")}
+    for rho in config.rhos:
+        for n in config.lengths:
+            c = Channel(HMM_VOCAB, rho=rho, selection="fixed")
+            k = selection_count(n, rho)
+            matched_rate = (k - 1) / (n - 1)
+            nominal = fixed_count_error(hmm, c, n, config.batch, np.random.default_rng([config.seed, n, int(rho * 100)]))
+            matched = fixed_count_error(hmm, c, n, config.batch, np.random.default_rng([config.seed, n, int(rho * 100)]),
+                                        rate=matched_rate)
+            for name, value in (("length", n), ("rho", rho), ("count", k), ("positions", nominal.positions),
+                                ("nominal_max_abs", nominal.max_abs), ("nominal_mean_kl", nominal.mean_kl),
+                                ("nominal_max_kl", nominal.max_kl), ("matched_rate", matched_rate),
+                                ("matched_max_abs", matched.max_abs), ("matched_mean_kl", matched.mean_kl),
+                                ("mean_entropy", nominal.mean_entropy)):
+                columns[name].append(value)
+    return {name: np.asarray(values) for name, values in columns.items()}
+
+
+@cache
+def fixed_count_table(config: FixedCountConfig = FixedCountConfig()) -> dict:
+    """Columns (arrays) of the Q1 table, cached on disk: ``length``, ``rho``, ``count``,
+    ``positions``, ``nominal_max_abs``, ``nominal_mean_kl``, ``nominal_max_kl``,
+    ``matched_rate``, ``matched_max_abs``, ``matched_mean_kl``, ``mean_entropy``."""
+    return cached("ch02-fixed-count", asdict(config),
+                  [_fixed_count_build, bruteforce, channel_module],
+                  lambda: _fixed_count_build(config))
+
+
+def fixed_count_markdown(config: FixedCountConfig = FixedCountConfig()) -> str:
+    """The Q1 table as Markdown."""
+    t = fixed_count_table(config)
+    lines = ["| n | ρ | k | positions | max abs error (ρ) | mean KL (ρ) | max KL (ρ) | "
+             "matched rate | max abs error (matched) | mean KL (matched) | mean entropy |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for j in range(len(t["length"])):
+        lines.append(f"| {t['length'][j]} | {t['rho'][j]} | {t['count'][j]} | {t['positions'][j]} | "
+                     f"{t['nominal_max_abs'][j]:.3f} | {t['nominal_mean_kl'][j]:.4f} | {t['nominal_max_kl'][j]:.3f} | "
+                     f"{t['matched_rate'][j]:.3f} | {t['matched_max_abs'][j]:.3f} | "
+                     f"{t['matched_mean_kl'][j]:.4f} | {t['mean_entropy'][j]:.3f} |")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ claims
+
+
+def _close(a, b, tol=1e-12):
+    return abs(a - b) <= tol
+
+
+CLAIMS = (
+    Claim("S3-01", "Def 2: columns of S sum to m + κ + r = 1 (V = 25 and 879); sampled displays at selected "
+          "positions match S (Pearson chi-square over 25 columns)", seed="—",
+          rule="column sums within 1e-15 of 1; chi-square p-value > 0.001 with every expected count ≥ 5",
+          compute=lambda: {"column_sum_error": _column_sums(), "chi2_p": chi_square_check().p_value,
+                           "min_expected": chi_square_check().min_expected},
+          accept=lambda v: v["column_sum_error"] <= 1e-15 and v["chi2_p"] > 1e-3 and v["min_expected"] >= 5,
+          fmt=".3g"),
+    Claim("S3-02", "BERT's settings as the channel's defaults: ρ and (m, r, κ)", seed="ρ = 0.15, (0.8, 0.1, 0.1)",
+          rule="CITED; defaults equal ρ = 0.15, m = 0.8, r = 0.1, κ = 0.1",
+          compute=lambda: {k: v for k, v in _bert_defaults().items() if not k.startswith("count")},
+          accept=lambda v: v == {"rho": 0.15, "mask": 0.8, "random": 0.1, "keep": 0.1}, fmt=".2f"),
+    Claim("S3-03", "BERT's fixed count: max(1, round(0.15 n)) positions per sequence (n = 3, 24, 32)", seed="—",
+          rule="CITED; selection_count gives 1, 4, 5 and corrupt selects exactly that many per row",
+          compute=lambda: (selection_count(3, 0.15), selection_count(24, 0.15), selection_count(32, 0.15),
+                           int(np.unique(corrupt(Channel(HMM_VOCAB, selection="fixed"), np.zeros((50, 24), int),
+                                                 np.random.default_rng(0)).selected.sum(axis=1)).size)),
+          accept=lambda v: v == (1, 4, 5, 1)),
+    Claim("S3-04", "Thm 1's identity holds under fixed-count selection (length 3, ρ = 0.15, exact table); "
+          "Thm 2's closed form is exact under independence but not under fixed count", seed="—",
+          rule="fixed-count Thm 1 gap ≤ 1e-12; closed form vs exact: ≤ 1e-12 (independent), E KL > 1e-3 (fixed)",
+          compute=lambda: {"thm1_gap_fixed": theorem1_fixed_count().gap,
+                           "closed_vs_exact_indep": dense_agreement(0.15),
+                           "closed_form_kl_fixed": theorem1_fixed_count().kl},
+          accept=lambda v: v["thm1_gap_fixed"] <= 1e-12 and v["closed_vs_exact_indep"] <= 1e-12
+          and v["closed_form_kl_fixed"] > 1e-3, fmt=".2e"),
+    Claim("S3-05", "Only selected positions reach the loss: gradient w.r.t. logits at unselected positions", seed="—",
+          rule="analytic gradient there is exactly 0 and moving those logits changes the loss by exactly 0; "
+          "gradient at selected rows matches central differences (rel. error ≤ 1e-6)",
+          compute=loss_gradient_check,
+          accept=lambda v: v["grad_unselected"] == 0.0 and v["loss_change"] == 0.0 and v["fd_rel_error"] <= 1e-6,
+          fmt=".1e"),
+    Claim("S3-06", "Thm 1: E[−log q] = E H(P_i) + E KL(P_i ‖ q) on 2000 random Dirichlet pairs (V = 25); "
+          "risk is least at q = P_i", seed="—",
+          rule="|gap| ≤ 1e-12; KL(p‖p) = 0 and risk(q) > risk(p)",
+          compute=lambda: {"gap": abs(theorem1_random()[0].gap), "kl_at_p": theorem1_random()[1].kl,
+                           "excess_risk": theorem1_random()[0].risk - theorem1_random()[1].risk},
+          accept=lambda v: v["gap"] <= 1e-12 and v["kl_at_p"] <= 1e-15 and v["excess_risk"] > 0, fmt=".2e"),
+    Claim("S3-08", "Thm 2's formula against Bayes over the exact length-3 table P(x_i, x̃ ∣ i ∈ M), every display "
+          "and position, ρ = 0.15 and 0.4", seed="—", rule="≤ 1e-10 (tighter: 1e-12)",
+          compute=lambda: (dense_agreement(0.15), dense_agreement(0.4)),
+          accept=lambda v: max(v) <= 1e-12, fmt=".1e"),
+    Claim("S3-09", "Thm 2 (i): at a [MASK], q = p (random p and exact HMM p)", seed="—", rule="to 1e-12",
+          compute=mask_check, accept=lambda v: v <= 1e-12, fmt=".1e"),
+    Claim("S3-10", "Thm 2 (ii): at a visible v, q(y) = p(y)(κ1[y=v] + r/V)/(κp(v) + r/V), uniform and "
+          "(E-1) unigram replacement", seed="—", rule="to 1e-12",
+          compute=visible_check, accept=lambda v: max(v.values()) <= 1e-12, fmt=".1e"),
+    Claim("S3-11", "Thm 2 (iii): ρ does not enter the shrinkage step; p itself moves with ρ", seed="—",
+          rule="brute force ≤ 1e-10 at ρ = 0.15 and 0.4; shrinkage step identical at both ρ (≤ 1e-15); "
+          "context p differs (> 1e-3)",
+          compute=rho_free_check,
+          accept=lambda v: v["brute_0.15"] <= 1e-10 and v["brute_0.4"] <= 1e-10 and v["shrinkage"] <= 1e-15
+          and v["context"] > 1e-3, fmt=".1e"),
+    Claim("S3-12", "Thm 2 (iv): r = 0 < κ gives q(v) = 1; κ = 0 gives q = p", seed="—", rule="both to 1e-12",
+          compute=limits_check, accept=lambda v: v["copy"] <= 1e-12 and v["ignore"] <= 1e-12, fmt=".1e"),
+    Claim("S3-13", "Evidence factor S(v∣v)/S(v∣y≠v) = 1 + κV/r at V = 25 and V = 879", seed="about κV/r",
+          rule="= 26 and 880 (to 1e-9)",
+          compute=lambda: (evidence_table()[HMM_VOCAB]["factor"], evidence_table()[FILING_VOCAB]["factor"]),
+          accept=lambda v: _close(v[0], 26.0, 1e-9) and _close(v[1], 880.0, 1e-9), fmt=".6g"),
+    Claim("S3-14", "Replacement mass per token r/V on the filings' V = 879", seed="r/V ≈ 1.1e-4 (0.1/879 = 1.138e-4)",
+          rule="= 0.1/879 exactly",
+          compute=lambda: evidence_table()[FILING_VOCAB]["r_over_V"],
+          accept=lambda v: v == 0.1 / 879, fmt=".4e"),
+    Claim("S3-15", "p(v) at which the visible token keeps q(v) = 1/2: (r/V)/(κ + 2r/V), V = 879 and 25", seed="—",
+          rule="1.135e-3 and 0.037 (to 3 s.f.); q(v) = 1/2 there to 1e-12",
+          compute=lambda: (evidence_table()[FILING_VOCAB]["threshold"], evidence_table()[HMM_VOCAB]["threshold"],
+                           max(abs(visible_mass(evidence_table()[V]["threshold"], Channel(V)) - 0.5)
+                               for V in (HMM_VOCAB, FILING_VOCAB))),
+          accept=lambda v: round(v[0], 6) == 0.001135 and round(v[1], 3) == 0.037 and v[2] <= 1e-12, fmt=".4g"),
+    Claim("S3-17", "Thm 2 vs brute-force enumeration of a length-3 HMM joint (selection of i and every other "
+          "position's selection event and draw explicit): worst over ρ ∈ {0.15, 0.4}, positions, displays "
+          "[MASK]/kept/random", seed="agree to 1e-12",
+          rule="≤ 1e-10 at both ρ, every position and display type",
+          compute=lambda: max(r.max_abs for r in brute_force_rows()),
+          accept=lambda v: v <= 1e-10 and len(brute_force_rows()) == 2 * 3 * 3, fmt=".1e"),
+)
