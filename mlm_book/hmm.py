@@ -656,8 +656,8 @@ class BayesSenseAccuracy:
     n_occurrences : int
         Number of occurrences of $w$.
     standard_error : float
-        Standard error of ``expected`` as a sample mean over occurrences (occurrences in
-        one sentence are treated as independent, so this is a slight underestimate).
+        Standard error of ``expected`` with sentences as the independent units (a ratio
+        estimator over sentences: occurrences in one sentence are correlated).
     """
 
     expected: float
@@ -721,8 +721,18 @@ def bayes_sense_accuracy(hmm: HiddenMarkovLanguage, tokens, states=None) -> Baye
             raise ValueError("states must put every occurrence of the shared token in a sense state")
         guess = np.asarray(hmm.sense_states)[senses.argmax(axis=1)]
         realised = float(np.mean(guess == truth))
-    error = float(best.std(ddof=1) / np.sqrt(count)) if count > 1 else float("nan")
-    return BayesSenseAccuracy(expected=float(best.mean()), realised=realised, n_occurrences=count,
+    mean = float(best.mean())
+    # ratio estimator over sentences: per-sentence sums of max posteriors and counts
+    sums = np.zeros(batch.shape[0])
+    np.add.at(sums, np.nonzero(occurrences)[0], best)
+    counts = occurrences.sum(axis=1)
+    n_sentences = batch.shape[0]
+    if n_sentences > 1:
+        spread = ((sums - mean * counts) ** 2).sum() * n_sentences / (n_sentences - 1)
+        error = float(np.sqrt(spread) / count)
+    else:
+        error = float("nan")
+    return BayesSenseAccuracy(expected=mean, realised=realised, n_occurrences=count,
                               standard_error=error)
 
 

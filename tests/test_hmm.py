@@ -379,3 +379,10 @@ def test_bayes_sense_accuracy():
         bayes_sense_accuracy(HMM, np.zeros((2, 3), dtype=int))
     with pytest.raises(ValueError, match="states"):
         bayes_sense_accuracy(HMM, tokens, states[:, :5])
+
+
+def test_bayes_standard_error_with_one_occurrence_per_sentence_is_the_iid_one():
+    tokens = np.array([[0, 24, 1], [12, 24, 13], [0, 24, 13], [12, 24, 1], [24, 0, 0]])
+    result = bayes_sense_accuracy(HMM, tokens)
+    best = sense_posteriors(HMM, tokens)[tokens == 24].max(axis=1)
+    assert result.standard_error == pytest.approx(best.std(ddof=1) / np.sqrt(5), rel=1e-12)
