@@ -1,0 +1,169 @@
+"""The filings vocabulary: words seen at least ``min_count`` times, plus [UNK] and [SEP].
+
+Ids are laid out as
+
+* ``0`` = ``[UNK]``, every word seen fewer than ``min_count`` times;
+* ``1`` = ``[SEP]``, the sentence separator;
+* ``2 .. size - 1`` = the frequent words, by decreasing count (ties alphabetical);
+* ``size`` = ``[MASK]``, an *input-only* id for an encoder: it is never a target, so the
+  output layer has ``size`` classes and the input embedding ``size + 1`` rows.
+
+:meth:`Vocabulary.encode` maps an unknown word to ``[UNK]`` (that is what ``[UNK]`` is
+for); :meth:`Vocabulary.lookup` is the strict form and raises :class:`KeyError` instead.
+
+Examples
+--------
+>>> vocab = build_vocabulary(["a", "b", "a", "[SEP]", "a", "c"], min_count=2)
+>>> vocab.words
+('[UNK]', '[SEP]', 'a')
+>>> vocab.encode(["a", "c", "[SEP]"]).tolist()
+[2, 0, 1]
+>>> vocab.size, vocab.mask_id
+(3, 3)
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mlm_book.validation import check_positive_int, check_tokens
+
+__all__ = ["Vocabulary", "build_vocabulary", "UNK", "SEP", "MASK", "UNK_ID", "SEP_ID"]
+
+UNK, SEP, MASK = "[UNK]", "[SEP]", "[MASK]"
+UNK_ID, SEP_ID = 0, 1
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """Word <-> id maps of a min-count vocabulary.
+
+    Attributes
+    ----------
+    words : tuple of str
+        ``words[i]`` is the string of id ``i``; ``[UNK]`` and ``[SEP]`` come first.
+    counts : tuple of int
+        Corpus count of each entry (``[UNK]`` counts the rare word tokens it replaces).
+    min_count : int
+        The threshold the words passed.
+    """
+
+    words: tuple[str, ...]
+    counts: tuple[int, ...]
+    min_count: int
+    index: dict = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "index", {word: i for i, word in enumerate(self.words)})
+
+    @property
+    def size(self) -> int:
+        """Number of output classes: frequent words plus [UNK] and [SEP]."""
+        return len(self.words)
+
+    @property
+    def mask_id(self) -> int:
+        """The input-only [MASK] id (equal to :attr:`size`)."""
+        return self.size
+
+    @property
+    def n_words(self) -> int:
+        """Number of frequent words (without [UNK] and [SEP])."""
+        return self.size - 2
+
+    def encode(self, tokens: Iterable[str]) -> np.ndarray:
+        """Ids of ``tokens``, shape ``(n,)``; words outside the vocabulary become ``[UNK]`` (0).
+
+        Examples
+        --------
+        >>> build_vocabulary(["x"] * 5).encode(["x", "never-seen"]).tolist()
+        [2, 0]
+        """
+        get = self.index.get
+        return np.fromiter((get(token, UNK_ID) for token in tokens), dtype=np.int64)
+
+    def lookup(self, word: str) -> int:
+        """Strict id of ``word``: raises :class:`KeyError` if it is not in the vocabulary.
+
+        Examples
+        --------
+        >>> build_vocabulary(["x"] * 5).lookup("y")
+        Traceback (most recent call last):
+        ...
+        KeyError: "word 'y' is not in the vocabulary (seen fewer than 5 times); encode() maps it to [UNK]"
+        """
+        try:
+            return self.index[word]
+        except KeyError:
+            raise KeyError(f"word {word!r} is not in the vocabulary (seen fewer than {self.min_count} "
+                           f"times); encode() maps it to [UNK]") from None
+
+    def decode(self, ids) -> list[str]:
+        """Strings of ``ids`` (shape ``(n,)``); the [MASK] id decodes to ``[MASK]``.
+
+        Examples
+        --------
+        >>> vocab = build_vocabulary(["x"] * 5)
+        >>> vocab.decode([2, 1, 3])
+        ['x', '[SEP]', '[MASK]']
+        """
+        ids = check_tokens(ids, "ids", self.size + 1, ndim=1, allow_empty=True)
+        table = self.words + (MASK,)
+        return [table[i] for i in ids.tolist()]
+
+    def coverage(self, tokens: Iterable[str]) -> float:
+        """Share of the *word* tokens (``[SEP]`` excluded) that are in the vocabulary.
+
+        Examples
+        --------
+        >>> build_vocabulary(["x"] * 5 + ["y"]).coverage(["x", "x", "x", "y"])
+        0.75
+        """
+        ids = self.encode(token for token in tokens if token != SEP)
+        if ids.size == 0:
+            raise ValueError("tokens must contain at least one word")
+        return float(np.mean(ids != UNK_ID))
+
+
+def build_vocabulary(tokens: Iterable[str], min_count: int = 5) -> Vocabulary:
+    """The vocabulary of the words seen at least ``min_count`` times in ``tokens``.
+
+    Parameters
+    ----------
+    tokens : iterable of str
+        The corpus tokens (``[SEP]`` may appear; it always gets id 1).
+    min_count : int
+        Threshold, at least 1.
+
+    Returns
+    -------
+    Vocabulary
+
+    Raises
+    ------
+    ValueError
+        If ``min_count`` < 1 or a token is one of the reserved strings ``[UNK]``/``[MASK]``.
+
+    Examples
+    --------
+    >>> build_vocabulary(["b", "a", "a", "b", "c"], min_count=2).words
+    ('[UNK]', '[SEP]', 'a', 'b')
+    >>> build_vocabulary(["a"], min_count=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: min_count must be an integer >= 1, got 0
+    """
+    check_positive_int(min_count, "min_count")
+    counts = Counter(tokens)
+    for reserved in (UNK, MASK):
+        if reserved in counts:
+            raise ValueError(f"tokens must not contain the reserved string {reserved}")
+    n_sep = counts.pop(SEP, 0)
+    frequent = sorted((word for word, n in counts.items() if n >= min_count), key=lambda w: (-counts[w], w))
+    rare = sum(n for n in counts.values() if n < min_count)
+    return Vocabulary(words=(UNK, SEP, *frequent), counts=(rare, n_sep, *(counts[w] for w in frequent)),
+                      min_count=min_count)
