@@ -386,12 +386,18 @@ def fit_and_score(train_features, train_labels, test_features, test_labels, *,
 
 
 def shuffled_control(train_features, train_labels, test_features, test_labels, rng: np.random.Generator, *,
-                     strength: float = PROBE_STRENGTH) -> ProbeScore:
+                     strength: float = PROBE_STRENGTH, permute_test: bool = False) -> ProbeScore:
     r"""The same probe trained on randomly permuted training labels, scored on the true test labels.
 
     Only the training labels are permuted (a permutation keeps the class shares), so the probe sees
     the real vectors paired with noise. It should score at most about the test share of the
     training-majority class; more would mean the probe finds structure where there is none.
+
+    A probe fitted to noise still draws *some* boundary, and on vectors whose main variation is
+    the real label that boundary can line up with it by chance, in either direction: the score
+    against true labels then scatters around one half by more than the binomial error. With
+    ``permute_test=True`` the test labels are permuted too (independently), so the test labels
+    are independent of the predictions and the expected score is at most the majority share.
 
     Parameters
     ----------
@@ -400,6 +406,8 @@ def shuffled_control(train_features, train_labels, test_features, test_labels, r
     rng : numpy.random.Generator
         Draws the permutation.
     strength : float, default :data:`PROBE_STRENGTH`
+    permute_test : bool, default False
+        Also permute the test labels (the probe is then trained *and* scored on permuted labels).
 
     Returns
     -------
@@ -415,6 +423,8 @@ def shuffled_control(train_features, train_labels, test_features, test_labels, r
     train_x, train_y, test_x, test_y = _split_inputs(train_features, train_labels, test_features, test_labels)
     rng = check_generator(rng)
     permuted = train_y[rng.permutation(train_y.shape[0])]
+    if permute_test:
+        test_y = test_y[rng.permutation(test_y.shape[0])]
     model = fit_probe(train_x, permuted, strength=strength)
     return _score(model, permuted, test_x, test_y)
 

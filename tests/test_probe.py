@@ -212,3 +212,14 @@ def test_bad_input():
     labels = np.r_[np.zeros(10, int), y[10:]]
     with pytest.raises(ValueError, match=r"splits\[0\] has a single class"):
         p.cross_validate(x, labels, splits)
+
+
+def test_control_with_permuted_test_labels():
+    # Trained and scored on permuted labels: test labels are independent of the predictions, so the
+    # expected accuracy is sum_c P(pred = c) share_c <= majority share; 2000 test rows give sd ~0.011.
+    x, y = toy(n=4000, seed=11, noise=0.05)
+    scores = [p.shuffled_control(x[:2000], y[:2000], x[2000:], y[2000:], np.random.default_rng(s),
+                                 permute_test=True) for s in range(5)]
+    for score in scores:
+        assert score.accuracy <= score.majority_share + 0.035
+    assert abs(np.mean([s.accuracy for s in scores]) - 0.5) < 0.03
