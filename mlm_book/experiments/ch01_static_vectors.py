@@ -269,12 +269,13 @@ def _static_classifiers(config: Chapter1Config, hmm: HiddenMarkovLanguage, train
 
 
 def _example_sentence(hmm: HiddenMarkovLanguage, config: Chapter1Config) -> tuple[np.ndarray, np.ndarray]:
-    """First sampled sentence with a regime switch and at least four occurrences of w."""
+    """First sampled sentence with a regime switch, three or more w, and one ambiguous w."""
     rng = np.random.default_rng(config.example_seed)
     states, tokens = sample(hmm, 500, config.length, rng)
-    regimes = hmm.regime[states]
-    switches = (np.diff(regimes, axis=1) != 0).sum(axis=1)
-    good = np.flatnonzero((switches == 1) & ((tokens == hmm.shared_token).sum(axis=1) >= 4))
+    switches = (np.diff(hmm.regime[states], axis=1) != 0).sum(axis=1)
+    w = tokens == hmm.shared_token
+    confidence = np.where(w, sense_posteriors(hmm, tokens).max(axis=2), 1.0)
+    good = np.flatnonzero((switches >= 1) & (w.sum(axis=1) >= 3) & (confidence.min(axis=1) < 0.85))
     index = int(good[0]) if good.size else 0
     return tokens[index], states[index]
 
@@ -388,13 +389,13 @@ def figure_transition(r: Chapter1Results | None = None):
     r = results() if r is None else r
     hmm = r.hmm
     names = _state_names(hmm)
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.2), gridspec_kw={"width_ratios": [1, 2.4]})
+    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 5), gridspec_kw={"width_ratios": [1.25, 2]})
     image = left.imshow(hmm.transition, cmap="Blues", vmin=0, vmax=1)
     for i in range(hmm.n_states):
         for j in range(hmm.n_states):
             value = hmm.transition[i, j]
-            left.text(j, i, f"{value:.2f}" if value >= 0.01 else f"{value:.3f}", ha="center", va="center",
-                      fontsize=7, color="white" if value > 0.5 else "black")
+            left.text(j, i, f"{value:.2f}".lstrip("0") if value >= 0.01 else f"{value:.3f}".lstrip("0"),
+                      ha="center", va="center", fontsize=6.5, color="white" if value > 0.5 else "black")
     left.set_xticks(range(hmm.n_states), names, rotation=90)
     left.set_yticks(range(hmm.n_states), names)
     left.set_xlabel("next state")
