@@ -115,7 +115,8 @@ Markdown(f"Largest difference between forward–backward and enumeration: **{r.b
 #
 # and consequently
 #
-# $$\max_k \bigl(\log \pi_k + \operatorname{PMI}(s_k, c)\bigr) \;\le\; \operatorname{PMI}(w, c) \;\le\; \max_k \operatorname{PMI}(s_k, c).$$
+# $$\max_k \bigl(\log \pi_k + \operatorname{PMI}(s_k, c)\bigr) \;\le\; \operatorname{PMI}(w, c)
+# \;\le\; \max_k \operatorname{PMI}(s_k, c).$$
 #
 # *Proof.* Condition on the sense. By the law of total probability and the hypothesis,
 # $P(c \mid w) = \sum_k P(s_k \mid w)\, P(c \mid s_k, w) = \sum_k \pi_k P(c \mid s_k)$.

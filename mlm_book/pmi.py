@@ -191,7 +191,9 @@ def log_mixture(shares, pmi_senses) -> np.ndarray:
 
 
 def proposition1_bounds(shares, pmi_senses) -> tuple[np.ndarray, np.ndarray]:
-    r"""Proposition 1's bounds: $\max_k(\log \pi_k + \operatorname{PMI}(s_k, c))$ and $\max_k \operatorname{PMI}(s_k, c)$.
+    r"""Proposition 1's lower and upper bounds on $\operatorname{PMI}(w, c)$.
+
+    Lower: $\max_k(\log \pi_k + \operatorname{PMI}(s_k, c))$; upper: $\max_k \operatorname{PMI}(s_k, c)$.
 
     Parameters
     ----------
@@ -271,7 +273,10 @@ class PolysemePMI:
 
     @property
     def dominance_gap(self) -> np.ndarray:
-        """$\\operatorname{PMI}(w, c) - \\max_k(\\log \\pi_k + \\operatorname{PMI}(s_k, c))$, in $[0, \\log K]$, shape (V,)."""
+        r"""Distance to the lower bound, in $[0, \log K]$, shape (V,).
+
+        $\operatorname{PMI}(w, c) - \max_k(\log \pi_k + \operatorname{PMI}(s_k, c))$ for every $c$.
+        """
         lower, _ = proposition1_bounds(self.shares, self.pmi_senses)
         return self.pmi_word - lower
 

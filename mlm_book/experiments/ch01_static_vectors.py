@@ -3,11 +3,14 @@ r"""Chapter 1 — One vector per type: the HMM, Proposition 1, Corollary 1, the 
 Everything here is exact or sampled from the known HMM; the encoder-based probes of the
 chapter's claims (S2-01, S2-17, S2-18) are built in later chapters.
 
+:func:`results` builds everything once (the large-sample Bayes expectation is cached on
+disk); the figure functions and :func:`summary_table` read from it.
+
 Examples
 --------
->>> r = results()
->>> round(r.cap, 3), r.pmi[0].offset
-(0.509, 1)
+>>> config = Chapter1Config()
+>>> config.length, config.offsets[0], config.hmm.shared_emission
+(24, 1, 0.4)
 """
 
 from __future__ import annotations
