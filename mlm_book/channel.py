@@ -411,7 +411,10 @@ def _context_and_emission(hmm, channel: Channel, shown):
     shown = check_tokens(shown, "shown", channel.vocab_size + 1, ndim=2)
     # likelihood[b, j, s] = sum_y emission[s, y] O[shown_j, y]: the HMM state's chance of
     # producing what position j shows, through the channel, whether or not j was selected.
-    likelihood = observation_matrix(channel)[shown] @ emission.T
+    observed = observation_matrix(channel)[shown]
+    if np.any(observed.max(axis=-1) <= 0):
+        raise ValueError("shown holds a display this channel cannot produce (e.g. [MASK] with rho * mask = 0)")
+    likelihood = observed @ emission.T
     result = forward_backward(hmm.transition, hmm.initial, likelihood)
     p = result.leave_one_out @ emission
     return p / p.sum(axis=-1, keepdims=True), shown
