@@ -1,0 +1,168 @@
+r"""Adam (Kingma & Ba, 2015) over a dict of parameter arrays.
+
+With gradient $g_t$ at step $t = 1, 2, \dots$:
+
+$$ m_t = \beta_1 m_{t-1} + (1-\beta_1) g_t, \qquad v_t = \beta_2 v_{t-1} + (1-\beta_2) g_t^2, $$
+$$ \theta_t = \theta_{t-1} - \eta_t\, \frac{m_t / (1-\beta_1^t)}{\sqrt{v_t / (1-\beta_2^t)} + \epsilon} . $$
+
+The constants are Kingma and Ba's: $\beta_1 = 0.9$, $\beta_2 = 0.999$, $\epsilon = 10^{-8}$;
+no weight decay, no clipping. The learning rate $\eta_t$ is passed at each step, so the
+schedule lives with the training loop.
+
+When the parameters are views into one contiguous buffer (as
+:func:`mlm_book.nn.encoder.init_params` makes them), the update runs as a few vector
+operations over the whole buffer instead of a few per tensor: a "fused" Adam.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["AdamConfig", "Adam"]
+
+
+@dataclass(frozen=True)
+class AdamConfig:
+    """Adam's constants.
+
+    Parameters
+    ----------
+    beta1 : float
+        Decay of the first-moment average.
+    beta2 : float
+        Decay of the second-moment average.
+    eps : float
+        Added to the bias-corrected root second moment.
+
+    Examples
+    --------
+    >>> AdamConfig()
+    AdamConfig(beta1=0.9, beta2=0.999, eps=1e-08)
+    """
+
+    beta1: float = 0.9
+    beta2: float = 0.999
+    eps: float = 1e-8
+
+    def __post_init__(self):
+        for name in ("beta1", "beta2"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and 0.0 <= value < 1.0):
+                raise ValueError(f"{name} must be in [0, 1), got {value!r}")
+        if not (isinstance(self.eps, (int, float)) and self.eps > 0 and math.isfinite(self.eps)):
+            raise ValueError(f"eps must be a positive number, got {self.eps!r}")
+
+
+def _shared_buffer(arrays):
+    """The 1-D buffer all ``arrays`` are consecutive views of, in order, or ``None``."""
+    first = arrays[0]
+    base = first.base
+    if base is None or base.ndim != 1 or not base.flags.c_contiguous:
+        return None
+    start = first.__array_interface__["data"][0]
+    if start != base.__array_interface__["data"][0]:
+        return None
+    position = start
+    for array in arrays:
+        if array.base is not base or not array.flags.c_contiguous or array.__array_interface__["data"][0] != position:
+            return None
+        position += array.nbytes
+    if position != start + base.nbytes:
+        return None
+    return base
+
+
+class Adam:
+    """Adam state for a dict of parameters; :meth:`step` updates them in place.
+
+    Parameters
+    ----------
+    params : dict of str to ndarray
+        Updated in place by :meth:`step`.
+    config : AdamConfig
+        The constants.
+
+    Examples
+    --------
+    One step on $f(\\theta) = \\theta^2/2$ from $\\theta = 1$: the bias-corrected step has
+    size $\\eta$ (up to $\\epsilon$).
+
+    >>> theta = {"w": np.array([1.0])}
+    >>> opt = Adam(theta)
+    >>> opt.step({"w": theta["w"].copy()}, lr=0.1)
+    >>> round(float(theta["w"][0]), 6)
+    0.9
+    """
+
+    def __init__(self, params: dict, config: AdamConfig = AdamConfig()):
+        if not isinstance(config, AdamConfig):
+            raise TypeError(f"config must be an AdamConfig, got {type(config).__name__}")
+        if not params:
+            raise ValueError("params must hold at least one array")
+        self.config = config
+        self.names = tuple(params)
+        self.params = params
+        arrays = [params[name] for name in self.names]
+        self._flat = _shared_buffer(arrays)
+        if self._flat is not None:
+            self._m = np.zeros_like(self._flat)
+            self._v = np.zeros_like(self._flat)
+            self._g = np.empty_like(self._flat)
+            self._tmp = np.empty_like(self._flat)
+            offsets = np.cumsum([0] + [a.size for a in arrays])
+            self._slices = [slice(int(a), int(b)) for a, b in zip(offsets[:-1], offsets[1:])]
+        else:
+            self._m = {name: np.zeros_like(params[name]) for name in self.names}
+            self._v = {name: np.zeros_like(params[name]) for name in self.names}
+        self.t = 0
+
+    @property
+    def fused(self) -> bool:
+        """Whether the parameters share one buffer (one vector update per step)."""
+        return self._flat is not None
+
+    def step(self, grads: dict, lr: float) -> None:
+        """Apply one update with learning rate ``lr``.
+
+        Parameters
+        ----------
+        grads : dict of str to ndarray
+            Same names and shapes as the parameters.
+        lr : float
+            Learning rate for this step.
+        """
+        if set(grads) != set(self.names):
+            raise ValueError("grads must have exactly the parameters' names")
+        self.t += 1
+        c = self.config
+        step_size = lr / (1.0 - c.beta1 ** self.t)
+        root_correction = 1.0 / math.sqrt(1.0 - c.beta2 ** self.t)
+        if self._flat is not None:
+            g = self._g
+            for name, where in zip(self.names, self._slices):
+                g[where] = grads[name].reshape(-1)
+            self._update(self._flat, g, self._m, self._v, self._tmp, step_size, root_correction)
+        else:
+            for name in self.names:
+                p = self.params[name]
+                self._update(p, np.asarray(grads[name], dtype=p.dtype), self._m[name], self._v[name],
+                             np.empty_like(p), step_size, root_correction)
+
+    def _update(self, p, g, m, v, tmp, step_size, root_correction):
+        c = self.config
+        m *= c.beta1
+        np.multiply(g, 1.0 - c.beta1, out=tmp)
+        m += tmp
+        v *= c.beta2
+        np.multiply(g, g, out=tmp)
+        tmp *= 1.0 - c.beta2
+        v += tmp
+        np.sqrt(v, out=tmp)
+        tmp *= root_correction
+        tmp += c.eps
+        np.divide(m, tmp, out=tmp)
+        tmp *= step_size
+        p -= tmp

@@ -1,0 +1,537 @@
+r"""A BERT-style encoder: configuration, initialisation, forward and backward passes.
+
+The model. A token table $E$ with $V + 1$ rows (the last, id $V$, is the input-only
+[MASK] token) and a learned position table $P$ give the input rows $x_0 = E[\tilde x] + P$.
+Then ``n_blocks`` pre-LN blocks (:func:`mlm_book.nn.layers.block_forward`, no causal mask)
+update the residual stream, a final LayerNorm normalises it, and the output layer reuses
+the first $V$ rows of $E$:
+
+$$ \text{logits} = \operatorname{LN}(x_L)\, E_{:V}^\top / \sqrt d + b . $$
+
+[MASK] is never a target, so it has no output logit.
+
+The loss is the mean cross-entropy over the selected positions of a batch (normalised by
+the number of selected positions in the whole batch). Only those rows reach the loss, so
+the last block's output projection, MLP and the head run on the selected rows only
+(:func:`forward` with ``selected``); the result equals the full forward pass restricted to
+those rows (tested to 1e-12 in float64).
+
+Hidden states (:func:`hidden_states`): layer 0 is $E[x] + P$; layer $\ell$ is the residual
+stream after block $\ell$. The last layer is taken *before* the final LayerNorm.
+
+Parameters live in a flat ``dict`` of named arrays (:func:`param_names` gives the order),
+which is what the cache stores and Adam updates.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from mlm_book.nn import layers
+from mlm_book.validation import as_int_array, check_positive_int, check_tokens
+
+__all__ = [
+    "EncoderConfig",
+    "param_names",
+    "param_shapes",
+    "init_params",
+    "check_params",
+    "forward",
+    "backward",
+    "loss_and_grads",
+    "loss",
+    "logits",
+    "predict_proba",
+    "hidden_states",
+]
+
+_BLOCK_PARAMS = ("ln1.g", "ln1.b", "attn.W_qkv", "attn.b_qkv", "attn.W_o", "attn.b_o",
+                 "ln2.g", "ln2.b", "mlp.W_1", "mlp.b_1", "mlp.W_2", "mlp.b_2")
+
+
+@dataclass(frozen=True)
+class EncoderConfig:
+    """Shape of an encoder.
+
+    Parameters
+    ----------
+    vocab_size : int
+        $V$, the number of real tokens (output classes). The input vocabulary has one more
+        id, ``mask_id = V``.
+    length : int
+        Rows of the position table: the longest sequence the encoder reads.
+    d_model : int
+        Width $d$ of the residual stream.
+    n_blocks : int
+        Number of pre-LN blocks.
+    n_heads : int
+        Attention heads; must divide ``d_model``.
+    mlp_ratio : int
+        MLP hidden width as a multiple of $d$ (4 in the book).
+    ln_eps : float
+        LayerNorm epsilon.
+    init_std : float
+        Standard deviation of the normal initialisation of every matrix and table; the
+        two matrices that write into the residual stream (``attn.W_o``, ``mlp.W_2``) are
+        further divided by $\\sqrt{2 \\cdot n_\\text{blocks}}$.
+
+    Examples
+    --------
+    >>> cfg = EncoderConfig(vocab_size=25, length=24, d_model=32, n_blocks=2, n_heads=2)
+    >>> cfg.mask_id, cfg.input_vocab_size
+    (25, 26)
+    """
+
+    vocab_size: int
+    length: int
+    d_model: int = 32
+    n_blocks: int = 2
+    n_heads: int = 2
+    mlp_ratio: int = 4
+    ln_eps: float = 1e-5
+    init_std: float = 0.02
+
+    def __post_init__(self):
+        for name in ("vocab_size", "length", "d_model", "n_blocks", "n_heads", "mlp_ratio"):
+            check_positive_int(getattr(self, name), name)
+        if self.d_model % self.n_heads:
+            raise ValueError(f"n_heads must divide d_model, got d_model={self.d_model}, n_heads={self.n_heads}")
+        for name in ("ln_eps", "init_std"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or not math.isfinite(value):
+                raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+
+    @property
+    def mask_id(self) -> int:
+        """Input id of [MASK] (equal to ``vocab_size``)."""
+        return self.vocab_size
+
+    @property
+    def input_vocab_size(self) -> int:
+        """Rows of the token table: the $V$ tokens and [MASK]."""
+        return self.vocab_size + 1
+
+    def to_dict(self) -> dict:
+        """The fields as a JSON-serialisable dict (used in cache keys)."""
+        return asdict(self)
+
+
+def param_names(config: EncoderConfig) -> tuple[str, ...]:
+    """Names of the parameter arrays, in a fixed order.
+
+    Examples
+    --------
+    >>> names = param_names(EncoderConfig(vocab_size=5, length=3, d_model=8, n_blocks=1, n_heads=2))
+    >>> names[:3], len(names)
+    (('E', 'P', 'blocks.0.ln1.g'), 17)
+    """
+    names = ["E", "P"]
+    for block in range(config.n_blocks):
+        names += [f"blocks.{block}.{name}" for name in _BLOCK_PARAMS]
+    return tuple(names + ["ln_f.g", "ln_f.b", "b_out"])
+
+
+def param_shapes(config: EncoderConfig) -> dict[str, tuple[int, ...]]:
+    """Shape of every parameter array.
+
+    Examples
+    --------
+    >>> shapes = param_shapes(EncoderConfig(vocab_size=25, length=24, d_model=32, n_blocks=2, n_heads=2))
+    >>> shapes["E"], shapes["blocks.1.attn.W_qkv"], shapes["blocks.0.mlp.W_1"], shapes["b_out"]
+    ((26, 32), (32, 96), (32, 128), (25,))
+    >>> sum(int(np.prod(s)) for s in shapes.values())
+    27097
+    """
+    d, k = config.d_model, config.mlp_ratio * config.d_model
+    block = {"ln1.g": (d,), "ln1.b": (d,), "attn.W_qkv": (d, 3 * d), "attn.b_qkv": (3 * d,),
+             "attn.W_o": (d, d), "attn.b_o": (d,), "ln2.g": (d,), "ln2.b": (d,),
+             "mlp.W_1": (d, k), "mlp.b_1": (k,), "mlp.W_2": (k, d), "mlp.b_2": (d,)}
+    shapes = {"E": (config.input_vocab_size, d), "P": (config.length, d)}
+    for index in range(config.n_blocks):
+        shapes.update({f"blocks.{index}.{name}": shape for name, shape in block.items()})
+    shapes.update({"ln_f.g": (d,), "ln_f.b": (d,), "b_out": (config.vocab_size,)})
+    return shapes
+
+
+def init_params(config: EncoderConfig, rng: np.random.Generator, dtype=np.float32) -> dict[str, np.ndarray]:
+    r"""Fresh parameters: normal matrices and tables, LayerNorm gains one, biases zero.
+
+    All arrays are views into one contiguous buffer (in :func:`param_names` order), which
+    lets :class:`mlm_book.nn.adam.Adam` update every parameter with a handful of vector
+    operations.
+
+    Parameters
+    ----------
+    config : EncoderConfig
+    rng : numpy.random.Generator
+    dtype : numpy dtype
+        ``float32`` for training, ``float64`` for the gradient check.
+
+    Returns
+    -------
+    dict of str to ndarray
+
+    Examples
+    --------
+    >>> cfg = EncoderConfig(vocab_size=5, length=3, d_model=8, n_blocks=1, n_heads=2)
+    >>> p = init_params(cfg, np.random.default_rng(0))
+    >>> p["E"].shape, p["E"].dtype, float(p["blocks.0.ln1.g"][0])
+    ((6, 8), dtype('float32'), 1.0)
+    """
+    from mlm_book.validation import check_generator
+    check_generator(rng)
+    dtype = np.dtype(dtype)
+    if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise TypeError(f"dtype must be float32 or float64, got {dtype}")
+    shapes = param_shapes(config)
+    sizes = [int(np.prod(shapes[name])) for name in param_names(config)]
+    buffer = np.zeros(sum(sizes), dtype=dtype)
+    params, offset = {}, 0
+    residual_scale = 1.0 / math.sqrt(2.0 * config.n_blocks)
+    for name, size in zip(param_names(config), sizes):
+        view = buffer[offset:offset + size].reshape(shapes[name])
+        offset += size
+        leaf = name.rsplit(".", 1)[-1]
+        if leaf == "g":
+            view[...] = 1.0
+        elif name in ("E", "P") or leaf.startswith("W_"):
+            std = config.init_std * (residual_scale if leaf in ("W_o", "W_2") else 1.0)
+            view[...] = rng.normal(0.0, std, size=view.shape)
+        params[name] = view
+    return params
+
+
+def check_params(params, config: EncoderConfig, name: str = "params") -> dict[str, np.ndarray]:
+    """Check that ``params`` has every array of ``config`` with its shape, a float dtype, finite values.
+
+    Raises
+    ------
+    TypeError
+        Not a mapping, or an array of non-float dtype.
+    ValueError
+        A missing or extra name, a wrong shape, or a NaN/infinite entry (as a corrupted or
+        diverged cache entry would have).
+
+    Examples
+    --------
+    >>> cfg = EncoderConfig(vocab_size=5, length=3, d_model=8, n_blocks=1, n_heads=2)
+    >>> p = init_params(cfg, np.random.default_rng(0))
+    >>> p["P"][0, 0] = np.nan
+    >>> check_params(p, cfg)
+    Traceback (most recent call last):
+    ...
+    ValueError: params['P'] contains NaN or infinite values
+    """
+    if not hasattr(params, "keys"):
+        raise TypeError(f"{name} must be a mapping of parameter names to arrays, got {type(params).__name__}")
+    shapes = param_shapes(config)
+    missing = sorted(set(shapes) - set(params))
+    extra = sorted(set(params) - set(shapes))
+    if missing or extra:
+        raise ValueError(f"{name} does not match the config: missing {missing}, unexpected {extra}")
+    out = {}
+    for key in param_names(config):
+        array = np.asarray(params[key])
+        if array.dtype not in (np.float32, np.float64):
+            raise TypeError(f"{name}[{key!r}] must be float32 or float64, got {array.dtype}")
+        if array.shape != shapes[key]:
+            raise ValueError(f"{name}[{key!r}] must have shape {shapes[key]}, got {array.shape}")
+        if not np.all(np.isfinite(array)):
+            raise ValueError(f"{name}[{key!r}] contains NaN or infinite values")
+        out[key] = array
+    return out
+
+
+# --------------------------------------------------------------------------- internal passes
+def _encode(params, config: EncoderConfig, x0: np.ndarray, shape, rows, keep_hidden=False):
+    """Blocks and head from input rows ``x0`` (B*n, d); the last block computes ``rows`` only."""
+    x, caches, hidden = x0, [], [x0]
+    for block in range(config.n_blocks):
+        block_rows = rows if block == config.n_blocks - 1 else None
+        x, cache = layers.block_forward(x, params, f"blocks.{block}.", config.n_heads, shape,
+                                        config.ln_eps, block_rows)
+        caches.append(cache)
+        if keep_hidden:
+            hidden.append(x)
+    if keep_hidden:
+        return hidden
+    out, head_cache = layers.head_forward(x, params["ln_f.g"], params["ln_f.b"], params["E"][:config.vocab_size],
+                                          params["b_out"], config.ln_eps)
+    return out, (caches, head_cache)
+
+
+def _backward_encode(dlogits: np.ndarray, cache, config: EncoderConfig):
+    caches, head_cache = cache
+    dx, head = layers.head_backward(dlogits, head_cache)
+    grads = {"ln_f.g": head["ln_f.g"], "ln_f.b": head["ln_f.b"], "b_out": head["b_out"]}
+    for block_cache in reversed(caches):
+        dx, g = layers.block_backward(dx, block_cache)
+        grads.update(g)
+    return dx, grads, head["E_out"]
+
+
+def _rows_and_targets(targets: np.ndarray, selected: np.ndarray):
+    rows = np.flatnonzero(selected.reshape(-1))
+    return rows, targets.reshape(-1)[rows]
+
+
+def _loss_and_grads(params, config: EncoderConfig, shown: np.ndarray, targets: np.ndarray, selected: np.ndarray):
+    """Unvalidated training step core: mean selected-position cross-entropy and all gradients."""
+    rows, target_rows = _rows_and_targets(targets, selected)
+    x0, emb_cache = layers.embedding_forward(shown, params["E"], params["P"])
+    out, cache = _encode(params, config, x0, shown.shape, rows)
+    value, dlogits = layers.cross_entropy_forward(out, target_rows)
+    dx0, grads, dE_out = _backward_encode(dlogits, cache, config)
+    _, emb = layers.embedding_backward(dx0, emb_cache)
+    emb["E"][:config.vocab_size] += dE_out
+    grads["E"] = emb["E"]
+    grads["P"] = emb["P"]
+    return value, grads
+
+
+# --------------------------------------------------------------------------- validation
+def _check_shown(shown, config: EncoderConfig, name: str = "shown") -> np.ndarray:
+    shown = check_tokens(shown, name, config.input_vocab_size, ndim=2)
+    if shown.shape[1] > config.length:
+        raise ValueError(f"{name} has length {shown.shape[1]}, longer than the position table ({config.length})")
+    return np.ascontiguousarray(shown)
+
+
+def _check_selection(targets, selected, shape, config: EncoderConfig):
+    selected = np.asarray(selected)
+    if selected.dtype != bool:
+        raise TypeError(f"selected must be a boolean array, got dtype {selected.dtype}")
+    if selected.shape != shape:
+        raise ValueError(f"selected must have the shape of shown {shape}, got {selected.shape}")
+    if not selected.any():
+        raise ValueError("selected must select at least one position (the loss averages over selected positions)")
+    targets = as_int_array(targets, "targets", ndim=2)
+    if targets.shape != shape:
+        raise ValueError(f"targets must have the shape of shown {shape}, got {targets.shape}")
+    picked = targets[selected]
+    if picked.min() < 0 or picked.max() >= config.vocab_size:
+        raise ValueError(f"targets at selected positions must be token ids in [0, {config.vocab_size}) "
+                         f"([MASK] is never a target), got values from {picked.min()} to {picked.max()}")
+    return targets, selected
+
+
+# --------------------------------------------------------------------------- public passes
+def forward(params, config: EncoderConfig, shown, selected=None):
+    """Logits at the selected positions (or all), with the cache for :func:`backward`.
+
+    Parameters
+    ----------
+    params : mapping
+        From :func:`init_params` or a trained encoder.
+    config : EncoderConfig
+    shown : array of int, shape (B, n)
+        Displayed (corrupted) tokens, ids in ``[0, V]`` (``V`` is [MASK]).
+    selected : array of bool, shape (B, n), optional
+        Positions whose logits are wanted; ``None`` means every position.
+
+    Returns
+    -------
+    logits : ndarray, shape (number selected, V), in row-major order of ``selected``
+        (``(B*n, V)`` if ``selected`` is None).
+    cache : tuple
+        For :func:`backward`.
+
+    Examples
+    --------
+    >>> cfg = EncoderConfig(vocab_size=5, length=4, d_model=8, n_blocks=2, n_heads=2)
+    >>> p = init_params(cfg, np.random.default_rng(0), dtype=np.float64)
+    >>> shown = np.array([[0, 5, 2, 3], [4, 1, 5, 0]])
+    >>> sel = shown == 5
+    >>> z, _ = forward(p, cfg, shown, sel)
+    >>> z_all, _ = forward(p, cfg, shown)
+    >>> z.shape, bool(np.allclose(z, z_all[sel.reshape(-1)], atol=1e-12, rtol=0))
+    ((2, 5), True)
+    """
+    params = check_params(params, config)
+    shown = _check_shown(shown, config)
+    if selected is None:
+        rows = None
+    else:
+        _, selected = _check_selection(np.zeros(shown.shape, dtype=np.int64), selected, shown.shape, config)
+        rows = np.flatnonzero(selected.reshape(-1))
+    x0, emb_cache = layers.embedding_forward(shown, params["E"], params["P"])
+    out, cache = _encode(params, config, x0, shown.shape, rows)
+    return out, (cache, emb_cache, config)
+
+
+def backward(dlogits: np.ndarray, cache, *, input_grad: bool = False):
+    """Gradients of every parameter given the gradient of the logits from :func:`forward`.
+
+    Parameters
+    ----------
+    dlogits : ndarray, shape like the logits
+    cache : tuple
+        From :func:`forward`.
+    input_grad : bool
+        Also return the gradient with respect to the input rows $x_0 = E[x] + P$.
+
+    Returns
+    -------
+    grads : dict of str to ndarray
+        Same names and shapes as the parameters.
+    dx0 : ndarray, shape (B*n, d)
+        Only if ``input_grad``.
+    """
+    encode_cache, emb_cache, config = cache
+    dx0, grads, dE_out = _backward_encode(dlogits, encode_cache, config)
+    _, emb = layers.embedding_backward(dx0, emb_cache)
+    emb["E"][:config.vocab_size] += dE_out
+    grads["E"], grads["P"] = emb["E"], emb["P"]
+    grads = {name: grads[name] for name in param_names(config)}
+    return (grads, dx0) if input_grad else grads
+
+
+def loss_and_grads(params, config: EncoderConfig, shown, targets, selected):
+    r"""Mean cross-entropy over the selected positions and its gradient for every parameter.
+
+    $$ \mathcal L = -\frac{1}{|M|} \sum_{(b, i) \in M} \log q_\theta(x_{b,i} \mid \tilde x_b) , $$
+
+    computed on the selected rows only.
+
+    Parameters
+    ----------
+    params : mapping
+    config : EncoderConfig
+    shown : array of int, shape (B, n)
+        Corrupted input, ids in ``[0, V]``.
+    targets : array of int, shape (B, n)
+        Clean tokens; only the selected entries are read (ids in ``[0, V)``).
+    selected : array of bool, shape (B, n)
+        The selected positions; at least one.
+
+    Returns
+    -------
+    loss : float
+        Nats per selected position.
+    grads : dict of str to ndarray
+
+    Examples
+    --------
+    >>> cfg = EncoderConfig(vocab_size=5, length=4, d_model=8, n_blocks=2, n_heads=2)
+    >>> p = init_params(cfg, np.random.default_rng(0), dtype=np.float64)
+    >>> value, g = loss_and_grads(p, cfg, [[0, 5, 2, 3]], [[0, 1, 2, 3]], [[False, True, False, True]])
+    >>> round(value, 2), g["E"].shape
+    (1.61, (6, 8))
+    """
+    params = check_params(params, config)
+    shown = _check_shown(shown, config)
+    targets, selected = _check_selection(targets, selected, shown.shape, config)
+    value, grads = _loss_and_grads(params, config, shown, targets, selected)
+    return value, {name: grads[name] for name in param_names(config)}
+
+
+def loss(params, config: EncoderConfig, shown, targets, selected) -> float:
+    """The value of :func:`loss_and_grads` without the backward pass (selected rows only).
+
+    Examples
+    --------
+    >>> cfg = EncoderConfig(vocab_size=5, length=4, d_model=8, n_blocks=2, n_heads=2)
+    >>> p = init_params(cfg, np.random.default_rng(0), dtype=np.float64)
+    >>> round(loss(p, cfg, [[0, 5, 2, 3]], [[0, 1, 2, 3]], [[False, True, False, True]]), 2)
+    1.61
+    """
+    params = check_params(params, config)
+    shown = _check_shown(shown, config)
+    targets, selected = _check_selection(targets, selected, shown.shape, config)
+    rows, target_rows = _rows_and_targets(targets, selected)
+    x0, _ = layers.embedding_forward(shown, params["E"], params["P"])
+    out, _ = _encode(params, config, x0, shown.shape, rows)
+    value, _ = layers.cross_entropy_forward(out, target_rows)
+    return value
+
+
+def logits(params, config: EncoderConfig, shown) -> np.ndarray:
+    """Logits at every position.
+
+    Parameters
+    ----------
+    params : mapping
+    config : EncoderConfig
+    shown : array of int, shape (B, n)
+
+    Returns
+    -------
+    ndarray, shape (B, n, V)
+        In the parameters' dtype.
+
+    Examples
+    --------
+    >>> cfg = EncoderConfig(vocab_size=5, length=4, d_model=8, n_blocks=2, n_heads=2)
+    >>> p = init_params(cfg, np.random.default_rng(0))
+    >>> logits(p, cfg, [[0, 5, 2]]).shape
+    (1, 3, 5)
+    """
+    params = check_params(params, config)
+    shown = _check_shown(shown, config)
+    x0, _ = layers.embedding_forward(shown, params["E"], params["P"])
+    out, _ = _encode(params, config, x0, shown.shape, None)
+    return out.reshape(shown.shape + (config.vocab_size,))
+
+
+def predict_proba(params, config: EncoderConfig, shown) -> np.ndarray:
+    r"""The encoder's conditionals $q_\theta(\cdot \mid \tilde x)$ at every position, in float64.
+
+    Parameters
+    ----------
+    params : mapping
+    config : EncoderConfig
+    shown : array of int, shape (B, n)
+
+    Returns
+    -------
+    ndarray, shape (B, n, V)
+        Rows sum to one.
+
+    Examples
+    --------
+    >>> cfg = EncoderConfig(vocab_size=5, length=4, d_model=8, n_blocks=2, n_heads=2)
+    >>> p = init_params(cfg, np.random.default_rng(0))
+    >>> q = predict_proba(p, cfg, [[0, 5, 2]])
+    >>> bool(np.allclose(q.sum(-1), 1.0))
+    True
+    """
+    z = logits(params, config, shown).astype(np.float64)
+    z -= z.max(axis=-1, keepdims=True)
+    np.exp(z, out=z)
+    z /= z.sum(axis=-1, keepdims=True)
+    return z
+
+
+def hidden_states(params, config: EncoderConfig, tokens) -> list[np.ndarray]:
+    """The residual stream at every layer for the given (clean or corrupted) sequences.
+
+    Parameters
+    ----------
+    params : mapping
+    config : EncoderConfig
+    tokens : array of int, shape (B, n)
+        Ids in ``[0, V]``.
+
+    Returns
+    -------
+    list of ndarray, each (B, n, d), float64
+        Index 0 is the input $E[x] + P$; index $\\ell$ is the residual stream after block
+        $\\ell$, before the final LayerNorm.
+
+    Examples
+    --------
+    >>> cfg = EncoderConfig(vocab_size=5, length=4, d_model=8, n_blocks=2, n_heads=2)
+    >>> p = init_params(cfg, np.random.default_rng(0))
+    >>> hs = hidden_states(p, cfg, [[0, 1, 2]])
+    >>> len(hs), hs[2].shape
+    (3, (1, 3, 8))
+    """
+    params = check_params(params, config)
+    tokens = _check_shown(tokens, config, "tokens")
+    B, n = tokens.shape
+    x0, _ = layers.embedding_forward(tokens, params["E"], params["P"])
+    hidden = _encode(params, config, x0, tokens.shape, None, keep_hidden=True)
+    return [h.reshape(B, n, config.d_model).astype(np.float64) for h in hidden]
