@@ -13,8 +13,10 @@ year). Its sentences are drawn from templates in the register of annual reports:
   probability from good-when-up and bad-when-up items, independently of the tone;
 * **lexicon sentences** with one or two lexicon adjectives in slots whose neighbours do not
   depend on polarity. Each lexicon word agrees with the tone with probability
-  ``lexicon_tone_agreement`` (0.62), so its polarity shows only when pooled over many
-  documents;
+  ``lexicon_tone_agreement`` (0.7), except the second word of a *contrast* sentence
+  ("despite weak demand margins remained firm"), which takes the opposite polarity of the
+  first. So a word's polarity shows when pooled over many documents, and the sentence it
+  sits in barely writes it down;
 * one **tone sentence** with a seed word ("the board regards 2014 as a good year"), which
   agrees with the tone with probability ``seed_tone_agreement``;
 * **filler sentences** naming places, people and amounts, drawn from long-tailed pools:
@@ -165,6 +167,10 @@ _LEXICON_TWO = (
     ("{ORG}", "saw", "{LEX}", "{LNOUN}", "and", "{LEX}", "{LNOUN}", "in", "{SEG}"),
     ("the", "board", "noted", "a", "{LEX}", "order", "book", "and", "a", "{LEX}", "{LNOUN}"),
 )
+_LEXICON_CONTRAST = (  # the second lexicon word has the opposite polarity of the first
+    ("despite", "{LEX}", "demand", "margins", "remained", "{LEXOPP}"),
+    ("{LEX}", "pricing", "in", "{SEG}", "offset", "{LEXOPP}", "volumes"),
+)
 _TONE_SENTENCES = (
     ("the", "board", "regards", "{YEAR}", "as", "a", "{SEED}", "year", "for", "{ORG}"),
     ("overall", "it", "was", "a", "{SEED}", "year", "for", "the", "group"),
@@ -225,6 +231,9 @@ class CorpusConfig:
         filler sentences per filing.
     two_lexicon_share : float
         Probability that a lexicon sentence carries two lexicon words rather than one.
+    contrast_share : float
+        Probability that a two-word lexicon sentence is a contrast ("despite weak demand
+        margins remained firm"): its second word then takes the opposite polarity of the first.
     lexicon_tone_agreement : float
         Probability that a lexicon word's polarity agrees with the filing's tone.
     seed_tone_agreement : float
@@ -241,13 +250,14 @@ class CorpusConfig:
 
     n_documents: int = 300
     kestrel_share: float = 0.04
-    direction_rate: float = 2.35
-    verb_rate: float = 0.87
+    direction_rate: float = 2.3
+    verb_rate: float = 0.8
     lexicon_rate: float = 3.55
-    org_rate: float = 0.8
+    org_rate: float = 0.95
     filler_rate: float = 9.0
     two_lexicon_share: float = 0.3
-    lexicon_tone_agreement: float = 0.62
+    contrast_share: float = 0.15
+    lexicon_tone_agreement: float = 0.7
     seed_tone_agreement: float = 0.85
     closing_product_rate: float = 0.85
     kestrel_product_share: float = 0.21
@@ -259,7 +269,7 @@ class CorpusConfig:
         check_positive_int(self.n_documents, "n_documents")
         for name in ("direction_rate", "verb_rate", "lexicon_rate", "org_rate", "filler_rate"):
             check_probability(getattr(self, name), name, high=50.0)
-        for name in ("kestrel_share", "two_lexicon_share", "lexicon_tone_agreement", "seed_tone_agreement",
+        for name in ("kestrel_share", "two_lexicon_share", "contrast_share", "lexicon_tone_agreement", "seed_tone_agreement",
                      "closing_product_rate", "kestrel_product_share"):
             check_probability(getattr(self, name), name)
         check_positive_int(self.place_pool, "place_pool")
@@ -372,7 +382,7 @@ class _Writer:
         """Fill ``template``; return nothing (rows are appended)."""
         rng, company = self.rng, COMPANIES[self.company]
         aspect_id = int(rng.integers(len(ASPECTS))) if "{ASP}" in template else -1
-        aspect_head = -1
+        aspect_head, previous_polarity = -1, 0
         for slot in template:
             if slot == "{FULL}":
                 self._add(company.alias, ENTITY_ORG, self.company)
@@ -396,6 +406,10 @@ class _Writer:
                 self._add(self._choice(words), news=ASPECTS[aspect_id].polarity, head=aspect_head)
             elif slot == "{LEX}":
                 word = self._lexicon_word()
+                self._add(word, lexicon=LEXICON[word])
+                previous_polarity = LEXICON[word]
+            elif slot == "{LEXOPP}":
+                word = self._choice(_NEGATIVE_LEX if previous_polarity > 0 else _POSITIVE_LEX)
                 self._add(word, lexicon=LEXICON[word])
             elif slot == "{SEED}":
                 agrees = rng.random() < self.config.seed_tone_agreement
@@ -451,7 +465,10 @@ class _Writer:
         plan = [_DIRECTION_SENTENCES] * int(rng.poisson(config.direction_rate))
         plan += [_VERB_SENTENCES] * int(rng.poisson(config.verb_rate))
         for _ in range(int(rng.poisson(config.lexicon_rate))):
-            plan.append(_LEXICON_TWO if rng.random() < config.two_lexicon_share else _LEXICON_ONE)
+            if rng.random() < config.two_lexicon_share:
+                plan.append(_LEXICON_CONTRAST if rng.random() < config.contrast_share else _LEXICON_TWO)
+            else:
+                plan.append(_LEXICON_ONE)
         plan += [_ORG_SENTENCES] * int(rng.poisson(config.org_rate))
         plan += [_FILLER_SENTENCES] * int(rng.poisson(config.filler_rate))
         plan.append(_TONE_SENTENCES)

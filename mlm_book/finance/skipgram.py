@@ -1,0 +1,258 @@
+r"""Skip-gram with negative sampling (word2vec), vectorised NumPy minibatch SGD.
+
+Each (centre $c$, context $o$) pair within ``window`` words of each other in the same filing
+(``[SEP]`` removed first, so the window counts words) is a positive example; ``negatives``
+noise words $n_1..n_k$ drawn from the unigram distribution raised to ``noise_power`` are
+negative examples. With input vectors $u$ and output vectors $v$ the loss of a pair is
+
+$$\ell = -\log \sigma(u_c^\top v_o) - \sum_{j=1}^{k} \log \sigma(-u_c^\top v_{n_j}),$$
+
+in nats. Training visits every pair once per epoch in a shuffled order, in minibatches
+whose gradients are summed into the rows they touch (a sparse SGD step, as in word2vec),
+with a learning rate decaying linearly to ``min_learning_rate``. The static vector of a
+word is its input vector $u$.
+
+Examples
+--------
+>>> import numpy as np
+>>> rng = np.random.default_rng(0)
+>>> ids = np.tile([2, 3, 4, 5], 200); document = np.repeat(np.arange(8), 100)
+>>> model = train_skipgram(ids, document, 6, SkipGramConfig(dim=4, epochs=3), rng)
+>>> model.input_vectors.shape, bool(model.epoch_loss[-1] < model.epoch_loss[0])
+((6, 4), True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from mlm_book.validation import as_float_array, as_int_array, check_generator, check_positive_int, check_probability
+
+__all__ = ["SkipGramConfig", "SkipGramModel", "skipgram_pairs", "train_skipgram", "cosine_neighbours"]
+
+
+@dataclass(frozen=True)
+class SkipGramConfig:
+    """Hyper-parameters of skip-gram with negative sampling.
+
+    Parameters
+    ----------
+    window : int
+        Context half-width in words ($\\pm 2$).
+    dim : int
+        Vector dimension $d$ (25).
+    negatives : int
+        Noise words per positive pair.
+    epochs : int
+        Passes over all pairs.
+    batch_size : int
+        Pairs per SGD step.
+    learning_rate, min_learning_rate : float
+        Start and end of the linear learning-rate schedule.
+    noise_power : float
+        Exponent of the unigram counts in the noise distribution.
+    """
+
+    window: int = 2
+    dim: int = 25
+    negatives: int = 5
+    epochs: int = 8
+    batch_size: int = 256
+    learning_rate: float = 0.025
+    min_learning_rate: float = 0.0001
+    noise_power: float = 0.75
+
+    def __post_init__(self):
+        for name in ("window", "dim", "negatives", "epochs", "batch_size"):
+            check_positive_int(getattr(self, name), name)
+        check_probability(self.learning_rate, "learning_rate", high=10.0)
+        check_probability(self.min_learning_rate, "min_learning_rate", high=self.learning_rate)
+        check_probability(self.noise_power, "noise_power", high=1.0)
+
+    def as_dict(self) -> dict:
+        """The settings as a JSON-ready mapping (a cache key)."""
+        return {field.name: getattr(self, field.name) for field in fields(self)}
+
+
+@dataclass(frozen=True, eq=False)
+class SkipGramModel:
+    """Trained skip-gram vectors.
+
+    Attributes
+    ----------
+    input_vectors : numpy.ndarray, shape (V, d)
+        The static word vectors.
+    output_vectors : numpy.ndarray, shape (V, d)
+        Context vectors.
+    epoch_loss : numpy.ndarray, shape (epochs,)
+        Mean loss per positive pair (nats) during each epoch.
+    config : SkipGramConfig
+    """
+
+    input_vectors: np.ndarray
+    output_vectors: np.ndarray
+    epoch_loss: np.ndarray
+    config: SkipGramConfig
+
+
+def skipgram_pairs(ids, document, window: int = 2, *, drop: int | None = 1) -> tuple[np.ndarray, np.ndarray]:
+    """All (centre, context) id pairs within ``window`` words inside one filing.
+
+    Parameters
+    ----------
+    ids : array_like of int, shape (n,)
+        Token ids of the stream.
+    document : array_like of int, shape (n,)
+        Filing index of each token.
+    window : int
+        Half-width.
+    drop : int or None
+        Id removed from the stream before pairing (``[SEP]`` = 1 by default).
+
+    Returns
+    -------
+    centre, context : numpy.ndarray of int, shape (n_pairs,)
+
+    Examples
+    --------
+    >>> c, o = skipgram_pairs([5, 6, 1, 7, 8], [0, 0, 0, 0, 1], window=1)
+    >>> list(zip(c.tolist(), o.tolist()))
+    [(5, 6), (6, 7), (6, 5), (7, 6)]
+    """
+    ids = as_int_array(ids, "ids", ndim=1)
+    document = as_int_array(document, "document", ndim=1)
+    if ids.shape != document.shape:
+        raise ValueError(f"ids and document must have the same shape, got {ids.shape} and {document.shape}")
+    check_positive_int(window, "window")
+    if drop is not None:
+        keep = ids != drop
+        ids, document = ids[keep], document[keep]
+    centres, contexts = [], []
+    for offset in list(range(1, window + 1)) + list(range(-1, -window - 1, -1)):
+        if offset > 0:
+            c, o, same = ids[:-offset], ids[offset:], document[:-offset] == document[offset:]
+        else:
+            c, o, same = ids[-offset:], ids[:offset], document[-offset:] == document[:offset]
+        centres.append(c[same])
+        contexts.append(o[same])
+    return np.concatenate(centres), np.concatenate(contexts)
+
+
+def _sigmoid(x):
+    return 0.5 * (1.0 + np.tanh(0.5 * x))
+
+
+def train_skipgram(ids, document, vocab_size: int, config: SkipGramConfig, rng: np.random.Generator,
+                   *, drop: int | None = 1) -> SkipGramModel:
+    r"""Train skip-gram vectors on a token stream.
+
+    Parameters
+    ----------
+    ids : array_like of int, shape (n,)
+        Token ids in ``[0, vocab_size)``.
+    document : array_like of int, shape (n,)
+        Filing index of each token.
+    vocab_size : int
+        Number of ids $V$.
+    config : SkipGramConfig
+    rng : numpy.random.Generator
+        Initialisation, pair order and noise words.
+    drop : int or None
+        Id removed before pairing (``[SEP]``).
+
+    Returns
+    -------
+    SkipGramModel
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> m = train_skipgram([2, 3] * 50, [0] * 100, 4, SkipGramConfig(dim=2, epochs=1), np.random.default_rng(0))
+    >>> m.output_vectors.shape
+    (4, 2)
+    """
+    if not isinstance(config, SkipGramConfig):
+        raise TypeError(f"config must be a SkipGramConfig, got {type(config).__name__}")
+    check_generator(rng)
+    vocab_size = check_positive_int(vocab_size, "vocab_size")
+    ids = as_int_array(ids, "ids", ndim=1)
+    if ids.size and (ids.min() < 0 or ids.max() >= vocab_size):
+        raise ValueError(f"ids must be in [0, {vocab_size})")
+    centre, context = skipgram_pairs(ids, document, config.window, drop=drop)
+    if centre.size == 0:
+        raise ValueError("the stream has no pairs within the window")
+    counts = np.bincount(ids if drop is None else ids[ids != drop], minlength=vocab_size).astype(np.float64)
+    noise = counts ** config.noise_power
+    noise_cdf = np.cumsum(noise / noise.sum())
+    noise_cdf[-1] = 1.0
+    d, k, batch = config.dim, config.negatives, config.batch_size
+    u = (rng.random((vocab_size, d)) - 0.5) / d
+    v = np.zeros((vocab_size, d))
+    n_pairs = centre.size
+    n_steps = config.epochs * int(np.ceil(n_pairs / batch))
+    step = 0
+    epoch_loss = np.zeros(config.epochs)
+    for epoch in range(config.epochs):
+        order = rng.permutation(n_pairs)
+        total = 0.0
+        for start in range(0, n_pairs, batch):
+            rate = config.learning_rate + (config.min_learning_rate - config.learning_rate) * step / max(n_steps - 1, 1)
+            chosen = order[start:start + batch]
+            c, o = centre[chosen], context[chosen]
+            negative = np.searchsorted(noise_cdf, rng.random((c.size, k)), side="right")
+            targets = np.concatenate([o[:, None], negative], axis=1)           # (B, 1 + k)
+            signs = np.concatenate([np.ones((c.size, 1)), -np.ones((c.size, k))], axis=1)
+            uc = u[c]                                                          # (B, d)
+            vt = v[targets]                                                    # (B, 1 + k, d)
+            score = np.einsum("bd,bjd->bj", uc, vt)
+            probability = _sigmoid(signs * score)
+            total += float(-np.log(np.maximum(probability, 1e-300)).sum())
+            coefficient = -(1.0 - probability) * signs                         # d loss / d score
+            grad_u = np.einsum("bj,bjd->bd", coefficient, vt)
+            grad_v = coefficient[:, :, None] * uc[:, None, :]
+            np.add.at(u, c, -rate * grad_u)
+            np.add.at(v, targets.ravel(), -rate * grad_v.reshape(-1, d))
+            step += 1
+        epoch_loss[epoch] = total / n_pairs
+    return SkipGramModel(input_vectors=u, output_vectors=v, epoch_loss=epoch_loss, config=config)
+
+
+def cosine_neighbours(vectors, query: int, k: int = 5, *, exclude=()) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` ids whose vectors have the largest cosine with row ``query`` (itself excluded).
+
+    Parameters
+    ----------
+    vectors : array_like, shape (V, d)
+    query : int
+        Row index.
+    k : int
+        Number of neighbours.
+    exclude : iterable of int
+        Further ids never returned (e.g. ``[UNK]``, ``[SEP]``).
+
+    Returns
+    -------
+    ids : numpy.ndarray of int, shape (k,)
+    cosines : numpy.ndarray, shape (k,)
+
+    Examples
+    --------
+    >>> ids, cos = cosine_neighbours([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0]], 0, k=1)
+    >>> ids.tolist(), round(float(cos[0]), 3)
+    ([1], 0.994)
+    """
+    vectors = as_float_array(vectors, "vectors", ndim=2)
+    check_positive_int(query, "query", minimum=0)
+    if query >= vectors.shape[0]:
+        raise ValueError(f"query must be a row index below {vectors.shape[0]}, got {query}")
+    check_positive_int(k, "k")
+    norms = np.linalg.norm(vectors, axis=1)
+    if norms[query] == 0:
+        raise ValueError("the query vector is zero; its cosine is undefined")
+    cosine = vectors @ vectors[query] / (np.where(norms > 0, norms, np.inf) * norms[query])
+    cosine[query] = -np.inf
+    cosine[list(exclude)] = -np.inf
+    top = np.argsort(-cosine, kind="stable")[:k]
+    return top, cosine[top]
