@@ -231,6 +231,15 @@ def _state_statistics(n: int) -> np.ndarray:
     return stats
 
 
+@lru_cache(maxsize=8)
+def _distinct_statistics(n: int) -> tuple[np.ndarray, np.ndarray]:
+    values, counts = np.unique(_state_statistics(n), axis=0, return_counts=True)
+    log_multiplicity = np.log(counts.astype(np.float64))
+    values.setflags(write=False)
+    log_multiplicity.setflags(write=False)
+    return values, log_multiplicity
+
+
 def log_probabilities(chain: IsingChain) -> np.ndarray:
     """Exact log-probabilities of all ``2**n`` states (order of :func:`all_states`), shape ``(2**n,)``.
 
@@ -533,8 +542,9 @@ def log_likelihood_objective(statistics, theta, n: int):
     statistics = as_float_array(statistics, "statistics")
     theta = as_float_array(theta, "theta")
     n = _check_enumerable(n)
-    table = _state_statistics(n)
-    logits = theta @ table.T
+    # The states enter only through T(s): sum over its distinct values with multiplicities.
+    table, log_multiplicity = _distinct_statistics(n)
+    logits = theta @ table.T + log_multiplicity
     log_z = np.logaddexp.reduce(logits, axis=-1)
     weights = np.exp(logits - log_z[..., None])
     mean = weights @ table
