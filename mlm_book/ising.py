@@ -42,6 +42,7 @@ __all__ = [
     "IsingChain",
     "book_chain",
     "all_states",
+    "check_spins",
     "log_partition",
     "log_probabilities",
     "sample",
