@@ -7,9 +7,10 @@ negative examples. With input vectors $u$ and output vectors $v$ the loss of a p
 
 $$\ell = -\log \sigma(u_c^\top v_o) - \sum_{j=1}^{k} \log \sigma(-u_c^\top v_{n_j}),$$
 
-in nats. Training visits every pair once per epoch in a shuffled order, in minibatches
-whose gradients are summed into the rows they touch (a sparse SGD step, as in word2vec),
-with a learning rate decaying linearly to ``min_learning_rate``. The static vector of a
+in nats. Training visits every pair once per epoch in a shuffled order, in minibatches.
+Each row of $u$ or $v$ touched by a minibatch moves against the *mean* of its gradients in
+that minibatch (a sparse SGD step; summing would multiply a frequent word's step by its
+count in the batch and diverge). The learning rate decays linearly to ``min_learning_rate``. The static vector of a
 word is its input vector $u$.
 
 Examples
@@ -60,7 +61,7 @@ class SkipGramConfig:
     negatives: int = 5
     epochs: int = 8
     batch_size: int = 256
-    learning_rate: float = 0.025
+    learning_rate: float = 0.25
     min_learning_rate: float = 0.0001
     noise_power: float = 0.75
 
@@ -144,6 +145,19 @@ def _sigmoid(x):
     return 0.5 * (1.0 + np.tanh(0.5 * x))
 
 
+def _step(table: np.ndarray, rows: np.ndarray, gradients: np.ndarray, rate: float) -> None:
+    """In place: each touched row moves by ``rate`` times the *mean* of its gradients in the batch.
+
+    Summing instead would multiply a frequent word's step by its count in the batch (dozens
+    for "the"), which diverges; averaging keeps every row's step at the scale of one pair's.
+    """
+    counts = np.bincount(rows, minlength=table.shape[0])
+    sums = np.zeros_like(table)
+    np.add.at(sums, rows, gradients)
+    touched = np.flatnonzero(counts)
+    table[touched] -= rate * sums[touched] / counts[touched, None]
+
+
 def train_skipgram(ids, document, vocab_size: int, config: SkipGramConfig, rng: np.random.Generator,
                    *, drop: int | None = 1) -> SkipGramModel:
     r"""Train skip-gram vectors on a token stream.
@@ -212,8 +226,8 @@ def train_skipgram(ids, document, vocab_size: int, config: SkipGramConfig, rng: 
             coefficient = -(1.0 - probability) * signs                         # d loss / d score
             grad_u = np.einsum("bj,bjd->bd", coefficient, vt)
             grad_v = coefficient[:, :, None] * uc[:, None, :]
-            np.add.at(u, c, -rate * grad_u)
-            np.add.at(v, targets.ravel(), -rate * grad_v.reshape(-1, d))
+            _step(u, c, grad_u, rate)
+            _step(v, targets.ravel(), grad_v.reshape(-1, d), rate)
             step += 1
         epoch_loss[epoch] = total / n_pairs
     return SkipGramModel(input_vectors=u, output_vectors=v, epoch_loss=epoch_loss, config=config)
