@@ -51,6 +51,8 @@ __all__ = [
     "limits_check",
     "rho_free_check",
     "loss_gradient_check",
+    "worked_example",
+    "worked_example_text",
     "ShrinkageConfig",
     "shrinkage_curves",
     "shrinkage_figure",
@@ -358,6 +360,60 @@ def limits_check() -> dict:
     return {"copy": worst_copy, "ignore": worst_ignore}
 
 
+@dataclass(frozen=True)
+class WorkedExample:
+    """One HMM sentence, one selected position, and Theorem 2 under the three displays.
+
+    ``p`` is the context's prediction; ``q`` maps a display name to the optimum.
+    """
+
+    tokens: tuple[int, ...]
+    shown: tuple[int, ...]
+    position: int
+    true_token: int
+    random_token: int
+    p: np.ndarray = field(repr=False)
+    q: dict = field(repr=False)
+
+
+@cache
+def worked_example(length: int = 8, position: int = 4, seed: int = 12) -> WorkedExample:
+    """A sampled sentence whose position ``position`` is selected; the others corrupted by
+    BERT's channel. Theorem 2 at [MASK], at the true token kept, and at a random token."""
+    hmm = default_hmm()
+    rng = np.random.default_rng(seed)
+    _, tokens = sample(hmm, 1, length, rng)
+    shown = corrupt(BERT, tokens, rng).shown[0]
+    true_token = int(tokens[0, position])
+    random_token = int((true_token + rng.integers(1, HMM_VOCAB)) % HMM_VOCAB)
+    displays = np.repeat(shown[None], 3, axis=0)
+    displays[:, position] = (BERT.mask_id, true_token, random_token)
+    p = context_prediction(hmm, BERT, displays[:1])[0, position]
+    q = exact_posterior(hmm, BERT, displays)[:, position]
+    return WorkedExample(tuple(int(t) for t in tokens[0]), tuple(int(s) for s in shown), position, true_token,
+                         random_token, p, {"[MASK]": q[0], "kept": q[1], "random": q[2]})
+
+
+def worked_example_text(example: WorkedExample | None = None, top: int = 4) -> str:
+    """A plain-text table of the worked example: the sentence, then $p$ and the three optima
+    at the true token, the random token and the context's favourites."""
+    example = worked_example() if example is None else example
+    names = default_hmm().token_names
+    show = lambda ids: " ".join("[MASK]" if t == HMM_VOCAB else names[t] for t in ids)
+    rows = [f"sentence     : {show(example.tokens)}",
+            f"shown (i={example.position}) : {show(example.shown[:example.position])} [?] "
+            f"{show(example.shown[example.position + 1:])}", ""]
+    favourites = [int(t) for t in np.argsort(-example.p)[:top]]
+    tokens = list(dict.fromkeys([example.true_token, example.random_token] + favourites))
+    rows.append("token        p(y)    q | [MASK]   q | kept true   q | random")
+    for t in tokens:
+        tag = " (true)" if t == example.true_token else " (random)" if t == example.random_token else ""
+        cell = lambda x: f"{x:.3f}" if x >= 5e-4 else f"{x:.0e}"
+        rows.append(f"{(names[t] + tag):<12} {cell(example.p[t]):<7} {cell(example.q['[MASK]'][t]):<12} "
+                    f"{cell(example.q['kept'][t]):<13} {cell(example.q['random'][t])}")
+    return "\n".join(rows)
+
+
 # ------------------------------------------------------------------ the loss (S3-05)
 
 
@@ -472,7 +528,7 @@ def shrinkage_figure(config: ShrinkageConfig = ShrinkageConfig()):
         ax.set_xscale("log")
         ax.set_xlabel("p(v): context's probability of the visible token")
         ax.set_title(f"V = {result.vocab_size}")
-        ax.legend(fontsize=7, loc="lower right")
+        ax.legend(fontsize=7, loc="upper left")
     axes[0].set_ylabel("q(v): optimum's probability of the visible token")
     fig.tight_layout()
     return fig
