@@ -1,11 +1,11 @@
 r"""Chapter 6 — the finance case study's world and its static side.
 
 The filings corpus (:mod:`mlm_book.finance.corpus`) is regenerated, not the topic page's
-shared corpus, so its counts are the book's own; the seed was chosen once, on the corpus's
-*counts* alone, as the first of seeds 0–11 whose counts all fall in the page's scale
+shared corpus, so its counts are the book's own. The seed was chosen once, on the corpus's
+*counts* alone: among seeds 0–11, the one whose counts all fall in the page's scale
 (kestrel near balanced with at least 100 occurrences, every direction word 100–135 and every
 evaluative verb 25–45 labelled occurrences, about 1720 aliases and 1400 lexicon occurrences)
-and whose kestrel split is nearest the page's 57 / 61; no baseline result was looked at.
+with the kestrel split nearest the page's 57 / 61. No baseline result entered the choice.
 
 :func:`results` builds everything once per process (skip-gram vectors are cached on disk);
 tables and figures read from it.

@@ -121,7 +121,7 @@ _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "augu
 _TARGETS = (("expectations",), ("forecasts",), ("guidance",), ("the", "budget"), ("the", "plan"),
             ("analyst", "estimates"), ("the", "prior", "year"))
 _LEX_NOUNS = ("performance", "results", "demand", "pricing", "conditions", "position", "outlook",
-              "order", "trading", "momentum", "environment", "recovery")
+              "footing", "quarter", "momentum", "environment", "recovery")
 
 # Templates: tuples of literal words and {SLOT} markers. Every slot is filled by _fill.
 _OPENINGS = (
