@@ -102,6 +102,12 @@ def chi_square_check(batch: int = 4000, length: int = 100, seed: int = 20) -> Ch
     Tokens are uniform over the $V = 25$ tokens, so every column of $S$ is tested; the
     statistic sums over the $V$ columns, each with $V$ degrees of freedom ($V + 1$ cells).
     At the default sizes each cell expects at least about 9 counts.
+
+    Examples
+    --------
+    >>> chi = chi_square_check()
+    >>> chi.dof, chi.p_value > 1e-3, chi.min_expected >= 5
+    (625, True, True)
     """
     rng = np.random.default_rng(seed)
     tokens = rng.integers(0, HMM_VOCAB, size=(batch, length))
@@ -141,6 +147,12 @@ def theorem1_random(size: int = 2000, vocab: int = HMM_VOCAB, seed: int = 1):
 
     Returns ``(Decomposition of (p, q), Decomposition of (p, p))``: the gap is rounding
     and $q = p$ has zero KL, so the risk is smallest there.
+
+    Examples
+    --------
+    >>> d, d_self = theorem1_random()
+    >>> abs(d.gap) <= 1e-12, d_self.kl == 0.0, d.risk > d_self.risk
+    (True, True, True)
     """
     rng = np.random.default_rng(seed)
     p = rng.dirichlet(np.full(vocab, 0.5), size=size)
@@ -172,6 +184,14 @@ def theorem1_fixed_count(rho: float = 0.15, selection: str = "fixed") -> Theorem
     under the given selection; the predictor is Theorem 2's closed form (independent
     selection at ``rho``). The risk $\sum_{\tilde x, y} P(y, \tilde x \mid i\in M)(-\log q)$
     is summed over the table directly, the two terms separately.
+
+    Examples
+    --------
+    >>> fixed = theorem1_fixed_count()
+    >>> fixed.gap <= 1e-12, fixed.kl > 1e-3          # identity holds; closed form not optimal
+    (True, True)
+    >>> theorem1_fixed_count(selection="independent").kl <= 1e-12
+    True
     """
     hmm = default_hmm()
     law = Channel(HMM_VOCAB, rho=rho, selection=selection)
@@ -196,7 +216,13 @@ def theorem1_fixed_count(rho: float = 0.15, selection: str = "fixed") -> Theorem
 @cache
 def dense_agreement(rho: float) -> float:
     """Largest |dense Bayes posterior − closed form| over every length-3 display of positive
-    probability and every position, under independent selection at ``rho``."""
+    probability and every position, under independent selection at ``rho``.
+
+    Examples
+    --------
+    >>> dense_agreement(0.4) <= 1e-12
+    True
+    """
     hmm = default_hmm()
     c = Channel(HMM_VOCAB, rho=rho)
     table = dense_posteriors(hmm, c)
@@ -346,7 +372,14 @@ def rho_free_check() -> dict:
 @cache
 def limits_check() -> dict:
     r"""(iv): ``copy`` = largest |q(v) − 1| with $r = 0 < \kappa$; ``ignore`` = largest
-    |q − p| with $\kappa = 0$; both at every visible token, on random and on HMM $p$."""
+    |q − p| with $\kappa = 0$; both at every visible token, on random and on HMM $p$.
+
+    Examples
+    --------
+    >>> limits = limits_check()
+    >>> limits["copy"] <= 1e-12, limits["ignore"] <= 1e-12
+    (True, True)
+    """
     copy = Channel(HMM_VOCAB, mask=0.8, random=0.0)
     ignore = Channel(HMM_VOCAB, mask=0.8, random=0.2)
     worst_copy = worst_ignore = 0.0
@@ -454,7 +487,14 @@ def loss_gradient_check(seed: int = 7) -> dict:
 
 
 def evidence_table() -> dict:
-    """Exact evidence factors $1 + \\kappa V/r$ and half-mass thresholds at $V = 25$ and 879."""
+    """Exact evidence factors $1 + \\kappa V/r$ and half-mass thresholds at $V = 25$ and 879.
+
+    Examples
+    --------
+    >>> table = evidence_table()
+    >>> table[25]["factor"], table[879]["factor"], round(table[879]["threshold"], 6)
+    (26.0, 880.0, 0.001135)
+    """
     out = {}
     for V in (HMM_VOCAB, FILING_VOCAB):
         c = Channel(V)
