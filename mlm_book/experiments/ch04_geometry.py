@@ -1,0 +1,390 @@
+r"""Chapter 4: the geometry of the HMM encoder's vectors of the shared token $w$.
+
+What the chapter shows, and where it comes from:
+
+* the **probe/geometry splits** (:data:`SPLITS`): 1500 training and 1500 test sequences of
+  length 24 from the book's HMM, clean, with a fixed seed; they are chapter 1's splits, and
+  chapter 5's probes use them too, so the Bayes accuracy, the geometry table and the probe
+  table all describe the same test occurrences;
+* the encoder's **hidden states** of those sequences (:func:`split_vectors`), read from the
+  trained HMM encoder of :mod:`mlm_book.experiments.hmm_encoder`. Layer 0 is the encoder's
+  input $E[x_i] + P_i$ at the occurrence's own position; layer $\ell \in \{1, 2\}$ is the
+  residual stream after block $\ell$ (layer 2 is taken before the final LayerNorm);
+* the **layer table** (:func:`geometry_table`): Definition 3's measures of $w$'s test
+  occurrences at each layer, with the layer's anisotropy baseline (exact over all distinct
+  pairs of the test split's token vectors, any word) and the MEV of uniformly drawn token
+  vectors, as many as $w$ has occurrences, against the isotropic reference at that size;
+* Proposition 2 checked on the encoder's clouds (:func:`encoder_proposition2`) and on random
+  and rank-1 matrices (:func:`random_proposition2`);
+* the figure of $w$'s occurrences on their own principal axes, shaded by the exact sense
+  posterior (:func:`plot_principal_axes`).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from mlm_book import geometry
+from mlm_book.experiments.ch01_static_vectors import Chapter1Config
+from mlm_book.hmm import default_hmm, sample, sense_posteriors
+from mlm_book.ledger import Claim
+
+__all__ = [
+    "SplitConfig",
+    "SPLITS",
+    "LAYER_NAMES",
+    "Split",
+    "hmm_split",
+    "SplitVectors",
+    "split_vectors",
+    "GeometryRow",
+    "GeometryTable",
+    "geometry_table",
+    "geometry_markdown",
+    "encoder_proposition2",
+    "random_proposition2",
+    "plot_principal_axes",
+    "CLAIMS",
+]
+
+
+@dataclass(frozen=True)
+class SplitConfig:
+    """The HMM probe/geometry data: two independent sets of clean stationary sequences.
+
+    Parameters
+    ----------
+    n_train : int
+        Training sequences (probes only).
+    n_test : int
+        Test sequences: the geometry table and every probe score use these.
+    length : int
+        Sequence length (the encoder's training length).
+    split_seed : int
+        Seed of the generator that samples the training split and then the test split.
+    geometry_seed : int
+        Seed of the generator that draws token samples and the isotropic simulation.
+    """
+
+    n_train: int = 1500
+    n_test: int = 1500
+    length: int = 24
+    split_seed: int = 2
+    geometry_seed: int = 4103
+
+
+_CHAPTER1 = Chapter1Config()
+#: The book's splits: the same sequences as chapter 1's test split (same sizes, length and seed,
+#: sampled in the same order), so the Bayes accuracy there is over the occurrences probed here.
+SPLITS = SplitConfig(n_train=_CHAPTER1.train_sequences, n_test=_CHAPTER1.test_sequences,
+                     length=_CHAPTER1.length, split_seed=_CHAPTER1.split_seed)
+
+#: What each layer's vector is.
+LAYER_NAMES = (
+    "layer 0: input E[x] + P at the occurrence's position",
+    "layer 1: residual stream after block 1",
+    "layer 2: residual stream after block 2 (before the final LayerNorm)",
+)
+
+
+@dataclass(frozen=True)
+class Split:
+    """Sampled hidden states and tokens of one split, each (n_sequences, length)."""
+
+    name: str
+    states: np.ndarray
+    tokens: np.ndarray
+
+
+@functools.cache
+def hmm_split(name: str) -> Split:
+    """The ``"train"`` or ``"test"`` split of :data:`SPLITS` (memoised).
+
+    Examples
+    --------
+    >>> s = hmm_split("test")
+    >>> s.tokens.shape
+    (1500, 24)
+    """
+    if name not in ("train", "test"):
+        raise ValueError(f"name must be 'train' or 'test', got {name!r}")
+    rng = np.random.default_rng(SPLITS.split_seed)
+    states, tokens = sample(default_hmm(), SPLITS.n_train, SPLITS.length, rng)
+    if name == "test":  # drawn after the training split from the same generator, as in chapter 1
+        states, tokens = sample(default_hmm(), SPLITS.n_test, SPLITS.length, rng)
+    return Split(name=name, states=states, tokens=tokens)
+
+
+@dataclass(frozen=True)
+class SplitVectors:
+    r"""The encoder's vectors of one split, and what is known about each occurrence of $w$.
+
+    Attributes
+    ----------
+    name : str
+        ``"train"`` or ``"test"``.
+    layers : tuple of numpy.ndarray
+        ``layers[l]`` has shape (n_sequences * length, d): every token's vector at layer ``l``.
+    occurrences : numpy.ndarray of bool, shape (n_sequences * length,)
+        Where the token is $w$.
+    positions : numpy.ndarray of int, shape (k,)
+        Position of each occurrence of $w$ in its sequence.
+    senses : numpy.ndarray of int, shape (k,)
+        True (sampled) sense of each occurrence: 0 for regime a's heavy state, 1 for regime b's.
+    posterior : numpy.ndarray, shape (k,)
+        Exact $P(\text{sense } 1 \mid x)$ by forward–backward.
+    token_table : numpy.ndarray, shape (d,)
+        The encoder's token-table row $E[w]$.
+    """
+
+    name: str
+    layers: tuple
+    occurrences: np.ndarray
+    positions: np.ndarray
+    senses: np.ndarray
+    posterior: np.ndarray
+    token_table: np.ndarray
+
+    def word(self, layer: int) -> np.ndarray:
+        """Vectors of the occurrences of $w$ at ``layer``, shape (k, d)."""
+        return self.layers[layer][self.occurrences]
+
+    @property
+    def n_occurrences(self) -> int:
+        return int(self.occurrences.sum())
+
+
+def _encoder():
+    # Imported here: the trained encoder is built (or loaded from the cache) on first use only.
+    from mlm_book.experiments import hmm_encoder
+
+    return hmm_encoder
+
+
+@functools.cache
+def split_vectors(name: str) -> SplitVectors:
+    """Hidden states of the trained HMM encoder on a split, with sense labels and posteriors.
+
+    Examples
+    --------
+    >>> v = split_vectors("test")  # doctest: +SKIP
+    >>> len(v.layers), v.word(1).shape[1]  # doctest: +SKIP
+    (3, 32)
+    """
+    split = hmm_split(name)
+    hmm = default_hmm()
+    encoder = _encoder()
+    hidden = encoder.hidden_states(split.tokens)
+    layers = tuple(np.asarray(h, dtype=np.float64).reshape(-1, np.shape(h)[-1]) for h in hidden)
+    mask = split.tokens == hmm.shared_token
+    positions = np.broadcast_to(np.arange(SPLITS.length), split.tokens.shape)[mask]
+    senses = (split.states[mask] == hmm.sense_states[1]).astype(np.int64)
+    posterior = sense_posteriors(hmm, split.tokens)[mask][:, 1]
+    table = np.asarray(encoder.token_table(), dtype=np.float64)[hmm.shared_token]
+    return SplitVectors(name=name, layers=layers, occurrences=mask.ravel(), positions=positions,
+                        senses=senses, posterior=posterior, token_table=table)
+
+
+@dataclass(frozen=True)
+class GeometryRow:
+    """Definition 3 at one layer (see :class:`mlm_book.geometry.CloudGeometry`)."""
+
+    layer: int
+    vector: str
+    geometry: geometry.CloudGeometry
+    distinct_vectors: int
+
+
+@dataclass(frozen=True)
+class GeometryTable:
+    """The layer table for $w$ on the HMM encoder's test occurrences."""
+
+    config: SplitConfig
+    rows: tuple
+    n_occurrences: int
+    n_tokens: int
+
+    def column(self, field: str) -> tuple[float, ...]:
+        """One measure across layers, e.g. ``column("adjusted")``."""
+        return tuple(float(getattr(row.geometry, field)) for row in self.rows)
+
+
+@functools.cache
+def geometry_table() -> GeometryTable:
+    """Definition 3's measures of $w$ at layers 0, 1, 2 on the test split (memoised)."""
+    vectors = split_vectors("test")
+    rng = np.random.default_rng(SPLITS.geometry_seed)
+    rows = []
+    for layer, pool in enumerate(vectors.layers):
+        word = vectors.word(layer)
+        rows.append(GeometryRow(layer=layer, vector=LAYER_NAMES[layer],
+                                geometry=geometry.describe_cloud(word, pool, rng),
+                                distinct_vectors=int(np.unique(word, axis=0).shape[0])))
+    return GeometryTable(config=SPLITS, rows=tuple(rows), n_occurrences=vectors.n_occurrences,
+                         n_tokens=int(vectors.layers[0].shape[0]))
+
+
+def geometry_markdown(table: GeometryTable | None = None) -> str:
+    """The layer table as Markdown."""
+    table = geometry_table() if table is None else table
+    lines = ["| layer | vector | self-similarity | MEV | baseline | adjusted | token MEV | isotropic MEV |",
+             "|---|---|---|---|---|---|---|---|"]
+    for row in table.rows:
+        g = row.geometry
+        lines.append(f"| {row.layer} | {row.vector.split(': ', 1)[1]} | {g.self_similarity:.3f} | {g.mev:.3f} | "
+                     f"{g.baseline:.3f} | {g.adjusted:.3f} | {g.token_mev:.3f} | {g.isotropic_mev:.3f} |")
+    return "\n".join(lines)
+
+
+@functools.cache
+def encoder_proposition2() -> tuple[geometry.Proposition2Check, ...]:
+    """Proposition 2 and Eckart–Young on $w$'s test cloud at each layer."""
+    vectors = split_vectors("test")
+    rng = np.random.default_rng(SPLITS.geometry_seed + 1)
+    return tuple(geometry.check_proposition2(vectors.word(layer), rng) for layer in range(len(vectors.layers)))
+
+
+@functools.cache
+def random_proposition2() -> tuple[geometry.Proposition2Check, ...]:
+    """Proposition 2 on random Gaussian matrices of several shapes, with an offset, and a rank-1 matrix.
+
+    Examples
+    --------
+    >>> checks = random_proposition2()
+    >>> all(c.holds(1e-12) for c in checks), checks[-1].rank, abs(checks[-1].mev - 1) < 1e-12
+    (True, 1, True)
+    """
+    rng = np.random.default_rng(SPLITS.geometry_seed + 2)
+    checks = []
+    for shape in ((6663, 32), (118, 64), (40, 80), (5, 3)):
+        matrix = rng.standard_normal(shape) * rng.uniform(0.2, 3.0, size=shape[1]) + rng.standard_normal(shape[1])
+        checks.append(geometry.check_proposition2(matrix, rng))
+    rank_one = np.outer(rng.uniform(0.5, 2.0, size=500) * rng.choice([-1.0, 1.0], size=500),
+                        rng.standard_normal(32))
+    checks.append(geometry.check_proposition2(rank_one, rng))
+    return tuple(checks)
+
+
+def plot_principal_axes(layers=(0, 1, 2)):
+    """Figure: $w$'s test occurrences on their own two principal axes at each layer.
+
+    Points are shaded by the exact posterior $P(\\text{sense } b \\mid x)$; points with an
+    uncertain sense come out pale. At layer 0 the occurrences coincide on one point per position.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    import matplotlib.pyplot as plt
+
+    vectors = split_vectors("test")
+    table = geometry_table()
+    fig, axes = plt.subplots(1, len(layers), figsize=(4.2 * len(layers), 4.0), constrained_layout=True)
+    axes = np.atleast_1d(axes)
+    # Random drawing order (seeded), so neither sense systematically hides the other where points overlap.
+    order = np.random.default_rng(SPLITS.geometry_seed).permutation(vectors.n_occurrences)
+    for ax, layer in zip(axes, layers):
+        projection = geometry.principal_axes(vectors.word(layer), 2)
+        coords = projection.coordinates[order]
+        points = ax.scatter(coords[:, 0], coords[:, 1], c=vectors.posterior[order], cmap="coolwarm",
+                            vmin=0.0, vmax=1.0, s=6, alpha=0.7, linewidths=0)
+        g = table.rows[layer].geometry
+        ax.set_title(f"layer {layer}: adjusted {g.adjusted:.3f}, MEV {g.mev:.3f}", fontsize=10)
+        ax.set_xlabel(f"PC 1 ({projection.explained[0]:.0%} of centred variance)")
+        ax.set_ylabel(f"PC 2 ({projection.explained[1]:.0%})")
+    fig.colorbar(points, ax=axes, shrink=0.85, label="exact P(sense b | sentence)")
+    return fig
+
+
+# --------------------------------------------------------------------------------------
+# Claims
+# --------------------------------------------------------------------------------------
+
+
+def _definitions_gap() -> float:
+    """S5-02: the package's measures against their literal definitions on w's layer-1 cloud."""
+    word = split_vectors("test").word(1)[:1500]  # the explicit cosine matrix is quadratic in k
+    cosines = geometry.cosine_matrix(word)
+    k = word.shape[0]
+    literal_similarity = (cosines.sum() - np.trace(cosines)) / (k * (k - 1))
+    sigma = np.linalg.svd(word, compute_uv=False)  # uncentred
+    return max(abs(geometry.self_similarity(word) - literal_similarity),
+               abs(geometry.mev(word) - sigma[0] ** 2 / np.sum(sigma**2)))
+
+
+def _isotropic_baseline() -> float:
+    """S5-03: the baseline of an isotropic Gaussian sample of the test split's size and dimension."""
+    table = geometry_table()
+    d = table.rows[0].geometry.dim
+    return geometry.anisotropy_baseline(np.random.default_rng(SPLITS.geometry_seed + 3).standard_normal((table.n_tokens, d)))
+
+
+def _all_checks():
+    return random_proposition2() + encoder_proposition2()
+
+
+def _rounding_gap() -> float:
+    table = geometry_table()
+    return max(abs(round(r.geometry.adjusted, 3) - (round(r.geometry.self_similarity, 3) - round(r.geometry.baseline, 3)))
+               for r in table.rows)
+
+
+CLAIMS = (
+    Claim("S5-02", "Def 3 as implemented equals the literal definitions (mean cosine over j≠l from the full "
+          "cosine matrix; sigma_1^2/sum sigma_i^2 of the uncentred matrix), on 1500 of w's layer-1 vectors: "
+          "largest difference", seed="—", rule="≤ 1e-12", compute=_definitions_gap,
+          accept=lambda v: v <= 1e-12, fmt=".1e"),
+    Claim("S5-03", "Anisotropy baseline of an isotropic Gaussian sample (as many vectors as test tokens, d = 32)",
+          seed="0 (isotropic)", rule="abs ≤ 0.01", compute=_isotropic_baseline,
+          accept=lambda v: abs(v) <= 0.01, fmt=".1e"),
+    Claim("S5-04", "Prop 2 (i): relative gradient of sum ||h_j - c||^2 at the row mean, worst over random "
+          "matrices, a rank-1 matrix and w's clouds at layers 0-2", seed="0", rule="≤ 1e-12",
+          compute=lambda: max(c.mean_gradient for c in _all_checks()), accept=lambda v: v <= 1e-12, fmt=".1e"),
+    Claim("S5-05", "Prop 2 (ii): |MEV − Rayleigh quotient at the top eigenvector of H^T H| (and no random "
+          "direction above MEV), worst over the same clouds", seed="—", rule="≤ 1e-12",
+          compute=lambda: max(c.variational for c in _all_checks()), accept=lambda v: v <= 1e-12, fmt=".1e"),
+    Claim("S5-06", "Prop 2 (iii): smallest slacks MEV − 1/r and 1 − MEV over the same clouds; |1 − MEV| for "
+          "the rank-1 matrix", seed="—", rule="both slacks ≥ −1e-12; rank-1 MEV = 1 to 1e-12",
+          compute=lambda: (min(c.lower_slack for c in _all_checks()), min(c.upper_slack for c in _all_checks()),
+                           abs(1.0 - random_proposition2()[-1].mev)),
+          accept=lambda v: v[0] >= -1e-12 and v[1] >= -1e-12 and v[2] <= 1e-12, fmt=".2e"),
+    Claim("S5-07", "Eckart–Young: |share of ||H||_F^2 missed by the best rank-1 fit − (1 − MEV)|, worst over "
+          "the same clouds", seed="—", rule="≤ 1e-12",
+          compute=lambda: max(c.eckart_young for c in _all_checks()), accept=lambda v: v <= 1e-12, fmt=".1e"),
+    Claim("S5-09", "HMM encoder, w, self-similarity at layers 0 / 1 / 2 (test occurrences)",
+          seed="0.763 / 0.620 / 0.676", rule="layers 1 and 2 below layer 0",
+          compute=lambda: geometry_table().column("self_similarity"),
+          accept=lambda v: v[1] < v[0] and v[2] < v[0]),
+    Claim("S5-10", "HMM encoder, w, MEV (uncentred) at layers 0 / 1 / 2", seed="0.763 / 0.638 / 0.691",
+          rule="layers 1 and 2 below layer 0; all in (1/32, 1]", compute=lambda: geometry_table().column("mev"),
+          accept=lambda v: v[1] < v[0] and v[2] < v[0] and all(1 / 32 < x <= 1 for x in v)),
+    Claim("S5-11", "HMM encoder, anisotropy baseline (exact mean cosine over distinct pairs of all test-token "
+          "vectors) at layers 0 / 1 / 2", seed="0.068 / 0.152 / 0.203", rule="layer 1 > layer 0",
+          compute=lambda: geometry_table().column("baseline"), accept=lambda v: v[1] > v[0]),
+    Claim("S5-12", "HMM encoder, w, adjusted self-similarity at layers 0 / 1 / 2", seed="0.695 / 0.467 / 0.473",
+          rule="layers 1 and 2 below layer 0; minimum at layer 1 or within 0.02 of layer 2",
+          compute=lambda: geometry_table().column("adjusted"),
+          accept=lambda v: v[1] < v[0] and v[2] < v[0] and v[1] <= v[2] + 0.02),
+    Claim("S5-17", "HMM rows: |round(adjusted) − (round(self-sim) − round(baseline))|, worst layer (3 decimals)",
+          seed="holds", rule="≤ 0.001", compute=_rounding_gap, accept=lambda v: v <= 0.001 + 1e-12),
+    Claim("S5-18", "Distinct layer-0 vectors of w over its test occurrences (one per position at most)",
+          seed="—", rule="≤ 24 (the sequence length)",
+          compute=lambda: geometry_table().rows[0].distinct_vectors, accept=lambda v: 1 <= v <= SPLITS.length,
+          fmt="d"),
+    Claim("S5-20", "HMM encoder: adjusted self-similarity at layer 1 vs layer 0", seed="lower at layer 1",
+          rule="adjusted(L1) < adjusted(L0)", compute=lambda: geometry_table().column("adjusted")[:2],
+          accept=lambda v: v[1] < v[0]),
+    Claim("S5-21", "HMM encoder: anisotropy baseline at layer 0 vs layer 1", seed="rises",
+          rule="baseline(L1) > baseline(L0)", compute=lambda: geometry_table().column("baseline")[:2],
+          accept=lambda v: v[1] > v[0]),
+    Claim("S7-15", "'MEV (its baseline)' at HMM layer 1: MEV of as many uniformly drawn test-token vectors as w "
+          "has occurrences, vs w's MEV (and the isotropic reference at that size)", seed="0.373 (w: 0.638)",
+          rule="w's MEV > token MEV",
+          compute=lambda: {"tokens": geometry_table().rows[1].geometry.token_mev,
+                           "w": geometry_table().rows[1].geometry.mev,
+                           "isotropic": geometry_table().rows[1].geometry.isotropic_mev},
+          accept=lambda v: v["w"] > v["tokens"]),
+)
