@@ -35,13 +35,13 @@ from mlm_book.finance.orientation import Orientation, semantic_orientation
 from mlm_book.finance.skipgram import SkipGramConfig, SkipGramModel, cosine_neighbours, train_skipgram
 from mlm_book.finance.vocab import SEP_ID, UNK_ID, Vocabulary, build_vocabulary
 from mlm_book.finance.voting import Vote, lexicon_vote
-from mlm_book.finance.windows import centre_position, fixed_windows, nearest_centre
+from mlm_book.finance.windows import centre_position, centred_windows, fixed_windows, nearest_centre
 from mlm_book.finance.world import COMPANIES, DIRECTION_WORDS, ENTITY_ORG, ENTITY_PRODUCT, EVALUATIVE_VERBS, LEXICON
 from mlm_book.ledger import Claim
 
 __all__ = [
     "Chapter6Config", "Chapter6Results", "CorpusCounts", "results", "counts_table", "caps_table",
-    "neighbours_table", "orientation_table", "voting_table", "example_filing", "figure_aliases",
+    "neighbours_table", "orientation_table", "voting_table", "example_filing", "window_view", "figure_aliases",
     "figure_positions", "figure_polarity", "CLAIMS",
 ]
 
@@ -70,6 +70,10 @@ class Chapter6Config:
         Labelled occurrences a word needs to enter the news-polarity probe set.
     vote_windows : tuple
         Windows (words; ``None`` = whole filing) of lexicon-neighbour voting.
+    position_folds : int
+        Folds of the position-only reader of *kestrel* (stratified, seeded by ``position_seed``).
+    position_seed : int
+        Seed of its fold assignment.
     neighbour_words : tuple of str
         Words whose skip-gram neighbours the chapter shows.
     """
@@ -83,6 +87,8 @@ class Chapter6Config:
     skipgram_seed: int = 0
     polarity_min_count: int = 20
     vote_windows: tuple = (8, 32, None)
+    position_folds: int = 5
+    position_seed: int = 0
     neighbour_words: tuple = ("revenue", "costs", "rose", "surpassed", "kestrel", "strong", "weak")
 
 
@@ -148,6 +154,7 @@ class Chapter6Results:
     votes: tuple
     nearest_positions: np.ndarray
     centre: int
+    position_reader: dict
 
 
 def _unigram_entropy(ids: np.ndarray, size: int) -> float:
@@ -198,6 +205,23 @@ def _typing_probe(corpus: Corpus, ids: np.ndarray, vectors: np.ndarray) -> probe
     return probe.cross_validate(features, labels, probe.leave_one_group_out(corpus.alias[typed]))
 
 
+def _position_reader(config: Chapter6Config, corpus: Corpus, positions: np.ndarray) -> dict:
+    """Five-fold probe typing kestrel from its window position alone, under both readings.
+
+    Features are one-hot window positions: the nearest-centre position, or the centred one
+    (always the same, so the probe is intercept-only and predicts each training fold's majority).
+    """
+    mask = (corpus.tokens == "kestrel") & (corpus.entity > 0)
+    labels = (corpus.entity[mask] == ENTITY_PRODUCT).astype(np.int64)
+    splits = probe.kfold_splits(int(mask.sum()), config.position_folds,
+                                np.random.default_rng(config.position_seed), labels=labels)
+    eye = np.eye(config.window_length)
+    nearest = probe.cross_validate(eye[positions[mask]], labels, splits)
+    centred = probe.cross_validate(eye[np.full(int(mask.sum()), centre_position(config.window_length))],
+                                   labels, splits)
+    return {"nearest-centre": nearest.accuracy, "centred": centred.accuracy}
+
+
 def _lexicon_probe(vocabulary: Vocabulary, vectors: np.ndarray) -> probe.CrossValidation:
     words = list(LEXICON)
     features = vectors[[vocabulary.lookup(word) for word in words]]
@@ -234,6 +258,7 @@ def results(config: Chapter6Config | None = None) -> Chapter6Results:
         orientation=semantic_orientation(corpus),
         votes=tuple(lexicon_vote(corpus, window) for window in config.vote_windows),
         nearest_positions=positions, centre=centre_position(config.window_length),
+        position_reader=_position_reader(config, corpus, positions),
     )
 
 
@@ -255,6 +280,27 @@ def example_filing(r: Chapter6Results | None = None, document: int | None = None
         candidates = np.unique(corpus.document[closing & (corpus.filer[corpus.document] == 0)])
         document = int(candidates[0]) if candidates.size else 0
     return render_document(corpus, document)
+
+
+def window_view(r: Chapter6Results | None = None, index: int | None = None) -> str:
+    """The centred window of stream token ``index`` as text, ``[PAD]`` beyond the filing's edge.
+
+    By default the last PRODUCT mention of kestrel in :func:`example_filing`'s filing. The centre
+    token is shown in double brackets.
+    """
+    r = results() if r is None else r
+    corpus = r.corpus
+    if index is None:
+        products = np.flatnonzero((corpus.tokens == "kestrel") & (corpus.entity == ENTITY_PRODUCT))
+        index = int(products[corpus.filer[corpus.document[products]] == 0][0]) if products.size else 0
+    windows, valid = centred_windows(r.ids, corpus.document, length=r.config.window_length,
+                                     pad_id=r.vocabulary.pad_id,
+                                     select=[index])
+    words = [str(corpus.tokens[index + k - r.centre]) if ok else "[PAD]"
+             for k, ok in enumerate(valid[0])]
+    words[r.centre] = f"[[{words[r.centre]}]]"
+    assert windows[0, r.centre] == r.ids[index]
+    return " ".join(words)
 
 
 def counts_table(r: Chapter6Results | None = None) -> str:

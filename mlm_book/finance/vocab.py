@@ -6,7 +6,10 @@ Ids are laid out as
 * ``1`` = ``[SEP]``, the sentence separator;
 * ``2 .. size - 1`` = the frequent words, by decreasing count (ties alphabetical);
 * ``size`` = ``[MASK]``, an *input-only* id for an encoder: it is never a target, so the
-  output layer has ``size`` classes and the input embedding ``size + 1`` rows.
+  output layer has ``size`` classes;
+* ``size + 1`` = ``[PAD]``, also input-only: the slots of a centred window beyond a filing's
+  edge (:func:`mlm_book.finance.windows.centred_windows`), which an encoder masks as keys.
+  An input embedding therefore has ``size + 2`` rows.
 
 :meth:`Vocabulary.encode` maps an unknown word to ``[UNK]`` (that is what ``[UNK]`` is
 for); :meth:`Vocabulary.lookup` is the strict form and raises :class:`KeyError` instead.
@@ -18,8 +21,8 @@ Examples
 ('[UNK]', '[SEP]', 'a')
 >>> vocab.encode(["a", "c", "[SEP]"]).tolist()
 [2, 0, 1]
->>> vocab.size, vocab.mask_id
-(3, 3)
+>>> vocab.size, vocab.mask_id, vocab.pad_id
+(3, 3, 4)
 """
 
 from __future__ import annotations
@@ -32,9 +35,9 @@ import numpy as np
 
 from mlm_book.validation import check_positive_int, check_tokens
 
-__all__ = ["Vocabulary", "build_vocabulary", "UNK", "SEP", "MASK", "UNK_ID", "SEP_ID"]
+__all__ = ["Vocabulary", "build_vocabulary", "UNK", "SEP", "MASK", "PAD", "UNK_ID", "SEP_ID"]
 
-UNK, SEP, MASK = "[UNK]", "[SEP]", "[MASK]"
+UNK, SEP, MASK, PAD = "[UNK]", "[SEP]", "[MASK]", "[PAD]"
 UNK_ID, SEP_ID = 0, 1
 
 
@@ -71,6 +74,11 @@ class Vocabulary:
         return self.size
 
     @property
+    def pad_id(self) -> int:
+        """The input-only [PAD] id (equal to :attr:`size` + 1)."""
+        return self.size + 1
+
+    @property
     def n_words(self) -> int:
         """Number of frequent words (without [UNK] and [SEP])."""
         return self.size - 2
@@ -103,16 +111,16 @@ class Vocabulary:
                            f"times); encode() maps it to [UNK]") from None
 
     def decode(self, ids) -> list[str]:
-        """Strings of ``ids`` (shape ``(n,)``); the [MASK] id decodes to ``[MASK]``.
+        """Strings of ``ids`` (shape ``(n,)``); the input-only ids decode to ``[MASK]`` and ``[PAD]``.
 
         Examples
         --------
         >>> vocab = build_vocabulary(["x"] * 5)
-        >>> vocab.decode([2, 1, 3])
-        ['x', '[SEP]', '[MASK]']
+        >>> vocab.decode([2, 1, 3, 4])
+        ['x', '[SEP]', '[MASK]', '[PAD]']
         """
-        ids = check_tokens(ids, "ids", self.size + 1, ndim=1, allow_empty=True)
-        table = self.words + (MASK,)
+        ids = check_tokens(ids, "ids", self.size + 2, ndim=1, allow_empty=True)
+        table = self.words + (MASK, PAD)
         return [table[i] for i in ids.tolist()]
 
     def coverage(self, tokens: Iterable[str]) -> float:
@@ -146,7 +154,7 @@ def build_vocabulary(tokens: Iterable[str], min_count: int = 5) -> Vocabulary:
     Raises
     ------
     ValueError
-        If ``min_count`` < 1 or a token is one of the reserved strings ``[UNK]``/``[MASK]``.
+        If ``min_count`` < 1 or a token is one of the reserved strings ``[UNK]``, ``[MASK]``, ``[PAD]``.
 
     Examples
     --------
@@ -159,7 +167,7 @@ def build_vocabulary(tokens: Iterable[str], min_count: int = 5) -> Vocabulary:
     """
     check_positive_int(min_count, "min_count")
     counts = Counter(tokens)
-    for reserved in (UNK, MASK):
+    for reserved in (UNK, MASK, PAD):
         if reserved in counts:
             raise ValueError(f"tokens must not contain the reserved string {reserved}")
     n_sep = counts.pop(SEP, 0)

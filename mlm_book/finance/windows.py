@@ -82,7 +82,8 @@ def centred_windows(ids, document, *, length: int = 32, pad_id: int, select=None
     length : int
         Window length (at least 2); the token sits at :func:`centre_position`.
     pad_id : int
-        Id written into slots outside the token's filing (an input-only [PAD]).
+        Id written into slots outside the token's filing: the input-only [PAD],
+        :attr:`mlm_book.finance.vocab.Vocabulary.pad_id`.
     select : array_like of int, shape (m,), optional
         Stream indices of the tokens to read; all tokens by default.
 
