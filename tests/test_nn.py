@@ -1,0 +1,341 @@
+"""Tests of the NumPy encoder: gradients, the selected-rows loss, structure, Adam, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mlm_book.channel import Channel
+from mlm_book.nn import adam as adam_module
+from mlm_book.nn import encoder as enc
+from mlm_book.nn import gradcheck, layers
+from mlm_book.nn import train as train_module
+from mlm_book.nn.runtime import blas_threads, tune_allocator
+
+SMALL = enc.EncoderConfig(vocab_size=6, length=5, d_model=8, n_blocks=2, n_heads=2)
+
+
+def perturbed_params(config=SMALL, seed=0):
+    """float64 parameters moved away from their special initial values (gains 1, biases 0)."""
+    rng = np.random.default_rng(seed)
+    params = enc.init_params(config, rng, dtype=np.float64)
+    for value in params.values():
+        value += rng.normal(0.0, 0.3, size=value.shape)
+    return params
+
+
+def random_batch(config=SMALL, batch=3, seed=1):
+    rng = np.random.default_rng(seed)
+    shown = rng.integers(0, config.input_vocab_size, size=(batch, config.length))
+    targets = rng.integers(0, config.vocab_size, size=(batch, config.length))
+    selected = rng.random((batch, config.length)) < 0.4
+    selected[0, 0] = True
+    return shown, targets, selected
+
+
+def full_forward_loss(params, config, shown, targets, selected):
+    """The loss recomputed from every position's logits, in float64 log-sum-exp."""
+    z = enc.logits(params, config, shown).astype(np.float64)[selected]
+    y = targets[selected]
+    top = z.max(axis=1, keepdims=True)
+    lse = np.log(np.exp(z - top).sum(axis=1)) + top[:, 0]
+    return float(np.mean(lse - z[np.arange(len(y)), y]))
+
+
+# --------------------------------------------------------------------------- gradients
+@pytest.mark.parametrize("config", [SMALL, enc.EncoderConfig(vocab_size=4, length=4, d_model=6, n_blocks=1, n_heads=3)])
+def test_gradient_check_every_tensor_and_the_input(config):
+    result = gradcheck.gradient_check(config, np.random.default_rng(3), batch=3)
+    assert set(result.errors) == set(enc.param_names(config)) | {"x0"}
+    assert result.max_error <= 1e-6, result.errors
+
+
+def test_gradient_check_catches_a_wrong_backward(monkeypatch):
+    # A check that cannot fail proves nothing: break the LayerNorm gain gradient.
+    original = layers.layer_norm_backward
+
+    def broken(dy, cache_):
+        dx, grads = original(dy, cache_)
+        return dx, {"g": grads["g"] * 1.01, "b": grads["b"]}
+
+    monkeypatch.setattr(layers, "layer_norm_backward", broken)
+    result = gradcheck.gradient_check(SMALL, np.random.default_rng(3), batch=2)
+    assert result.errors["ln_f.g"] > 1e-3
+
+
+def test_faster_mlp_backward_matches_the_reference():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(7, 5))
+    W_1, b_1 = rng.normal(size=(5, 20)), rng.normal(size=20)
+    W_2, b_2 = rng.normal(size=(20, 5)), rng.normal(size=5)
+    dy = rng.normal(size=(7, 5))
+    _, cache_ = layers.mlp_forward(x, W_1, b_1, W_2, b_2)
+    dx, grads = layers.mlp_backward(dy, cache_)
+    dx_ref, grads_ref = layers.mlp_backward_reference(dy, x, W_1, b_1, W_2, b_2)
+    assert np.max(np.abs(dx - dx_ref)) < 1e-12
+    for name in grads:
+        assert np.max(np.abs(grads[name] - grads_ref[name])) < 1e-12
+
+
+# --------------------------------------------------------------------------- the selected-rows loss
+def test_selected_rows_loss_equals_the_full_forward_loss():
+    params = perturbed_params()
+    shown, targets, selected = random_batch()
+    assert abs(enc.loss(params, SMALL, shown, targets, selected)
+               - full_forward_loss(params, SMALL, shown, targets, selected)) <= 1e-12
+
+
+def test_selected_rows_gradients_equal_the_full_forward_gradients():
+    params = perturbed_params()
+    shown, targets, selected = random_batch()
+    _, grads = enc.loss_and_grads(params, SMALL, shown, targets, selected)
+    # Full forward at every position; the loss gradient is zero at unselected rows.
+    z, cache_ = enc.forward(params, SMALL, shown)
+    _, d_sel = layers.cross_entropy_forward(z[selected.reshape(-1)], targets[selected])
+    dz = np.zeros_like(z)
+    dz[selected.reshape(-1)] = d_sel
+    full = enc.backward(dz, cache_)
+    for name in grads:
+        assert np.max(np.abs(grads[name] - full[name])) <= 1e-12, name
+
+
+# --------------------------------------------------------------------------- structure
+def test_permuting_the_batch_permutes_the_outputs():
+    params = perturbed_params()
+    shown, _, _ = random_batch(batch=5)
+    order = np.array([3, 0, 4, 1, 2])
+    out = enc.logits(params, SMALL, shown)
+    assert np.max(np.abs(enc.logits(params, SMALL, shown[order]) - out[order])) <= 1e-12
+    hidden = enc.hidden_states(params, SMALL, shown)
+    hidden_perm = enc.hidden_states(params, SMALL, shown[order])
+    for layer, layer_perm in zip(hidden, hidden_perm):
+        assert np.max(np.abs(layer_perm - layer[order])) <= 1e-12
+
+
+def test_every_output_depends_on_every_position():
+    # No causal mask: changing the token at j changes the logits at every i, before and after j.
+    params = perturbed_params()
+    shown, _, _ = random_batch(batch=1)
+    base = enc.logits(params, SMALL, shown)[0]
+    for j in range(SMALL.length):
+        changed = shown.copy()
+        changed[0, j] = (changed[0, j] + 1) % SMALL.input_vocab_size
+        delta = np.abs(enc.logits(params, SMALL, changed)[0] - base).max(axis=1)
+        assert np.all(delta > 1e-8), (j, delta)
+
+
+def test_hidden_states_layers():
+    params = perturbed_params()
+    shown, _, _ = random_batch(batch=2)
+    hidden = enc.hidden_states(params, SMALL, shown)
+    assert len(hidden) == SMALL.n_blocks + 1
+    assert np.allclose(hidden[0], params["E"][shown] + params["P"][None], atol=1e-14, rtol=0)
+    # the last layer is the residual stream before the final LayerNorm: the head maps it to the logits
+    z, _ = layers.head_forward(hidden[-1].reshape(-1, SMALL.d_model), params["ln_f.g"], params["ln_f.b"],
+                               params["E"][:SMALL.vocab_size], params["b_out"], SMALL.ln_eps)
+    assert np.max(np.abs(z - enc.logits(params, SMALL, shown).reshape(z.shape))) <= 1e-12
+
+
+def test_softmax_survives_a_row_far_below_the_rest():
+    s = np.random.default_rng(0).normal(size=(1, 2, 3, 3)).astype(np.float32)
+    s[0, 1, 2] -= 1000.0                     # exp underflows for this row under a global shift
+    a = layers._softmax_last(s.copy())
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    assert np.all(np.isfinite(a))
+    assert np.allclose(a, e / e.sum(axis=-1, keepdims=True), atol=1e-6)
+
+
+# --------------------------------------------------------------------------- Adam
+def test_adam_matches_a_hand_computed_two_steps():
+    theta = {"w": np.array([1.0, -2.0]), "b": np.array([0.5])}
+    opt = adam_module.Adam(theta, adam_module.AdamConfig(beta1=0.9, beta2=0.999, eps=1e-8))
+    g1 = {"w": np.array([0.2, -0.4]), "b": np.array([1.0])}
+    g2 = {"w": np.array([-0.1, 0.3]), "b": np.array([2.0])}
+    opt.step(g1, lr=0.01)
+    opt.step(g2, lr=0.02)
+    expected = {}
+    for name, start in (("w", np.array([1.0, -2.0])), ("b", np.array([0.5]))):
+        m = 0.1 * g1[name]
+        v = 0.001 * g1[name] ** 2
+        p = start - 0.01 * (m / 0.1) / (np.sqrt(v / 0.001) + 1e-8)
+        m = 0.9 * m + 0.1 * g2[name]
+        v = 0.999 * v + 0.001 * g2[name] ** 2
+        p = p - 0.02 * (m / (1 - 0.9 ** 2)) / (np.sqrt(v / (1 - 0.999 ** 2)) + 1e-8)
+        expected[name] = p
+    assert not opt.fused
+    for name in theta:
+        assert np.max(np.abs(theta[name] - expected[name])) < 1e-15
+
+
+def test_fused_adam_equals_per_tensor_adam():
+    fused = enc.init_params(SMALL, np.random.default_rng(0), dtype=np.float64)
+    separate = {k: v.copy() for k, v in fused.items()}
+    a, b = adam_module.Adam(fused), adam_module.Adam(separate)
+    assert a.fused and not b.fused
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        grads = {k: rng.normal(size=v.shape) for k, v in fused.items()}
+        a.step(grads, 1e-2)
+        b.step(grads, 1e-2)
+    for name in fused:
+        assert np.max(np.abs(fused[name] - separate[name])) < 1e-15
+
+
+def test_learning_rate_schedule():
+    cfg = train_module.TrainConfig(steps=300, lr=1e-2, warmup=100, final_lr_fraction=0.1)
+    rates = [train_module.learning_rate(cfg, s) for s in range(cfg.steps)]
+    assert rates[99] == pytest.approx(1e-2) and rates[-1] == pytest.approx(1e-3)
+    assert all(x <= y for x, y in zip(rates[:100], rates[1:101]))      # warm-up rises
+    assert all(x >= y for x, y in zip(rates[100:], rates[101:]))       # then decays
+
+
+# --------------------------------------------------------------------------- training and cache
+TINY = enc.EncoderConfig(vocab_size=3, length=4, d_model=8, n_blocks=1, n_heads=2)
+TINY_TRAIN = train_module.TrainConfig(steps=30, batch_size=4, lr=1e-2, warmup=5)
+
+
+def tiny_source(batch, rng):
+    return rng.integers(0, 3, size=(batch, 4))
+
+
+def test_training_is_reproducible_and_cached(tmp_path):
+    channel = Channel(vocab_size=3, rho=0.5)
+    first = train_module.cached_training("tiny", TINY, TINY_TRAIN, tiny_source, channel, {"source": "uniform"},
+                                         directory=tmp_path, progress=False)
+    again = train_module.train(TINY, TINY_TRAIN, tiny_source, channel, np.random.default_rng(TINY_TRAIN.seed),
+                               progress=False)
+    loaded = train_module.cached_training("tiny", TINY, TINY_TRAIN, tiny_source, channel, {"source": "uniform"},
+                                          directory=tmp_path, progress=False)
+    assert len(list(tmp_path.glob("tiny-*.npz"))) == 1
+    assert np.array_equal(first.losses, again.losses) and np.array_equal(loaded.losses, again.losses)
+    for name in again.params:
+        assert np.array_equal(loaded.params[name], again.params[name])
+    assert adam_module.Adam(loaded.params).fused
+
+
+def test_nan_parameters_from_the_cache_are_refused(tmp_path, monkeypatch):
+    def diverged(encoder_config, train_config, source, channel, rng, progress=None):
+        params = enc.init_params(encoder_config, rng)
+        params["P"][0, 0] = np.nan
+        return train_module.TrainResult(encoder_config, train_config, params, np.zeros(train_config.steps), 0.0)
+
+    monkeypatch.setattr(train_module, "train", diverged)
+    with pytest.raises(ValueError, match=r"params loaded from cache entry 'tiny'\['P'\] contains NaN"):
+        train_module.cached_training("tiny", TINY, TINY_TRAIN, tiny_source, Channel(vocab_size=3, rho=0.5),
+                                     {"source": "uniform"}, directory=tmp_path, progress=False)
+
+
+def test_training_stops_on_a_non_finite_loss():
+    bad = train_module.TrainConfig(steps=50, batch_size=4, lr=1e30, warmup=1)
+    with pytest.raises(FloatingPointError, match="step"), np.errstate(all="ignore"):
+        train_module.train(TINY, bad, tiny_source, Channel(vocab_size=3, rho=0.5), np.random.default_rng(0),
+                           progress=False)
+
+
+def test_runtime_helpers():
+    assert isinstance(tune_allocator(), bool)
+    with blas_threads(1):
+        assert float((np.ones((3, 3)) @ np.ones(3))[0]) == 3.0
+    with pytest.raises(ValueError, match="count"):
+        with blas_threads(0):
+            pass
+
+
+# --------------------------------------------------------------------------- bad input
+@pytest.fixture
+def params():
+    return perturbed_params()
+
+
+def test_bad_tokens(params):
+    shown, targets, selected = random_batch()
+    with pytest.raises(ValueError, match="shown must be token ids in"):
+        enc.logits(params, SMALL, shown + SMALL.input_vocab_size)
+    with pytest.raises(ValueError, match="shown must be token ids in"):
+        enc.logits(params, SMALL, shown - SMALL.input_vocab_size)
+    with pytest.raises(ValueError, match="shown must have 2 dimension"):
+        enc.logits(params, SMALL, shown[0])
+    with pytest.raises(TypeError, match="shown must hold integers"):
+        enc.logits(params, SMALL, shown.astype(float))
+    with pytest.raises(ValueError, match="longer than the position table"):
+        enc.logits(params, SMALL, np.zeros((1, SMALL.length + 1), dtype=int))
+    with pytest.raises(ValueError, match="tokens must be token ids"):
+        enc.hidden_states(params, SMALL, shown + 10)
+
+
+def test_bad_selection_and_targets(params):
+    shown, targets, selected = random_batch()
+    with pytest.raises(ValueError, match="selected must select at least one position"):
+        enc.loss_and_grads(params, SMALL, shown, targets, np.zeros_like(selected))
+    with pytest.raises(TypeError, match="selected must be a boolean array"):
+        enc.loss(params, SMALL, shown, targets, selected.astype(int))
+    with pytest.raises(ValueError, match="selected must have the shape of shown"):
+        enc.loss(params, SMALL, shown, targets, selected[:, :2])
+    with pytest.raises(ValueError, match="targets must have the shape of shown"):
+        enc.loss(params, SMALL, shown, targets[:1], selected)
+    bad_targets = targets.copy()
+    bad_targets[0, 0] = SMALL.mask_id          # [MASK] is never a target
+    with pytest.raises(ValueError, match=r"targets at selected positions .*\[MASK\] is never a target"):
+        enc.loss(params, SMALL, shown, bad_targets, selected)
+    with pytest.raises(TypeError, match="targets must hold integers"):
+        enc.loss(params, SMALL, shown, targets.astype(float), selected)
+
+
+def test_bad_params(params):
+    shown, _, _ = random_batch()
+    broken = dict(params)
+    broken["E"] = params["E"][:, :4]
+    with pytest.raises(ValueError, match=r"params\['E'\] must have shape"):
+        enc.logits(broken, SMALL, shown)
+    missing = {k: v for k, v in params.items() if k != "b_out"}
+    with pytest.raises(ValueError, match="missing \\['b_out'\\]"):
+        enc.logits(missing, SMALL, shown)
+    nan = {k: v.copy() for k, v in params.items()}
+    nan["blocks.1.mlp.W_2"][0, 0] = np.nan
+    with pytest.raises(ValueError, match=r"params\['blocks.1.mlp.W_2'\] contains NaN"):
+        enc.predict_proba(nan, SMALL, shown)
+    with pytest.raises(TypeError, match="params must be a mapping"):
+        enc.logits([1, 2], SMALL, shown)
+    ints = dict(params)
+    ints["b_out"] = np.zeros(SMALL.vocab_size, dtype=int)
+    with pytest.raises(TypeError, match=r"params\['b_out'\] must be float32 or float64"):
+        enc.logits(ints, SMALL, shown)
+
+
+def test_bad_configs():
+    with pytest.raises(ValueError, match="n_heads must divide d_model"):
+        enc.EncoderConfig(vocab_size=5, length=4, d_model=10, n_heads=3)
+    with pytest.raises(ValueError, match="vocab_size must be an integer >= 1"):
+        enc.EncoderConfig(vocab_size=0, length=4)
+    with pytest.raises(TypeError, match="length must be an integer"):
+        enc.EncoderConfig(vocab_size=5, length=4.0)
+    with pytest.raises(ValueError, match="init_std"):
+        enc.EncoderConfig(vocab_size=5, length=4, init_std=float("nan"))
+    with pytest.raises(ValueError, match="lr must be a positive number"):
+        train_module.TrainConfig(lr=-1.0)
+    with pytest.raises(ValueError, match="beta2"):
+        train_module.TrainConfig(beta2=1.0)
+    with pytest.raises(ValueError, match="dtype"):
+        train_module.TrainConfig(dtype="float16")
+    with pytest.raises(TypeError, match="dtype must be float32 or float64"):
+        enc.init_params(SMALL, np.random.default_rng(0), dtype=np.int32)
+    with pytest.raises(TypeError, match="rng must be a numpy.random.Generator"):
+        enc.init_params(SMALL, 0)
+
+
+def test_bad_training_arguments():
+    with pytest.raises(ValueError, match="channel.vocab_size"):
+        train_module.train(TINY, TINY_TRAIN, tiny_source, Channel(vocab_size=4), np.random.default_rng(0))
+    with pytest.raises(TypeError, match="channel must be"):
+        train_module.train(TINY, TINY_TRAIN, tiny_source, "bert", np.random.default_rng(0))
+    with pytest.raises(TypeError, match="rng must be"):
+        train_module.train(TINY, TINY_TRAIN, tiny_source, Channel(vocab_size=3), 0)
+    with pytest.raises(TypeError, match="source must be callable"):
+        train_module.train(TINY, TINY_TRAIN, None, Channel(vocab_size=3), np.random.default_rng(0))
+    with pytest.raises(ValueError, match=r"source\(\.\.\.\) tokens has length 5"):
+        train_module.train(TINY, TINY_TRAIN, lambda b, rng: np.zeros((b, 5), dtype=int), Channel(vocab_size=3),
+                           np.random.default_rng(0), progress=False)
+    with pytest.raises(ValueError, match="grads must have exactly"):
+        adam_module.Adam({"w": np.zeros(2)}).step({"v": np.zeros(2)}, 0.1)
+    with pytest.raises(ValueError, match="params must hold at least one array"):
+        adam_module.Adam({})
