@@ -151,9 +151,10 @@ def _step(table: np.ndarray, rows: np.ndarray, gradients: np.ndarray, rate: floa
     Summing instead would multiply a frequent word's step by its count in the batch (dozens
     for "the"), which diverges; averaging keeps every row's step at the scale of one pair's.
     """
-    counts = np.bincount(rows, minlength=table.shape[0])
-    sums = np.zeros_like(table)
-    np.add.at(sums, rows, gradients)
+    n_rows, d = table.shape
+    counts = np.bincount(rows, minlength=n_rows)
+    flat = (rows[:, None] * d + np.arange(d)[None, :]).ravel()          # bincount beats np.add.at
+    sums = np.bincount(flat, weights=gradients.ravel(), minlength=n_rows * d).reshape(n_rows, d)
     touched = np.flatnonzero(counts)
     table[touched] -= rate * sums[touched] / counts[touched, None]
 
