@@ -215,11 +215,19 @@ print("mean loss per pair by epoch (nats):", np.round(r.skipgram.epoch_loss, 3))
 # %% [markdown]
 # Its nearest neighbours (cosine) look sensible. Words that share their two-word contexts
 # end up close: direction words sit with direction words, verbs with verbs, aliases with
-# aliases. For the same reason "revenue" sits with "costs" and "strong" with "weak". A
-# window of two words sees the slot a word fills, not what it reports.
+# aliases, and aspects with aspects whether their rise is good news or bad. A window of two
+# words sees the slot a word fills, not what it reports.
 
 # %%
 Markdown(ch6.neighbours_table(r))
+
+# %%
+share, chance = ch6.lexicon_neighbour_agreement(r)
+Markdown(
+    f"The lexicon words sit together too, positive and negative mixed. Among each lexicon word's 5 "
+    f"nearest lexicon words, the share that have its polarity is **{share:.3f}** on average. Drawing "
+    f"the neighbours at random would give **{chance:.3f}**."
+)
 
 # %% [markdown]
 # ## Is *strong* a positive word?

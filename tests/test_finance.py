@@ -266,6 +266,13 @@ def test_skipgram_loss_falls_and_neighbours_are_sensible(book):
     assert {v.words[i] for i in ids} <= set(EVALUATIVE_VERBS)
     ids, _ = cosine_neighbours(vectors, v.lookup("kestrel"), 5, exclude=(UNK_ID, SEP_ID))
     assert len({v.words[i] for i in ids} & {c.alias for c in COMPANIES}) >= 4
+    ids, _ = cosine_neighbours(vectors, v.lookup("revenue"), 5, exclude=(UNK_ID, SEP_ID))
+    assert {v.words[i] for i in ids} <= {w for a in ASPECTS for w in a.words}
+    # but the +-2 window carries no lexicon polarity: neighbours agree in polarity about as often as
+    # random words would (35 words x 5 neighbours; 0.15 is about 2.5 binomial SE at n = 175)
+    from mlm_book.experiments.ch06_finance import lexicon_neighbour_agreement
+    share, chance = lexicon_neighbour_agreement(book)
+    assert abs(chance - 17 / 35) < 1e-12 and abs(share - chance) < 0.15
 
 
 def test_skipgram_is_seeded_and_validates():

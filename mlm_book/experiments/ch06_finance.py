@@ -41,7 +41,7 @@ from mlm_book.ledger import Claim
 
 __all__ = [
     "Chapter6Config", "Chapter6Results", "CorpusCounts", "results", "counts_table", "caps_table",
-    "neighbours_table", "orientation_table", "voting_table", "example_filing", "window_view", "figure_aliases",
+    "neighbours_table", "lexicon_neighbour_agreement", "orientation_table", "voting_table", "example_filing", "window_view", "figure_aliases",
     "figure_positions", "figure_polarity", "CLAIMS",
 ]
 
@@ -347,6 +347,25 @@ def neighbours_table(r: Chapter6Results | None = None, k: int = 5) -> str:
                                          exclude=(UNK_ID, SEP_ID))
         rows.append((word, ", ".join(f"{r.vocabulary.words[i]} ({c:.2f})" for i, c in zip(ids, cosines))))
     return _markdown(("word", f"{k} nearest neighbours (cosine)"), rows)
+
+
+def lexicon_neighbour_agreement(r: Chapter6Results | None = None, k: int = 5) -> tuple[float, float]:
+    """Mean share of a lexicon word's ``k`` nearest lexicon words (skip-gram cosine) with its polarity.
+
+    Returns the share and its chance level: for a word of polarity $p$, the share of the *other*
+    lexicon words with polarity $p$, averaged over the 35 words.
+    """
+    r = results() if r is None else r
+    words = list(LEXICON)
+    polarity = np.array([LEXICON[w] for w in words])
+    vectors = r.skipgram.input_vectors[[r.vocabulary.lookup(w) for w in words]]
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    cosine = unit @ unit.T
+    np.fill_diagonal(cosine, -np.inf)
+    nearest = np.argsort(-cosine, axis=1, kind="stable")[:, :k]
+    share = float(np.mean(polarity[nearest] == polarity[:, None]))
+    same = np.array([(polarity == p).sum() - 1 for p in polarity]) / (len(words) - 1)
+    return share, float(same.mean())
 
 
 def orientation_table(r: Chapter6Results | None = None) -> str:
