@@ -360,8 +360,8 @@ def _zipf_weights(size, exponent):
 class _Writer:
     """Accumulates one filing's tokens and annotations."""
 
-    def __init__(self, document, company, tone, pools, config, rng):
-        self.document, self.company, self.tone = document, company, tone
+    def __init__(self, company, tone, pools, config, rng):
+        self.company, self.tone = company, tone
         self.pools, self.config, self.rng = pools, config, rng
         self.rows = []  # (word, sentence, entity, alias, aspect, news, head, lexicon)
         self.sentence = 0
@@ -530,7 +530,7 @@ def generate_corpus(config: CorpusConfig, rng: np.random.Generator) -> Corpus:
     rows, document, sentence, position = [], [], [], []
     sentence_offset = 0
     for d in range(config.n_documents):
-        doc_rows = _Writer(d, int(filer[d]), int(tone[d]), pools, config, rng).write()
+        doc_rows = _Writer(int(filer[d]), int(tone[d]), pools, config, rng).write()
         offset = len(rows)
         last = doc_rows[0][1]
         for row in doc_rows:
