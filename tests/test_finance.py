@@ -14,7 +14,9 @@ from mlm_book.finance.orientation import document_counts, semantic_orientation
 from mlm_book.finance.skipgram import SkipGramConfig, cosine_neighbours, skipgram_pairs, train_skipgram
 from mlm_book.finance.vocab import MASK, SEP_ID, UNK_ID, build_vocabulary
 from mlm_book.finance.voting import lexicon_vote, word_positions
-from mlm_book.finance.windows import centre_position, centred_windows, fixed_windows, nearest_centre
+from mlm_book.finance.windows import (
+    centre_position, centred_windows, fixed_windows, gather_windows, nearest_centre,
+)
 from mlm_book.finance.world import (
     ASPECTS, COMPANIES, DIRECTION_WORDS, ENTITY_ORG, ENTITY_PRODUCT, EVALUATIVE_VERBS, LEXICON,
     NEGATIVE_SEEDS, POSITIVE_SEEDS,
@@ -223,6 +225,8 @@ def test_fixed_windows_and_nearest_centre_against_brute_force(small):
         assert window[t] == best and position[t] == t - starts[best]
     # every token covered; interior tokens sit in the middle half under stride 16
     assert np.all((position >= 0) & (position < length))
+    windows = gather_windows(np.arange(small.n_tokens), starts, length=length)
+    assert np.array_equal(windows[:, 0], starts) and np.all(np.diff(windows, axis=1) == 1)
     # last window of each filing is flush with its end
     ends = small.document_bounds()[1:]
     last = np.searchsorted(starts, ends, side="left") - 1
@@ -236,6 +240,8 @@ def test_window_bad_input():
         fixed_windows([0] * 40, length=32, stride=33)
     with pytest.raises(ValueError, match="non-decreasing"):
         centred_windows([1, 2], [1, 0], length=4, pad_id=0)
+    with pytest.raises(ValueError, match="window_starts"):
+        gather_windows([1, 2, 3], [2], length=2)
     with pytest.raises(TypeError, match="pad_id"):
         centred_windows([1, 2], [0, 0], length=4, pad_id=None)
 

@@ -38,7 +38,7 @@ import numpy as np
 
 from mlm_book.validation import as_int_array, check_positive_int
 
-__all__ = ["centre_position", "centred_windows", "fixed_windows", "nearest_centre"]
+__all__ = ["centre_position", "centred_windows", "fixed_windows", "gather_windows", "nearest_centre"]
 
 
 def _document_array(document) -> np.ndarray:
@@ -166,6 +166,31 @@ def fixed_windows(document, *, length: int = 32, stride: int = 16) -> np.ndarray
     k = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
     relative = np.where(k < regular[owner], k * stride, sizes[owner] - length)
     return starts[owner] + relative
+
+
+def gather_windows(ids, window_starts, *, length: int = 32) -> np.ndarray:
+    """The token ids of fixed windows, shape ``(n_windows, length)`` (e.g. an encoder's training windows).
+
+    Parameters
+    ----------
+    ids : array_like of int, shape (n,)
+        Token ids of the stream.
+    window_starts : array_like of int, shape (w,)
+        From :func:`fixed_windows` with the same ``length``.
+    length : int
+        Window length.
+
+    Examples
+    --------
+    >>> gather_windows([5, 6, 7, 8, 9], [0, 2], length=3).tolist()
+    [[5, 6, 7], [7, 8, 9]]
+    """
+    ids = as_int_array(ids, "ids", ndim=1)
+    starts = as_int_array(window_starts, "window_starts", ndim=1)
+    check_positive_int(length, "length")
+    if starts.size and (starts.min() < 0 or starts.max() + length > ids.size):
+        raise ValueError(f"window_starts must index windows of length {length} inside the stream")
+    return ids[starts[:, None] + np.arange(length)[None, :]]
 
 
 def nearest_centre(document, window_starts, *, length: int = 32):
