@@ -1,0 +1,548 @@
+r"""The HMM encoder: a small BERT trained on the HMM and measured against the exact posterior.
+
+What the chapters show, built from :mod:`mlm_book.nn`, :mod:`mlm_book.hmm` and
+:mod:`mlm_book.channel`:
+
+* :data:`SETUP` (a frozen :class:`HMMEncoderSetup`): the encoder's shape, its training
+  settings, the channel and the evaluation sample;
+* :func:`trained_encoder`: the trained encoder (through :mod:`mlm_book.cache`; a cold
+  build trains it, in well under a minute);
+* :func:`evaluation`: on the selected positions of held-out sequences, the cross-entropy of
+  the exact posterior and of the encoder, the mean KL(exact ‖ encoder) overall and by what
+  the position shows, the exact entropy, and Theorem 2 (ii) read off the encoder at kept
+  tokens (:class:`EncoderEvaluation`);
+* :func:`loss_curve_figure`: the training loss against the exact posterior's entropy floor;
+* :func:`encoder_conditionals`: the encoder as a family of conditionals (``[MASK]`` at the
+  queried position) for :mod:`mlm_book.compat`'s four-cycle test, and
+  :func:`four_cycle_summary` for chapter 3;
+* :func:`hidden_states` and :func:`token_table` for the geometry and probing chapters.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import math
+from dataclasses import dataclass, field
+from functools import cache
+
+import numpy as np
+
+from mlm_book import channel as channel_module
+from mlm_book import hmm as hmm_module
+from mlm_book.channel import Channel, corrupt, exact_posterior, optimum
+from mlm_book.hmm import default_hmm
+from mlm_book.ledger import Claim
+from mlm_book.nn import encoder as enc
+from mlm_book.nn import gradcheck, layers
+from mlm_book.nn.train import TrainConfig, TrainResult, cached_training
+from mlm_book.scoring import cross_entropy, entropy, kl_divergence
+
+__all__ = [
+    "HMMEncoderSetup",
+    "SETUP",
+    "trained_encoder",
+    "hidden_states",
+    "token_table",
+    "encoder_conditionals",
+    "EncoderEvaluation",
+    "evaluation",
+    "loss_curve_figure",
+    "FourCycleSummary",
+    "four_cycle_summary",
+    "gradient_check_result",
+    "CLAIMS",
+]
+
+#: Display kinds of :func:`mlm_book.channel.corrupt`.
+_KINDS = {"mask": 1, "random": 2, "kept": 3}
+
+
+@dataclass(frozen=True)
+class HMMEncoderSetup:
+    """Everything that defines the book's HMM encoder and its evaluation.
+
+    Attributes
+    ----------
+    encoder : EncoderConfig
+        d = 32, 2 pre-LN blocks, 4 heads, MLP width 4d, sequences of length 24.
+    training : TrainConfig
+        3000 Adam steps on fresh batches of 128 sequences; learning rate warmed up over
+        200 steps to 1e-2, then a cosine to 2 % of it; Adam's constants 0.9, 0.999, 1e-8.
+    rho, mask, random : float
+        The channel: selection rate and the [MASK]/random shares (the rest is kept);
+        replacements uniform over the 25 tokens.
+    length : int
+        Sequence length of training and evaluation.
+    eval_sequences : int
+        Held-out sequences for :func:`evaluation`.
+    eval_seed : int
+        Seed of the held-out sample and its corruption (distinct from training's).
+    """
+
+    encoder: enc.EncoderConfig = enc.EncoderConfig(vocab_size=25, length=24, d_model=32, n_blocks=2, n_heads=4)
+    training: TrainConfig = TrainConfig(steps=3000, batch_size=128, lr=1e-2, warmup=200, final_lr_fraction=0.02,
+                                        seed=20240601)
+    rho: float = 0.15
+    mask: float = 0.8
+    random: float = 0.1
+    length: int = 24
+    eval_sequences: int = 400
+    eval_seed: int = 7919
+
+    def channel(self) -> Channel:
+        """The training and evaluation channel."""
+        return Channel(self.encoder.vocab_size, rho=self.rho, mask=self.mask, random=self.random)
+
+    def rows(self) -> list[tuple[str, str]]:
+        """The settings as (name, value) rows for a table in the book."""
+        e, t = self.encoder, self.training
+        return [("width d", str(e.d_model)), ("blocks", str(e.n_blocks)), ("heads", str(e.n_heads)),
+                ("MLP width", str(e.mlp_ratio * e.d_model)), ("vocabulary (+ [MASK])", f"{e.vocab_size} + 1"),
+                ("sequence length", str(self.length)), ("Adam steps", str(t.steps)),
+                ("batch (sequences)", str(t.batch_size)), ("peak learning rate", f"{t.lr:g}"),
+                ("warm-up steps", str(t.warmup)), ("final learning rate", f"{t.lr * t.final_lr_fraction:g}"),
+                ("Adam (beta1, beta2, eps)", f"({t.beta1}, {t.beta2}, {t.eps:g})"),
+                ("channel (rho, m, r, kappa)", f"({self.rho}, {self.mask}, {self.random}, "
+                                               f"{round(1 - self.mask - self.random, 12)})"),
+                ("held-out sequences", str(self.eval_sequences))]
+
+
+SETUP = HMMEncoderSetup()
+
+
+def _hmm_source_key(hmm) -> dict:
+    return {"transition": hmm.transition.tolist(), "emission": hmm.emission.tolist(),
+            "initial": hmm.initial.tolist(), "length": SETUP.length}
+
+
+@cache
+def trained_encoder(setup: HMMEncoderSetup = SETUP) -> TrainResult:
+    """The trained HMM encoder (from the cache, or trained now and stored).
+
+    Returns
+    -------
+    TrainResult
+        ``params``, the loss curve ``losses`` (3000 steps) and the configurations.
+    """
+    hmm = default_hmm()
+    length = setup.length
+
+    def source(batch, rng):
+        return hmm_module.sample(hmm, batch, length, rng)[1]
+
+    producers = [hmm_module.sample, hmm_module._draw, channel_module.corrupt]
+    return cached_training("hmm-encoder", setup.encoder, setup.training, source, setup.channel(),
+                           _hmm_source_key(hmm), producers=producers)
+
+
+def hidden_states(tokens) -> list[np.ndarray]:
+    """Hidden states of the book's trained HMM encoder for clean token sequences.
+
+    Parameters
+    ----------
+    tokens : array_like of int, shape (B, n)
+        Token ids in ``[0, 25)`` (``n`` at most 24).
+
+    Returns
+    -------
+    list of ndarray, each (B, n, 32), float64
+        Index 0: the input $E[x] + P$; index 1, 2: the residual stream after block 1, 2
+        (the last one before the final LayerNorm).
+    """
+    result = trained_encoder()
+    return enc.hidden_states(result.params, result.encoder, tokens)
+
+
+def token_table() -> np.ndarray:
+    """The trained token table $E$ of the 25 real tokens (the [MASK] row excluded), ``(25, 32)`` float64."""
+    result = trained_encoder()
+    return np.asarray(result.params["E"][:result.encoder.vocab_size], dtype=np.float64)
+
+
+def encoder_conditionals(tokens, positions) -> np.ndarray:
+    r"""The encoder as a family of conditionals: $q_i(\cdot \mid x_{-i})$ with [MASK] at $i$.
+
+    Usable directly by :mod:`mlm_book.compat` (it writes the [MASK] itself, so passing
+    ``mask_id`` there as well changes nothing).
+
+    Parameters
+    ----------
+    tokens : array_like of int, shape (B, n)
+        Sequences; the other positions are read as shown.
+    positions : array_like of int, shape (B,)
+        The queried position of each row.
+
+    Returns
+    -------
+    ndarray, shape (B, 25)
+    """
+    result = trained_encoder()
+    config = result.encoder
+    tokens = np.array(tokens, dtype=np.int64, copy=True)
+    positions = np.broadcast_to(np.asarray(positions, dtype=np.int64), (len(tokens),))
+    rows = np.arange(len(tokens))
+    tokens[rows, positions] = config.mask_id
+    return enc.predict_proba(result.params, config, tokens)[rows, positions]
+
+
+# --------------------------------------------------------------------------- evaluation
+@dataclass(frozen=True, eq=False)
+class EncoderEvaluation:
+    """The trained encoder against the exact posterior on held-out selected positions.
+
+    All values in nats except probabilities.
+
+    Attributes
+    ----------
+    setup : HMMEncoderSetup
+    n_sequences, n_positions : int
+        Held-out sequences and their selected positions.
+    counts : dict
+        Selected positions by display kind (``mask``, ``random``, ``kept``).
+    exact_ce, encoder_ce : float
+        Mean $-\\log$ probability of the true (clean) token, under the exact posterior and
+        under the encoder: one sampled target per position.
+    exact_ce_se, gap_se : float
+        Standard errors of ``exact_ce`` (per-position spread of $-\\log p - H$) and of the
+        paired difference ``encoder_ce - exact_ce``.
+    mean_entropy : float
+        Mean entropy of the exact posterior.
+    mean_kl : float
+        Mean KL(exact ‖ encoder), distribution against distribution.
+    kl_by_kind : dict
+        Mean KL by display kind.
+    theorem1_gap : float
+        Largest $|\\mathrm{CE}(p, q) - H(p) - \\mathrm{KL}(p \\| q)|$ over the positions
+        (Theorem 1 per position, on the encoder's outputs).
+    kept_encoder, kept_plugin, kept_mask_guess, kept_exact : float
+        At kept positions, the mean probability on the visible token: the encoder's; Theorem
+        2 (ii) applied to the encoder's own guess with [MASK] there; that guess alone; and
+        the exact posterior's.
+    """
+
+    setup: HMMEncoderSetup = field(repr=False)
+    n_sequences: int
+    n_positions: int
+    counts: dict
+    exact_ce: float
+    encoder_ce: float
+    exact_ce_se: float
+    gap_se: float
+    mean_entropy: float
+    mean_kl: float
+    kl_by_kind: dict
+    theorem1_gap: float
+    kept_encoder: float
+    kept_plugin: float
+    kept_mask_guess: float
+    kept_exact: float
+
+    @property
+    def ce_gap(self) -> float:
+        """Sampled cross-entropy gap, encoder minus exact."""
+        return self.encoder_ce - self.exact_ce
+
+    @property
+    def kl_share(self) -> float:
+        """Mean KL as a fraction of the mean exact entropy."""
+        return self.mean_kl / self.mean_entropy
+
+    def table(self) -> str:
+        """A Markdown table of the numbers."""
+        rows = [("selected positions", f"{self.n_positions} (of {self.n_sequences} sequences)"),
+                ("cross-entropy, exact posterior", f"{self.exact_ce:.3f} nats"),
+                ("cross-entropy, encoder", f"{self.encoder_ce:.3f} nats"),
+                ("sampled gap", f"{self.ce_gap:.3f} ± {self.gap_se:.3f} nats"),
+                ("mean KL(exact ‖ encoder)", f"{self.mean_kl:.3f} nats"),
+                ("mean exact entropy", f"{self.mean_entropy:.3f} nats"),
+                ("KL / entropy", f"{100 * self.kl_share:.1f} %")]
+        rows += [(f"mean KL at {kind} ({self.counts[kind]} positions)", f"{value:.3f} nats")
+                 for kind, value in self.kl_by_kind.items()]
+        rows += [("kept token: encoder's probability", f"{self.kept_encoder:.3f}"),
+                 ("kept token: Thm 2 (ii) on the encoder's [MASK] guess", f"{self.kept_plugin:.3f}"),
+                 ("kept token: the [MASK] guess alone", f"{self.kept_mask_guess:.3f}"),
+                 ("kept token: exact posterior", f"{self.kept_exact:.3f}")]
+        return "\n".join(["| quantity | value |", "|---|---|"] + [f"| {a} | {b} |" for a, b in rows])
+
+
+@cache
+def evaluation(setup: HMMEncoderSetup = SETUP) -> EncoderEvaluation:
+    """Evaluate the trained encoder on ``setup.eval_sequences`` held-out corrupted sequences.
+
+    Returns
+    -------
+    EncoderEvaluation
+    """
+    hmm = default_hmm()
+    result = trained_encoder(setup)
+    config, params = result.encoder, result.params
+    channel = setup.channel()
+    rng = np.random.default_rng(setup.eval_seed)
+    _, tokens = hmm_module.sample(hmm, setup.eval_sequences, setup.length, rng)
+    batch = corrupt(channel, tokens, rng)
+    selected = batch.selected
+    exact = exact_posterior(hmm, channel, batch.shown)[selected]          # (N, V)
+    model = enc.predict_proba(params, config, batch.shown)[selected]      # (N, V)
+    targets = tokens[selected]
+    kind = batch.kind[selected]
+    rows = np.arange(len(targets))
+    log_p = np.log(exact[rows, targets])
+    log_q = np.log(model[rows, targets])
+    H = entropy(exact)
+    kl = kl_divergence(exact, model)
+    theorem1 = float(np.max(np.abs(cross_entropy(exact, model) - H - kl)))
+    n = len(targets)
+
+    # kept positions: the encoder, its own [MASK] guess, and Theorem 2 (ii) on that guess
+    kept = np.flatnonzero(kind == _KINDS["kept"])
+    seq, pos = np.nonzero(selected)
+    seq, pos = seq[kept], pos[kept]
+    masked = batch.shown[seq].copy()
+    masked[np.arange(len(kept)), pos] = config.mask_id
+    guess = enc.predict_proba(params, config, masked)[np.arange(len(kept)), pos]     # (K, V)
+    visible = targets[kept]
+    plugin = optimum(guess, visible, channel)[np.arange(len(kept)), visible]
+
+    return EncoderEvaluation(
+        setup=setup, n_sequences=setup.eval_sequences, n_positions=n,
+        counts={k: int(np.sum(kind == v)) for k, v in _KINDS.items()},
+        exact_ce=float(-log_p.mean()), encoder_ce=float(-log_q.mean()),
+        exact_ce_se=float(np.std(-log_p - H, ddof=1) / math.sqrt(n)),
+        gap_se=float(np.std(log_p - log_q, ddof=1) / math.sqrt(n)),
+        mean_entropy=float(H.mean()), mean_kl=float(kl.mean()),
+        kl_by_kind={k: float(kl[kind == v].mean()) for k, v in _KINDS.items()},
+        theorem1_gap=theorem1,
+        kept_encoder=float(model[kept, visible].mean()), kept_plugin=float(plugin.mean()),
+        kept_mask_guess=float(guess[np.arange(len(kept)), visible].mean()),
+        kept_exact=float(exact[kept, visible].mean()))
+
+
+def loss_curve_figure(setup: HMMEncoderSetup = SETUP, window: int = 50):
+    """The training loss per step against the exact posterior's entropy floor.
+
+    The loss of each step is the mean $-\\log q$ on that step's fresh batch, an unbiased
+    estimate of the encoder's risk; no predictor's risk is below the mean entropy of the
+    exact posterior (Theorem 1), drawn as the floor (estimated on the held-out positions
+    of :func:`evaluation`).
+
+    Parameters
+    ----------
+    setup : HMMEncoderSetup
+    window : int
+        Steps in the moving average drawn over the raw curve.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    import matplotlib.pyplot as plt
+
+    losses = trained_encoder(setup).losses
+    floor = evaluation(setup).mean_entropy
+    steps = np.arange(1, len(losses) + 1)
+    smooth = np.convolve(losses, np.ones(window) / window, mode="valid")
+    fig, ax = plt.subplots(figsize=(7.0, 3.8))
+    ax.plot(steps, losses, color="0.75", linewidth=0.6, label="loss of each step's fresh batch")
+    ax.plot(steps[window - 1:], smooth, color="C0", linewidth=1.6, label=f"moving average ({window} steps)")
+    ax.axhline(floor, color="C3", linestyle="--", linewidth=1.2,
+               label=f"exact posterior's mean entropy ({floor:.3f} nats)")
+    ax.set_xlabel("Adam step")
+    ax.set_ylabel("cross-entropy at selected positions (nats)")
+    ax.set_ylim(floor - 0.3, max(float(np.log(setup.encoder.vocab_size)), float(smooth[0])) + 0.1)
+    ax.set_title("HMM encoder: training loss against the Bayes floor")
+    ax.legend(loc="upper right", frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+# --------------------------------------------------------------------------- four-cycle test
+@dataclass(frozen=True, eq=False)
+class FourCycleSummary:
+    """The four-cycle gaps of the encoder's conditionals and of Theorem 2's population optimum.
+
+    Attributes
+    ----------
+    encoder, population : ndarray, shape (count,)
+        Per-draw gaps $\\delta$ on the same draws (chapter 3's protocol).
+    """
+
+    encoder: np.ndarray = field(repr=False)
+    population: np.ndarray = field(repr=False)
+
+    @property
+    def encoder_median(self) -> float:
+        return float(np.median(np.abs(self.encoder)))
+
+    @property
+    def encoder_max(self) -> float:
+        return float(np.max(np.abs(self.encoder)))
+
+    @property
+    def population_median(self) -> float:
+        return float(np.median(np.abs(self.population)))
+
+
+@cache
+def four_cycle_summary() -> FourCycleSummary:
+    """Chapter 3's four-cycle protocol on the encoder (query: [MASK] at i, x_j set to b, rest clean)."""
+    from mlm_book.experiments import ch03_pseudo_likelihood as ch03
+
+    deltas = ch03.four_cycle_deltas(encoder_conditionals, mask_id=SETUP.encoder.mask_id)
+    families = ch03.exact_families()
+    population = next(value for key, value in families.items() if key.startswith("population"))
+    return FourCycleSummary(encoder=deltas, population=population)
+
+
+# --------------------------------------------------------------------------- checks
+#: Same architecture as the book's encoder (2 blocks, 4 heads, MLP 4d, 25 tokens + [MASK]),
+#: narrowed to d = 8 and length 6 so that central differences over every entry take a second.
+GRADCHECK_CONFIG = enc.EncoderConfig(vocab_size=25, length=6, d_model=8, n_blocks=2, n_heads=4)
+
+
+@cache
+def gradient_check_result() -> gradcheck.GradCheckResult:
+    """Central differences (float64) against the backward pass for every tensor and the input rows."""
+    return gradcheck.gradient_check(GRADCHECK_CONFIG, np.random.default_rng(11), batch=3)
+
+
+@cache
+def _test_checks() -> dict:
+    """S10-13: gradient check, selected-rows loss vs full forward, fast vs reference MLP backward."""
+    rng = np.random.default_rng(5)
+    cfg = GRADCHECK_CONFIG
+    params = enc.init_params(cfg, rng, dtype=np.float64)
+    for value in params.values():
+        value += rng.normal(0.0, 0.3, size=value.shape)
+    shown = rng.integers(0, cfg.input_vocab_size, size=(4, cfg.length))
+    targets = rng.integers(0, cfg.vocab_size, size=(4, cfg.length))
+    selected = rng.random((4, cfg.length)) < 0.3
+    selected[0, 0] = True
+    z = enc.logits(params, cfg, shown)[selected]
+    top = z.max(axis=1)
+    full = float(np.mean(np.log(np.exp(z - top[:, None]).sum(axis=1)) + top - z[np.arange(len(z)), targets[selected]]))
+    rows_loss = enc.loss(params, cfg, shown, targets, selected)
+    x = rng.normal(size=(9, 8))
+    W_1, b_1, W_2, b_2 = rng.normal(size=(8, 32)), rng.normal(size=32), rng.normal(size=(32, 8)), rng.normal(size=8)
+    dy = rng.normal(size=(9, 8))
+    _, mlp_cache = layers.mlp_forward(x, W_1, b_1, W_2, b_2)
+    fast = layers.mlp_backward(dy, mlp_cache)
+    slow = layers.mlp_backward_reference(dy, x, W_1, b_1, W_2, b_2)
+    mlp_error = max([float(np.max(np.abs(fast[0] - slow[0])))]
+                    + [float(np.max(np.abs(fast[1][k] - slow[1][k]))) for k in fast[1]])
+    return {"gradient rel. error": gradient_check_result().max_error, "selected-rows loss gap": abs(full - rows_loss),
+            "MLP backward gap": mlp_error}
+
+
+_AUTOGRAD = ("torch", "jax", "autograd", "tensorflow", "mxnet", "chainer")
+
+
+def _autograd_imports() -> int:
+    """Number of import statements of an autograd library anywhere in :mod:`mlm_book`."""
+    import mlm_book
+    from pathlib import Path
+
+    count = 0
+    for path in Path(inspect.getfile(mlm_book)).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            count += sum(name.split(".")[0] in _AUTOGRAD for name in names)
+    return count
+
+
+def _structure() -> dict:
+    """S3-18 checked on the trained encoder itself."""
+    result = trained_encoder()
+    cfg, params = result.encoder, result.params
+    tokens = np.random.default_rng(3).integers(0, cfg.vocab_size, size=(2, cfg.length))
+    hidden = enc.hidden_states(params, cfg, tokens)
+    z, _ = layers.head_forward(hidden[-1].reshape(-1, cfg.d_model).astype(np.float32), params["ln_f.g"],
+                               params["ln_f.b"], params["E"][:cfg.vocab_size], params["b_out"], cfg.ln_eps)
+    tied = bool(np.allclose(z, enc.logits(params, cfg, tokens).reshape(z.shape), atol=1e-5))
+    changed = tokens.copy()
+    changed[:, -1] = (changed[:, -1] + 1) % cfg.vocab_size
+    reads_ahead = bool(np.abs(enc.logits(params, cfg, changed)[:, 0] - enc.logits(params, cfg, tokens)[:, 0]).max() > 0)
+    return {"blocks": cfg.n_blocks, "tied head LN(x)E^T/sqrt(d)+b": tied, "position 0 reads the last token": reads_ahead}
+
+
+def _ev() -> EncoderEvaluation:
+    return evaluation()
+
+
+CLAIMS = (
+    Claim("S3-18", "HMM encoder architecture: pre-LN blocks without causal mask, learned positions, tied E, final "
+          "LN, logits LN(x_L)E^T/√d + b", seed="2 blocks", rule="2 blocks; head reproduced from the last hidden "
+          "state with the tied table; position 0 depends on the last token",
+          compute=_structure, accept=lambda v: v["blocks"] == 2 and v["tied head LN(x)E^T/sqrt(d)+b"]
+          and v["position 0 reads the last token"], fmt="d"),
+    Claim("S3-19", "HMM encoder training: d, Adam steps (one fresh corrupted batch each), sequence length",
+          seed="d = 32, 3000 steps, length 24", rule="exactly d = 32, 3000 steps, length 24",
+          compute=lambda: {"d": SETUP.encoder.d_model, "steps": len(trained_encoder().losses),
+                           "length": SETUP.length},
+          accept=lambda v: v == {"d": 32, "steps": 3000, "length": 24}, fmt="d"),
+    Claim("S3-20", "Hand-written gradient of the encoder vs central differences (float64; every tensor and the "
+          "input rows; HMM encoder's architecture at d = 8): max relative error", seed="—", rule="≤ 1e-6",
+          compute=lambda: gradient_check_result().max_error, accept=lambda v: v <= 1e-6, fmt=".1e"),
+    Claim("S3-21", "Selected positions in the held-out evaluation sample (400 HMM sequences, ρ = 0.15)",
+          seed="1439", rule="≥ 1000 positions from ≥ 400 sequences",
+          compute=lambda: _ev().n_positions, accept=lambda v: v >= 1000 and _ev().n_sequences >= 400, fmt="d"),
+    Claim("S3-22", "Cross-entropy of the exact Thm-2 posterior on those positions (one sampled target each), "
+          "with the mean exact entropy and the CE's standard error", seed="1.895 nats",
+          rule="|CE − mean entropy| ≤ 3 SE",
+          compute=lambda: {"CE": _ev().exact_ce, "entropy": _ev().mean_entropy, "SE": _ev().exact_ce_se},
+          accept=lambda v: abs(v["CE"] - v["entropy"]) <= 3 * v["SE"]),
+    Claim("S3-23", "Cross-entropy of the HMM encoder on the same positions", seed="1.917 nats",
+          rule="encoder CE − exact CE ∈ [0, 0.1] nats",
+          compute=lambda: {"encoder": _ev().encoder_ce, "exact": _ev().exact_ce},
+          accept=lambda v: 0.0 <= v["encoder"] - v["exact"] <= 0.1),
+    Claim("S3-24", "Sampled CE gap, encoder − exact, with its paired standard error and the mean KL",
+          seed="0.022", rule="gap > 0 and |gap − mean KL| ≤ 3 SE",
+          compute=lambda: {"gap": _ev().ce_gap, "SE": _ev().gap_se, "KL": _ev().mean_kl},
+          accept=lambda v: v["gap"] > 0 and abs(v["gap"] - v["KL"]) <= 3 * v["SE"]),
+    Claim("S3-25", "Mean KL(exact posterior ‖ HMM encoder) over the held-out selected positions; its share of the "
+          "mean entropy; Thm 1 per position on the encoder's outputs (max |CE − H − KL|)", seed="0.032 nats",
+          rule="KL ≤ 0.06 nats and share < 3 %; Thm 1 gap ≤ 1e-10",
+          compute=lambda: {"KL": _ev().mean_kl, "share": _ev().kl_share, "Thm 1 gap": _ev().theorem1_gap},
+          accept=lambda v: v["KL"] <= 0.06 and v["share"] < 0.03 and v["Thm 1 gap"] <= 1e-10, fmt=".3g"),
+    Claim("S3-26", "Mean entropy of the exact posterior over those positions, and KL as a share of it",
+          seed="1.874 nats; 1.7 %", rule="computed exactly per position; share < 3 %",
+          compute=lambda: {"entropy": _ev().mean_entropy, "share": _ev().kl_share},
+          accept=lambda v: 0.0 < v["entropy"] < math.log(25) and v["share"] < 0.03),
+    Claim("S3-27", "Mean KL(exact ‖ encoder) by what the selected position shows", seed="[MASK] 0.021, random "
+          "0.098, kept 0.040", rule="[MASK] < kept < random; each ≤ 2.5 × the seed value",
+          compute=lambda: dict(_ev().kl_by_kind),
+          accept=lambda v: v["mask"] < v["kept"] < v["random"] and v["mask"] <= 2.5 * 0.021
+          and v["random"] <= 2.5 * 0.098 and v["kept"] <= 2.5 * 0.040),
+    Claim("S3-28", "Mean probability the encoder puts on the visible token at kept positions", seed="0.747",
+          rule="within 0.05 of S3-29", compute=lambda: {"encoder": _ev().kept_encoder, "plug-in": _ev().kept_plugin},
+          accept=lambda v: abs(v["encoder"] - v["plug-in"]) <= 0.05),
+    Claim("S3-29", "Thm 2 (ii) applied to the encoder's own [MASK] guess at those positions (V = 25, κ = r = 0.1), "
+          "averaged", seed="0.761", rule="within 0.05 of S3-28",
+          compute=lambda: {"plug-in": _ev().kept_plugin, "encoder": _ev().kept_encoder},
+          accept=lambda v: abs(v["encoder"] - v["plug-in"]) <= 0.05),
+    Claim("S3-30", "Mean probability the encoder's [MASK] guess alone puts on that token", seed="0.176",
+          rule="encoder's kept-token probability and the plug-in both ≥ 2 × the guess",
+          compute=lambda: {"guess": _ev().kept_mask_guess, "encoder": _ev().kept_encoder,
+                           "plug-in": _ev().kept_plugin},
+          accept=lambda v: v["encoder"] >= 2 * v["guess"] and v["plug-in"] >= 2 * v["guess"]),
+    Claim("S4-16", "Four-cycle |δ| of the trained HMM encoder's conditionals ([MASK] at i, x_j set to b), same 200 "
+          "draws: median, max, and the population optimum's median", seed="median 0.130, max 1.623",
+          rule="median ≥ 0.02 and > the population optimum's median",
+          compute=lambda: {"median": four_cycle_summary().encoder_median, "max": four_cycle_summary().encoder_max,
+                           "population median": four_cycle_summary().population_median},
+          accept=lambda v: v["median"] >= 0.02 and v["median"] > v["population median"], fmt=".3g"),
+    Claim("S10-04", "The HMM encoder is trained from scratch in NumPy with hand-written gradients: autograd imports "
+          "in the package; gradient-check error", seed="2 encoders",
+          rule="no autograd library imported anywhere in mlm_book; gradient check ≤ 1e-6",
+          compute=lambda: {"autograd imports": _autograd_imports(), "gradcheck": gradient_check_result().max_error},
+          accept=lambda v: v["autograd imports"] == 0 and v["gradcheck"] <= 1e-6, fmt=".1e"),
+    Claim("S10-13", "Encoder tests: gradient vs central differences; selected-rows loss vs full forward; faster MLP "
+          "backward vs the reference", seed="—", rule="≤ 1e-6; ≤ 1e-12; ≤ 1e-12",
+          compute=_test_checks,
+          accept=lambda v: v["gradient rel. error"] <= 1e-6 and v["selected-rows loss gap"] <= 1e-12
+          and v["MLP backward gap"] <= 1e-12, fmt=".1e"),
+)
