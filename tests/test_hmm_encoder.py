@@ -1,0 +1,94 @@
+"""Tests of the book's HMM encoder helpers (they train the encoder once, or load it from the cache).
+
+The encoder's numbers themselves (KL, kept-token shrinkage, four-cycle gaps) are checked by
+the claims ledger (``mlm-book verify --only S3-``); these tests check the helpers' contracts.
+"""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from mlm_book.channel import optimum  # noqa: E402
+from mlm_book.experiments import hmm_encoder as he  # noqa: E402
+from mlm_book.hmm import default_hmm, sample  # noqa: E402
+from mlm_book.nn import encoder as enc  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def tokens():
+    return sample(default_hmm(), 3, 24, np.random.default_rng(0))[1]
+
+
+def test_setup_is_the_books():
+    setup = he.SETUP
+    assert (setup.encoder.d_model, setup.encoder.n_blocks, setup.training.steps, setup.length) == (32, 2, 3000, 24)
+    channel = setup.channel()
+    assert (channel.rho, channel.mask, channel.random, channel.replacement) == (0.15, 0.8, 0.1, None)
+    assert setup.eval_sequences >= 400
+    assert dict(setup.rows())["Adam steps"] == "3000"
+
+
+def test_hidden_states_per_layer(tokens):
+    hidden = he.hidden_states(tokens)
+    assert len(hidden) == 3 and all(h.shape == (3, 24, 32) and h.dtype == np.float64 for h in hidden)
+    result = he.trained_encoder()
+    expected = result.params["E"][tokens] + result.params["P"][None]
+    assert np.allclose(hidden[0], expected, atol=1e-6)
+    assert he.token_table().shape == (25, 32)
+    with pytest.raises(ValueError, match="tokens must be token ids"):
+        he.hidden_states(tokens + 30)
+
+
+def test_encoder_conditionals_are_a_family_reading_mask(tokens):
+    positions = np.array([0, 5, 23])
+    q = he.encoder_conditionals(tokens, positions)
+    assert q.shape == (3, 25) and np.allclose(q.sum(axis=1), 1.0)
+    # what the queried position shows does not matter: it is replaced by [MASK]
+    other = tokens.copy()
+    other[np.arange(3), positions] = (other[np.arange(3), positions] + 1) % 25
+    assert np.max(np.abs(he.encoder_conditionals(other, positions) - q)) <= 1e-12
+    # the input is not modified
+    assert not np.any(tokens == he.SETUP.encoder.mask_id)
+
+
+def test_evaluation_is_consistent():
+    ev = he.evaluation()
+    assert ev.n_positions == sum(ev.counts.values())
+    # the overall mean KL is the count-weighted mean of the per-kind means
+    weighted = sum(ev.counts[k] * ev.kl_by_kind[k] for k in ev.counts) / ev.n_positions
+    assert abs(weighted - ev.mean_kl) <= 1e-12
+    assert ev.theorem1_gap <= 1e-10
+    assert "mean KL(exact ‖ encoder)" in ev.table()
+
+
+def test_plugin_formula_on_a_hand_case():
+    # Theorem 2 (ii) at V = 25, kappa = r = 0.1: q(v) = (kappa + r/V) p(v) / (kappa p(v) + r/V)
+    p = np.full(25, 0.6 / 24)
+    p[3] = 0.4
+    q = optimum(p, 3, he.SETUP.channel())[3]
+    assert abs(q - (0.1 + 0.1 / 25) * 0.4 / (0.1 * 0.4 + 0.1 / 25)) <= 1e-12
+
+
+def test_loss_curve_figure():
+    fig = he.loss_curve_figure()
+    ax = fig.axes[0]
+    assert len(ax.lines) == 3
+    raw = ax.lines[0].get_ydata()
+    assert len(raw) == 3000
+    floor = ax.lines[2].get_ydata()[0]
+    assert abs(floor - he.evaluation().mean_entropy) <= 1e-12
+
+
+def test_trained_params_are_finite_and_shaped():
+    result = he.trained_encoder()
+    enc.check_params(result.params, result.encoder)
+    assert result.losses.shape == (3000,) and np.all(np.isfinite(result.losses))
+    # the loss fell from about log 25 toward the floor
+    assert result.losses[:20].mean() > 3.0 > 2.2 > result.losses[-200:].mean()
