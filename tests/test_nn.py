@@ -78,16 +78,22 @@ def test_faster_mlp_backward_matches_the_reference():
 
 
 # --------------------------------------------------------------------------- the selected-rows loss
-def test_selected_rows_loss_equals_the_full_forward_loss():
+@pytest.mark.parametrize("empty_row", [False, True])
+def test_selected_rows_loss_equals_the_full_forward_loss(empty_row):
     params = perturbed_params()
     shown, targets, selected = random_batch()
+    if empty_row:
+        selected[1] = False
     assert abs(enc.loss(params, SMALL, shown, targets, selected)
                - full_forward_loss(params, SMALL, shown, targets, selected)) <= 1e-12
 
 
-def test_selected_rows_gradients_equal_the_full_forward_gradients():
+@pytest.mark.parametrize("empty_row", [False, True])
+def test_selected_rows_gradients_equal_the_full_forward_gradients(empty_row):
     params = perturbed_params()
     shown, targets, selected = random_batch()
+    if empty_row:                     # a sequence with no selected position still feeds keys and values
+        selected[1] = False
     _, grads = enc.loss_and_grads(params, SMALL, shown, targets, selected)
     # Full forward at every position; the loss gradient is zero at unselected rows.
     z, cache_ = enc.forward(params, SMALL, shown)

@@ -12,10 +12,10 @@ Only attention needs the ``(B, n)`` structure, which it receives as ``shape``.
 
 Attention and the block accept ``rows``, flat indices of the positions whose outputs are
 wanted. Keys and values are still computed at every position (each position attends to
-all of them: there is no causal mask), but the output projection, the residual, the
-second LayerNorm and the MLP then run on those rows only. The loss needs only the
-selected positions, so the last block uses this; the result is identical to computing
-every row and discarding the rest.
+all of them: there is no causal mask), but queries, scores, the output projection, the
+residual, the second LayerNorm and the MLP then run on those rows only. The loss needs
+only the selected positions, so the last block uses this; the result is identical to
+computing every row and discarding the rest (tested to 1e-12).
 """
 
 from __future__ import annotations
@@ -224,6 +224,8 @@ def attention_forward(x: np.ndarray, W_qkv: np.ndarray, b_qkv: np.ndarray, W_o: 
     >>> bool(np.allclose(y_rows, y[[1, 5]]))
     True
     """
+    if rows is not None:
+        return _attention_rows_forward(x, W_qkv, b_qkv, W_o, b_o, n_heads, shape, rows)
     B, n = shape
     d = x.shape[-1]
     dh = d // n_heads
@@ -236,10 +238,9 @@ def attention_forward(x: np.ndarray, W_qkv: np.ndarray, b_qkv: np.ndarray, W_o: 
     a = _softmax_last(s)                                   # (B, h, n, n): rows are queries
     o = np.empty((B * n, d), dtype=x.dtype)                # heads concatenated, written in place
     np.matmul(a, v, out=o.reshape(B, n, n_heads, dh).transpose(0, 2, 1, 3))
-    o_rows = o if rows is None else o[rows]
-    y = o_rows @ W_o
+    y = o @ W_o
     y += b_o
-    return y, (x, qkv, a, o_rows, W_qkv, W_o, n_heads, shape, rows, scale)
+    return y, ("all", x, qkv, a, o, W_qkv, W_o, n_heads, shape, scale)
 
 
 def _heads(qkv: np.ndarray, B: int, n: int, n_heads: int, dh: int):
@@ -250,6 +251,78 @@ def _heads(qkv: np.ndarray, B: int, n: int, n_heads: int, dh: int):
     """
     five = qkv.reshape(B, n, 3, n_heads, dh)
     return tuple(five[:, :, part].transpose(0, 2, 1, 3) for part in range(3))
+
+
+def _query_slots(rows: np.ndarray, B: int, n: int):
+    """Sequence and slot of each wanted row, slots numbered within each sequence, and the slot count."""
+    seq = rows // n
+    counts = np.bincount(seq, minlength=B)
+    starts = np.cumsum(counts) - counts
+    slot = np.arange(len(rows)) - starts[seq]
+    return seq, slot, max(int(counts.max()), 1)
+
+
+def _attention_rows_forward(x, W_qkv, b_qkv, W_o, b_o, n_heads, shape, rows):
+    """Attention outputs at ``rows`` only: keys and values everywhere, queries at ``rows``.
+
+    The queries of each sequence are packed into ``m`` slots (``m`` = the most rows any
+    sequence has); empty slots attend like any query and are discarded.
+    """
+    B, n = shape
+    d = x.shape[-1]
+    dh = d // n_heads
+    seq, slot, m = _query_slots(rows, B, n)
+    kv = x @ W_qkv[:, d:]
+    kv += b_qkv[d:]
+    five = kv.reshape(B, n, 2, n_heads, dh)
+    k, v = five[:, :, 0].transpose(0, 2, 1, 3), five[:, :, 1].transpose(0, 2, 1, 3)
+    x_rows = x[rows]
+    scale = 1.0 / math.sqrt(dh)
+    q_rows = x_rows @ W_qkv[:, :d]
+    q_rows += b_qkv[:d]
+    q_rows *= scale
+    q = np.zeros((B, m, d), dtype=x.dtype)
+    q[seq, slot] = q_rows
+    q = q.reshape(B, m, n_heads, dh).transpose(0, 2, 1, 3)      # (B, h, m, dh)
+    a = _softmax_last(q @ k.transpose(0, 1, 3, 2))               # (B, h, m, n)
+    o = np.empty((B, m, d), dtype=x.dtype)
+    np.matmul(a, v, out=o.reshape(B, m, n_heads, dh).transpose(0, 2, 1, 3))
+    o_rows = o[seq, slot]
+    y = o_rows @ W_o
+    y += b_o
+    return y, ("rows", x, x_rows, kv, q, a, o_rows, W_qkv, W_o, n_heads, shape, rows, seq, slot, m, scale)
+
+
+def _attention_rows_backward(dy, cache):
+    _, x, x_rows, kv, q, a, o_rows, W_qkv, W_o, n_heads, (B, n), rows, seq, slot, m, scale = cache
+    d = x.shape[-1]
+    dh = d // n_heads
+    dW_o = o_rows.T @ dy
+    db_o = _column_sums(dy)
+    do = np.zeros((B, m, d), dtype=dy.dtype)
+    do[seq, slot] = dy @ W_o.T
+    do = do.reshape(B, m, n_heads, dh).transpose(0, 2, 1, 3)    # (B, h, m, dh)
+    five = kv.reshape(B, n, 2, n_heads, dh)
+    k, v = five[:, :, 0].transpose(0, 2, 1, 3), five[:, :, 1].transpose(0, 2, 1, 3)
+    dkv = np.empty_like(kv)
+    dfive = dkv.reshape(B, n, 2, n_heads, dh)
+    dk, dv = dfive[:, :, 0].transpose(0, 2, 1, 3), dfive[:, :, 1].transpose(0, 2, 1, 3)
+    np.matmul(a.transpose(0, 1, 3, 2), do, out=dv)
+    da = do @ v.transpose(0, 1, 3, 2)                            # (B, h, m, n)
+    da -= _row_sums(da * a)
+    da *= a
+    np.matmul(da.transpose(0, 1, 3, 2), q, out=dk)               # from the scaled queries
+    dq = np.empty((B, m, d), dtype=dy.dtype)
+    np.matmul(da, k, out=dq.reshape(B, m, n_heads, dh).transpose(0, 2, 1, 3))
+    dq_rows = dq[seq, slot]
+    dq_rows *= scale
+    dW_qkv = np.empty_like(W_qkv)
+    np.matmul(x_rows.T, dq_rows, out=dW_qkv[:, :d])
+    np.matmul(x.T, dkv, out=dW_qkv[:, d:])
+    db_qkv = np.concatenate([_column_sums(dq_rows), _column_sums(dkv)])
+    dx = dkv @ W_qkv[:, d:].T
+    dx[rows] += dq_rows @ W_qkv[:, :d].T
+    return dx, {"W_qkv": dW_qkv, "b_qkv": db_qkv, "W_o": dW_o, "b_o": db_o}
 
 
 def attention_backward(dy: np.ndarray, cache):
@@ -268,17 +341,14 @@ def attention_backward(dy: np.ndarray, cache):
     grads : dict
         ``{"W_qkv", "b_qkv", "W_o", "b_o"}``.
     """
-    x, qkv, a, o_rows, W_qkv, W_o, n_heads, (B, n), rows, scale = cache
+    if cache[0] == "rows":
+        return _attention_rows_backward(dy, cache)
+    _, x, qkv, a, o, W_qkv, W_o, n_heads, (B, n), scale = cache
     d = x.shape[-1]
     dh = d // n_heads
-    dW_o = o_rows.T @ dy
+    dW_o = o.T @ dy
     db_o = _column_sums(dy)
-    do_rows = dy @ W_o.T
-    if rows is None:
-        do = do_rows
-    else:
-        do = np.zeros((B * n, d), dtype=dy.dtype)
-        do[rows] = do_rows
+    do = dy @ W_o.T
     do = do.reshape(B, n, n_heads, dh).transpose(0, 2, 1, 3)   # (B, h, n, dh) view
     q, k, v = _heads(qkv, B, n, n_heads, dh)
     dqkv = np.empty_like(qkv)
