@@ -44,6 +44,9 @@ __all__ = [
     "GeometryTable",
     "geometry_table",
     "geometry_markdown",
+    "LayerScale",
+    "InputScale",
+    "scale_diagnostics",
     "encoder_proposition2",
     "random_proposition2",
     "plot_principal_axes",
@@ -237,6 +240,77 @@ def geometry_markdown(table: GeometryTable | None = None) -> str:
         lines.append(f"| {row.layer} | {row.vector.split(': ', 1)[1]} | {g.self_similarity:.3f} | {g.mev:.3f} | "
                      f"{g.baseline:.3f} | {g.adjusted:.3f} | {g.token_mev:.3f} | {g.isotropic_mev:.3f} |")
     return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class LayerScale:
+    r"""Where the spread of $w$'s cloud at one layer comes from.
+
+    Attributes
+    ----------
+    layer : int
+    mean_norm : float
+        Norm of the mean of $w$'s vectors (the shared part of the cloud).
+    spread : float
+        Root-mean-square distance of $w$'s vectors to that mean.
+    within_position : float
+        Self-similarity among the occurrences at one position, averaged over positions
+        (weighted by occurrences). At layer 0 it is one: there the only variation is position.
+    """
+
+    layer: int
+    mean_norm: float
+    spread: float
+    within_position: float
+
+
+@dataclass(frozen=True)
+class InputScale:
+    r"""Sizes of the two tables that make layer 0.
+
+    Attributes
+    ----------
+    token_norm : float
+        $\lVert E[w] \rVert$.
+    position_norm : float
+        Mean $\lVert P_i \rVert$ over the positions.
+    position_similarity : float
+        Self-similarity of the position table's rows (near zero: nearly orthogonal directions).
+    token_position_cosine : float
+        Mean $\cos(E[w], P_i)$ over the positions.
+    """
+
+    token_norm: float
+    position_norm: float
+    position_similarity: float
+    token_position_cosine: float
+
+
+@functools.cache
+def scale_diagnostics() -> tuple[InputScale, tuple[LayerScale, ...]]:
+    """The size of the token and position tables, and the shared part vs the spread of $w$'s cloud."""
+    vectors = split_vectors("test")
+    positions = np.asarray(_encoder().trained_encoder().params["P"], dtype=np.float64)[:SPLITS.length]
+    token = vectors.token_table
+    cosines = positions @ token / (np.linalg.norm(positions, axis=1) * np.linalg.norm(token))
+    inputs = InputScale(token_norm=float(np.linalg.norm(token)),
+                        position_norm=float(np.linalg.norm(positions, axis=1).mean()),
+                        position_similarity=geometry.self_similarity(positions),
+                        token_position_cosine=float(cosines.mean()))
+    present, counts = np.unique(vectors.positions, return_counts=True)
+    usable = present[counts >= 2]
+    weights = counts[counts >= 2] / counts[counts >= 2].sum()
+    rows = []
+    for layer in range(len(vectors.layers)):
+        word = vectors.word(layer)
+        centre = word.mean(axis=0)
+        # A loop over the 24 positions of a diagnostic, not a hot path.
+        within = sum(weight * geometry.self_similarity(word[vectors.positions == position])
+                     for position, weight in zip(usable, weights))
+        rows.append(LayerScale(layer=layer, mean_norm=float(np.linalg.norm(centre)),
+                               spread=float(np.sqrt(np.mean(np.sum((word - centre) ** 2, axis=1)))),
+                               within_position=float(within)))
+    return inputs, tuple(rows)
 
 
 @functools.cache
