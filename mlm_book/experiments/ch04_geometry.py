@@ -171,11 +171,14 @@ def _encoder():
 def split_vectors(name: str) -> SplitVectors:
     """Hidden states of the trained HMM encoder on a split, with sense labels and posteriors.
 
-    Examples
-    --------
-    >>> v = split_vectors("test")  # doctest: +SKIP
-    >>> len(v.layers), v.word(1).shape[1]  # doctest: +SKIP
-    (3, 32)
+    Parameters
+    ----------
+    name : {"train", "test"}
+
+    Returns
+    -------
+    SplitVectors
+        ``len(layers) == 3`` (layers 0, 1, 2), each ``(n_sequences * length, 32)``.
     """
     split = hmm_split(name)
     hmm = default_hmm()
