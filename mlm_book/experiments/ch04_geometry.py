@@ -367,7 +367,7 @@ def plot_principal_axes(layers=(0, 1, 2)):
         projection = geometry.principal_axes(vectors.word(layer), 2)
         coords = projection.coordinates[order]
         points = ax.scatter(coords[:, 0], coords[:, 1], c=vectors.posterior[order], cmap="coolwarm",
-                            vmin=0.0, vmax=1.0, s=6, alpha=0.7, linewidths=0)
+                            vmin=0.0, vmax=1.0, s=40 if layer == 0 else 6, alpha=0.7, linewidths=0)
         g = table.rows[layer].geometry
         ax.set_title(f"layer {layer}: adjusted {g.adjusted:.3f}, MEV {g.mev:.3f}", fontsize=10)
         ax.set_xlabel(f"PC 1 ({projection.explained[0]:.0%} of centred variance)")
