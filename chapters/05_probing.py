@@ -39,10 +39,11 @@ print("ridge strength:", probe.PROBE_STRENGTH)
 #
 # The probe is a logistic regression with a ridge penalty. Each feature is standardised with
 # the mean and standard deviation of the **training** rows only; a feature that is constant on
-# the training rows is set to zero, so it gets no weight. With $z$ the standardised vector, the
-# two-class probe predicts $P(\text{sense } b \mid z) = \sigma(w^\top z + b_0)$ and minimises
+# the training rows is set to zero, so it gets no weight. With $z$ the standardised vector and
+# $y_i = 1$ for sense $b$, the
+# two-class probe predicts $P(\text{sense } b \mid z) = \sigma(\beta^\top z + b_0)$ and minimises
 #
-# $$ \frac1n\sum_{i=1}^n \Big[\log\big(1+e^{w^\top z_i+b_0}\big) - y_i\,(w^\top z_i + b_0)\Big] + \frac{\lambda}{2}\lVert w\rVert^2 , $$
+# $$ \frac1n\sum_{i=1}^n \Big[\log\big(1+e^{\beta^\top z_i+b_0}\big) - y_i\,(\beta^\top z_i + b_0)\Big] + \frac{\lambda}{2}\lVert \beta\rVert^2 , $$
 #
 # with the intercept $b_0$ left unpenalised. The strength $\lambda$ was set before any probe was
 # run, by an argument that does not look at data: on standardised features it keeps the
