@@ -67,8 +67,11 @@ class HMMEncoderSetup:
     encoder : EncoderConfig
         d = 32, 2 pre-LN blocks, 4 heads, MLP width 4d, sequences of length 24.
     training : TrainConfig
-        3000 Adam steps on fresh batches of 128 sequences; learning rate warmed up over
-        200 steps to 1e-2, then a cosine to 2 % of it; Adam's constants 0.9, 0.999, 1e-8.
+        3000 Adam steps on fresh batches of 160 sequences; learning rate warmed up over
+        200 steps to 1.5e-2, then a cosine to 2 % of it; Adam's constants 0.9, 0.999, 1e-8.
+        (With 128 sequences a batch, or 2 heads, the kept-token shrinkage of S3-28 came
+        out within 0.05 of the plug-in for some training seeds and not others; 160 cleared
+        it for every seed tried.)
     rho, mask, random : float
         The channel: selection rate and the [MASK]/random shares (the rest is kept);
         replacements uniform over the 25 tokens.
@@ -81,7 +84,7 @@ class HMMEncoderSetup:
     """
 
     encoder: enc.EncoderConfig = enc.EncoderConfig(vocab_size=25, length=24, d_model=32, n_blocks=2, n_heads=4)
-    training: TrainConfig = TrainConfig(steps=3000, batch_size=128, lr=1e-2, warmup=200, final_lr_fraction=0.02,
+    training: TrainConfig = TrainConfig(steps=3000, batch_size=160, lr=1.5e-2, warmup=200, final_lr_fraction=0.02,
                                         seed=20240601)
     rho: float = 0.15
     mask: float = 0.8
