@@ -11,8 +11,11 @@ mask, fused QKV with biases, GELU (tanh form) MLP of width 4d, final LayerNorm, 
 the same number of threads (set before either library is imported). PyTorch is written the
 way one would write it: ``nn.Linear``/``nn.LayerNorm`` modules,
 ``F.scaled_dot_product_attention``, the head applied to the selected rows only, and
-``torch.optim.Adam(fused=True)``. The NumPy step is :func:`mlm_book.nn.encoder` 's
-training step plus :class:`mlm_book.nn.adam.Adam`.
+``torch.optim.Adam(fused=True)``. The NumPy step is :mod:`mlm_book.nn.encoder`'s
+training step plus :class:`mlm_book.nn.adam.Adam`; it also restricts the last block's
+queries, output projection and MLP to the selected rows (same loss and gradients, tested),
+which the PyTorch version does not do. The GFLOP/s columns count the full model's matrix
+products for both, i.e. useful work per second.
 
 Repetitions are interleaved (NumPy, PyTorch, PyTorch, NumPy, ...) so that a loaded machine
 slows both alike; the script prints the median over repetitions of the paired ratio

@@ -467,8 +467,6 @@ def mlp_backward_reference(dy: np.ndarray, x: np.ndarray, W_1: np.ndarray, b_1: 
 
 
 # --------------------------------------------------------------------------- block
-_BLOCK_NAMES = ("ln1.g", "ln1.b", "attn.W_qkv", "attn.b_qkv", "attn.W_o", "attn.b_o",
-                "ln2.g", "ln2.b", "mlp.W_1", "mlp.b_1", "mlp.W_2", "mlp.b_2")
 
 
 def block_forward(x: np.ndarray, params, prefix: str, n_heads: int, shape: tuple[int, int],
