@@ -178,18 +178,24 @@ def to_markdown(results: Iterable[ClaimResult]) -> str:
     return "\n".join(lines)
 
 
-def to_text(results: Iterable[ClaimResult], width: int = 150) -> str:
-    """A plain-text table for the terminal, one claim a line, with a closing count."""
+def to_text(results: Iterable[ClaimResult]) -> str:
+    """A plain-text table for the terminal, one claim a line, with a closing count.
+
+    Long cells are cut with an ellipsis so that each row fits one line; the verdict column
+    comes first so that it is never the part that is cut.
+    """
     results = list(results)
-    rows = [("id", "quantity", "seed", "book", "rule", "verdict")]
+    rows = [("verdict", "id", "quantity", "seed", "book", "rule")]
     for result in results:
         claim = result.claim
-        rows.append((claim.id, claim.quantity, claim.seed, result.book, claim.rule,
-                     "pass" if result.passed else "FAIL"))
-    limits = (7, 52, 18, 26, 40, 7)
+        rows.append(("pass" if result.passed else "FAIL", claim.id, claim.quantity, claim.seed, result.book,
+                     claim.rule))
+    limits = (7, 7, 52, 18, 30, 50)
+
     def cell(text, limit):
         text = str(text).replace("\n", " ")
         return text if len(text) <= limit else text[: limit - 1] + "…"
+
     lines = ["  ".join(cell(text, limit).ljust(limit) for text, limit in zip(row, limits)).rstrip()
              for row in rows]
     for result in results:
@@ -197,4 +203,4 @@ def to_text(results: Iterable[ClaimResult], width: int = 150) -> str:
             lines.append(f"{result.claim.id}: {result.error}")
     failed = sum(not result.passed for result in results)
     lines.append(f"{len(results) - failed} passed, {failed} failed")
-    return "\n".join(line[:width] if i else line for i, line in enumerate(lines))
+    return "\n".join(lines)
