@@ -56,6 +56,24 @@ def _arrays(hmm):
             np.asarray(hmm.initial, dtype=np.float64))
 
 
+def _check_position(position, length: int) -> None:
+    if isinstance(position, bool) or not isinstance(position, (int, np.integer)) or not 0 <= position < length:
+        raise ValueError(f"position must be an int in [0, {length}), got {position!r}")
+
+
+def _fixed_count_inputs(hmm, channel: Channel, shown, position: int):
+    """The checked ``(transition, emission, initial, shown)`` of the two fixed-count posteriors."""
+    if not isinstance(channel, Channel):
+        raise TypeError(f"channel must be a Channel, got {type(channel).__name__}")
+    transition, emission, initial = _arrays(hmm)
+    V = channel.vocab_size
+    if emission.shape[1] != V:
+        raise ValueError(f"channel.vocab_size ({V}) must equal the HMM's vocabulary size ({emission.shape[1]})")
+    shown = check_tokens(shown, "shown", V + 1, ndim=2)
+    _check_position(position, shown.shape[1])
+    return transition, emission, initial, shown
+
+
 def path_joint(hmm, length: int) -> np.ndarray:
     r"""$P(x_1, \dots, x_n) = \sum_{z} \pi(z_1) E_{z_1 x_1} \prod_{t \ge 2} T_{z_{t-1} z_t} E_{z_t x_t}$ by one sum over all paths.
 
@@ -172,8 +190,7 @@ def brute_force_posterior(hmm, channel: Channel, shown, position: int) -> np.nda
         raise TypeError(f"channel must be a Channel, got {type(channel).__name__}")
     shown = check_tokens(shown, "shown", channel.vocab_size + 1, ndim=1)
     length = shown.shape[0]
-    if isinstance(position, bool) or not isinstance(position, (int, np.integer)) or not 0 <= position < length:
-        raise ValueError(f"position must be an int in [0, {length}), got {position!r}")
+    _check_position(position, length)
     joint = path_joint(hmm, length)
     V = channel.vocab_size
     events = channel_events(channel)
@@ -324,16 +341,9 @@ def fixed_count_posterior_by_sets(hmm, channel: Channel, shown, position: int) -
     >>> q.shape, round(float(q.sum()), 12)
     ((1, 25), 1.0)
     """
-    if not isinstance(channel, Channel):
-        raise TypeError(f"channel must be a Channel, got {type(channel).__name__}")
-    transition, emission, initial = _arrays(hmm)
+    transition, emission, initial, shown = _fixed_count_inputs(hmm, channel, shown, position)
     V = channel.vocab_size
-    if emission.shape[1] != V:
-        raise ValueError(f"channel.vocab_size ({V}) must equal the HMM's vocabulary size ({emission.shape[1]})")
-    shown = check_tokens(shown, "shown", V + 1, ndim=2)
     batch, length = shown.shape
-    if isinstance(position, bool) or not isinstance(position, (int, np.integer)) or not 0 <= position < length:
-        raise ValueError(f"position must be an int in [0, {length}), got {position!r}")
     k = selection_count(length, channel.rho)
     S = np.vstack([channel.keep * np.eye(V) + channel.random * channel.unigram[:, None], np.full((1, V), channel.mask)])
     selected_like = S[shown] @ emission.T                             # (B, n, S) if selected
@@ -407,16 +417,9 @@ def fixed_count_posterior(hmm, channel: Channel, shown, position: int) -> np.nda
     >>> float(np.abs(a - b).max()) < 1e-13
     True
     """
-    if not isinstance(channel, Channel):
-        raise TypeError(f"channel must be a Channel, got {type(channel).__name__}")
-    transition, emission, initial = _arrays(hmm)
+    transition, emission, initial, shown = _fixed_count_inputs(hmm, channel, shown, position)
     V = channel.vocab_size
-    if emission.shape[1] != V:
-        raise ValueError(f"channel.vocab_size ({V}) must equal the HMM's vocabulary size ({emission.shape[1]})")
-    shown = check_tokens(shown, "shown", V + 1, ndim=2)
     batch, length = shown.shape
-    if isinstance(position, bool) or not isinstance(position, (int, np.integer)) or not 0 <= position < length:
-        raise ValueError(f"position must be an int in [0, {length}), got {position!r}")
     others = selection_count(length, channel.rho) - 1          # other positions to select
     S = np.vstack([channel.keep * np.eye(V) + channel.random * channel.unigram[:, None], np.full((1, V), channel.mask)])
     selected_like = S[shown] @ emission.T                             # (B, n, S)
