@@ -122,6 +122,11 @@ _TARGETS = (("expectations",), ("forecasts",), ("guidance",), ("the", "budget"),
             ("analyst", "estimates"), ("the", "prior", "year"))
 _LEX_NOUNS = ("performance", "results", "demand", "pricing", "conditions", "position", "outlook",
               "footing", "quarter", "momentum", "environment", "recovery")
+# Slots filled by one word of a pool, and slots filled by one phrase of a pool (uniform draws).
+_WORD_SLOTS = {"{SEG}": SEGMENTS, "{MONTH}": _MONTHS, "{MATERIAL}": _MATERIALS, "{DEPARTMENT}": _DEPARTMENTS,
+               "{COUNTRY}": _COUNTRIES, "{TERM}": _TERMS, "{FACILITY}": _FACILITIES, "{PROJECT}": _PROJECTS,
+               "{KIND}": _KINDS, "{LNOUN}": _LEX_NOUNS}
+_PHRASE_SLOTS = {"{ROLE}": _ROLES, "{TARGET}": _TARGETS}
 
 # Templates: tuples of literal words and {SLOT} markers. Every slot is filled by _fill.
 _OPENINGS = (
@@ -372,6 +377,11 @@ class _Writer:
     def _choice(self, items):
         return items[int(self.rng.integers(len(items)))]
 
+    def _pooled(self, pool):
+        """A name drawn from one of the generated Zipf-weighted pools ("place" or "person")."""
+        names, weights = self.pools[pool]
+        return str(names[self.rng.choice(names.shape[0], p=weights)])
+
     def _lexicon_word(self):
         agrees = self.rng.random() < self.config.lexicon_tone_agreement
         polarity = self.tone if agrees else -self.tone
@@ -414,45 +424,22 @@ class _Writer:
                 agrees = rng.random() < self.config.seed_tone_agreement
                 positive = (self.tone > 0) == agrees
                 self._add(self._choice(POSITIVE_SEEDS if positive else NEGATIVE_SEEDS))
-            elif slot == "{SEG}":
-                self._add(self._choice(SEGMENTS))
+            elif slot in _WORD_SLOTS:
+                self._add(self._choice(_WORD_SLOTS[slot]))
+            elif slot in _PHRASE_SLOTS:
+                for word in self._choice(_PHRASE_SLOTS[slot]):
+                    self._add(word)
             elif slot == "{NUM}":
                 self._add(str(int(rng.integers(1, 41))))
             elif slot == "{AMT}":
                 self._add(str(int(rng.integers(10, 1000))))
             elif slot == "{YEAR}":
                 self._add(str(int(rng.integers(2004, 2020))))
-            elif slot == "{MONTH}":
-                self._add(self._choice(_MONTHS))
             elif slot == "{PLACE}":
-                names, weights = self.pools["place"]
-                self._add(str(names[rng.choice(names.shape[0], p=weights)]))
+                self._add(self._pooled("place"))
             elif slot == "{PERSON}":
-                names, weights = self.pools["person"]
                 self._add(self._choice(_FIRST_NAMES))
-                self._add(str(names[rng.choice(names.shape[0], p=weights)]))
-            elif slot == "{MATERIAL}":
-                self._add(self._choice(_MATERIALS))
-            elif slot == "{DEPARTMENT}":
-                self._add(self._choice(_DEPARTMENTS))
-            elif slot == "{COUNTRY}":
-                self._add(self._choice(_COUNTRIES))
-            elif slot == "{TERM}":
-                self._add(self._choice(_TERMS))
-            elif slot == "{FACILITY}":
-                self._add(self._choice(_FACILITIES))
-            elif slot == "{PROJECT}":
-                self._add(self._choice(_PROJECTS))
-            elif slot == "{KIND}":
-                self._add(self._choice(_KINDS))
-            elif slot == "{ROLE}":
-                for word in self._choice(_ROLES):
-                    self._add(word)
-            elif slot == "{TARGET}":
-                for word in self._choice(_TARGETS):
-                    self._add(word)
-            elif slot == "{LNOUN}":
-                self._add(self._choice(_LEX_NOUNS))
+                self._add(self._pooled("person"))
             elif slot.startswith("{"):
                 raise ValueError(f"unknown template slot {slot}")
             else:
