@@ -148,8 +148,13 @@ def context_given_state(hmm: HiddenMarkovLanguage, offset: int) -> np.ndarray:
     if offset > 0:
         kernel = hmm.transition
     else:
-        kernel = (hmm.transition * hmm.initial[:, None]).T / hmm.initial[:, None]
+        kernel = _reversed_transition(hmm)
     return np.linalg.matrix_power(kernel, abs(offset)) @ hmm.emission
+
+
+def _reversed_transition(hmm: HiddenMarkovLanguage) -> np.ndarray:
+    r"""$R_{sr} = \pi_r T_{rs} / \pi_s$: the stationary chain's kernel run backwards in time."""
+    return (hmm.transition * hmm.initial[:, None]).T / hmm.initial[:, None]
 
 
 def _check_offset(offset, limit: int | None) -> int:
@@ -461,7 +466,7 @@ def sense_screening_residual(hmm: HiddenMarkovLanguage) -> float:
     states = list(hmm.sense_states)
     shares = sense_shares(hmm)
     forward = hmm.transition
-    backward = (hmm.transition * hmm.initial[:, None]).T / hmm.initial[:, None]
+    backward = _reversed_transition(hmm)
     emission = hmm.emission
     windows = []
     # (x_{t+1}, x_{t+2}) | z_t: sum_r T[h, r] E[r, a] (T E)[r, b]
