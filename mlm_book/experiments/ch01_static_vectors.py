@@ -41,6 +41,7 @@ from mlm_book.pmi import (
     StaticClassifierOutcome,
     classify_static,
     polyseme_pmi,
+    proposition1_bounds,
     sense_screening_residual,
     sense_shares,
     static_cap,
@@ -436,9 +437,9 @@ def figure_pmi_profiles(r: Chapter1Results | None = None, offset: int = 1):
     p = found[0]
     names = r.hmm.token_names
     x = np.arange(len(names))
-    lower = np.log(p.shares)[:, None] + p.pmi_senses
+    lower, upper = proposition1_bounds(p.shares, p.pmi_senses)
     fig, ax = plt.subplots(figsize=(11, 4))
-    ax.fill_between(x, lower.max(axis=0), p.pmi_senses.max(axis=0), color="0.85", step="mid",
+    ax.fill_between(x, lower, upper, color="0.85", step="mid",
                     label="Proposition 1's bounds")
     ax.plot(x, p.pmi_senses[0], "o-", color="tab:blue", lw=1, label=f"sense a ($\\pi_a$ = {p.shares[0]:.3f})")
     ax.plot(x, p.pmi_senses[1], "s-", color="tab:orange", lw=1, label=f"sense b ($\\pi_b$ = {p.shares[1]:.3f})")
