@@ -128,7 +128,7 @@ _WORD_SLOTS = {"{SEG}": SEGMENTS, "{MONTH}": _MONTHS, "{MATERIAL}": _MATERIALS, 
                "{KIND}": _KINDS, "{LNOUN}": _LEX_NOUNS}
 _PHRASE_SLOTS = {"{ROLE}": _ROLES, "{TARGET}": _TARGETS}
 
-# Templates: tuples of literal words and {SLOT} markers. Every slot is filled by _fill.
+# Templates: tuples of literal words and {SLOT} markers. Every slot is filled by sentence_from.
 _OPENINGS = (
     ("{FULL}", "annual", "report", "{YEAR}"),
     ("{FULL}", "annual", "report", "and", "accounts", "for", "the", "year", "ended", "{MONTH}", "{YEAR}"),
