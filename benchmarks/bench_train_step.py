@@ -1,4 +1,4 @@
-"""One training step (forward, backward, Adam) of the NumPy encoder against PyTorch eager on the CPU.
+"""One training step (forward, backward, AdamW) of the NumPy encoder against PyTorch eager on the CPU.
 
 Usage::
 
@@ -11,8 +11,10 @@ mask, fused QKV with biases, GELU (tanh form) MLP of width 4d, final LayerNorm, 
 the same number of threads (set before either library is imported). PyTorch is written the
 way one would write it: ``nn.Linear``/``nn.LayerNorm`` modules,
 ``F.scaled_dot_product_attention``, the head applied to the selected rows only, and
-``torch.optim.Adam(fused=True)``. The NumPy step is :mod:`mlm_book.nn.encoder`'s
-training step plus :class:`mlm_book.nn.adam.Adam`; it also restricts the last block's
+``torch.optim.AdamW(fused=True)``. Both optimisers use the book's decoupled weight decay on
+the same parameters (embedding tables and weight matrices; not biases or LayerNorm
+parameters). The NumPy step is :mod:`mlm_book.nn.encoder`'s training step plus
+:class:`mlm_book.nn.adam.Adam`; it also restricts the last block's
 queries, output projection and MLP to the selected rows (same loss and gradients, tested),
 which the PyTorch version does not do. The GFLOP/s columns count the full model's matrix
 products for both, i.e. useful work per second.
@@ -53,7 +55,8 @@ except ImportError:  # pragma: no cover
     sys.exit("PyTorch is needed for this benchmark only: .venv/bin/pip install torch==2.13.0")
 
 from mlm_book.nn import encoder as enc  # noqa: E402
-from mlm_book.nn.adam import Adam  # noqa: E402
+from mlm_book.nn.adam import Adam, AdamConfig  # noqa: E402
+from mlm_book.nn.train import decayed_names  # noqa: E402
 from mlm_book.nn.runtime import blas_threads, tune_allocator  # noqa: E402
 
 torch.set_num_threads(ARGS.threads)
@@ -64,6 +67,7 @@ SIZES = {
 }
 BATCH = 64
 LR = 1e-3
+WEIGHT_DECAY = 0.033  # the book's HMM encoder's (mlm_book.experiments.hmm_encoder.SETUP)
 
 
 class TorchEncoder(torch.nn.Module):
@@ -158,11 +162,17 @@ def bench(name: str, cfg: enc.EncoderConfig):
         torch_loss = float(model(t_shown, t_targets, t_selected))
     assert abs(np_loss - torch_loss) < 1e-4, (np_loss, torch_loss)
 
+    # decay the tables and the Linear weights; not biases, LayerNorm parameters or b_out
+    decayed = [p for name, p in model.named_parameters() if name in ("E", "P") or
+               (name.endswith(".weight") and ".ln" not in name and not name.startswith("ln_f"))]
+    others = [p for p in model.parameters() if all(p is not q for q in decayed)]
+    groups = [{"params": decayed, "weight_decay": WEIGHT_DECAY}, {"params": others, "weight_decay": 0.0}]
     try:
-        optimiser = torch.optim.Adam(model.parameters(), lr=LR, fused=True)
+        optimiser = torch.optim.AdamW(groups, lr=LR, fused=True)
     except (RuntimeError, TypeError):  # pragma: no cover
-        optimiser = torch.optim.Adam(model.parameters(), lr=LR, foreach=True)
-    numpy_adam = Adam(params)
+        optimiser = torch.optim.AdamW(groups, lr=LR, foreach=True)
+    assert len(decayed) == len(decayed_names(cfg))
+    numpy_adam = Adam(params, AdamConfig(weight_decay=WEIGHT_DECAY), decayed=decayed_names(cfg))
 
     def numpy_steps():
         for _ in range(ARGS.inner):

@@ -173,6 +173,66 @@ def test_adam_matches_a_hand_computed_two_steps():
         assert np.max(np.abs(theta[name] - expected[name])) < 1e-15
 
 
+def test_adamw_step_matches_a_hand_computation():
+    # One step of decoupled decay: theta <- theta - lr * lam * theta - lr * mhat / (sqrt(vhat) + eps),
+    # applied to the decayed parameter "w" only; the bias "b" gets the plain Adam step.
+    theta = {"w": np.array([1.0, -2.0]), "b": np.array([0.5])}
+    opt = adam_module.Adam(theta, adam_module.AdamConfig(weight_decay=0.1), decayed=["w"])
+    grads = {"w": np.array([0.2, -0.4]), "b": np.array([1.0])}
+    opt.step(grads, lr=0.01)
+    # after bias correction the first step's direction is g / (|g| + eps) = sign(g) (up to eps)
+    w_expected = np.array([1.0, -2.0]) * (1 - 0.01 * 0.1) - 0.01 * np.array([0.2, -0.4]) / (np.array([0.2, 0.4]) + 1e-8)
+    b_expected = 0.5 - 0.01 * 1.0 / (1.0 + 1e-8)
+    assert np.max(np.abs(theta["w"] - w_expected)) < 1e-15
+    assert abs(theta["b"][0] - b_expected) < 1e-15
+    assert opt.decayed == frozenset({"w"})
+
+
+def test_zero_decay_is_plain_adam_and_default_decays_everything():
+    plain, zero = {"w": np.array([1.0])}, {"w": np.array([1.0])}
+    adam_module.Adam(plain).step({"w": np.array([0.3])}, lr=0.1)
+    adam_module.Adam(zero, adam_module.AdamConfig(weight_decay=0.0), decayed=["w"]).step({"w": np.array([0.3])}, 0.1)
+    assert plain["w"][0] == zero["w"][0]
+    everything = {"w": np.array([2.0]), "b": np.array([2.0])}
+    opt = adam_module.Adam(everything, adam_module.AdamConfig(weight_decay=0.5))
+    opt.step({"w": np.array([0.0]), "b": np.array([0.0])}, lr=0.1)  # zero gradient: only the decay acts
+    assert np.allclose([everything["w"][0], everything["b"][0]], 2.0 * (1 - 0.05), rtol=0, atol=1e-15)
+
+
+def test_fused_adamw_equals_per_tensor_adamw():
+    fused = enc.init_params(SMALL, np.random.default_rng(0), dtype=np.float64)
+    separate = {k: v.copy() for k, v in fused.items()}
+    config = adam_module.AdamConfig(weight_decay=0.05)
+    names = train_module.decayed_names(SMALL)
+    a, b = adam_module.Adam(fused, config, decayed=names), adam_module.Adam(separate, config, decayed=names)
+    assert a.fused and not b.fused
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        grads = {k: rng.normal(size=v.shape) for k, v in fused.items()}
+        a.step(grads, 1e-2)
+        b.step(grads, 1e-2)
+    for name in fused:  # (1 - s) p and p - s p differ by rounding only
+        assert np.max(np.abs(fused[name] - separate[name])) < 1e-14
+
+
+def test_decayed_names_are_tables_and_matrices():
+    names = train_module.decayed_names(SMALL)
+    assert {"E", "P"} <= set(names)
+    assert all(n in ("E", "P") or n.rsplit(".", 1)[-1].startswith("W_") for n in names)
+    exempt = set(enc.param_names(SMALL)) - set(names)
+    assert exempt and all(n.endswith((".g", ".b")) or n.rsplit(".", 1)[-1].startswith("b_") for n in exempt)
+
+
+def test_token_init_std_scales_only_the_token_table():
+    base = enc.EncoderConfig(vocab_size=25, length=24, d_model=32, n_blocks=2, n_heads=4)
+    unit = enc.EncoderConfig(vocab_size=25, length=24, d_model=32, n_blocks=2, n_heads=4, token_init_std=1.0)
+    p0, p1 = enc.init_params(base, np.random.default_rng(0)), enc.init_params(unit, np.random.default_rng(0))
+    # same draws, E scaled by 1 / 0.02 (float32 rounding of the two products)
+    assert np.allclose(p1["E"], p0["E"] / 0.02, rtol=1e-6, atol=0)
+    assert all(np.array_equal(p0[k], p1[k]) for k in p0 if k != "E")
+    assert 0.9 < float(p1["E"].std()) < 1.1  # 26 x 32 draws: the standard error of the std is about 0.03
+
+
 def test_fused_adam_equals_per_tensor_adam():
     fused = enc.init_params(SMALL, np.random.default_rng(0), dtype=np.float64)
     separate = {k: v.copy() for k, v in fused.items()}
@@ -317,6 +377,12 @@ def test_bad_configs():
         enc.EncoderConfig(vocab_size=5, length=4.0)
     with pytest.raises(ValueError, match="init_std"):
         enc.EncoderConfig(vocab_size=5, length=4, init_std=float("nan"))
+    with pytest.raises(ValueError, match="token_init_std"):
+        enc.EncoderConfig(vocab_size=5, length=4, token_init_std=0.0)
+    with pytest.raises(ValueError, match="weight_decay"):
+        train_module.TrainConfig(weight_decay=-0.01)
+    with pytest.raises(ValueError, match="weight_decay"):
+        adam_module.AdamConfig(weight_decay=float("inf"))
     with pytest.raises(ValueError, match="lr must be a positive number"):
         train_module.TrainConfig(lr=-1.0)
     with pytest.raises(ValueError, match="beta2"):
@@ -345,3 +411,7 @@ def test_bad_training_arguments():
         adam_module.Adam({"w": np.zeros(2)}).step({"v": np.zeros(2)}, 0.1)
     with pytest.raises(ValueError, match="params must hold at least one array"):
         adam_module.Adam({})
+    with pytest.raises(ValueError, match="decayed names parameters that do not exist"):
+        adam_module.Adam({"w": np.zeros(2)}, decayed=["v"])
+    with pytest.raises(TypeError, match="decayed must be an iterable"):
+        adam_module.Adam({"w": np.zeros(2)}, decayed="w")

@@ -1,13 +1,23 @@
-r"""Adam (Kingma & Ba, 2015) over a dict of parameter arrays.
+r"""Adam (Kingma & Ba, 2015) over a dict of parameter arrays, with optional decoupled weight decay (AdamW).
 
 With gradient $g_t$ at step $t = 1, 2, \dots$:
 
 $$ m_t = \beta_1 m_{t-1} + (1-\beta_1) g_t, \qquad v_t = \beta_2 v_{t-1} + (1-\beta_2) g_t^2, $$
-$$ \theta_t = \theta_{t-1} - \eta_t\, \frac{m_t / (1-\beta_1^t)}{\sqrt{v_t / (1-\beta_2^t)} + \epsilon} . $$
+$$ \theta_t = (1 - \eta_t \lambda\, \mathbb{1}[\theta \in D])\, \theta_{t-1}
+   - \eta_t\, \frac{m_t / (1-\beta_1^t)}{\sqrt{v_t / (1-\beta_2^t)} + \epsilon} . $$
 
-The constants are Kingma and Ba's: $\beta_1 = 0.9$, $\beta_2 = 0.999$, $\epsilon = 10^{-8}$;
-no weight decay, no clipping. The learning rate $\eta_t$ is passed at each step, so the
+The constants default to Kingma and Ba's: $\beta_1 = 0.9$, $\beta_2 = 0.999$,
+$\epsilon = 10^{-8}$; no clipping. The learning rate $\eta_t$ is passed at each step, so the
 schedule lives with the training loop.
+
+The weight decay $\lambda$ (default 0: plain Adam) is *decoupled* (Loshchilov & Hutter,
+2019): it shrinks the parameter itself by $\eta_t \lambda$ of its value, outside the
+moment averages, instead of adding $\lambda \theta$ to the gradient (which Adam would
+then rescale coordinate by coordinate). It applies only to the parameters in the set $D$,
+named when the optimiser is built; BERT, for instance, decays its weight matrices and
+embedding tables with $\lambda = 0.01$ and exempts biases and LayerNorm gains and offsets.
+This is the update of ``torch.optim.AdamW`` and of BERT's ``AdamWeightDecayOptimizer``
+(which, unlike this one, also omits the bias corrections).
 
 When the parameters are views into one contiguous buffer (as
 :func:`mlm_book.nn.encoder.init_params` makes them), the update runs as a few vector
@@ -36,16 +46,20 @@ class AdamConfig:
         Decay of the second-moment average.
     eps : float
         Added to the bias-corrected root second moment.
+    weight_decay : float
+        Decoupled weight decay $\\lambda$: each step multiplies a decayed parameter by
+        $1 - \\eta_t \\lambda$. Zero (the default) is plain Adam.
 
     Examples
     --------
     >>> AdamConfig()
-    AdamConfig(beta1=0.9, beta2=0.999, eps=1e-08)
+    AdamConfig(beta1=0.9, beta2=0.999, eps=1e-08, weight_decay=0.0)
     """
 
     beta1: float = 0.9
     beta2: float = 0.999
     eps: float = 1e-8
+    weight_decay: float = 0.0
 
     def __post_init__(self):
         for name in ("beta1", "beta2"):
@@ -54,6 +68,9 @@ class AdamConfig:
                 raise ValueError(f"{name} must be in [0, 1), got {value!r}")
         if not (isinstance(self.eps, (int, float)) and self.eps > 0 and math.isfinite(self.eps)):
             raise ValueError(f"eps must be a positive number, got {self.eps!r}")
+        if (isinstance(self.weight_decay, bool) or not isinstance(self.weight_decay, (int, float))
+                or not (0.0 <= self.weight_decay and math.isfinite(self.weight_decay))):
+            raise ValueError(f"weight_decay must be a non-negative number, got {self.weight_decay!r}")
 
 
 def _shared_buffer(arrays):
@@ -84,6 +101,16 @@ class Adam:
         Updated in place by :meth:`step`.
     config : AdamConfig
         The constants.
+    decayed : iterable of str, optional
+        Names of the parameters that ``config.weight_decay`` applies to (the set $D$ of the
+        module docstring); default: every parameter. Ignored when the decay is zero.
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not an :class:`AdamConfig` or ``decayed`` is a single string.
+    ValueError
+        If ``params`` is empty or ``decayed`` names a parameter that is not in it.
 
     Examples
     --------
@@ -95,9 +122,18 @@ class Adam:
     >>> opt.step({"w": theta["w"].copy()}, lr=0.1)
     >>> round(float(theta["w"][0]), 6)
     0.9
+
+    With decoupled decay $\\lambda = 0.5$ on ``"w"`` only, the same step first shrinks $w$ by
+    $\\eta\\lambda = 0.05$ of its value; the bias ``"b"`` (zero gradient) is left alone.
+
+    >>> theta = {"w": np.array([1.0]), "b": np.array([1.0])}
+    >>> opt = Adam(theta, AdamConfig(weight_decay=0.5), decayed=["w"])
+    >>> opt.step({"w": np.array([1.0]), "b": np.array([0.0])}, lr=0.1)
+    >>> round(float(theta["w"][0]), 6), float(theta["b"][0])
+    (0.85, 1.0)
     """
 
-    def __init__(self, params: dict, config: AdamConfig = AdamConfig()):
+    def __init__(self, params: dict, config: AdamConfig = AdamConfig(), decayed=None):
         if not isinstance(config, AdamConfig):
             raise TypeError(f"config must be an AdamConfig, got {type(config).__name__}")
         if not params:
@@ -105,6 +141,16 @@ class Adam:
         self.config = config
         self.names = tuple(params)
         self.params = params
+        if decayed is None:
+            decayed = self.names
+        elif isinstance(decayed, str):
+            raise TypeError("decayed must be an iterable of parameter names, not a single string")
+        decayed = frozenset(decayed)
+        unknown = sorted(decayed - set(self.names))
+        if unknown:
+            raise ValueError(f"decayed names parameters that do not exist: {unknown}")
+        #: Names of the parameters the weight decay applies to (empty when the decay is zero).
+        self.decayed = decayed if config.weight_decay > 0 else frozenset()
         arrays = [params[name] for name in self.names]
         self._flat = _shared_buffer(arrays)
         if self._flat is not None:
@@ -114,6 +160,13 @@ class Adam:
             self._tmp = np.empty_like(self._flat)
             offsets = np.cumsum([0] + [a.size for a in arrays])
             self._slices = [slice(int(a), int(b)) for a, b in zip(offsets[:-1], offsets[1:])]
+            # 1 on the entries of decayed parameters, 0 elsewhere (None: nothing is decayed)
+            self._decay_mask = None
+            if self.decayed:
+                self._decay_mask = np.zeros_like(self._flat)
+                for name, where in zip(self.names, self._slices):
+                    if name in self.decayed:
+                        self._decay_mask[where] = 1.0
         else:
             self._m = {name: np.zeros_like(params[name]) for name in self.names}
             self._v = {name: np.zeros_like(params[name]) for name in self.names}
@@ -140,14 +193,21 @@ class Adam:
         c = self.config
         step_size = lr / (1.0 - c.beta1 ** self.t)
         root_correction = 1.0 / math.sqrt(1.0 - c.beta2 ** self.t)
+        shrink = lr * c.weight_decay
         if self._flat is not None:
             g = self._g
             for name, where in zip(self.names, self._slices):
                 g[where] = grads[name].reshape(-1)
+            if self._decay_mask is not None:  # decoupled decay: theta -= lr * lambda * theta on D
+                np.multiply(self._flat, self._decay_mask, out=self._tmp)
+                self._tmp *= shrink
+                self._flat -= self._tmp
             self._update(self._flat, g, self._m, self._v, self._tmp, step_size, root_correction)
         else:
             for name in self.names:
                 p = self.params[name]
+                if name in self.decayed:
+                    p *= 1.0 - shrink
                 self._update(p, np.asarray(grads[name], dtype=p.dtype), self._m[name], self._v[name],
                              np.empty_like(p), step_size, root_correction)
 

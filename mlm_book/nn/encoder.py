@@ -77,6 +77,11 @@ class EncoderConfig:
         Standard deviation of the normal initialisation of every matrix and table; the
         two matrices that write into the residual stream (``attn.W_o``, ``mlp.W_2``) are
         further divided by $\\sqrt{2 \\cdot n_\\text{blocks}}$.
+    token_init_std : float, optional
+        Standard deviation of the token table $E$'s initialisation; default ``init_std``.
+        With 1, the tied head $\\operatorname{LN}(x)E^\\top/\\sqrt d$ starts with logits of unit
+        variance (each of the $d$ normalised coordinates has unit variance), the scale the
+        $1/\\sqrt d$ is there for.
 
     Examples
     --------
@@ -93,13 +98,15 @@ class EncoderConfig:
     mlp_ratio: int = 4
     ln_eps: float = 1e-5
     init_std: float = 0.02
+    token_init_std: float | None = None
 
     def __post_init__(self):
         for name in ("vocab_size", "length", "d_model", "n_blocks", "n_heads", "mlp_ratio"):
             check_positive_int(getattr(self, name), name)
         if self.d_model % self.n_heads:
             raise ValueError(f"n_heads must divide d_model, got d_model={self.d_model}, n_heads={self.n_heads}")
-        for name in ("ln_eps", "init_std"):
+        names = ("ln_eps", "init_std") + (("token_init_std",) if self.token_init_std is not None else ())
+        for name in names:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or not math.isfinite(value):
                 raise ValueError(f"{name} must be a positive finite number, got {value!r}")
@@ -159,6 +166,10 @@ def param_shapes(config: EncoderConfig) -> dict[str, tuple[int, ...]]:
 def init_params(config: EncoderConfig, rng: np.random.Generator, dtype=np.float32) -> dict[str, np.ndarray]:
     r"""Fresh parameters: normal matrices and tables, LayerNorm gains one, biases zero.
 
+    Every matrix and the position table are drawn with standard deviation ``init_std`` (the
+    two residual-stream writers further scaled down), the token table with
+    ``token_init_std`` when it is set.
+
     All arrays are views into one contiguous buffer (in :func:`param_names` order), which
     lets :class:`mlm_book.nn.adam.Adam` update every parameter with a handful of vector
     operations.
@@ -197,6 +208,8 @@ def init_params(config: EncoderConfig, rng: np.random.Generator, dtype=np.float3
         leaf = name.rsplit(".", 1)[-1]
         if leaf == "g":
             view[...] = 1.0
+        elif name == "E" and config.token_init_std is not None:
+            view[...] = rng.normal(0.0, config.token_init_std, size=view.shape)
         elif name in ("E", "P") or leaf.startswith("W_"):
             std = config.init_std * (residual_scale if leaf in ("W_o", "W_2") else 1.0)
             view[...] = rng.normal(0.0, std, size=view.shape)

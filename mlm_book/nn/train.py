@@ -1,4 +1,4 @@
-r"""Training loop: fresh corrupted batches at every step, Adam, a warm-up then cosine schedule.
+r"""Training loop: fresh corrupted batches at every step, Adam(W), a warm-up then cosine schedule.
 
 At each step the loop draws a batch of clean sequences from a *sequence source* (any
 callable ``source(batch_size, rng) -> (B, n) int array``), passes it through a
@@ -34,7 +34,8 @@ from mlm_book.nn import encoder as enc
 from mlm_book.nn import layers, runtime
 from mlm_book.validation import check_generator, check_positive_int
 
-__all__ = ["TrainConfig", "TrainResult", "learning_rate", "train", "cached_training", "channel_description"]
+__all__ = ["TrainConfig", "TrainResult", "decayed_names", "learning_rate", "train", "cached_training",
+           "channel_description"]
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,9 @@ class TrainConfig:
         Learning rate at the last step as a fraction of ``lr`` (cosine decay in between).
     beta1, beta2, eps : float
         Adam's constants (:class:`mlm_book.nn.adam.AdamConfig`).
+    weight_decay : float
+        Decoupled weight decay (AdamW) of the matrices and tables named by
+        :func:`decayed_names`; 0 is plain Adam.
     seed : int
         Seed of the generator that initialises the parameters and draws every batch.
     dtype : str
@@ -76,6 +80,7 @@ class TrainConfig:
     beta1: float = 0.9
     beta2: float = 0.999
     eps: float = 1e-8
+    weight_decay: float = 0.0
     seed: int = 0
     dtype: str = "float32"
     blas_threads: int = 1
@@ -93,15 +98,32 @@ class TrainConfig:
             raise ValueError(f"final_lr_fraction must be in [0, 1], got {self.final_lr_fraction!r}")
         if self.dtype not in ("float32", "float64"):
             raise ValueError(f"dtype must be 'float32' or 'float64', got {self.dtype!r}")
-        self.adam()  # validates beta1, beta2, eps
+        self.adam()  # validates beta1, beta2, eps, weight_decay
 
     def adam(self) -> adam_module.AdamConfig:
         """Adam's constants as an :class:`~mlm_book.nn.adam.AdamConfig`."""
-        return adam_module.AdamConfig(beta1=self.beta1, beta2=self.beta2, eps=self.eps)
+        return adam_module.AdamConfig(beta1=self.beta1, beta2=self.beta2, eps=self.eps,
+                                      weight_decay=self.weight_decay)
 
     def to_dict(self) -> dict:
         """The fields as a JSON-serialisable dict."""
         return asdict(self)
+
+
+def decayed_names(config: enc.EncoderConfig) -> tuple[str, ...]:
+    """The parameters that weight decay applies to: the embedding tables and the weight matrices.
+
+    As in BERT: the token table ``E`` (tied to the output layer), the position table ``P``
+    and every ``W_*`` matrix are decayed; biases (``b_*``, ``b_out``) and LayerNorm gains and
+    offsets (``*.g``, ``*.b``) are not.
+
+    Examples
+    --------
+    >>> decayed_names(enc.EncoderConfig(vocab_size=5, length=3, d_model=8, n_blocks=1, n_heads=2))
+    ('E', 'P', 'blocks.0.attn.W_qkv', 'blocks.0.attn.W_o', 'blocks.0.mlp.W_1', 'blocks.0.mlp.W_2')
+    """
+    return tuple(name for name in enc.param_names(config)
+                 if name in ("E", "P") or name.rsplit(".", 1)[-1].startswith("W_"))
 
 
 def learning_rate(config: TrainConfig, step: int) -> float:
@@ -216,7 +238,7 @@ def train(encoder_config: enc.EncoderConfig, train_config: TrainConfig, source: 
     runtime.tune_allocator()
     dtype = np.dtype(train_config.dtype)
     params = enc.init_params(encoder_config, rng, dtype=dtype)
-    optimiser = adam_module.Adam(params, train_config.adam())
+    optimiser = adam_module.Adam(params, train_config.adam(), decayed=decayed_names(encoder_config))
     losses = np.empty(train_config.steps)
     start = time.perf_counter()
     with runtime.blas_threads(train_config.blas_threads):
