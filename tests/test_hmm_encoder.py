@@ -35,6 +35,16 @@ def test_setup_is_the_books():
     assert dict(setup.rows())["Adam steps"] == "3000"
 
 
+def test_weight_decay_gives_berts_total_decay():
+    # SETUP's reason for lambda: lambda * sum_t lr_t equals BERT's 0.01 * 50 = 0.5 (lambda rounded to 0.033)
+    from mlm_book.nn.train import learning_rate
+
+    t = he.SETUP.training
+    total = t.weight_decay * sum(learning_rate(t, s) for s in range(t.steps))
+    assert abs(total - 0.5) < 0.01
+    assert he.SETUP.encoder.token_init_std == 1.0 and he.SETUP.encoder.init_std == 0.02
+
+
 def test_hidden_states_per_layer(tokens):
     hidden = he.hidden_states(tokens)
     assert len(hidden) == 3 and all(h.shape == (3, 24, 32) and h.dtype == np.float64 for h in hidden)
