@@ -1,7 +1,8 @@
 r"""Chapter 1 — One vector per type: the HMM, Proposition 1, Corollary 1, the Bayes ceiling.
 
-Everything here is exact or sampled from the known HMM; the encoder-based probes of the
-chapter's claims (S2-01, S2-17, S2-18) are built in later chapters.
+Everything here is exact or sampled from the known HMM, except :func:`static_at_fixed_position`,
+which reads the trained encoder of chapter 2 to check Definition 1 (S2-01); the probes of
+S2-17 and S2-18 are built in chapter 5.
 
 :func:`results` builds everything once (the large-sample Bayes expectation is cached on
 disk); the figure functions and :func:`summary_table` read from it.
@@ -27,6 +28,7 @@ from mlm_book.hmm import (
     HMMConfig,
     bayes_sense_accuracy,
     build_hmm,
+    default_hmm,
     emission_likelihood,
     enumerate_joint,
     enumerate_posteriors,
@@ -57,6 +59,7 @@ __all__ = [
     "figure_pmi_profiles",
     "figure_sense_posterior",
     "summary_table",
+    "static_at_fixed_position",
     "CLAIMS",
 ]
 
@@ -498,6 +501,46 @@ def figure_sense_posterior(r: Chapter1Results | None = None):
 # --------------------------------------------------------------------------------------
 
 
+@functools.cache
+def static_at_fixed_position(position: int = 12, sequences: int = 400, seed: int = 31) -> dict:
+    r"""Definition 1 on the trained HMM encoder: layer 0 is static at a fixed position.
+
+    Samples clean sequences, keeps those with $w$ at ``position`` and reads the encoder's
+    vectors of those occurrences at every layer (:func:`mlm_book.experiments.hmm_encoder.hidden_states`).
+    Layer 0, $E[w] + P_{\text{position}}$, must be the same vector bit for bit; layers 1 and 2
+    depend on the sentence.
+
+    Parameters
+    ----------
+    position : int
+        The fixed position (0-based).
+    sequences : int
+        Sequences sampled before keeping those with $w$ at ``position``.
+    seed : int
+        Seed of the sample.
+
+    Returns
+    -------
+    dict
+        ``occurrences``; ``layer0_max_diff``, the largest absolute difference between any
+        occurrence's layer-0 vector and the first one's; ``layer1_min_spread`` and
+        ``layer2_min_spread``, the smallest distance from an occurrence's vector to the
+        first one's, relative to the first one's norm.
+    """
+    from mlm_book.experiments import hmm_encoder
+
+    hmm = default_hmm()
+    _, tokens = sample(hmm, sequences, hmm_encoder.SETUP.length, np.random.default_rng(seed))
+    rows = tokens[tokens[:, position] == hmm.shared_token]
+    layers = [h[:, position, :] for h in hmm_encoder.hidden_states(rows)]
+    first = [layer[0] for layer in layers]
+    spread = [np.linalg.norm(layer[1:] - ref, axis=1) / np.linalg.norm(ref) for layer, ref in zip(layers, first)]
+    return {"occurrences": int(len(rows)),
+            "layer0_max_diff": float(np.max(np.abs(layers[0] - first[0]))),
+            "layer1_min_spread": float(spread[1].min()),
+            "layer2_min_spread": float(spread[2].min())}
+
+
 def _structure():
     hmm = results().hmm
     own = (hmm.emission[:, np.arange(hmm.vocab_size) != hmm.shared_token] > 0).sum(axis=1)
@@ -568,6 +611,14 @@ def _bayes_ok(v) -> bool:
 
 
 CLAIMS = (
+    Claim("S2-01", "Def 1 on the HMM encoder: vectors of w at one fixed position across sentences — layer 0 "
+          "(E[w] + P_i) identical, layers 1 and 2 different", seed="—",
+          rule="≥ 30 occurrences; layer-0 max abs difference exactly 0; every layer-1/2 vector differs from "
+               "the first by ≥ 1e-3 of its norm",
+          compute=static_at_fixed_position,
+          accept=lambda v: (v["occurrences"] >= 30 and v["layer0_max_diff"] == 0.0
+                            and v["layer1_min_spread"] >= 1e-3 and v["layer2_min_spread"] >= 1e-3),
+          fmt=".2e"),
     Claim("S2-02", "HMM state space: regimes x hidden states per regime", seed="2 x 4 = 8",
           rule="exactly 2 regimes of 4 states (8 states)",
           compute=lambda: {k: _structure()[k] for k in ("regimes", "states per regime", "states")},
