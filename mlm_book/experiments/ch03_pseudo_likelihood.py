@@ -672,6 +672,12 @@ def _s409() -> tuple[float, float]:
 _PREDICTION_BAND = 0.10
 
 CLAIMS = (
+    Claim("S4-04", "Ising chain of the finite-sample check: open chain, spins in {-1, +1}, "
+          "p(s) ∝ exp(h Σ s_i + J Σ s_i s_{i+1})", seed="open, 10 spins, h = 0.2, J = 0.5",
+          rule="the study's chain is exactly n = 10, h = 0.2, J = 0.5, open, with 2^10 enumerated states",
+          compute=lambda: {"n": ISING.chain.n, "h": ISING.chain.h, "J": ISING.chain.J,
+                           "states": int(ising.all_states(ISING.chain.n).shape[0])},
+          accept=lambda v: v == {"n": 10, "h": 0.2, "J": 0.5, "states": 1024}, fmt="g"),
     Claim("S4-01", "Thm 3: one-mask masked-LM risk vs −(1/n) E log PL, largest |difference| (Ising chain, "
           "5 predictors; every HMM sequence of length 2 and 3, true and perturbed predictors)", seed="—",
           rule="both ≤ 1e-12", compute=_theorem3_claim, accept=lambda v: max(v.values()) <= 1e-12, fmt=".1e"),
