@@ -22,6 +22,7 @@ What the chapter shows, and where it comes from:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 
@@ -31,6 +32,7 @@ from mlm_book import geometry
 from mlm_book.experiments.ch01_static_vectors import Chapter1Config
 from mlm_book.hmm import default_hmm, sample, sense_posteriors
 from mlm_book.ledger import Claim
+from mlm_book.validation import as_float_array, as_int_array
 
 __all__ = [
     "SplitConfig",
@@ -47,6 +49,17 @@ __all__ = [
     "LayerScale",
     "InputScale",
     "scale_diagnostics",
+    "within_position_similarity",
+    "s509_holds",
+    "s510_holds",
+    "s512_holds",
+    "s520_holds",
+    "SeedGeometry",
+    "SeedRobustness",
+    "seed_robustness",
+    "init_scale_contrast",
+    "SenseAxis",
+    "sense_axes",
     "encoder_proposition2",
     "random_proposition2",
     "plot_principal_axes",
@@ -300,20 +313,343 @@ def scale_diagnostics() -> tuple[InputScale, tuple[LayerScale, ...]]:
                         position_norm=float(np.linalg.norm(positions, axis=1).mean()),
                         position_similarity=geometry.self_similarity(positions),
                         token_position_cosine=float(cosines.mean()))
-    present, counts = np.unique(vectors.positions, return_counts=True)
-    usable = present[counts >= 2]
-    weights = counts[counts >= 2] / counts[counts >= 2].sum()
     rows = []
     for layer in range(len(vectors.layers)):
         word = vectors.word(layer)
         centre = word.mean(axis=0)
-        # A loop over the 24 positions of a diagnostic, not a hot path.
-        within = sum(weight * geometry.self_similarity(word[vectors.positions == position])
-                     for position, weight in zip(usable, weights))
         rows.append(LayerScale(layer=layer, mean_norm=float(np.linalg.norm(centre)),
                                spread=float(np.sqrt(np.mean(np.sum((word - centre) ** 2, axis=1)))),
-                               within_position=float(within)))
+                               within_position=within_position_similarity(word, vectors.positions)))
     return inputs, tuple(rows)
+
+
+def within_position_similarity(word_vectors, positions) -> float:
+    r"""Self-similarity among a word's occurrences at the same position, averaged over positions.
+
+    For each position $i$ holding $k_i \ge 2$ occurrences, take the self-similarity of those
+    $k_i$ vectors; return the average weighted by $k_i$ (positions with one occurrence carry no
+    pair and are left out). At an encoder's input, where an occurrence's vector is
+    $E[w] + P_i$, every group is a single repeated vector and the value is one: the measure
+    removes the position table from the comparison, and what is left is the spread context adds.
+
+    Parameters
+    ----------
+    word_vectors : array_like, shape (k, d)
+        The word's occurrence vectors (non-zero rows).
+    positions : array_like of int, shape (k,)
+        Position of each occurrence; at least one position must hold two occurrences.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Mismatched lengths, or no position with two occurrences.
+
+    Examples
+    --------
+    >>> h = np.array([[1.0, 0.0], [2.0, 0.0], [0.0, 1.0], [1.0, 1.0], [5.0, 5.0]])
+    >>> round(within_position_similarity(h, [0, 0, 1, 1, 2]), 6)  # (2 * 1 + 2 * cos 45°) / 4
+    0.853553
+    """
+    word = as_float_array(word_vectors, "word_vectors", ndim=2)
+    positions = as_int_array(positions, "positions", ndim=1)
+    if positions.shape[0] != word.shape[0]:
+        raise ValueError(f"positions must have one entry per row of word_vectors ({word.shape[0]}), "
+                         f"got {positions.shape[0]}")
+    present, counts = np.unique(positions, return_counts=True)
+    usable = counts >= 2
+    if not np.any(usable):
+        raise ValueError("positions must hold at least two occurrences at some position")
+    weights = counts[usable] / counts[usable].sum()
+    # A loop over the distinct positions (at most the sequence length), not over occurrences.
+    return float(sum(weight * geometry.self_similarity(word[positions == position])
+                     for position, weight in zip(present[usable], weights)))
+
+
+# --------------------------------------------------------------------------------------
+# The registered layer orderings, as rules on (layer 0, layer 1, layer 2) values
+# --------------------------------------------------------------------------------------
+
+
+def s509_holds(self_similarity) -> bool:
+    """S5-09's rule: self-similarity at layers 1 and 2 below layer 0."""
+    v = self_similarity
+    return bool(v[1] < v[0] and v[2] < v[0])
+
+
+def s510_holds(mev) -> bool:
+    """S5-10's rule: MEV at layers 1 and 2 below layer 0, every value in (1/32, 1]."""
+    v = mev
+    return bool(v[1] < v[0] and v[2] < v[0] and all(1 / 32 < x <= 1 for x in v))
+
+
+def s512_holds(adjusted) -> bool:
+    """S5-12's rule: adjusted self-similarity at layers 1 and 2 below layer 0, layer 1 at most 0.02 above layer 2."""
+    v = adjusted
+    return bool(v[1] < v[0] and v[2] < v[0] and v[1] <= v[2] + 0.02)
+
+
+def s520_holds(adjusted) -> bool:
+    """S5-20's rule: adjusted self-similarity at layer 1 below layer 0."""
+    return bool(adjusted[1] < adjusted[0])
+
+
+# --------------------------------------------------------------------------------------
+# How robust is the layer table? The same measures for other training runs
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SeedGeometry:
+    r"""The layer table's measures of $w$ for one trained encoder, on the test split.
+
+    Every measure is a tuple over layers 0, 1, 2.
+
+    Attributes
+    ----------
+    seed : int
+        The encoder's training seed.
+    label : str
+        What distinguishes this encoder (``"book"`` for the book's encoder).
+    self_similarity, mev, baseline, adjusted : tuple of float
+        Definition 3 at each layer, as in :func:`geometry_table` (the baseline exact over all
+        test-token vectors).
+    within_position : tuple of float
+        :func:`within_position_similarity` of $w$'s occurrences at each layer.
+    token_norm : float
+        $\lVert E[w] \rVert$ of the trained token table.
+    position_norm : float
+        Mean $\lVert P_i \rVert$ over the positions of the trained position table.
+    layer0_from_norms : float
+        $\lVert E[w] \rVert^2 / (\lVert E[w] \rVert^2 + \overline{\lVert P_i \rVert^2})$: the
+        layer-0 self-similarity if the position rows were orthogonal to each other and to $E[w]$
+        and all of one norm, with the mean squared norm in its place.
+    n_occurrences : int
+        Occurrences of $w$ in the test split.
+    s509, s510, s512, s520 : bool
+        Whether the registered rules of S5-09 (self-similarity), S5-10 (MEV), S5-12 and S5-20
+        (adjusted self-similarity) hold for this encoder.
+    """
+
+    seed: int
+    label: str
+    self_similarity: tuple
+    mev: tuple
+    baseline: tuple
+    adjusted: tuple
+    within_position: tuple
+    token_norm: float
+    position_norm: float
+    layer0_from_norms: float
+    n_occurrences: int
+    s509: bool
+    s510: bool
+    s512: bool
+    s520: bool
+
+    @property
+    def baseline_rises(self) -> bool:
+        """Whether the anisotropy baseline rises from layer 0 to layer 1 (S5-21's rule)."""
+        return bool(self.baseline[1] > self.baseline[0])
+
+    @property
+    def pooled_falls(self) -> bool:
+        """Whether self-similarity and MEV are both below layer 0 at layers 1 and 2 (S5-09 and S5-10)."""
+        return self.s509 and self.s510
+
+
+@dataclass(frozen=True)
+class SeedRobustness:
+    """:class:`SeedGeometry` for several trained encoders that differ only in their training seed."""
+
+    rows: tuple
+    config: SplitConfig
+
+    @property
+    def seeds(self) -> tuple[int, ...]:
+        return tuple(row.seed for row in self.rows)
+
+    def count(self, rule: str) -> int:
+        """How many encoders satisfy ``rule`` (``"s509"``, ``"s510"``, ``"s512"``, ``"s520"``,
+        ``"baseline_rises"`` or ``"pooled_falls"``)."""
+        if rule not in ("s509", "s510", "s512", "s520", "baseline_rises", "pooled_falls"):
+            raise ValueError(f"rule must name one of the registered rules, got {rule!r}")
+        return sum(bool(getattr(row, rule)) for row in self.rows)
+
+    def within_range(self, layers=(1, 2)) -> tuple[float, float]:
+        """Smallest and largest within-position self-similarity over the encoders at ``layers``."""
+        values = [row.within_position[layer] for row in self.rows for layer in layers]
+        return min(values), max(values)
+
+    def ratio_range(self) -> tuple[float, float]:
+        r"""Smallest and largest $\text{mean}\,\lVert P_i \rVert / \lVert E[w] \rVert$ over the encoders."""
+        values = [row.position_norm / row.token_norm for row in self.rows]
+        return min(values), max(values)
+
+    def table(self, extra=()) -> str:
+        """The measures as a Markdown table, one row per encoder (values at layers 0 / 1 / 2).
+
+        Parameters
+        ----------
+        extra : tuple of SeedGeometry, optional
+            Further encoders to list after the seeds (e.g. :func:`init_scale_contrast`).
+        """
+        def triple(values):
+            return " / ".join(f"{x:.3f}" for x in values)
+
+        def mark(flag):
+            return "yes" if flag else "**no**"
+
+        lines = ["| encoder (training seed) | self-similarity | MEV | baseline | adjusted | within a position "
+                 "| ‖E[w]‖ | mean ‖P_i‖ | layer 0 from the norms | S5-09 | S5-10 | S5-12 | S5-20 |",
+                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        for row in self.rows + tuple(extra):
+            name = f"{row.seed} ({row.label})" if row.label else str(row.seed)
+            lines.append(f"| {name} | {triple(row.self_similarity)} | {triple(row.mev)} | {triple(row.baseline)} | "
+                         f"{triple(row.adjusted)} | {triple(row.within_position)} | {row.token_norm:.2f} | "
+                         f"{row.position_norm:.2f} | {row.layer0_from_norms:.3f} | {mark(row.s509)} | "
+                         f"{mark(row.s510)} | {mark(row.s512)} | {mark(row.s520)} |")
+        return "\n".join(lines)
+
+
+def _seed_setup(seed: int):
+    setup = _encoder().SETUP
+    return dataclasses.replace(setup, training=dataclasses.replace(setup.training, seed=seed))
+
+
+def _encoder_geometry(setup, label: str) -> SeedGeometry:
+    """The layer table's measures of $w$ on the test split for the encoder trained with ``setup``."""
+    from mlm_book.nn import encoder as enc
+
+    result = _encoder().trained_encoder(setup)
+    split = hmm_split("test")
+    hmm = default_hmm()
+    hidden = enc.hidden_states(result.params, result.encoder, split.tokens)
+    layers = [np.asarray(h, dtype=np.float64).reshape(-1, np.shape(h)[-1]) for h in hidden]
+    mask = split.tokens == hmm.shared_token
+    positions = np.broadcast_to(np.arange(SPLITS.length), split.tokens.shape)[mask]
+    words = [layer[mask.ravel()] for layer in layers]
+    similarity = tuple(geometry.self_similarity(word) for word in words)
+    baseline = tuple(geometry.anisotropy_baseline(layer) for layer in layers)
+    adjusted = tuple(s - b for s, b in zip(similarity, baseline))
+    mevs = tuple(geometry.mev(word) for word in words)
+    token = np.asarray(result.params["E"], dtype=np.float64)[hmm.shared_token]
+    position_table = np.asarray(result.params["P"], dtype=np.float64)[:SPLITS.length]
+    token_energy = float(token @ token)
+    position_energy = float(np.mean(np.sum(position_table**2, axis=1)))
+    return SeedGeometry(
+        seed=int(setup.training.seed), label=label, self_similarity=similarity, mev=mevs, baseline=baseline,
+        adjusted=adjusted, within_position=tuple(within_position_similarity(word, positions) for word in words),
+        token_norm=float(np.sqrt(token_energy)), position_norm=float(np.linalg.norm(position_table, axis=1).mean()),
+        layer0_from_norms=token_energy / (token_energy + position_energy), n_occurrences=int(mask.sum()),
+        s509=s509_holds(similarity), s510=s510_holds(mevs), s512=s512_holds(adjusted), s520=s520_holds(adjusted))
+
+
+def seed_robustness(seeds: tuple | None = None) -> SeedRobustness:
+    """The layer table's measures of $w$ for the book's encoder retrained with other seeds (memoised per seeds).
+
+    Each encoder has exactly the book's settings (:data:`mlm_book.experiments.hmm_encoder.SETUP`)
+    except ``training.seed``; each is read on the same test split as :func:`geometry_table`. The
+    encoders come from :func:`mlm_book.experiments.hmm_encoder.trained_encoder`, through the
+    cache (a cold build trains each one, under a minute).
+
+    Parameters
+    ----------
+    seeds : tuple of int, optional
+        Training seeds; default the book's seed, then 1, 2 and 3.
+
+    Returns
+    -------
+    SeedRobustness
+        One :class:`SeedGeometry` per seed, in the given order.
+
+    Raises
+    ------
+    TypeError
+        If ``seeds`` is not a tuple of integers.
+    ValueError
+        If ``seeds`` is empty or repeats a seed.
+    """
+    book = _encoder().SETUP.training.seed
+    seeds = (book, 1, 2, 3) if seeds is None else seeds
+    if not isinstance(seeds, tuple) or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
+        raise TypeError(f"seeds must be a tuple of integers, got {seeds!r}")
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds must be a non-empty tuple of distinct seeds, got {seeds!r}")
+    return _seed_robustness(seeds)
+
+
+@functools.cache
+def _seed_robustness(seeds: tuple) -> SeedRobustness:
+    book = _encoder().SETUP.training.seed
+    rows = tuple(_encoder_geometry(_seed_setup(seed), "book" if seed == book else "") for seed in seeds)
+    return SeedRobustness(rows=rows, config=SPLITS)
+
+
+@functools.cache
+def init_scale_contrast() -> SeedGeometry:
+    """The same measures for the book's encoder trained the way BERT's recipe would start it.
+
+    Two settings differ from :data:`mlm_book.experiments.hmm_encoder.SETUP`: the token table is
+    initialised like every other table and matrix (``token_init_std=None``: standard deviation
+    ``init_std``, BERT's 0.02) and the optimiser is plain Adam (``weight_decay=0``). The training
+    seed is the book's.
+
+    Returns
+    -------
+    SeedGeometry
+        ``label`` is ``"token table at init_std, no weight decay"``.
+    """
+    setup = _encoder().SETUP
+    variant = dataclasses.replace(setup, encoder=dataclasses.replace(setup.encoder, token_init_std=None),
+                                  training=dataclasses.replace(setup.training, weight_decay=0.0))
+    return _encoder_geometry(variant, "token table at init_std, no weight decay")
+
+
+@dataclass(frozen=True)
+class SenseAxis:
+    r"""How $w$'s cloud at one layer lines up with the sense (what the figure shows).
+
+    Attributes
+    ----------
+    layer : int
+    explained : tuple of float
+        Shares of the centred variance on the first two principal axes.
+    correlation : tuple of float
+        $|\operatorname{corr}|$ between the coordinate on each of those axes and the exact
+        posterior $P(\text{sense } b \mid x)$, over the test occurrences.
+    positions_with_both_senses : int
+        Positions at which occurrences of both (sampled) senses occur.
+    positions : int
+        Positions at which $w$ occurs at all.
+    """
+
+    layer: int
+    explained: tuple
+    correlation: tuple
+    positions_with_both_senses: int
+    positions: int
+
+
+@functools.cache
+def sense_axes() -> tuple[SenseAxis, ...]:
+    """For each layer, how the two principal axes of $w$'s test cloud correlate with the exact sense posterior."""
+    vectors = split_vectors("test")
+    present = np.unique(vectors.positions)
+    # Positions holding both senses: the pairs (position, sense) that occur, counted per position.
+    pairs = np.unique(np.stack([vectors.positions, vectors.senses], axis=1), axis=0)
+    both = int(np.sum(np.bincount(pairs[:, 0]) == 2))
+    rows = []
+    for layer in range(len(vectors.layers)):
+        projection = geometry.principal_axes(vectors.word(layer), 2)
+        correlation = tuple(abs(float(np.corrcoef(projection.coordinates[:, a], vectors.posterior)[0, 1]))
+                            for a in range(2))
+        rows.append(SenseAxis(layer=layer, explained=tuple(float(x) for x in projection.explained[:2]),
+                              correlation=correlation, positions_with_both_senses=both, positions=len(present)))
+    return tuple(rows)
 
 
 @functools.cache
@@ -434,17 +770,17 @@ CLAIMS = (
     Claim("S5-09", "HMM encoder, w, self-similarity at layers 0 / 1 / 2 (test occurrences)",
           seed="0.763 / 0.620 / 0.676", rule="layers 1 and 2 below layer 0",
           compute=lambda: geometry_table().column("self_similarity"),
-          accept=lambda v: v[1] < v[0] and v[2] < v[0]),
+          accept=s509_holds),
     Claim("S5-10", "HMM encoder, w, MEV (uncentred) at layers 0 / 1 / 2", seed="0.763 / 0.638 / 0.691",
           rule="layers 1 and 2 below layer 0; all in (1/32, 1]", compute=lambda: geometry_table().column("mev"),
-          accept=lambda v: v[1] < v[0] and v[2] < v[0] and all(1 / 32 < x <= 1 for x in v)),
+          accept=s510_holds),
     Claim("S5-11", "HMM encoder, anisotropy baseline (exact mean cosine over distinct pairs of all test-token "
           "vectors) at layers 0 / 1 / 2", seed="0.068 / 0.152 / 0.203", rule="layer 1 > layer 0",
           compute=lambda: geometry_table().column("baseline"), accept=lambda v: v[1] > v[0]),
     Claim("S5-12", "HMM encoder, w, adjusted self-similarity at layers 0 / 1 / 2", seed="0.695 / 0.467 / 0.473",
           rule="layers 1 and 2 below layer 0; minimum at layer 1 or within 0.02 of layer 2",
           compute=lambda: geometry_table().column("adjusted"),
-          accept=lambda v: v[1] < v[0] and v[2] < v[0] and v[1] <= v[2] + 0.02),
+          accept=s512_holds),
     Claim("S5-17", "HMM rows: |round(adjusted) − (round(self-sim) − round(baseline))|, worst layer (3 decimals)",
           seed="holds", rule="≤ 0.001", compute=_rounding_gap, accept=lambda v: v <= 0.001 + 1e-12),
     Claim("S5-18", "Distinct layer-0 vectors of w over its test occurrences (one per position at most)",
@@ -453,7 +789,7 @@ CLAIMS = (
           fmt="d"),
     Claim("S5-20", "HMM encoder: adjusted self-similarity at layer 1 vs layer 0", seed="lower at layer 1",
           rule="adjusted(L1) < adjusted(L0)", compute=lambda: geometry_table().column("adjusted")[:2],
-          accept=lambda v: v[1] < v[0]),
+          accept=s520_holds),
     Claim("S5-21", "HMM encoder: anisotropy baseline at layer 0 vs layer 1", seed="rises",
           rule="baseline(L1) > baseline(L0)", compute=lambda: geometry_table().column("baseline")[:2],
           accept=lambda v: v[1] > v[0]),
