@@ -58,6 +58,7 @@ __all__ = [
     "SeedRobustness",
     "seed_robustness",
     "init_scale_contrast",
+    "UNCERTAIN_SENSE",
     "SenseAxis",
     "sense_axes",
     "encoder_proposition2",
@@ -609,6 +610,10 @@ def init_scale_contrast() -> SeedGeometry:
     return _encoder_geometry(variant, "token table at init_std, no weight decay")
 
 
+#: Posterior range of the occurrences :func:`sense_axes` counts as having an uncertain sense.
+UNCERTAIN_SENSE = (0.25, 0.75)
+
+
 @dataclass(frozen=True)
 class SenseAxis:
     r"""How $w$'s cloud at one layer lines up with the sense (what the figure shows).
@@ -621,6 +626,10 @@ class SenseAxis:
     correlation : tuple of float
         $|\operatorname{corr}|$ between the coordinate on each of those axes and the exact
         posterior $P(\text{sense } b \mid x)$, over the test occurrences.
+    uncertain_between : bool
+        Whether, on the leading axis, the mean coordinate of the occurrences with an uncertain
+        sense (posterior in :data:`UNCERTAIN_SENSE`, closed) lies strictly between the mean
+        coordinates of the confident ones of each sense (posterior below and above that range).
     positions_with_both_senses : int
         Positions at which occurrences of both (sampled) senses occur.
     positions : int
@@ -630,6 +639,7 @@ class SenseAxis:
     layer: int
     explained: tuple
     correlation: tuple
+    uncertain_between: bool
     positions_with_both_senses: int
     positions: int
 
@@ -642,13 +652,18 @@ def sense_axes() -> tuple[SenseAxis, ...]:
     # Positions holding both senses: the pairs (position, sense) that occur, counted per position.
     pairs = np.unique(np.stack([vectors.positions, vectors.senses], axis=1), axis=0)
     both = int(np.sum(np.bincount(pairs[:, 0]) == 2))
+    posterior = vectors.posterior
+    lo, hi = UNCERTAIN_SENSE
+    groups = (posterior < lo, (posterior >= lo) & (posterior <= hi), posterior > hi)
     rows = []
     for layer in range(len(vectors.layers)):
         projection = geometry.principal_axes(vectors.word(layer), 2)
-        correlation = tuple(abs(float(np.corrcoef(projection.coordinates[:, a], vectors.posterior)[0, 1]))
+        correlation = tuple(abs(float(np.corrcoef(projection.coordinates[:, a], posterior)[0, 1]))
                             for a in range(2))
+        low, middle, high = (float(projection.coordinates[group, 0].mean()) for group in groups)
         rows.append(SenseAxis(layer=layer, explained=tuple(float(x) for x in projection.explained[:2]),
-                              correlation=correlation, positions_with_both_senses=both, positions=len(present)))
+                              correlation=correlation, uncertain_between=bool(min(low, high) < middle < max(low, high)),
+                              positions_with_both_senses=both, positions=len(present)))
     return tuple(rows)
 
 
