@@ -51,8 +51,10 @@ def test_booleans_are_the_registered_rules(robustness):
     assert robustness.count("s509") == sum(row.s509 for row in robustness.rows)
     # The module's claims use the same rule functions on the book's table.
     claims = {claim.id: claim for claim in ch4.CLAIMS}
-    assert claims["S5-09"].accept(robustness.rows[0].self_similarity) == robustness.rows[0].s509
-    assert claims["S5-12"].accept(robustness.rows[0].adjusted) == robustness.rows[0].s512
+    for claim_id, rule in (("S5-09", "s509"), ("S5-10", "s510"), ("S5-12", "s512"), ("S5-20", "s520")):
+        value = claims[claim_id].compute()
+        assert claims[claim_id].accept(value) == getattr(robustness.rows[0], rule)
+        assert value["seeds holding"] == f"{robustness.count(rule)} of {len(robustness.rows)}"
 
 
 def test_books_row_is_the_layer_table(robustness):
