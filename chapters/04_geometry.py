@@ -135,7 +135,7 @@ show_checks(ch4.random_proposition2(), ["Gaussian + offset", "Gaussian + offset"
                                         "Gaussian + offset", "rank one"])
 
 # %% [markdown]
-# ## The HMM encoder's clouds of $w$
+# ## The HMM encoder's clouds of *w*
 #
 # We read the trained HMM encoder on the clean test split (the same sequences chapter 1 used
 # for the Bayes accuracy and chapter 5 uses for the probes). **Layer 0** is the encoder's input

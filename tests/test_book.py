@@ -41,7 +41,15 @@ def site(tmp_path_factory) -> Path:
 
 
 def _page(site: Path, src_uri: str) -> Path:
-    return site / src_uri.removesuffix(".py").removesuffix(".md") / "index.html"
+    stem = src_uri.removesuffix(".py").removesuffix(".md")
+    return site / "index.html" if stem == "index" else site / stem / "index.html"
+
+
+def test_no_chapter_heading_holds_math():
+    """Headings feed the table of contents, which MathJax does not typeset."""
+    offenders = [f"{path.name}: {line}" for path in CHAPTERS for line in path.read_text().splitlines()
+                 if re.match(r"^# #+ .*\$", line)]
+    assert not offenders, offenders
 
 
 def test_there_are_chapters():
