@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mlm_book.channel import Channel, exact_posterior
-from mlm_book.hmm import HiddenMarkovLanguage, token_conditionals
+from mlm_book.hmm import HiddenMarkovLanguage, check_hmm, token_conditionals
 from mlm_book.hmm import sample as sample_hmm
 from mlm_book.validation import (
     SUM_TOLERANCE,
@@ -210,8 +210,7 @@ def hmm_conditionals(hmm: HiddenMarkovLanguage) -> ConditionalFamily:
     >>> q.shape, round(float(q.sum()), 12)
     ((1, 25), 1.0)
     """
-    if not isinstance(hmm, HiddenMarkovLanguage):
-        raise TypeError(f"hmm must be a HiddenMarkovLanguage, got {type(hmm).__name__}")
+    check_hmm(hmm)
 
     def family(tokens: np.ndarray, positions: np.ndarray) -> np.ndarray:
         tokens = tokens.copy()
@@ -238,8 +237,7 @@ def population_optimum_conditionals(hmm: HiddenMarkovLanguage, channel: Channel)
     >>> q.shape, round(float(q.sum()), 12)
     ((1, 25), 1.0)
     """
-    if not isinstance(hmm, HiddenMarkovLanguage):
-        raise TypeError(f"hmm must be a HiddenMarkovLanguage, got {type(hmm).__name__}")
+    check_hmm(hmm)
     if not isinstance(channel, Channel):
         raise TypeError(f"channel must be a Channel, got {type(channel).__name__}")
 

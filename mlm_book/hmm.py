@@ -47,6 +47,7 @@ from mlm_book.validation import (
 __all__ = [
     "HMMConfig",
     "HiddenMarkovLanguage",
+    "check_hmm",
     "ForwardBackward",
     "build_hmm",
     "default_hmm",
@@ -391,7 +392,18 @@ def default_hmm() -> HiddenMarkovLanguage:
     return build_hmm(HMMConfig())
 
 
-def _check_hmm(hmm) -> HiddenMarkovLanguage:
+def check_hmm(hmm) -> HiddenMarkovLanguage:
+    """Return ``hmm`` if it is a :class:`HiddenMarkovLanguage`, else raise :class:`TypeError`.
+
+    Examples
+    --------
+    >>> check_hmm(default_hmm()).vocab_size
+    25
+    >>> check_hmm("hmm")
+    Traceback (most recent call last):
+    ...
+    TypeError: hmm must be a HiddenMarkovLanguage, got str
+    """
     if not isinstance(hmm, HiddenMarkovLanguage):
         raise TypeError(f"hmm must be a HiddenMarkovLanguage, got {type(hmm).__name__}")
     return hmm
@@ -452,7 +464,7 @@ def sample(hmm: HiddenMarkovLanguage, batch: int, length: int,
     >>> states.shape == tokens.shape == (3, 4)
     True
     """
-    hmm = _check_hmm(hmm)
+    hmm = check_hmm(hmm)
     batch = check_positive_int(batch, "batch")
     length = check_positive_int(length, "length")
     rng = check_generator(rng, "rng")
@@ -494,7 +506,7 @@ def emission_likelihood(hmm: HiddenMarkovLanguage, tokens) -> np.ndarray:
     >>> emission_likelihood(hmm, [hmm.shared_token])[0, list(hmm.sense_states)]
     array([0.4, 0.4])
     """
-    hmm = _check_hmm(hmm)
+    hmm = check_hmm(hmm)
     batch, squeeze = _as_batch(tokens, hmm.vocab_size)
     likelihood = hmm.emission.T[batch]  # (B, n, S)
     return likelihood[0] if squeeze else likelihood
@@ -634,7 +646,7 @@ def token_conditionals(hmm: HiddenMarkovLanguage, tokens) -> np.ndarray:
     >>> p.shape, bool(np.allclose(p.sum(-1), 1))
     ((3, 25), True)
     """
-    hmm = _check_hmm(hmm)
+    hmm = check_hmm(hmm)
     batch, squeeze = _as_batch(tokens, hmm.vocab_size)
     smoothed = forward_backward(hmm.transition, hmm.initial, hmm.emission.T[batch])
     conditionals = smoothed.leave_one_out @ hmm.emission
@@ -665,7 +677,7 @@ def sense_posteriors(hmm: HiddenMarkovLanguage, tokens) -> np.ndarray:
     >>> bool(p[1, 0] > 0.95), round(float(p[1].sum()), 12)
     (True, 1.0)
     """
-    hmm = _check_hmm(hmm)
+    hmm = check_hmm(hmm)
     batch, squeeze = _as_batch(tokens, hmm.vocab_size)
     smoothed = forward_backward(hmm.transition, hmm.initial, hmm.emission.T[batch])
     senses = smoothed.posterior[:, :, list(hmm.sense_states)]
@@ -733,7 +745,7 @@ def bayes_sense_accuracy(hmm: HiddenMarkovLanguage, tokens, states=None) -> Baye
     >>> 0.9 < result.expected < 1.0, result.n_occurrences > 500
     (True, True)
     """
-    hmm = _check_hmm(hmm)
+    hmm = check_hmm(hmm)
     batch, _ = _as_batch(tokens, hmm.vocab_size)
     occurrences = batch == hmm.shared_token
     count = int(occurrences.sum())
@@ -797,7 +809,7 @@ def enumerate_joint(hmm: HiddenMarkovLanguage, length: int) -> np.ndarray:
     >>> joint.shape, round(float(joint.sum()), 12)
     ((25, 25), 1.0)
     """
-    hmm = _check_hmm(hmm)
+    hmm = check_hmm(hmm)
     length = check_positive_int(length, "length")
     n_states, vocab_size = hmm.n_states, hmm.vocab_size
     if vocab_size**length * n_states > MAX_ENUMERATION_ENTRIES:

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mlm_book.hmm import HiddenMarkovLanguage, enumerate_joint
+from mlm_book.hmm import HiddenMarkovLanguage, check_hmm, enumerate_joint
 from mlm_book.validation import as_float_array, as_int_array, check_distribution, check_tokens
 
 __all__ = [
@@ -55,12 +55,6 @@ __all__ = [
 
 #: Largest |offset| for which :func:`polyseme_pmi` enumerates the token joint (length |offset| + 1 <= 4).
 MAX_OFFSET = 3
-
-
-def _check_hmm(hmm) -> HiddenMarkovLanguage:
-    if not isinstance(hmm, HiddenMarkovLanguage):
-        raise TypeError(f"hmm must be a HiddenMarkovLanguage, got {type(hmm).__name__}")
-    return hmm
 
 
 def sense_shares(hmm: HiddenMarkovLanguage) -> np.ndarray:
@@ -86,7 +80,7 @@ def sense_shares(hmm: HiddenMarkovLanguage) -> np.ndarray:
     >>> sense_shares(default_hmm()).round(3)
     array([0.491, 0.509])
     """
-    hmm = _check_hmm(hmm)
+    hmm = check_hmm(hmm)
     states = list(hmm.sense_states)
     weight = hmm.initial[states] * hmm.emission[states, hmm.shared_token]
     return weight / weight.sum()
@@ -143,7 +137,7 @@ def context_given_state(hmm: HiddenMarkovLanguage, offset: int) -> np.ndarray:
     >>> p.shape, bool(np.allclose(p.sum(axis=1), 1))
     ((8, 25), True)
     """
-    hmm = _check_hmm(hmm)
+    hmm = check_hmm(hmm)
     offset = _check_offset(offset, limit=None)
     if offset > 0:
         kernel = hmm.transition
@@ -328,7 +322,7 @@ def polyseme_pmi(hmm: HiddenMarkovLanguage, offset: int = 1) -> PolysemePMI:
     >>> round(result.sense_gap, 3)
     3.654
     """
-    hmm = _check_hmm(hmm)
+    hmm = check_hmm(hmm)
     offset = _check_offset(offset, limit=MAX_OFFSET)
     joint = enumerate_joint(hmm, abs(offset) + 1)
     w = hmm.shared_token
@@ -460,7 +454,7 @@ def sense_screening_residual(hmm: HiddenMarkovLanguage) -> float:
     >>> sense_screening_residual(default_hmm()) < 1e-15
     True
     """
-    hmm = _check_hmm(hmm)
+    hmm = check_hmm(hmm)
     joint = enumerate_joint(hmm, 3)
     w = hmm.shared_token
     states = list(hmm.sense_states)
