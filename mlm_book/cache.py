@@ -134,6 +134,7 @@ def _atomic_write(path: Path, write: Callable) -> None:
     try:
         with os.fdopen(handle, "wb") as stream:
             write(stream)
+        os.chmod(temporary, 0o644)  # mkstemp makes owner-only files; entries are ordinary data
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
