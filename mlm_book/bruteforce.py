@@ -1,19 +1,19 @@
 r"""Brute-force checks of Theorem 2, and its error under BERT's fixed-count selection.
 
-Nothing here reuses :func:`mlm_book.channel.observation_matrix` or
-:func:`mlm_book.channel.exact_posterior`: the point is an independent computation.
+Nothing here reuses [`mlm_book.channel.observation_matrix`][mlm_book.channel.observation_matrix] or
+[`mlm_book.channel.exact_posterior`][mlm_book.channel.exact_posterior]: the point is an independent computation.
 
-* :func:`path_joint` sums the HMM over every hidden path to get $P(x)$ of short sentences.
-* :func:`brute_force_posterior` enumerates, for every position, its selection event and
+* [`path_joint`][mlm_book.bruteforce.path_joint] sums the HMM over every hidden path to get $P(x)$ of short sentences.
+* [`brute_force_posterior`][mlm_book.bruteforce.brute_force_posterior] enumerates, for every position, its selection event and
   its channel draw (unselected; ``[MASK]``; replacement by each token $t$; kept), keeps the
   combinations in which position $i$ is selected, and applies Bayes' rule over the
   enumerated joint of sentence and events.
-* :func:`dense_posteriors` builds the whole table $P(x_i = y, \tilde x \mid i \in M)$ of a
+* [`dense_posteriors`][mlm_book.bruteforce.dense_posteriors] builds the whole table $P(x_i = y, \tilde x \mid i \in M)$ of a
   length-3 sentence under independent or fixed-count selection, by summing over the
   selection sets.
-* :func:`fixed_count_posterior` is the exact posterior under fixed-count selection for
+* [`fixed_count_posterior`][mlm_book.bruteforce.fixed_count_posterior] is the exact posterior under fixed-count selection for
   longer sentences, by enumerating the selection sets that contain $i$ and running
-  forward–backward once per set; :func:`fixed_count_error` measures how far Theorem 2's
+  forward–backward once per set; [`fixed_count_error`][mlm_book.bruteforce.fixed_count_error] measures how far Theorem 2's
   closed form (which assumes independent selection) is from it.
 """
 
@@ -44,7 +44,7 @@ __all__ = [
     "fixed_count_errors",
 ]
 
-#: Largest $V^n S^n$ :func:`path_joint` will build (about 100 MB of float64 work).
+#: Largest $V^n S^n$ [`path_joint`][mlm_book.bruteforce.path_joint] will build (about 100 MB of float64 work).
 MAX_PATH_ENTRIES = 12_000_000
 
 
@@ -186,7 +186,7 @@ def brute_force_posterior(hmm, channel: Channel, shown, position: int) -> np.nda
     >>> q.shape, round(float(q.sum()), 12)
     ((25,), 1.0)
 
-    Theorem 2's closed form (:func:`mlm_book.channel.exact_posterior`) against this brute
+    Theorem 2's closed form ([`mlm_book.channel.exact_posterior`][mlm_book.channel.exact_posterior]) against this brute
     force, at $\rho = 0.15$ and $0.4$, with a ``[MASK]``, a kept and a substituted display:
 
     >>> from mlm_book.channel import exact_posterior
@@ -397,7 +397,7 @@ def fixed_count_posterior(hmm, channel: Channel, shown, position: int) -> np.nda
     $E_{s,\tilde x_j}$ (zero for ``[MASK]``), a selected one $\sum_y E_{sy} S(\tilde x_j \mid y)$
     and one more count, position $i$ contributes nothing until its display enters through
     $S(\tilde x_i \mid y)$. Cost $O(n k S^2)$ per sentence instead of one pass per set; it
-    agrees with :func:`fixed_count_posterior_by_sets` to rounding.
+    agrees with [`fixed_count_posterior_by_sets`][mlm_book.bruteforce.fixed_count_posterior_by_sets] to rounding.
 
     Parameters
     ----------
@@ -510,7 +510,7 @@ class FixedCountError:
 
 def fixed_count_errors(hmm, channel: Channel, length: int, batch: int, rng: np.random.Generator,
                        rates=(None,)) -> tuple[FixedCountError, ...]:
-    r"""Like :func:`fixed_count_error` for several closed-form rates on the same sampled displays.
+    r"""Like [`fixed_count_error`][mlm_book.bruteforce.fixed_count_error] for several closed-form rates on the same sampled displays.
 
     Parameters
     ----------
@@ -588,7 +588,7 @@ def fixed_count_error(hmm, channel: Channel, length: int, batch: int, rng: np.ra
 
     Samples ``batch`` sentences of ``length`` from the HMM, corrupts them with fixed-count
     selection, and compares at every selected position the exact fixed-count posterior
-    (:func:`fixed_count_posterior`) with Theorem 2's closed form under independent
+    ([`fixed_count_posterior`][mlm_book.bruteforce.fixed_count_posterior]) with Theorem 2's closed form under independent
     selection at ``rate`` (default: the channel's $\rho$). The comparison is exact per
     display; only the displays are a sample.
 

@@ -17,14 +17,14 @@ shows given its token $y$ is the *display matrix*
 
 $$S(s \mid y) = m\,\mathbb{1}[s = \texttt{[MASK]}] + \kappa\,\mathbb{1}[s = y] + r\,u(s).$$
 
-``[MASK]`` gets the id $V$ (:attr:`Channel.mask_id`): it can be shown, never be a target
+``[MASK]`` gets the id $V$ ([`Channel.mask_id`][mlm_book.channel.Channel.mask_id]): it can be shown, never be a target
 and never be drawn as a replacement.
 
 Theorem 2 says that the best predictor at a selected position $i$ is Bayes' rule with
 $p(y) = P(x_i = y \mid \tilde x_{-i})$ as prior and $S(\tilde x_i \mid y)$ as likelihood
-(:func:`optimum`). On the HMM language, $p$ itself is exact: the other positions are read
-through the channel's per-position observation law (:func:`observation_matrix`) inside
-forward–backward (:func:`context_prediction`, :func:`exact_posterior`).
+([`optimum`][mlm_book.channel.optimum]). On the HMM language, $p$ itself is exact: the other positions are read
+through the channel's per-position observation law ([`observation_matrix`][mlm_book.channel.observation_matrix]) inside
+forward–backward ([`context_prediction`][mlm_book.channel.context_prediction], [`exact_posterior`][mlm_book.channel.exact_posterior]).
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ __all__ = [
     "zipf_unigram",
 ]
 
-#: Codes of :attr:`CorruptedBatch.kind`.
+#: Codes of [`CorruptedBatch.kind`][mlm_book.channel.CorruptedBatch.kind].
 NOT_SELECTED, MASKED, RANDOM, KEPT = 0, 1, 2, 3
 
 _SELECTIONS = ("independent", "fixed")
@@ -86,7 +86,7 @@ class Channel:
         $r$, probability that a selected position shows a replacement token.
     selection : {"independent", "fixed"}
         ``"independent"``: each position is selected with probability $\rho$.
-        ``"fixed"``: exactly :func:`selection_count` positions per sequence, uniformly
+        ``"fixed"``: exactly [`selection_count`][mlm_book.channel.selection_count] positions per sequence, uniformly
         without replacement (BERT's ``create_pretraining_data.py``).
     replacement : numpy.ndarray or None
         Distribution $u$ of replacement tokens, shape ``(V,)``; ``None`` means uniform.
@@ -423,7 +423,7 @@ def _context_and_emission(hmm, channel: Channel, shown):
 def context_prediction(hmm, channel: Channel, shown) -> np.ndarray:
     r"""$p(y) = P(x_i = y \mid \tilde x_{-i})$ at every position, exactly, on an HMM language.
 
-    The other positions are read through :func:`observation_matrix`, so $p$ depends on
+    The other positions are read through [`observation_matrix`][mlm_book.channel.observation_matrix], so $p$ depends on
     $\rho$, $m$ and $r$ (the trap of Theorem 2 (iii)): only the shrinkage step is free of
     $\rho$. Exact under independent selection.
 
@@ -460,7 +460,7 @@ def exact_posterior(hmm, channel: Channel, shown) -> np.ndarray:
     r"""$P(x_i = y \mid \tilde x, i \in M)$ at every position: Theorem 2 on exact $p$.
 
     Exact under independent selection; under fixed-count selection it is the closed form's
-    approximation (see :func:`mlm_book.bruteforce.fixed_count_error`).
+    approximation (see [`mlm_book.bruteforce.fixed_count_error`][mlm_book.bruteforce.fixed_count_error]).
 
     Parameters
     ----------

@@ -10,15 +10,15 @@ distribution $q_i(\cdot \mid x_{-i})$ of the token at ``positions[b]`` given the
 ``tokens[b]``. The family decides what it reads at position $i$ itself: exact full
 conditionals ignore it, and a masked LM wants a ``[MASK]`` there. Functions that take a
 family accept ``mask_id``: when it is given they write that id at the queried position
-before every call, so an encoder can be passed as it is. :func:`from_all_positions` turns a
+before every call, so an encoder can be passed as it is. [`from_all_positions`][mlm_book.compat.from_all_positions] turns a
 function returning all positions at once, ``(B, n, V)``, into a family.
 
 **Brook's lemma** (Theorem 4). For a positive joint $p$ and sequences $x, y$,
 
 $$\frac{p(x)}{p(y)} = \prod_{i=1}^{n} \frac{p(x_i \mid x_{<i}, y_{>i})}{p(y_i \mid x_{<i}, y_{>i})}.$$
 
-:func:`brook_log_ratio` evaluates the right side for any family and
-:func:`rebuild_joint` rebuilds a whole joint table from it.
+[`brook_log_ratio`][mlm_book.compat.brook_log_ratio] evaluates the right side for any family and
+[`rebuild_joint`][mlm_book.compat.rebuild_joint] rebuilds a whole joint table from it.
 
 **The four-cycle test** (Corollary 2). For positions $i \ne j$, the rest fixed, and values
 $a, a'$ at $i$ and $b, b'$ at $j$,
@@ -26,8 +26,8 @@ $a, a'$ at $i$ and $b, b'$ at $j$,
 $$\delta = \Bigl[\log\tfrac{q_i(a\mid b)}{q_i(a'\mid b)} + \log\tfrac{q_j(b\mid a')}{q_j(b'\mid a')}\Bigr]
          - \Bigl[\log\tfrac{q_j(b\mid a)}{q_j(b'\mid a)} + \log\tfrac{q_i(a\mid b')}{q_i(a'\mid b')}\Bigr]$$
 
-is zero for the conditionals of any positive joint: :func:`four_cycle_gap`.
-:func:`four_cycle_protocol` runs the book's protocol (random HMM sequences, an adjacent
+is zero for the conditionals of any positive joint: [`four_cycle_gap`][mlm_book.compat.four_cycle_gap].
+[`four_cycle_protocol`][mlm_book.compat.four_cycle_protocol] runs the book's protocol (random HMM sequences, an adjacent
 pair of positions, the two likeliest values at each) on any family.
 """
 
@@ -469,7 +469,7 @@ class FourCycleDraws:
     b_alt: np.ndarray
 
     def gaps(self, conditional: ConditionalFamily, *, mask_id: int | None = None) -> np.ndarray:
-        """:func:`four_cycle_gap` of ``conditional`` on these draws, ``(B,)``."""
+        """[`four_cycle_gap`][mlm_book.compat.four_cycle_gap] of ``conditional`` on these draws, ``(B,)``."""
         return four_cycle_gap(conditional, self.tokens, self.first, self.second, self.a, self.a_alt,
                               self.b, self.b_alt, mask_id=mask_id)
 
@@ -540,7 +540,7 @@ def four_cycle_protocol(conditional: ConditionalFamily, hmm: HiddenMarkovLanguag
 
     Draws ``count`` sequences of the HMM of length ``length``, a pair of positions each
     (adjacent by default) and the two likeliest values at each under the HMM's exact
-    conditionals (:func:`hmm_four_cycle_draws`), then evaluates :func:`four_cycle_gap`.
+    conditionals ([`hmm_four_cycle_draws`][mlm_book.compat.hmm_four_cycle_draws]), then evaluates [`four_cycle_gap`][mlm_book.compat.four_cycle_gap].
     Generators seeded alike give the same draws, so families are compared draw by draw.
 
     Parameters

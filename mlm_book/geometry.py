@@ -22,10 +22,10 @@ MEV is compared with an **isotropic reference at the same size**. A finite sampl
 isotropic Gaussian vectors in $d$ dimensions does not have MEV $1/d$: its largest squared singular
 value sits near the Marchenko–Pastur edge $(\sqrt n + \sqrt d)^2$, while $\lVert H \rVert_F^2 \approx nd$,
 so the reference is about $(\sqrt n + \sqrt d)^2 / (nd)$, which only tends to $1/d$ as $n \to \infty$.
-:func:`isotropic_mev` estimates it by seeded simulation and :func:`marchenko_pastur_mev` gives
+[`isotropic_mev`][mlm_book.geometry.isotropic_mev] estimates it by seeded simulation and [`marchenko_pastur_mev`][mlm_book.geometry.marchenko_pastur_mev] gives
 the asymptotic formula (with the Tracy–Widom mean correction).
 
-Proposition 2 (the best static summary) is checked by :func:`check_proposition2`, which returns
+Proposition 2 (the best static summary) is checked by [`check_proposition2`][mlm_book.geometry.check_proposition2], which returns
 every gap, and by the single-statement functions it calls.
 
 Every function takes any cloud, whatever model produced it: the book applies them to the HMM
@@ -231,7 +231,7 @@ def adjusted_self_similarity(vectors, baseline: float) -> float:
     vectors : array_like, shape (k, d)
         The word's occurrence vectors.
     baseline : float
-        The layer's anisotropy baseline (:func:`anisotropy_baseline`).
+        The layer's anisotropy baseline ([`anisotropy_baseline`][mlm_book.geometry.anisotropy_baseline]).
 
     Returns
     -------
@@ -302,7 +302,7 @@ class IsotropicReference:
     repeats : int
         Number of simulated matrices.
     asymptotic : float
-        :func:`marchenko_pastur_mev` at ``(n, d)``, for comparison.
+        [`marchenko_pastur_mev`][mlm_book.geometry.marchenko_pastur_mev] at ``(n, d)``, for comparison.
     """
 
     n: int
@@ -465,7 +465,7 @@ def mev_variational_gap(vectors, rng: np.random.Generator | None = None, *, dire
 def mev_bound_slacks(vectors) -> tuple[float, float]:
     r"""Proposition 2 (iii): the slacks ``(MEV - 1/r, 1 - MEV)``, both $\ge 0$.
 
-    $r$ is the numerical rank (:func:`numerical_rank`). The right slack is zero exactly when all
+    $r$ is the numerical rank ([`numerical_rank`][mlm_book.geometry.numerical_rank]). The right slack is zero exactly when all
     rows are collinear.
 
     Examples
@@ -510,13 +510,13 @@ class Proposition2Check:
     mev : float
         The cloud's MEV.
     mean_gradient : float
-        (i) relative gradient norm at the row mean (:func:`mean_gradient_gap`).
+        (i) relative gradient norm at the row mean ([`mean_gradient_gap`][mlm_book.geometry.mean_gradient_gap]).
     variational : float
-        (ii) :func:`mev_variational_gap`.
+        (ii) [`mev_variational_gap`][mlm_book.geometry.mev_variational_gap].
     lower_slack, upper_slack : float
         (iii) ``MEV - 1/r`` and ``1 - MEV``.
     eckart_young : float
-        :func:`eckart_young_gap`.
+        [`eckart_young_gap`][mlm_book.geometry.eckart_young_gap].
     """
 
     k: int
@@ -653,7 +653,7 @@ class CloudGeometry:
         MEV of uniformly drawn token vectors of any word at the same layer, as many as the word has
         occurrences (so the same finite-sample reference applies to both).
     isotropic_mev : float
-        Expected MEV of an isotropic Gaussian cloud of the same size (:func:`isotropic_mev`).
+        Expected MEV of an isotropic Gaussian cloud of the same size ([`isotropic_mev`][mlm_book.geometry.isotropic_mev]).
     """
 
     n_occurrences: int

@@ -8,10 +8,10 @@ states. Every transition is positive, so every finite sequence has positive prob
 and sequences start from the stationary distribution.
 
 Because the language is a known distribution, everything about it is exact:
-:func:`forward_backward` gives the posterior of every hidden state and its
-leave-one-out version $P(z_i \mid x_{-i})$, from which :func:`token_conditionals` gives
-$P(x_i = v \mid x_{-i})$ and :func:`sense_posteriors` gives $P(\text{sense} \mid x)$.
-:func:`enumerate_joint` lists the probability of every sequence of a short length, the
+[`forward_backward`][mlm_book.hmm.forward_backward] gives the posterior of every hidden state and its
+leave-one-out version $P(z_i \mid x_{-i})$, from which [`token_conditionals`][mlm_book.hmm.token_conditionals] gives
+$P(x_i = v \mid x_{-i})$ and [`sense_posteriors`][mlm_book.hmm.sense_posteriors] gives $P(\text{sense} \mid x)$.
+[`enumerate_joint`][mlm_book.hmm.enumerate_joint] lists the probability of every sequence of a short length, the
 brute force the tests check forward–backward against.
 
 Examples
@@ -65,7 +65,7 @@ __all__ = [
 
 #: Tolerance for "this vector is the stationary distribution of that matrix".
 STATIONARY_TOLERANCE = 1e-9
-#: Largest number of float64 entries :func:`enumerate_joint` may hold at once (256 MiB).
+#: Largest number of float64 entries [`enumerate_joint`][mlm_book.hmm.enumerate_joint] may hold at once (256 MiB).
 MAX_ENUMERATION_ENTRIES = 2**25
 
 
@@ -76,7 +76,7 @@ MAX_ENUMERATION_ENTRIES = 2**25
 
 @dataclass(frozen=True)
 class HMMConfig:
-    r"""Named parameters of the book's two-regime HMM (see :func:`build_hmm`).
+    r"""Named parameters of the book's two-regime HMM (see [`build_hmm`][mlm_book.hmm.build_hmm]).
 
     Within a regime the four states are one *heavy* state $h$ and three *light* states.
     A step first decides whether to leave the regime (probability ``switch_a`` from
@@ -172,7 +172,7 @@ class HiddenMarkovLanguage:
     r"""A stationary HMM over a token vocabulary, with two regimes and one two-sense token.
 
     Instances are immutable (their arrays are read-only) and hash by identity, so they
-    can key a :func:`functools.cache`.
+    can key a `functools.cache`.
 
     Parameters
     ----------
@@ -315,7 +315,7 @@ def build_hmm(config: HMMConfig) -> HiddenMarkovLanguage:
     Raises
     ------
     TypeError
-        If ``config`` is not an :class:`HMMConfig`.
+        If ``config`` is not an [`HMMConfig`][mlm_book.hmm.HMMConfig].
 
     Examples
     --------
@@ -377,7 +377,7 @@ def build_hmm(config: HMMConfig) -> HiddenMarkovLanguage:
 
 @functools.cache
 def default_hmm() -> HiddenMarkovLanguage:
-    """The book's HMM, built from the default :class:`HMMConfig` (memoised).
+    """The book's HMM, built from the default [`HMMConfig`][mlm_book.hmm.HMMConfig] (memoised).
 
     Returns
     -------
@@ -393,7 +393,7 @@ def default_hmm() -> HiddenMarkovLanguage:
 
 
 def check_hmm(hmm) -> HiddenMarkovLanguage:
-    """Return ``hmm`` if it is a :class:`HiddenMarkovLanguage`, else raise :class:`TypeError`.
+    """Return ``hmm`` if it is a [`HiddenMarkovLanguage`][mlm_book.hmm.HiddenMarkovLanguage], else raise `TypeError`.
 
     Examples
     --------
@@ -838,7 +838,7 @@ def enumerate_posteriors(transition, initial, likelihood) -> ForwardBackward:
     Returns
     -------
     ForwardBackward
-        The same quantities as :func:`forward_backward`, computed without recursion.
+        The same quantities as [`forward_backward`][mlm_book.hmm.forward_backward], computed without recursion.
 
     Raises
     ------

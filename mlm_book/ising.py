@@ -14,7 +14,7 @@ $$p(s_i \mid s_{-i}) = \frac{\exp\bigl(s_i (h + J m_i)\bigr)}{2\cosh(h + J m_i)}
 
 So the log pseudo-likelihood $\sum_i \log p(s_i \mid s_{-i})$ of a sample depends on it only
 through the counts of the ten *local configurations* $(s_i, m_i)$, $s_i \in \{-1, 1\}$,
-$m_i \in \{-2, \dots, 2\}$: :func:`local_counts`. Every estimator here works on those
+$m_i \in \{-2, \dots, 2\}$: [`local_counts`][mlm_book.ising.local_counts]. Every estimator here works on those
 counts, which is what makes sweeps over thousands of replicates cheap.
 
 The module's conventions: a sample of spins is an integer array ``(..., N, n)`` of values
@@ -242,7 +242,7 @@ def _distinct_statistics(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def log_probabilities(chain: IsingChain) -> np.ndarray:
-    """Exact log-probabilities of all ``2**n`` states (order of :func:`all_states`), shape ``(2**n,)``.
+    """Exact log-probabilities of all ``2**n`` states (order of [`all_states`][mlm_book.ising.all_states]), shape ``(2**n,)``.
 
     Examples
     --------
@@ -372,7 +372,7 @@ def full_conditionals(spins, h, J) -> np.ndarray:
 def log_pseudo_likelihood(spins, h, J) -> np.ndarray:
     r"""$\log \mathrm{PL}_{h,J}(s) = \sum_i \log p_{h,J}(s_i \mid s_{-i})$ of each sequence, shape ``(...)``.
 
-    Computed directly from the sequences; :func:`pseudo_likelihood_objective` computes
+    Computed directly from the sequences; [`pseudo_likelihood_objective`][mlm_book.ising.pseudo_likelihood_objective] computes
     its mean from local counts instead.
 
     Examples
@@ -520,7 +520,7 @@ def log_likelihood_objective(statistics, theta, n: int):
     Parameters
     ----------
     statistics : array_like
-        Mean sufficient statistics $\bar T$ ``(..., 2)`` of a sample (see :func:`sufficient_statistics`).
+        Mean sufficient statistics $\bar T$ ``(..., 2)`` of a sample (see [`sufficient_statistics`][mlm_book.ising.sufficient_statistics]).
     theta : array_like
         Parameters ``(..., 2)``.
     n : int
@@ -690,7 +690,7 @@ def masked_risk(chain: IsingChain, h: float, J: float) -> float:
     predictor $q_{h,J}(s_I \mid \text{masked sequence})$ reads its neighbours in the masked
     sequence. The risk $E_{s} E_I[-\log q(s_I \mid \tilde s)]$ is a sum over all $2^n$
     states and $n$ positions. Theorem 3 says it equals $-\frac{1}{n} E \log
-    \mathrm{PL}_{h,J}$, which :func:`pseudo_likelihood_objective` computes from expected
+    \mathrm{PL}_{h,J}$, which [`pseudo_likelihood_objective`][mlm_book.ising.pseudo_likelihood_objective] computes from expected
     local counts instead.
 
     Examples

@@ -7,8 +7,8 @@ as a predicate on the computed value. Rules are the claims list's or tighter, ne
 looser.
 
 Claims are declared where their numbers are computed: each module of
-:mod:`mlm_book.experiments` exposes a tuple ``CLAIMS``. :func:`all_claims` collects them,
-:func:`verify` evaluates them, and ``mlm-book verify`` prints the table that the docs
+[`mlm_book.experiments`][mlm_book.experiments] exposes a tuple ``CLAIMS``. [`all_claims`][mlm_book.ledger.all_claims] collects them,
+[`verify`][mlm_book.ledger.verify] evaluates them, and ``mlm-book verify`` prints the table that the docs
 site's Claims page shows.
 """
 
@@ -102,7 +102,7 @@ class Claim:
 
 @dataclass(frozen=True)
 class ClaimResult:
-    """The outcome of evaluating one :class:`Claim`."""
+    """The outcome of evaluating one [`Claim`][mlm_book.ledger.Claim]."""
 
     claim: Claim
     value: Any

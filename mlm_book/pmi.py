@@ -11,11 +11,11 @@ Corollary 1 (the static cap): a classifier that reads one vector per type gives 
 occurrence of $w$ the same label, so its sense accuracy is the share of that label, at
 most $\max_k \pi_k$.
 
-On the two-regime HMM (:mod:`mlm_book.hmm`) the senses of the shared token are the two
+On the two-regime HMM ([`mlm_book.hmm`][mlm_book.hmm]) the senses of the shared token are the two
 heavy states, and a context is the token at a fixed offset from the occurrence: the
 next token (offset $+1$), the previous one ($-1$), the one two to the right ($+2$), ...
 Here $\operatorname{PMI}(w, c)$ is computed from the enumerated token joint
-(:func:`mlm_book.hmm.enumerate_joint`), without any reference to senses, and
+([`mlm_book.hmm.enumerate_joint`][mlm_book.hmm.enumerate_joint]), without any reference to senses, and
 $\operatorname{PMI}(s_k, c)$ from the hidden chain, so the identity's residual is a real
 check of the Markov property and the algebra.
 
@@ -53,7 +53,7 @@ __all__ = [
     "sense_screening_residual",
 ]
 
-#: Largest |offset| for which :func:`polyseme_pmi` enumerates the token joint (length |offset| + 1 <= 4).
+#: Largest |offset| for which [`polyseme_pmi`][mlm_book.pmi.polyseme_pmi] enumerates the token joint (length |offset| + 1 <= 4).
 MAX_OFFSET = 3
 
 
@@ -286,7 +286,7 @@ class PolysemePMI:
 
     @property
     def sense_gap_token(self) -> int:
-        """The context token attaining :attr:`sense_gap`."""
+        """The context token attaining [`sense_gap`][mlm_book.pmi.PolysemePMI.sense_gap]."""
         return int(np.abs(self.pmi_senses[0] - self.pmi_senses[1]).argmax())
 
 
@@ -295,7 +295,7 @@ def polyseme_pmi(hmm: HiddenMarkovLanguage, offset: int = 1) -> PolysemePMI:
 
     $\operatorname{PMI}(w, c)$ comes from the enumerated joint of the $|d| + 1$ tokens
     from the occurrence to the context (stationarity makes the occurrence's position
-    irrelevant); $\operatorname{PMI}(s_k, c)$ from :func:`context_given_state`.
+    irrelevant); $\operatorname{PMI}(s_k, c)$ from [`context_given_state`][mlm_book.pmi.context_given_state].
 
     Parameters
     ----------

@@ -12,17 +12,17 @@ here the sense of an occurrence. The book's probe is fixed before any test score
   two classes $P(y = c_1 \mid x) = \sigma(w^\top z + b)$ on standardised $z$. The objective is
   the *mean* negative log-likelihood plus $\tfrac{\lambda}{2}\lVert W \rVert_F^2$; the intercepts are
   **not** penalised.
-* **Strength**: :data:`PROBE_STRENGTH` $= \lambda$, chosen a priori (see its comment), never
+* **Strength**: `PROBE_STRENGTH` $= \lambda$, chosen a priori (see its comment), never
   tuned on any score.
 * **Solver**: Newton's method with a backtracking (Armijo) line search, vectorised over
   samples. The objective is $\lambda$-strongly convex in $W$ and strictly convex in the
   intercepts whenever every class is present, so Newton converges; the fit records the final
   gradient norm and raises if it is not below the tolerance.
 
-Evaluation schemes: :func:`kfold_splits` (plain or stratified, shuffled with a seeded
-generator), :func:`leave_one_group_out`, a fixed train/test split (:func:`fit_and_score`),
-and a shuffled-label control (:func:`shuffled_control`, ``control=True`` in
-:func:`cross_validate`) that permutes the labels *inside the training data only* and scores
+Evaluation schemes: [`kfold_splits`][mlm_book.probe.kfold_splits] (plain or stratified, shuffled with a seeded
+generator), [`leave_one_group_out`][mlm_book.probe.leave_one_group_out], a fixed train/test split ([`fit_and_score`][mlm_book.probe.fit_and_score]),
+and a shuffled-label control ([`shuffled_control`][mlm_book.probe.shuffled_control], ``control=True`` in
+[`cross_validate`][mlm_book.probe.cross_validate]) that permutes the labels *inside the training data only* and scores
 against the true test labels. A probe that found structure in noise would beat the majority
 share on the control; a sound one does not.
 """
@@ -207,9 +207,9 @@ def fit_probe(features, labels, *, strength: float = PROBE_STRENGTH, tol: float 
         Training vectors (finite).
     labels : array_like of int, shape (n,)
         Training classes; at least two distinct values.
-    strength : float, default :data:`PROBE_STRENGTH`
+    strength : float, default `PROBE_STRENGTH`
         Ridge strength $\lambda > 0$ on the weights (not the intercepts).
-    tol : float, default :data:`GRADIENT_TOLERANCE`
+    tol : float, default [`GRADIENT_TOLERANCE`][mlm_book.probe.GRADIENT_TOLERANCE]
         Convergence threshold on the largest absolute gradient entry.
     max_iter : int, default 100
         Newton iterations allowed.
@@ -367,7 +367,7 @@ def fit_and_score(train_features, train_labels, test_features, test_labels, *,
     train_labels : array_like of int, shape (n,)
     test_features : array_like, shape (m, d)
     test_labels : array_like of int, shape (m,)
-    strength : float, default :data:`PROBE_STRENGTH`
+    strength : float, default `PROBE_STRENGTH`
 
     Returns
     -------
@@ -402,10 +402,10 @@ def shuffled_control(train_features, train_labels, test_features, test_labels, r
     Parameters
     ----------
     train_features, train_labels, test_features, test_labels
-        As in :func:`fit_and_score`.
+        As in [`fit_and_score`][mlm_book.probe.fit_and_score].
     rng : numpy.random.Generator
         Draws the permutation.
-    strength : float, default :data:`PROBE_STRENGTH`
+    strength : float, default `PROBE_STRENGTH`
     permute_test : bool, default False
         Also permute the test labels (the probe is then trained *and* scored on permuted labels).
 
@@ -544,8 +544,8 @@ def cross_validate(features, labels, splits, *, strength: float = PROBE_STRENGTH
     features : array_like, shape (n, d)
     labels : array_like of int, shape (n,)
     splits : sequence of (train_index, test_index)
-        From :func:`kfold_splits` or :func:`leave_one_group_out`.
-    strength : float, default :data:`PROBE_STRENGTH`
+        From [`kfold_splits`][mlm_book.probe.kfold_splits] or [`leave_one_group_out`][mlm_book.probe.leave_one_group_out].
+    strength : float, default `PROBE_STRENGTH`
     control : bool, default False
         Run the shuffled-label control.
     rng : numpy.random.Generator, optional

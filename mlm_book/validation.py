@@ -1,6 +1,6 @@
 """Argument checks shared by every public function of the package.
 
-Each check raises :class:`TypeError` for a value of the wrong kind and :class:`ValueError`
+Each check raises `TypeError` for a value of the wrong kind and `ValueError`
 for a value of the right kind outside its domain, and names the argument in the message,
 so that a reader who passes a bad probability vector learns which one and why.
 """
@@ -165,7 +165,7 @@ def check_positive_int(value, name: str, *, minimum: int = 1) -> int:
 
 
 def check_generator(value, name: str = "rng") -> np.random.Generator:
-    """Return ``value`` if it is a :class:`numpy.random.Generator`; seeds and ``None`` are refused.
+    """Return ``value`` if it is a `numpy.random.Generator`; seeds and ``None`` are refused.
 
     The book passes seeded generators explicitly so that every number is reproducible;
     accepting a bare seed here would hide where randomness enters.

@@ -1,11 +1,11 @@
 r"""Chapter 1 — One vector per type: the HMM, Proposition 1, Corollary 1, the Bayes ceiling.
 
-Everything here is exact or sampled from the known HMM, except :func:`static_at_fixed_position`,
+Everything here is exact or sampled from the known HMM, except [`static_at_fixed_position`][mlm_book.experiments.ch01_static_vectors.static_at_fixed_position],
 which reads the trained encoder of chapter 2 to check Definition 1 (S2-01); the probes of
 S2-17 and S2-18 are built in chapter 5.
 
-:func:`results` builds everything once (the large-sample Bayes expectation is cached on
-disk); the figure functions and :func:`summary_table` read from it.
+[`results`][mlm_book.experiments.ch01_static_vectors.results] builds everything once (the large-sample Bayes expectation is cached on
+disk); the figure functions and [`summary_table`][mlm_book.experiments.ch01_static_vectors.summary_table] read from it.
 
 Examples
 --------
@@ -170,8 +170,8 @@ def brute_force_error(hmm: HiddenMarkovLanguage, rng: np.random.Generator, batch
     """Largest gap between forward–backward and enumeration, lengths 1–4.
 
     Compares posteriors, leave-one-out posteriors and log evidence with
-    :func:`mlm_book.hmm.enumerate_posteriors` (clean tokens, and channel-like likelihoods
-    with unobserved rows), and token conditionals with :func:`mlm_book.hmm.enumerate_joint`.
+    [`mlm_book.hmm.enumerate_posteriors`][mlm_book.hmm.enumerate_posteriors] (clean tokens, and channel-like likelihoods
+    with unobserved rows), and token conditionals with [`mlm_book.hmm.enumerate_joint`][mlm_book.hmm.enumerate_joint].
 
     Parameters
     ----------
@@ -347,7 +347,7 @@ def summary_table(r: Chapter1Results | None = None) -> str:
     Parameters
     ----------
     r : Chapter1Results, optional
-        Defaults to :func:`results`.
+        Defaults to [`results`][mlm_book.experiments.ch01_static_vectors.results].
 
     Returns
     -------
@@ -385,7 +385,7 @@ def figure_transition(r: Chapter1Results | None = None):
     Parameters
     ----------
     r : Chapter1Results, optional
-        Defaults to :func:`results`.
+        Defaults to [`results`][mlm_book.experiments.ch01_static_vectors.results].
 
     Returns
     -------
@@ -423,7 +423,7 @@ def figure_pmi_profiles(r: Chapter1Results | None = None, offset: int = 1):
     Parameters
     ----------
     r : Chapter1Results, optional
-        Defaults to :func:`results`.
+        Defaults to [`results`][mlm_book.experiments.ch01_static_vectors.results].
     offset : int
         One of the configured offsets (default: the next token).
 
@@ -465,7 +465,7 @@ def figure_sense_posterior(r: Chapter1Results | None = None):
     Parameters
     ----------
     r : Chapter1Results, optional
-        Defaults to :func:`results`.
+        Defaults to [`results`][mlm_book.experiments.ch01_static_vectors.results].
 
     Returns
     -------
@@ -506,7 +506,7 @@ def static_at_fixed_position(position: int = 12, sequences: int = 400, seed: int
     r"""Definition 1 on the trained HMM encoder: layer 0 is static at a fixed position.
 
     Samples clean sequences, keeps those with $w$ at ``position`` and reads the encoder's
-    vectors of those occurrences at every layer (:func:`mlm_book.experiments.hmm_encoder.hidden_states`).
+    vectors of those occurrences at every layer ([`mlm_book.experiments.hmm_encoder.hidden_states`][mlm_book.experiments.hmm_encoder.hidden_states]).
     Layer 0, $E[w] + P_{\text{position}}$, must be the same vector bit for bit; layers 1 and 2
     depend on the sentence.
 

@@ -1,9 +1,9 @@
 r"""Chapter 2, the masked-LM objective: the channel, Theorems 1 and 2, and their checks.
 
 Everything the chapter shows about the objective's exact part is built here from
-:mod:`mlm_book.channel`, :mod:`mlm_book.scoring` and :mod:`mlm_book.bruteforce` on the
-book's HMM (:func:`mlm_book.hmm.default_hmm`). Results are memoised; the one slow table
-(the fixed-count error, open question Q1) goes through :func:`mlm_book.cache.cached`.
+[`mlm_book.channel`][mlm_book.channel], [`mlm_book.scoring`][mlm_book.scoring] and [`mlm_book.bruteforce`][mlm_book.bruteforce] on the
+book's HMM ([`mlm_book.hmm.default_hmm`][mlm_book.hmm.default_hmm]). Results are memoised; the one slow table
+(the fixed-count error, open question Q1) goes through [`mlm_book.cache.cached`][mlm_book.cache.cached].
 """
 
 from __future__ import annotations
@@ -180,7 +180,7 @@ class Theorem1Check:
 def theorem1_fixed_count(rho: float = 0.15, selection: str = "fixed") -> Theorem1Check:
     r"""Theorem 1 without independence, exactly: length-3 sentences, every display enumerated.
 
-    $P_i = P(x_i \mid \tilde x, i \in M)$ comes from :func:`mlm_book.bruteforce.dense_posteriors`
+    $P_i = P(x_i \mid \tilde x, i \in M)$ comes from [`mlm_book.bruteforce.dense_posteriors`][mlm_book.bruteforce.dense_posteriors]
     under the given selection; the predictor is Theorem 2's closed form (independent
     selection at ``rho``). The risk $\sum_{\tilde x, y} P(y, \tilde x \mid i\in M)(-\log q)$
     is summed over the table directly, the two terms separately.
@@ -263,8 +263,8 @@ class BruteForceRow:
 
 @cache
 def brute_force_rows(config: BruteForceConfig = BruteForceConfig()) -> tuple[BruteForceRow, ...]:
-    """Theorem 2 (via :func:`mlm_book.channel.exact_posterior`) against
-    :func:`mlm_book.bruteforce.brute_force_posterior`, case by case."""
+    """Theorem 2 (via [`mlm_book.channel.exact_posterior`][mlm_book.channel.exact_posterior]) against
+    [`mlm_book.bruteforce.brute_force_posterior`][mlm_book.bruteforce.brute_force_posterior], case by case."""
     hmm = default_hmm()
     rows = []
     for rho in config.rhos:
@@ -331,7 +331,7 @@ def mask_check() -> float:
 def visible_check() -> dict:
     r"""(ii): Theorem 2 at every visible token against the explicit formula
     $p(y)(\kappa 1[y=v] + r u(v))/(\kappa p(v) + r u(v))$, for uniform and Zipf-unigram
-    replacement; and $q(v)$ against :func:`mlm_book.channel.visible_mass`."""
+    replacement; and $q(v)$ against [`mlm_book.channel.visible_mass`][mlm_book.channel.visible_mass]."""
     p = _random_p()[:100]
     out = {}
     for name, u in (("uniform", None), ("unigram", zipf_unigram(HMM_VOCAB))):

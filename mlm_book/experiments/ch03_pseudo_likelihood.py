@@ -1,7 +1,7 @@
 r"""Chapter 3: pseudo-likelihood and the missing joint.
 
-Everything the chapter shows, built from :mod:`mlm_book.ising`, :mod:`mlm_book.compat`,
-:mod:`mlm_book.hmm` and :mod:`mlm_book.channel`:
+Everything the chapter shows, built from [`mlm_book.ising`][mlm_book.ising], [`mlm_book.compat`][mlm_book.compat],
+[`mlm_book.hmm`][mlm_book.hmm] and [`mlm_book.channel`][mlm_book.channel]:
 
 - Theorem 3 on the Ising chain and on enumerated HMM sequences (both sides exactly);
 - the population gradient and the grid maximum of the expected log pseudo-likelihood;
@@ -11,8 +11,8 @@ Everything the chapter shows, built from :mod:`mlm_book.ising`, :mod:`mlm_book.c
 - the four-cycle test on any number of families of conditionals, and its dependence on
   the selection rate $\rho$ for Theorem 2's population optimum.
 
-The four-cycle protocol is shared: :func:`four_cycle_deltas` evaluates any family on the
-book's 200 draws (seeded by :class:`FourCycleConfig`), so another family (a trained
+The four-cycle protocol is shared: [`four_cycle_deltas`][mlm_book.experiments.ch03_pseudo_likelihood.four_cycle_deltas] evaluates any family on the
+book's 200 draws (seeded by [`FourCycleConfig`][mlm_book.experiments.ch03_pseudo_likelihood.FourCycleConfig]), so another family (a trained
 encoder) is compared draw by draw with the two exact ones.
 """
 
@@ -157,7 +157,7 @@ def theorem3_ising(config: IsingStudyConfig = ISING) -> dict[str, float]:
     r"""Largest $|\text{risk} + \frac1n E\log\mathrm{PL}|$ over several predictors $q_{h,J}$, and the risk at the truth.
 
     The risk is computed by masking each position of each of the $2^n$ states
-    (:func:`mlm_book.ising.masked_risk`); the pseudo-likelihood from expected local counts.
+    ([`mlm_book.ising.masked_risk`][mlm_book.ising.masked_risk]); the pseudo-likelihood from expected local counts.
 
     Examples
     --------
@@ -326,7 +326,7 @@ def estimator_sweep(config: IsingStudyConfig = ISING) -> EstimatorSweep:
     """MPLE and MLE over ``config.replicates`` exact samples at every size (cached on disk).
 
     Each replicate is the histogram of ``N`` independent exact draws
-    (:func:`mlm_book.ising.sample_state_counts`); both estimators read the same samples.
+    ([`mlm_book.ising.sample_state_counts`][mlm_book.ising.sample_state_counts]); both estimators read the same samples.
     """
     description = {key: getattr(config, key) for key in ("n", "h", "J", "replicates", "seed")}
     description["sizes"] = list(config.sizes)

@@ -2,22 +2,22 @@ r"""Chapter 4: the geometry of the HMM encoder's vectors of the shared token $w$
 
 What the chapter shows, and where it comes from:
 
-* the **probe/geometry splits** (:data:`SPLITS`): 1500 training and 1500 test sequences of
+* the **probe/geometry splits** (`SPLITS`): 1500 training and 1500 test sequences of
   length 24 from the book's HMM, clean, with a fixed seed; they are chapter 1's splits, and
   chapter 5's probes use them too, so the Bayes accuracy, the geometry table and the probe
   table all describe the same test occurrences;
-* the encoder's **hidden states** of those sequences (:func:`split_vectors`), read from the
-  trained HMM encoder of :mod:`mlm_book.experiments.hmm_encoder`. Layer 0 is the encoder's
+* the encoder's **hidden states** of those sequences ([`split_vectors`][mlm_book.experiments.ch04_geometry.split_vectors]), read from the
+  trained HMM encoder of [`mlm_book.experiments.hmm_encoder`][mlm_book.experiments.hmm_encoder]. Layer 0 is the encoder's
   input $E[x_i] + P_i$ at the occurrence's own position; layer $\ell \in \{1, 2\}$ is the
   residual stream after block $\ell$ (layer 2 is taken before the final LayerNorm);
-* the **layer table** (:func:`geometry_table`): Definition 3's measures of $w$'s test
+* the **layer table** ([`geometry_table`][mlm_book.experiments.ch04_geometry.geometry_table]): Definition 3's measures of $w$'s test
   occurrences at each layer, with the layer's anisotropy baseline (exact over all distinct
   pairs of the test split's token vectors, any word) and the MEV of uniformly drawn token
   vectors, as many as $w$ has occurrences, against the isotropic reference at that size;
-* Proposition 2 checked on the encoder's clouds (:func:`encoder_proposition2`) and on random
-  and rank-1 matrices (:func:`random_proposition2`);
+* Proposition 2 checked on the encoder's clouds ([`encoder_proposition2`][mlm_book.experiments.ch04_geometry.encoder_proposition2]) and on random
+  and rank-1 matrices ([`random_proposition2`][mlm_book.experiments.ch04_geometry.random_proposition2]);
 * the figure of $w$'s occurrences on their own principal axes, shaded by the exact sense
-  posterior (:func:`plot_principal_axes`).
+  posterior ([`plot_principal_axes`][mlm_book.experiments.ch04_geometry.plot_principal_axes]).
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ class Split:
 
 @functools.cache
 def hmm_split(name: str) -> Split:
-    """The ``"train"`` or ``"test"`` split of :data:`SPLITS` (memoised).
+    """The ``"train"`` or ``"test"`` split of `SPLITS` (memoised).
 
     Examples
     --------
@@ -210,7 +210,7 @@ def split_vectors(name: str) -> SplitVectors:
 
 @dataclass(frozen=True)
 class GeometryRow:
-    """Definition 3 at one layer (see :class:`mlm_book.geometry.CloudGeometry`)."""
+    """Definition 3 at one layer (see [`mlm_book.geometry.CloudGeometry`][mlm_book.geometry.CloudGeometry])."""
 
     layer: int
     vector: str
@@ -416,10 +416,10 @@ class SeedGeometry:
     label : str
         What distinguishes this encoder (``"book"`` for the book's encoder).
     self_similarity, mev, baseline, adjusted : tuple of float
-        Definition 3 at each layer, as in :func:`geometry_table` (the baseline exact over all
+        Definition 3 at each layer, as in [`geometry_table`][mlm_book.experiments.ch04_geometry.geometry_table] (the baseline exact over all
         test-token vectors).
     within_position : tuple of float
-        :func:`within_position_similarity` of $w$'s occurrences at each layer.
+        [`within_position_similarity`][mlm_book.experiments.ch04_geometry.within_position_similarity] of $w$'s occurrences at each layer.
     token_norm : float
         $\lVert E[w] \rVert$ of the trained token table.
     position_norm : float
@@ -464,7 +464,7 @@ class SeedGeometry:
 
 @dataclass(frozen=True)
 class SeedRobustness:
-    """:class:`SeedGeometry` for several trained encoders that differ only in their training seed."""
+    """[`SeedGeometry`][mlm_book.experiments.ch04_geometry.SeedGeometry] for several trained encoders that differ only in their training seed."""
 
     rows: tuple
     config: SplitConfig
@@ -496,7 +496,7 @@ class SeedRobustness:
         Parameters
         ----------
         extra : tuple of SeedGeometry, optional
-            Further encoders to list after the seeds (e.g. :func:`init_scale_contrast`).
+            Further encoders to list after the seeds (e.g. [`init_scale_contrast`][mlm_book.experiments.ch04_geometry.init_scale_contrast]).
         """
         def triple(values):
             return " / ".join(f"{x:.3f}" for x in values)
@@ -552,9 +552,9 @@ def _encoder_geometry(setup, label: str) -> SeedGeometry:
 def seed_robustness(seeds: tuple | None = None) -> SeedRobustness:
     """The layer table's measures of $w$ for the book's encoder retrained with other seeds (memoised per seeds).
 
-    Each encoder has exactly the book's settings (:data:`mlm_book.experiments.hmm_encoder.SETUP`)
-    except ``training.seed``; each is read on the same test split as :func:`geometry_table`. The
-    encoders come from :func:`mlm_book.experiments.hmm_encoder.trained_encoder`, through the
+    Each encoder has exactly the book's settings (`mlm_book.experiments.hmm_encoder.SETUP`)
+    except ``training.seed``; each is read on the same test split as [`geometry_table`][mlm_book.experiments.ch04_geometry.geometry_table]. The
+    encoders come from [`mlm_book.experiments.hmm_encoder.trained_encoder`][mlm_book.experiments.hmm_encoder.trained_encoder], through the
     cache (a cold build trains each one, under a minute).
 
     Parameters
@@ -565,7 +565,7 @@ def seed_robustness(seeds: tuple | None = None) -> SeedRobustness:
     Returns
     -------
     SeedRobustness
-        One :class:`SeedGeometry` per seed, in the given order.
+        One [`SeedGeometry`][mlm_book.experiments.ch04_geometry.SeedGeometry] per seed, in the given order.
 
     Raises
     ------
@@ -594,7 +594,7 @@ def _seed_robustness(seeds: tuple) -> SeedRobustness:
 def init_scale_contrast() -> SeedGeometry:
     """The same measures for the book's encoder trained the way BERT's recipe would start it.
 
-    Two settings differ from :data:`mlm_book.experiments.hmm_encoder.SETUP`: the token table is
+    Two settings differ from `mlm_book.experiments.hmm_encoder.SETUP`: the token table is
     initialised like every other table and matrix (``token_init_std=None``: standard deviation
     ``init_std``, BERT's 0.02) and the optimiser is plain Adam (``weight_decay=0``). The training
     seed is the book's.
@@ -610,7 +610,7 @@ def init_scale_contrast() -> SeedGeometry:
     return _encoder_geometry(variant, "token table at init_std, no weight decay")
 
 
-#: Posterior range of the occurrences :func:`sense_axes` counts as having an uncertain sense.
+#: Posterior range of the occurrences [`sense_axes`][mlm_book.experiments.ch04_geometry.sense_axes] counts as having an uncertain sense.
 UNCERTAIN_SENSE = (0.25, 0.75)
 
 
@@ -628,7 +628,7 @@ class SenseAxis:
         posterior $P(\text{sense } b \mid x)$, over the test occurrences.
     uncertain_between : bool
         Whether, on the leading axis, the mean coordinate of the occurrences with an uncertain
-        sense (posterior in :data:`UNCERTAIN_SENSE`, closed) lies strictly between the mean
+        sense (posterior in `UNCERTAIN_SENSE`, closed) lies strictly between the mean
         coordinates of the confident ones of each sense (posterior below and above that range).
     positions_with_both_senses : int
         Positions at which occurrences of both (sampled) senses occur.
@@ -761,7 +761,7 @@ def _rounding_gap() -> float:
 
 
 def _book_seed_with_robustness(column: str, rule: str) -> dict:
-    """A claim's value on the book's encoder, with how many of :func:`seed_robustness`'s seeds satisfy its rule.
+    """A claim's value on the book's encoder, with how many of [`seed_robustness`][mlm_book.experiments.ch04_geometry.seed_robustness]'s seeds satisfy its rule.
 
     The rule is judged on the book's encoder (``"book"``); ``"seeds holding"`` is shown
     beside it so that the Claims page says how far the ordering depends on the training seed.

@@ -1,29 +1,29 @@
 r"""Chapter 5: sense probes on the HMM encoder, against the static cap and the exact Bayes accuracy.
 
-The data are chapter 4's splits (:data:`mlm_book.experiments.ch04_geometry.SPLITS`): the probe is
+The data are chapter 4's splits (`mlm_book.experiments.ch04_geometry.SPLITS`): the probe is
 trained on every occurrence of $w$ in the 1500 training sequences and scored on every occurrence
 in the 1500 test sequences, each labelled with its true (sampled) sense. At every layer the
-table has the probe (:func:`mlm_book.probe.fit_and_score`) and its shuffled-label control
-(:func:`mlm_book.probe.shuffled_control`, training labels permuted, scored on the true test
+table has the probe ([`mlm_book.probe.fit_and_score`][mlm_book.probe.fit_and_score]) and its shuffled-label control
+([`mlm_book.probe.shuffled_control`][mlm_book.probe.shuffled_control], training labels permuted, scored on the true test
 labels). Beside them:
 
 * the shuffled-label **control** as claims S6-03 … S6-08 define it: the same probe *trained and
   scored on permuted senses* (training labels permuted within the training data, test labels
-  permuted independently within the test data; :func:`mlm_book.probe.shuffled_control` with
+  permuted independently within the test data; [`mlm_book.probe.shuffled_control`][mlm_book.probe.shuffled_control] with
   ``permute_test=True``). Its predictions are then independent of the labels it is scored on,
   so it cannot beat the majority share except by sampling error. The variant that scores the
   noise-trained probe against the *true* test labels is reported too
-  (:func:`control_spread`): it scatters widely around one half, because a boundary drawn
+  ([`control_spread`][mlm_book.experiments.ch05_probing.control_spread]): it scatters widely around one half, because a boundary drawn
   through noise can line up with the real sense direction by chance;
 * the **token-table probe**: the encoder's row $E[w]$ for every occurrence. It is a constant
   vector, so the probe is intercept-only and scores exactly the test share of the
   training-majority sense (Corollary 1 in action);
-* the **static cap** $\max_k \pi_k$ (:func:`mlm_book.pmi.static_cap`);
+* the **static cap** $\max_k \pi_k$ ([`mlm_book.pmi.static_cap`][mlm_book.pmi.static_cap]);
 * the **exact Bayes accuracy** $\mathbb{E}\max_k P(\text{sense } k \mid x)$ on the same test
-  occurrences (:func:`mlm_book.hmm.bayes_sense_accuracy`), the ceiling no classifier of the
+  occurrences ([`mlm_book.hmm.bayes_sense_accuracy`][mlm_book.hmm.bayes_sense_accuracy]), the ceiling no classifier of the
   sentence can beat in expectation.
 
-The probe's strength is :data:`mlm_book.probe.PROBE_STRENGTH`, fixed a priori.
+The probe's strength is `mlm_book.probe.PROBE_STRENGTH`, fixed a priori.
 """
 
 from __future__ import annotations

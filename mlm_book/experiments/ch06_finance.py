@@ -1,13 +1,13 @@
 r"""Chapter 6 — the finance case study's world and its static side.
 
-The filings corpus (:mod:`mlm_book.finance.corpus`) is regenerated, not the topic page's
+The filings corpus ([`mlm_book.finance.corpus`][mlm_book.finance.corpus]) is regenerated, not the topic page's
 shared corpus, so its counts are the book's own. The seed was chosen once, on the corpus's
 *counts* alone: among seeds 0–11, the one whose counts all fall in the page's scale
 (kestrel near balanced with at least 100 occurrences, every direction word 100–135 and every
 evaluative verb 25–45 labelled occurrences, about 1720 aliases and 1400 lexicon occurrences)
 with the kestrel split nearest the page's 57 / 61. No baseline result entered the choice.
 
-:func:`results` builds everything once per process (skip-gram vectors are cached on disk);
+[`results`][mlm_book.experiments.ch06_finance.results] builds everything once per process (skip-gram vectors are cached on disk);
 tables and figures read from it.
 
 Examples
@@ -285,7 +285,7 @@ def example_filing(r: Chapter6Results | None = None, document: int | None = None
 def window_view(r: Chapter6Results | None = None, index: int | None = None) -> str:
     """The centred window of stream token ``index`` as text, ``[PAD]`` beyond the filing's edge.
 
-    By default the last PRODUCT mention of kestrel in :func:`example_filing`'s filing. The centre
+    By default the last PRODUCT mention of kestrel in [`example_filing`][mlm_book.experiments.ch06_finance.example_filing]'s filing. The centre
     token is shown in double brackets.
     """
     r = results() if r is None else r

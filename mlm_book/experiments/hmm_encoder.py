@@ -1,21 +1,21 @@
 r"""The HMM encoder: a small BERT trained on the HMM and measured against the exact posterior.
 
-What the chapters show, built from :mod:`mlm_book.nn`, :mod:`mlm_book.hmm` and
-:mod:`mlm_book.channel`:
+What the chapters show, built from [`mlm_book.nn`][mlm_book.nn], [`mlm_book.hmm`][mlm_book.hmm] and
+[`mlm_book.channel`][mlm_book.channel]:
 
-* :data:`SETUP` (a frozen :class:`HMMEncoderSetup`): the encoder's shape, its training
+* `SETUP` (a frozen [`HMMEncoderSetup`][mlm_book.experiments.hmm_encoder.HMMEncoderSetup]): the encoder's shape, its training
   settings, the channel and the evaluation sample;
-* :func:`trained_encoder`: the trained encoder (through :mod:`mlm_book.cache`; a cold
+* [`trained_encoder`][mlm_book.experiments.hmm_encoder.trained_encoder]: the trained encoder (through [`mlm_book.cache`][mlm_book.cache]; a cold
   build trains it, in well under a minute);
-* :func:`evaluation`: on the selected positions of held-out sequences, the cross-entropy of
+* [`evaluation`][mlm_book.experiments.hmm_encoder.evaluation]: on the selected positions of held-out sequences, the cross-entropy of
   the exact posterior and of the encoder, the mean KL(exact ‖ encoder) overall and by what
   the position shows, the exact entropy, and Theorem 2 (ii) read off the encoder at kept
-  tokens (:class:`EncoderEvaluation`);
-* :func:`loss_curve_figure`: the training loss against the exact posterior's entropy floor;
-* :func:`encoder_conditionals`: the encoder as a family of conditionals (``[MASK]`` at the
-  queried position) for :mod:`mlm_book.compat`'s four-cycle test, and
-  :func:`four_cycle_summary` for chapter 3;
-* :func:`hidden_states` and :func:`token_table` for the geometry and probing chapters.
+  tokens ([`EncoderEvaluation`][mlm_book.experiments.hmm_encoder.EncoderEvaluation]);
+* [`loss_curve_figure`][mlm_book.experiments.hmm_encoder.loss_curve_figure]: the training loss against the exact posterior's entropy floor;
+* [`encoder_conditionals`][mlm_book.experiments.hmm_encoder.encoder_conditionals]: the encoder as a family of conditionals (``[MASK]`` at the
+  queried position) for [`mlm_book.compat`][mlm_book.compat]'s four-cycle test, and
+  [`four_cycle_summary`][mlm_book.experiments.hmm_encoder.four_cycle_summary] for chapter 3;
+* [`hidden_states`][mlm_book.experiments.hmm_encoder.hidden_states] and [`token_table`][mlm_book.experiments.hmm_encoder.token_table] for the geometry and probing chapters.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ __all__ = [
     "CLAIMS",
 ]
 
-#: Display kinds of :func:`mlm_book.channel.corrupt`.
+#: Display kinds of [`mlm_book.channel.corrupt`][mlm_book.channel.corrupt].
 _KINDS = {"mask": 1, "random": 2, "kept": 3}
 
 
@@ -87,14 +87,14 @@ class HMMEncoderSetup:
         at 1e-2. A larger peak rate also lets Adam's roughly rate-sized steps grow the position
         table further relative to the token table.) How far chapter 4's pooled layer ordering
         (S5-09, S5-12) depends on the training seed is measured by
-        :func:`mlm_book.experiments.ch04_geometry.seed_robustness`.
+        [`mlm_book.experiments.ch04_geometry.seed_robustness`][mlm_book.experiments.ch04_geometry.seed_robustness].
     rho, mask, random : float
         The channel: selection rate and the [MASK]/random shares (the rest is kept);
         replacements uniform over the 25 tokens.
     length : int
         Sequence length of training and evaluation.
     eval_sequences : int
-        Held-out sequences for :func:`evaluation`.
+        Held-out sequences for [`evaluation`][mlm_book.experiments.hmm_encoder.evaluation].
     eval_seed : int
         Seed of the held-out sample and its corruption (distinct from training's).
     """
@@ -186,7 +186,7 @@ def token_table() -> np.ndarray:
 def encoder_conditionals(tokens, positions) -> np.ndarray:
     r"""The encoder as a family of conditionals: $q_i(\cdot \mid x_{-i})$ with [MASK] at $i$.
 
-    Usable directly by :mod:`mlm_book.compat` (it writes the [MASK] itself, so passing
+    Usable directly by [`mlm_book.compat`][mlm_book.compat] (it writes the [MASK] itself, so passing
     ``mask_id`` there as well changes nothing).
 
     Parameters
@@ -347,7 +347,7 @@ def loss_curve_figure(setup: HMMEncoderSetup = SETUP, window: int = 50):
     The loss of each step is the mean $-\\log q$ on that step's fresh batch, an unbiased
     estimate of the encoder's risk; no predictor's risk is below the mean entropy of the
     exact posterior (Theorem 1), drawn as the floor (estimated on the held-out positions
-    of :func:`evaluation`).
+    of [`evaluation`][mlm_book.experiments.hmm_encoder.evaluation]).
 
     Parameters
     ----------
@@ -461,7 +461,7 @@ _AUTOGRAD = ("torch", "jax", "autograd", "tensorflow", "mxnet", "chainer")
 
 
 def _autograd_imports() -> int:
-    """Number of import statements of an autograd library anywhere in :mod:`mlm_book`."""
+    """Number of import statements of an autograd library anywhere in [`mlm_book`][mlm_book]."""
     from pathlib import Path
 
     # the package directory from this file's own path: under an editable install ``mlm_book`` can

@@ -138,7 +138,7 @@ def polarity_words(corpus: Corpus, min_count: int = 20) -> tuple[str, ...]:
 
 
 def polarity_cap(corpus: Corpus, min_count: int = 20) -> MajorityCap:
-    """Per-word majority of the news polarity, pooled over :func:`polarity_words`.
+    """Per-word majority of the news polarity, pooled over [`polarity_words`][mlm_book.finance.caps.polarity_words].
 
     Examples
     --------

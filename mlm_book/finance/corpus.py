@@ -2,7 +2,7 @@ r"""A seeded generator of synthetic annual-report filings with gold annotations 
 
 A *filing* is a sequence of lower-cased word tokens, with ``[SEP]`` between sentences (not
 after the last). Each filing is written by one of the 21 companies of
-:mod:`mlm_book.finance.world` and has a latent *tone* $T \in \{+1, -1\}$ (a good or a bad
+[`mlm_book.finance.world`][mlm_book.finance.world] and has a latent *tone* $T \in \{+1, -1\}$ (a good or a bad
 year). Its sentences are drawn from templates in the register of annual reports:
 
 * an opening line and a company description, which name the filer (ORG);
@@ -306,9 +306,9 @@ class Corpus:
     entity : numpy.ndarray of int
         ``ENTITY_ORG`` (1) or ``ENTITY_PRODUCT`` (2) on alias tokens, 0 elsewhere.
     alias : numpy.ndarray of int
-        Index into :data:`~mlm_book.finance.world.COMPANIES` on alias tokens, -1 elsewhere.
+        Index into `COMPANIES` on alias tokens, -1 elsewhere.
     aspect : numpy.ndarray of int
-        Index into :data:`~mlm_book.finance.world.ASPECTS` on the words of an aspect term, -1 elsewhere.
+        Index into `ASPECTS` on the words of an aspect term, -1 elsewhere.
     news : numpy.ndarray of int
         +1 / -1 on direction words and evaluative verbs (the aspect's polarity), 0 elsewhere.
     head : numpy.ndarray of int
@@ -487,9 +487,9 @@ def generate_corpus(config: CorpusConfig, rng: np.random.Generator) -> Corpus:
     Raises
     ------
     ValueError
-        If ``n_documents`` is below 1 (checked by :class:`CorpusConfig`).
+        If ``n_documents`` is below 1 (checked by [`CorpusConfig`][mlm_book.finance.corpus.CorpusConfig]).
     TypeError
-        If ``config`` is not a :class:`CorpusConfig` or ``rng`` not a Generator.
+        If ``config`` is not a [`CorpusConfig`][mlm_book.finance.corpus.CorpusConfig] or ``rng`` not a Generator.
 
     Examples
     --------

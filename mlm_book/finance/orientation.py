@@ -14,8 +14,8 @@ $$\operatorname{SO}(w) = \operatorname{PMI}(w, P) - \operatorname{PMI}(w, N)
 where $n(w)$ and $Z$ cancel and $\alpha$ (0.5) smooths zero counts. A word is predicted
 positive if $\operatorname{SO}(w) > 0$, negative if $< 0$; an exact zero scores one half.
 Seed words are never scored (a lexicon word used as a seed would be dropped from the words
-scored). The book's seeds are :data:`~mlm_book.finance.world.POSITIVE_SEEDS` ("good",
-"excellent", "successful") and :data:`~mlm_book.finance.world.NEGATIVE_SEEDS` ("bad",
+scored). The book's seeds are `POSITIVE_SEEDS` ("good",
+"excellent", "successful") and `NEGATIVE_SEEDS` ("bad",
 "poor", "unsuccessful"); none is a lexicon word, so all 35 are scored.
 
 Examples

@@ -8,11 +8,11 @@ Ids are laid out as
 * ``size`` = ``[MASK]``, an *input-only* id for an encoder: it is never a target, so the
   output layer has ``size`` classes;
 * ``size + 1`` = ``[PAD]``, also input-only: the slots of a centred window beyond a filing's
-  edge (:func:`mlm_book.finance.windows.centred_windows`), which an encoder masks as keys.
+  edge ([`mlm_book.finance.windows.centred_windows`][mlm_book.finance.windows.centred_windows]), which an encoder masks as keys.
   An input embedding therefore has ``size + 2`` rows.
 
-:meth:`Vocabulary.encode` maps an unknown word to ``[UNK]`` (that is what ``[UNK]`` is
-for); :meth:`Vocabulary.lookup` is the strict form and raises :class:`KeyError` instead.
+[`Vocabulary.encode`][mlm_book.finance.vocab.Vocabulary.encode] maps an unknown word to ``[UNK]`` (that is what ``[UNK]`` is
+for); [`Vocabulary.lookup`][mlm_book.finance.vocab.Vocabulary.lookup] is the strict form and raises `KeyError` instead.
 
 Examples
 --------
@@ -70,12 +70,12 @@ class Vocabulary:
 
     @property
     def mask_id(self) -> int:
-        """The input-only [MASK] id (equal to :attr:`size`)."""
+        """The input-only [MASK] id (equal to [`size`][mlm_book.finance.vocab.Vocabulary.size])."""
         return self.size
 
     @property
     def pad_id(self) -> int:
-        """The input-only [PAD] id (equal to :attr:`size` + 1)."""
+        """The input-only [PAD] id (equal to [`size`][mlm_book.finance.vocab.Vocabulary.size] + 1)."""
         return self.size + 1
 
     @property
@@ -95,7 +95,7 @@ class Vocabulary:
         return np.fromiter((get(token, UNK_ID) for token in tokens), dtype=np.int64)
 
     def lookup(self, word: str) -> int:
-        """Strict id of ``word``: raises :class:`KeyError` if it is not in the vocabulary.
+        """Strict id of ``word``: raises `KeyError` if it is not in the vocabulary.
 
         Examples
         --------

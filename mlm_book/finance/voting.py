@@ -7,7 +7,7 @@ are removed before positions are taken, so a sentence boundary costs nothing. Th
 sign of the voters' summed polarities; it is correct if it equals $i$'s own polarity.
 
 A tie (equal numbers for and against, including no voter at all) is scored one half in
-:attr:`Vote.accuracy`, and set aside in :attr:`Vote.accuracy_decided`. Everything is
+`Vote.accuracy`, and set aside in `Vote.accuracy_decided`. Everything is
 deterministic given the corpus.
 
 Examples

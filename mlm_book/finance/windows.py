@@ -1,6 +1,6 @@
 r"""Document-internal windows of the filings, and the two ways to read a token from them.
 
-**Centred reading** (:func:`centred_windows`, how every finance number of the book is
+**Centred reading** ([`centred_windows`][mlm_book.finance.windows.centred_windows], how every finance number of the book is
 measured). Token $i$ of a filing is read at position ``length // 2`` (16 of 32, 0-based) of
 its *own* window, which holds the ``length // 2`` tokens before it and the
 ``length - length // 2 - 1`` tokens after it. Windows never cross a filing's edge: slots
@@ -10,14 +10,14 @@ always at the same position, and an encoder's layer 0, $E[x] + P_{16}$, is the s
 every occurrence of a word. A filing shorter than the window is allowed: the window is then
 mostly padding.
 
-**Nearest-centre reading** (:func:`fixed_windows` then :func:`nearest_centre`). Each filing
+**Nearest-centre reading** ([`fixed_windows`][mlm_book.finance.windows.fixed_windows] then [`nearest_centre`][mlm_book.finance.windows.nearest_centre]). Each filing
 is cut into fixed windows starting at ``0, stride, 2 stride, ...`` while they fit, plus one
 last window that ends exactly at the filing's end if the regular ones do not reach it. A
 token lies in one or more windows; it is read in the one where its position is nearest the
 centre ``(length - 1) / 2`` (ties go to the earlier window). Tokens near a filing's edges
 can then only sit near a window's edge, so a position-only layer 0 learns *where in the
 filing* a token is: the position leak. A filing shorter than the window cannot hold a fixed
-window and raises :class:`ValueError`.
+window and raises `ValueError`.
 
 Examples
 --------
@@ -80,10 +80,10 @@ def centred_windows(ids, document, *, length: int = 32, pad_id: int, select=None
     document : array_like of int, shape (n,)
         Filing index of each token, non-decreasing.
     length : int
-        Window length (at least 2); the token sits at :func:`centre_position`.
+        Window length (at least 2); the token sits at [`centre_position`][mlm_book.finance.windows.centre_position].
     pad_id : int
         Id written into slots outside the token's filing: the input-only [PAD],
-        :attr:`mlm_book.finance.vocab.Vocabulary.pad_id`.
+        [`mlm_book.finance.vocab.Vocabulary.pad_id`][mlm_book.finance.vocab.Vocabulary.pad_id].
     select : array_like of int, shape (m,), optional
         Stream indices of the tokens to read; all tokens by default.
 
@@ -176,7 +176,7 @@ def gather_windows(ids, window_starts, *, length: int = 32) -> np.ndarray:
     ids : array_like of int, shape (n,)
         Token ids of the stream.
     window_starts : array_like of int, shape (w,)
-        From :func:`fixed_windows` with the same ``length``.
+        From [`fixed_windows`][mlm_book.finance.windows.fixed_windows] with the same ``length``.
     length : int
         Window length.
 
@@ -201,7 +201,7 @@ def nearest_centre(document, window_starts, *, length: int = 32):
     document : array_like of int, shape (n,)
         Filing index of each token.
     window_starts : array_like of int, shape (w,)
-        From :func:`fixed_windows` with the same ``length``.
+        From [`fixed_windows`][mlm_book.finance.windows.fixed_windows] with the same ``length``.
     length : int
         Window length.
 

@@ -1,8 +1,8 @@
 """The fixed inventories of the synthetic filings: companies, aspects, news words, the lexicon.
 
 Everything a filing can say is built from these lists. They are data, not randomness:
-the generator in :mod:`mlm_book.finance.corpus` draws from them with a seeded
-:class:`numpy.random.Generator`.
+the generator in [`mlm_book.finance.corpus`][mlm_book.finance.corpus] draws from them with a seeded
+`numpy.random.Generator`.
 
 * **Companies.** Each of the 21 filers has a one-word *alias* (``kestrel``), an industry
   noun (``turbine``) and a legal suffix (``services``). The company is written

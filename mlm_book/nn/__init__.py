@@ -1,12 +1,12 @@
 """A BERT-style encoder in NumPy with hand-written backward passes.
 
-- :mod:`mlm_book.nn.layers`: LayerNorm, multi-head attention, GELU MLP, the pre-LN block,
+- [`mlm_book.nn.layers`][mlm_book.nn.layers]: LayerNorm, multi-head attention, GELU MLP, the pre-LN block,
   embeddings and the tied output head, each with a forward and a backward pass;
-- :mod:`mlm_book.nn.encoder`: the configuration, initialisation, forward/backward passes,
+- [`mlm_book.nn.encoder`][mlm_book.nn.encoder]: the configuration, initialisation, forward/backward passes,
   the selected-positions loss and the hidden states per layer;
-- :mod:`mlm_book.nn.adam`: Adam;
-- :mod:`mlm_book.nn.gradcheck`: central differences in float64 against the backward pass;
-- :mod:`mlm_book.nn.train`: the training loop on freshly corrupted batches.
+- [`mlm_book.nn.adam`][mlm_book.nn.adam]: Adam;
+- [`mlm_book.nn.gradcheck`][mlm_book.nn.gradcheck]: central differences in float64 against the backward pass;
+- [`mlm_book.nn.train`][mlm_book.nn.train]: the training loop on freshly corrupted batches.
 
 No autograd library is used: every gradient is written out by hand and checked.
 """

@@ -20,7 +20,7 @@ This is the update of ``torch.optim.AdamW`` and of BERT's ``AdamWeightDecayOptim
 (which, unlike this one, also omits the bias corrections).
 
 When the parameters are views into one contiguous buffer (as
-:func:`mlm_book.nn.encoder.init_params` makes them), the update runs as a few vector
+[`mlm_book.nn.encoder.init_params`][mlm_book.nn.encoder.init_params] makes them), the update runs as a few vector
 operations over the whole buffer instead of a few per tensor: a "fused" Adam.
 """
 
@@ -93,12 +93,12 @@ def _shared_buffer(arrays):
 
 
 class Adam:
-    """Adam state for a dict of parameters; :meth:`step` updates them in place.
+    """Adam state for a dict of parameters; [`step`][mlm_book.nn.adam.Adam.step] updates them in place.
 
     Parameters
     ----------
     params : dict of str to ndarray
-        Updated in place by :meth:`step`.
+        Updated in place by [`step`][mlm_book.nn.adam.Adam.step].
     config : AdamConfig
         The constants.
     decayed : iterable of str, optional
@@ -108,7 +108,7 @@ class Adam:
     Raises
     ------
     TypeError
-        If ``config`` is not an :class:`AdamConfig` or ``decayed`` is a single string.
+        If ``config`` is not an [`AdamConfig`][mlm_book.nn.adam.AdamConfig] or ``decayed`` is a single string.
     ValueError
         If ``params`` is empty or ``decayed`` names a parameter that is not in it.
 

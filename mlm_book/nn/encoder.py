@@ -2,7 +2,7 @@ r"""A BERT-style encoder: configuration, initialisation, forward and backward pa
 
 The model. A token table $E$ with $V + 1$ rows (the last, id $V$, is the input-only
 [MASK] token) and a learned position table $P$ give the input rows $x_0 = E[\tilde x] + P$.
-Then ``n_blocks`` pre-LN blocks (:func:`mlm_book.nn.layers.block_forward`, no causal mask)
+Then ``n_blocks`` pre-LN blocks ([`mlm_book.nn.layers.block_forward`][mlm_book.nn.layers.block_forward], no causal mask)
 update the residual stream, a final LayerNorm normalises it, and the output layer reuses
 the first $V$ rows of $E$:
 
@@ -13,13 +13,13 @@ $$ \text{logits} = \operatorname{LN}(x_L)\, E_{:V}^\top / \sqrt d + b . $$
 The loss is the mean cross-entropy over the selected positions of a batch (normalised by
 the number of selected positions in the whole batch). Only those rows reach the loss, so
 the last block's output projection, MLP and the head run on the selected rows only
-(:func:`forward` with ``selected``); the result equals the full forward pass restricted to
+([`forward`][mlm_book.nn.encoder.forward] with ``selected``); the result equals the full forward pass restricted to
 those rows (tested to 1e-12 in float64).
 
-Hidden states (:func:`hidden_states`): layer 0 is $E[x] + P$; layer $\ell$ is the residual
+Hidden states ([`hidden_states`][mlm_book.nn.encoder.hidden_states]): layer 0 is $E[x] + P$; layer $\ell$ is the residual
 stream after block $\ell$. The last layer is taken *before* the final LayerNorm.
 
-Parameters live in a flat ``dict`` of named arrays (:func:`param_names` gives the order),
+Parameters live in a flat ``dict`` of named arrays ([`param_names`][mlm_book.nn.encoder.param_names] gives the order),
 which is what the cache stores and Adam updates.
 """
 
@@ -170,8 +170,8 @@ def init_params(config: EncoderConfig, rng: np.random.Generator, dtype=np.float3
     two residual-stream writers further scaled down), the token table with
     ``token_init_std`` when it is set.
 
-    All arrays are views into one contiguous buffer (in :func:`param_names` order), which
-    lets :class:`mlm_book.nn.adam.Adam` update every parameter with a handful of vector
+    All arrays are views into one contiguous buffer (in [`param_names`][mlm_book.nn.encoder.param_names] order), which
+    lets [`mlm_book.nn.adam.Adam`][mlm_book.nn.adam.Adam] update every parameter with a handful of vector
     operations.
 
     Parameters
@@ -333,12 +333,12 @@ def _check_selection(targets, selected, shape, config: EncoderConfig):
 
 # --------------------------------------------------------------------------- public passes
 def forward(params, config: EncoderConfig, shown, selected=None):
-    """Logits at the selected positions (or all), with the cache for :func:`backward`.
+    """Logits at the selected positions (or all), with the cache for [`backward`][mlm_book.nn.encoder.backward].
 
     Parameters
     ----------
     params : mapping
-        From :func:`init_params` or a trained encoder.
+        From [`init_params`][mlm_book.nn.encoder.init_params] or a trained encoder.
     config : EncoderConfig
     shown : array of int, shape (B, n)
         Displayed (corrupted) tokens, ids in ``[0, V]`` (``V`` is [MASK]).
@@ -350,7 +350,7 @@ def forward(params, config: EncoderConfig, shown, selected=None):
     logits : ndarray, shape (number selected, V), in row-major order of ``selected``
         (``(B*n, V)`` if ``selected`` is None).
     cache : tuple
-        For :func:`backward`.
+        For [`backward`][mlm_book.nn.encoder.backward].
 
     Examples
     --------
@@ -376,13 +376,13 @@ def forward(params, config: EncoderConfig, shown, selected=None):
 
 
 def backward(dlogits: np.ndarray, cache, *, input_grad: bool = False):
-    """Gradients of every parameter given the gradient of the logits from :func:`forward`.
+    """Gradients of every parameter given the gradient of the logits from [`forward`][mlm_book.nn.encoder.forward].
 
     Parameters
     ----------
     dlogits : ndarray, shape like the logits
     cache : tuple
-        From :func:`forward`.
+        From [`forward`][mlm_book.nn.encoder.forward].
     input_grad : bool
         Also return the gradient with respect to the input rows $x_0 = E[x] + P$.
 
@@ -442,7 +442,7 @@ def loss_and_grads(params, config: EncoderConfig, shown, targets, selected):
 
 
 def loss(params, config: EncoderConfig, shown, targets, selected) -> float:
-    """The value of :func:`loss_and_grads` without the backward pass (selected rows only).
+    """The value of [`loss_and_grads`][mlm_book.nn.encoder.loss_and_grads] without the backward pass (selected rows only).
 
     Examples
     --------

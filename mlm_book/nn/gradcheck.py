@@ -47,7 +47,7 @@ def relative_error(analytic: np.ndarray, numeric: np.ndarray, floor: float = 1e-
 
 @dataclass(frozen=True)
 class GradCheckResult:
-    """Outcome of :func:`gradient_check`.
+    """Outcome of [`gradient_check`][mlm_book.nn.gradcheck.gradient_check].
 
     Attributes
     ----------
@@ -89,7 +89,7 @@ def gradient_check(config: enc.EncoderConfig, rng: np.random.Generator, batch: i
     h : float
         Finite-difference step.
     floor : float
-        Denominator floor of :func:`relative_error`.
+        Denominator floor of [`relative_error`][mlm_book.nn.gradcheck.relative_error].
 
     Returns
     -------

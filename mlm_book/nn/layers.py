@@ -100,7 +100,7 @@ def layer_norm_forward(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: 
     -------
     y : ndarray, shape (N, d)
     cache : tuple
-        ``(xhat, rstd, gamma)`` for :func:`layer_norm_backward`.
+        ``(xhat, rstd, gamma)`` for [`layer_norm_backward`][mlm_book.nn.layers.layer_norm_backward].
 
     Examples
     --------
@@ -121,7 +121,7 @@ def layer_norm_forward(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: 
 
 
 def layer_norm_backward(dy: np.ndarray, cache):
-    r"""Backward pass of :func:`layer_norm_forward`.
+    r"""Backward pass of [`layer_norm_forward`][mlm_book.nn.layers.layer_norm_forward].
 
     With $\hat x$ the normalised input and $g = \gamma \odot dy$,
     $dx = r\,(g - \overline{g} - \hat x\, \overline{g \hat x})$, where $r$ is the
@@ -131,7 +131,7 @@ def layer_norm_backward(dy: np.ndarray, cache):
     ----------
     dy : ndarray, shape (N, d)
     cache : tuple
-        From :func:`layer_norm_forward`.
+        From [`layer_norm_forward`][mlm_book.nn.layers.layer_norm_forward].
 
     Returns
     -------
@@ -169,7 +169,7 @@ def gelu(u: np.ndarray) -> np.ndarray:
 
 
 def gelu_derivative(u: np.ndarray) -> np.ndarray:
-    r"""Derivative of :func:`gelu`, computed from scratch (the reference form).
+    r"""Derivative of [`gelu`][mlm_book.nn.layers.gelu], computed from scratch (the reference form).
 
     Examples
     --------
@@ -326,7 +326,7 @@ def _attention_rows_backward(dy, cache):
 
 
 def attention_backward(dy: np.ndarray, cache):
-    r"""Backward pass of :func:`attention_forward`.
+    r"""Backward pass of [`attention_forward`][mlm_book.nn.layers.attention_forward].
 
     Through the softmax, $dS = A \odot (dA - \operatorname{rowsum}(dA \odot A))$.
 
@@ -405,7 +405,7 @@ def mlp_forward(x: np.ndarray, W_1: np.ndarray, b_1: np.ndarray, W_2: np.ndarray
 
 
 def mlp_backward(dy: np.ndarray, cache):
-    r"""Backward pass of :func:`mlp_forward`, reusing the forward's $\tanh$, $u^2$ and activations.
+    r"""Backward pass of [`mlp_forward`][mlm_book.nn.layers.mlp_forward], reusing the forward's $\tanh$, $u^2$ and activations.
 
     With $t = \tanh(c(u + a u^3))$, $a = 0.044715$, $c = \sqrt{2/\pi}$ and the cached
     $h = u(1 + t) = 2\,\operatorname{GELU}(u)$,
@@ -413,14 +413,14 @@ def mlp_backward(dy: np.ndarray, cache):
     $$ \operatorname{GELU}'(u) = \tfrac12\bigl[(1 + t) + h\,(1 - t)\, c\,(1 + 3 a u^2)\bigr] , $$
 
     which takes seven passes over the hidden activations; the factor $\tfrac12$ is applied
-    to the narrow output gradient instead. :func:`mlp_backward_reference` recomputes
+    to the narrow output gradient instead. [`mlp_backward_reference`][mlm_book.nn.layers.mlp_backward_reference] recomputes
     everything from scratch and the tests check the two agree to 1e-12.
 
     Parameters
     ----------
     dy : ndarray, shape (N, d)
     cache : tuple
-        From :func:`mlp_forward`.
+        From [`mlp_forward`][mlm_book.nn.layers.mlp_forward].
 
     Returns
     -------
@@ -450,7 +450,7 @@ def mlp_backward_reference(dy: np.ndarray, x: np.ndarray, W_1: np.ndarray, b_1: 
                            W_2: np.ndarray, b_2: np.ndarray):
     r"""The plain MLP backward pass: recompute the forward, apply the chain rule step by step.
 
-    The reference against which :func:`mlp_backward` (the faster, fused one) is tested.
+    The reference against which [`mlp_backward`][mlm_book.nn.layers.mlp_backward] (the faster, fused one) is tested.
 
     Returns
     -------
@@ -519,7 +519,7 @@ def block_forward(x: np.ndarray, params, prefix: str, n_heads: int, shape: tuple
 
 
 def block_backward(dy: np.ndarray, cache):
-    """Backward pass of :func:`block_forward`.
+    """Backward pass of [`block_forward`][mlm_book.nn.layers.block_forward].
 
     Returns
     -------
@@ -575,10 +575,10 @@ def embedding_forward(tokens: np.ndarray, E: np.ndarray, P: np.ndarray):
 
 
 def embedding_backward(dx: np.ndarray, cache):
-    r"""Gradients of :func:`embedding_forward` for $E$ and $P$.
+    r"""Gradients of [`embedding_forward`][mlm_book.nn.layers.embedding_forward] for $E$ and $P$.
 
     The rows of $dE$ are sums over the positions showing each token, computed with one
-    :func:`numpy.bincount` over flat indices ``token * d + column`` (much faster than
+    `numpy.bincount` over flat indices ``token * d + column`` (much faster than
     ``np.add.at``).
 
     Returns
@@ -631,7 +631,7 @@ def head_forward(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, E_out: np.n
 
 
 def head_backward(dlogits: np.ndarray, cache):
-    """Backward pass of :func:`head_forward`.
+    """Backward pass of [`head_forward`][mlm_book.nn.layers.head_forward].
 
     Returns
     -------

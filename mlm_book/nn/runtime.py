@@ -10,7 +10,7 @@ result.
 
 The BLAS library's threads are the other knob. At these sizes a matrix product takes tens
 of microseconds, and OpenBLAS worker threads spinning for work on a machine whose cores
-are busy turn a 6 ms step into 60 ms or more. :func:`blas_threads` sets the thread count of
+are busy turn a 6 ms step into 60 ms or more. [`blas_threads`][mlm_book.nn.runtime.blas_threads] sets the thread count of
 the OpenBLAS that NumPy loaded, for the duration of a ``with`` block.
 """
 

@@ -2,7 +2,7 @@ r"""Training loop: fresh corrupted batches at every step, Adam(W), a warm-up the
 
 At each step the loop draws a batch of clean sequences from a *sequence source* (any
 callable ``source(batch_size, rng) -> (B, n) int array``), passes it through a
-:class:`mlm_book.channel.Channel`, and takes one Adam step on the mean cross-entropy of the
+[`mlm_book.channel.Channel`][mlm_book.channel.Channel], and takes one Adam step on the mean cross-entropy of the
 selected positions. No batch is ever reused, so the loss curve estimates the population
 risk of the current parameters. A batch in which the channel selected nothing (possible in
 principle with independent selection) is redrawn.
@@ -10,7 +10,7 @@ principle with independent selection) is redrawn.
 The learning rate rises linearly over ``warmup`` steps to ``lr`` and then follows a cosine
 down to ``lr * final_lr_fraction`` at the last step.
 
-:func:`cached_training` stores the result in :mod:`mlm_book.cache`, keyed by the encoder
+[`cached_training`][mlm_book.nn.train.cached_training] stores the result in [`mlm_book.cache`][mlm_book.cache], keyed by the encoder
 and training configurations, the channel, a description of the source, and the source
 code of the model and of the loop; a stored entry is validated when loaded (a NaN in a
 parameter raises a ``ValueError``).
@@ -55,16 +55,16 @@ class TrainConfig:
     final_lr_fraction : float
         Learning rate at the last step as a fraction of ``lr`` (cosine decay in between).
     beta1, beta2, eps : float
-        Adam's constants (:class:`mlm_book.nn.adam.AdamConfig`).
+        Adam's constants ([`mlm_book.nn.adam.AdamConfig`][mlm_book.nn.adam.AdamConfig]).
     weight_decay : float
         Decoupled weight decay (AdamW) of the matrices and tables named by
-        :func:`decayed_names`; 0 is plain Adam.
+        [`decayed_names`][mlm_book.nn.train.decayed_names]; 0 is plain Adam.
     seed : int
         Seed of the generator that initialises the parameters and draws every batch.
     dtype : str
         ``"float32"`` (training) or ``"float64"``.
     blas_threads : int
-        OpenBLAS threads during training (:func:`mlm_book.nn.runtime.blas_threads`).
+        OpenBLAS threads during training ([`mlm_book.nn.runtime.blas_threads`][mlm_book.nn.runtime.blas_threads]).
 
     Examples
     --------
@@ -101,7 +101,7 @@ class TrainConfig:
         self.adam()  # validates beta1, beta2, eps, weight_decay
 
     def adam(self) -> adam_module.AdamConfig:
-        """Adam's constants as an :class:`~mlm_book.nn.adam.AdamConfig`."""
+        """Adam's constants as an [`AdamConfig`][mlm_book.nn.adam.AdamConfig]."""
         return adam_module.AdamConfig(beta1=self.beta1, beta2=self.beta2, eps=self.eps,
                                       weight_decay=self.weight_decay)
 
@@ -279,23 +279,23 @@ def channel_description(channel: Channel) -> dict:
 def cached_training(name: str, encoder_config: enc.EncoderConfig, train_config: TrainConfig, source: Callable,
                     channel: Channel, source_key: Mapping, *, producers: Iterable = (),
                     directory: Path | str | None = None, progress: bool | None = None) -> TrainResult:
-    """:func:`train` through :func:`mlm_book.cache.cached`, with ``np.random.default_rng(train_config.seed)``.
+    """[`train`][mlm_book.nn.train.train] through [`mlm_book.cache.cached`][mlm_book.cache.cached], with ``np.random.default_rng(train_config.seed)``.
 
     Parameters
     ----------
     name : str
         Cache entry name, e.g. ``"hmm-encoder"``.
     encoder_config, train_config, source, channel
-        As for :func:`train`.
+        As for [`train`][mlm_book.nn.train.train].
     source_key : mapping
         JSON-serialisable description of the source (e.g. the HMM's configuration), part
         of the key.
     producers : iterable
         Extra code whose source enters the key (e.g. the source's module).
     directory : path, optional
-        Cache directory (default :func:`mlm_book.cache.cache_dir`).
+        Cache directory (default [`mlm_book.cache.cache_dir`][mlm_book.cache.cache_dir]).
     progress : bool, optional
-        As for :func:`train`.
+        As for [`train`][mlm_book.nn.train.train].
 
     Returns
     -------
