@@ -11,7 +11,7 @@ export NO_MKDOCS_2_WARNING := 1
 export MALLOC_MMAP_THRESHOLD_ := 1073741824
 export MALLOC_TRIM_THRESHOLD_ := 1073741824
 
-.PHONY: book test verify browser clean
+.PHONY: book serve test verify browser clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,11 @@ $(STAMP): pyproject.toml
 
 book: $(STAMP)
 	$(BIN)/mkdocs build --strict --site-dir site
+
+# Serve the built site on localhost (it also reads from disk: open site/index.html).
+serve:
+	@test -f site/index.html || { echo "no site/index.html: run make book first"; exit 2; }
+	$(PYTHON) -m http.server --directory site 8000
 
 # The browser check needs Debian's chromium; install it when it is missing.
 browser:

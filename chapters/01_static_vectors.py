@@ -23,11 +23,16 @@
 
 # %%
 import math
+from dataclasses import replace
 
-from IPython.display import Markdown
+import numpy as np
 
 from mlm_book.experiments import ch01_static_vectors as ch1
-from mlm_book.ledger import to_markdown, verify
+from mlm_book.figures import show
+from mlm_book.hmm import bayes_sense_accuracy, build_hmm, sample
+from mlm_book.ledger import chapter_summary, verify
+from mlm_book.pmi import static_cap
+from mlm_book.report import Markdown, answer, table
 
 r = ch1.results()
 hmm = r.hmm
@@ -52,34 +57,45 @@ hmm = r.hmm
 # %% [markdown]
 # ## A language with known senses
 #
-# The testbed is a hidden Markov model ([`mlm_book.hmm`](../../api/mlm_book.hmm/)). Its
+# The testbed is a hidden Markov model ([`mlm_book.hmm`](../api/mlm_book.hmm.html)). Its
 # hidden states come in two *regimes*, a and b, of four states each. Every state emits
-# three tokens that no other state emits, which gives 24 regime tokens; in addition, the
-# heaviest state of each regime (the one with the largest stationary probability) emits a
-# shared token $w$ with probability $0.4$. So the vocabulary has $V = 25$ types and $w$ is
+# three tokens that no other state emits; in addition, the heaviest state of each regime (the
+# one with the largest stationary probability) emits a shared token $w$. So $w$ is
 # ambiguous: it can come from the heavy state of regime a or from that of regime b. These
 # two hidden states are the two *senses* of $w$. What follows or precedes an occurrence of
 # $w$ depends on the occurrence only through its hidden state, by the Markov property.
-#
-# The transition matrix is built from a handful of named parameters, printed here. In
+
+# %% tags=["hide-input"]
+Markdown(f"With three own tokens for each of the {hmm.n_states} states and the shared $w$, the vocabulary has "
+         f"$V = {hmm.vocab_size}$ types; each heavy state emits $w$ with probability "
+         f"{hmm.emission[hmm.sense_states[0], hmm.shared_token]:g}.")
+
+# %% [markdown]
+# The transition matrix is built from a handful of named parameters, listed here. In
 # words: at every step the chain leaves its regime with a small probability (slightly
 # different for a and b, which tilts the regimes' masses and so the senses' shares). When it
 # switches, it lands in the other regime as if it were stepping out of that regime's heavy
 # state. Inside a regime, the heavy state tends to stay put, and the light states either
 # return to the heavy state, stay, or move around a cycle. Every entry of the matrix is
 # positive, so every finite sequence has positive probability; sequences start from the
-# stationary distribution.
+# stationary distribution, shown beside the parameters.
 
 # %%
-print(hmm.config)
-print()
-print("state        " + "  ".join(f"{name:>6}" for name in ("a:h", "a:1", "a:2", "a:3", "b:h", "b:1", "b:2", "b:3")))
-print("stationary   " + "  ".join(f"{p:6.3f}" for p in hmm.initial))
+table(["parameter", "value"], [(name, value) for name, value in vars(hmm.config).items()])
 
 # %%
-ch1.figure_transition(r);
+table(["state", "stationary probability"], zip(ch1.state_names(hmm), hmm.initial), formats=[None, ".3f"])
 
 # %%
+show(ch1.figure_transition(r),
+     alt="Two heatmaps on one probability scale. The 8 by 8 transition matrix is nearly block diagonal: "
+         "each regime's four states mostly move among themselves, and every state has a small chance of "
+         "entering the other regime. The 8 by 25 emission matrix shows each state emitting three tokens "
+         "of its own, and the two heavy states also emitting the shared token w.",
+     caption="The HMM's transition matrix $T$ (left) and emission matrix (right). Entries of $T$ below 0.005 "
+             "are left blank; every one of them is positive.")
+
+# %% tags=["hide-input"]
 share_w = float(hmm.initial @ hmm.emission[:, hmm.shared_token])
 Markdown(
     f"The heavy states carry **{hmm.initial[list(hmm.sense_states)].sum():.3f}** of the stationary "
@@ -90,13 +106,14 @@ Markdown(
 )
 
 # %% [markdown]
-# Because the model is a known distribution, forward–backward (Rabiner 1989) gives every
+# Because the model is a known distribution, forward–backward
+# ([Rabiner 1989](../references.html#rabiner-1989)) gives every
 # conditional exactly: the posterior of each hidden state given the whole sentence, the
 # posterior with one position left out, and from that the probability of each token at a
 # position given all the others. The package checks these recursions against brute-force
 # enumeration of every state path and every token sequence of length up to four:
 
-# %%
+# %% tags=["hide-input"]
 Markdown(f"Largest difference between forward–backward and enumeration: **{r.brute_force_error:.1e}**.")
 
 # %% [markdown]
@@ -132,30 +149,39 @@ Markdown(f"Largest difference between forward–backward and enumeration: **{r.b
 # $0 \le \operatorname{PMI}(w, c) - \max_k(\log \pi_k + \operatorname{PMI}(s_k, c)) \le \log K$.
 # Where one sense dominates a context, the word's PMI tracks that sense's PMI shifted down
 # by $\log \pi_k$; no context makes it look like both senses at once. Skip-gram with
-# negative sampling fits shifted PMI at its unconstrained optimum (Levy and Goldberg; the
-# word2vec topic's Theorem 1), so the row of a two-sense word in the matrix it factorises is
-# exactly this log-mixture, shifted by $\log$ of the number of negatives. Arora and colleagues
-# (2018) describe trained static vectors as superpositions of sense vectors, the same picture
-# seen in the embedding space.
+# negative sampling fits shifted PMI at its unconstrained optimum
+# ([Levy and Goldberg 2014](../references.html#levy-2014)), so the row of a two-sense word in
+# the matrix it factorises is exactly this log-mixture, shifted by $\log$ of the number of
+# negatives. [Arora et al. (2018)](../references.html#arora-2018) describe trained static
+# vectors as superpositions of sense vectors: the same picture, seen in the embedding space.
 #
 # On the HMM, $\operatorname{PMI}(w, c)$ can be computed with no mention of senses, from
 # the enumerated joint of the tokens; the senses' PMIs come from the hidden chain. The
 # contexts are the token at a fixed offset from the occurrence
-# ([`mlm_book.pmi`](../../api/mlm_book.pmi/)).
+# ([`mlm_book.pmi`](../api/mlm_book.pmi.html)). In the table, the *identity residual* is the
+# largest difference between the two sides of the identity over all context values; the
+# *slacks* are the smallest distances from $\operatorname{PMI}(w, c)$ down to the lower bound
+# and up to the upper bound (non-negative when the bounds hold); the *largest gap to the lower
+# bound* is the one the remark above limits by $\log 2$.
 
 # %%
-lines = ["| context | identity residual | lower-bound slack (min) | upper-bound slack (min) | "
-         "max gap to lower bound | largest sense-PMI gap (nats) |", "|---|---|---|---|---|---|"]
 names = {1: "next token", -1: "previous token", 2: "two to the right", -2: "two to the left"}
-for p in r.pmi:
-    lines.append(f"| {names.get(p.offset, p.offset)} | {p.identity_residual:.1e} | {p.lower_slack:.4f} | "
-                 f"{p.upper_slack:.1e} | {p.dominance_gap.max():.4f} | {p.sense_gap:.3f} |")
-Markdown("\n".join(lines))
+table(["context", "identity residual", "lower-bound slack (min)", "upper-bound slack (min)",
+       "largest gap to lower bound", "largest sense-PMI gap (nats)"],
+      [(names.get(p.offset, p.offset), p.identity_residual, p.lower_slack, p.upper_slack, p.dominance_gap.max(),
+        p.sense_gap) for p in r.pmi],
+      formats=[None, ".1e", ".4f", ".1e", ".4f", ".3f"])
 
 # %%
-ch1.figure_pmi_profiles(r);
+show(ch1.figure_pmi_profiles(r),
+     alt="PMI of each sense of w and of w itself with the next token, for each of the 25 tokens. The two "
+         "sense curves swap places between regime a's tokens and regime b's tokens; the word's PMI, shown "
+         "as triangles, always sits in the grey band between the bounds, just below the higher sense curve.",
+     caption=r"Proposition 1 on the HMM with the next token as context. The grey band runs from the lower "
+             r"bound $\max_k(\log \pi_k + \operatorname{PMI}(s_k, c))$ to the upper bound "
+             r"$\max_k \operatorname{PMI}(s_k, c)$.")
 
-# %%
+# %% tags=["hide-input"]
 p = r.pmi[0]
 Markdown(
     f"The identity holds to **{max(q.identity_residual for q in r.pmi):.0e}** at every context value, and "
@@ -188,17 +214,18 @@ Markdown(
 # picked.
 
 # %%
-print(f"static table: {hmm.vocab_size} x {r.config.static_dim}; test split: {r.config.test_sequences} "
-      f"sentences of length {r.config.length}")
-lines = ["| static classifier | one label for all occurrences | accuracy | share of its label |",
-         "|---|---|---|---|"]
-for name, outcome in zip(r.static_names, r.static_outcomes):
-    lines.append(f"| {name} | {'yes' if outcome.one_label else 'no'} | {outcome.accuracy:.4f} | "
-                 f"{outcome.label_share:.4f} |")
+table(["static classifier", "one label for all occurrences", "accuracy", "share of its label"],
+      [(name, "yes" if outcome.one_label else "no", outcome.accuracy, outcome.label_share)
+       for name, outcome in zip(r.static_names, r.static_outcomes)],
+      formats=[None, None, ".4f", ".4f"])
+
+# %% tags=["hide-input"]
 best = max(outcome.accuracy for outcome in r.static_outcomes)
-Markdown("\n".join(lines) + f"\n\nThe cap is $\\max_k \\pi_k =$ **{r.cap:.3f}**. The best static classifier "
-         f"scores {best:.3f}, the test split's share of its label; it differs from the cap only because a "
-         f"split of {r.bayes_test.n_occurrences} occurrences does not reproduce the shares exactly.")
+Markdown(f"The static table has {hmm.vocab_size} rows of dimension {r.config.static_dim}, and the test split "
+         f"holds {r.config.test_sequences} sentences of length {r.config.length}. The cap is "
+         f"$\\max_k \\pi_k =$ **{r.cap:.3f}**. The best static classifier scores {best:.3f}, the test split's "
+         f"share of its label; it differs from the cap only because a split of {r.bayes_test.n_occurrences} "
+         "occurrences does not reproduce the shares exactly.")
 
 # %% [markdown]
 # ## The ceiling: exact Bayes sense accuracy
@@ -211,9 +238,15 @@ Markdown("\n".join(lines) + f"\n\nThe cap is $\\max_k \\pi_k =$ **{r.cap:.3f}**.
 # context settles the sense, and only the occurrences of $w$ next to the switch are in doubt.
 
 # %%
-ch1.figure_sense_posterior(r);
+show(ch1.figure_sense_posterior(r),
+     alt="Posterior probabilities along one sampled sentence of 24 tokens. The probability of regime a is "
+         "1 over the first half, where the true regime is a, drops through the switch and is 0 over the "
+         "second half. The four occurrences of w sit on this curve: two far from the switch are certain, "
+         "the two beside it are in doubt.",
+     caption=r"One sampled sentence. Shading shows the true regime; the line is $P(\text{regime a} \mid x)$ at "
+             r"each position and the dots are $P(\text{sense a} \mid x)$ at the occurrences of $w$.")
 
-# %%
+# %% tags=["hide-input"]
 b = r.bayes_test
 Markdown(
     f"On the test split ({r.config.test_sequences} clean sentences of length {r.config.length}, "
@@ -229,7 +262,8 @@ Markdown(
 # %% [markdown]
 # ## CBOW and what comes next
 #
-# Word2vec's other architecture, CBOW (Mikolov and colleagues 2013), predicts a word from
+# Word2vec's other architecture, CBOW ([Mikolov et al. 2013a](../references.html#mikolov-2013a)),
+# predicts a word from
 # the average of its neighbours' input vectors. It is already a masked predictor with one
 # hidden token. What it lacks is an encoder: its summary of the context is an average of
 # static vectors, with no positions and no attention, and the word it predicts still gets a
@@ -239,7 +273,51 @@ Markdown(
 # objective. The probes on its vectors (a probe on its token table, which attains the cap, and
 # probes on its layers, which approach the Bayes accuracy) come in the probing chapter.
 #
-# The claims of this chapter, recomputed:
+# ## Exercises
 
-# %%
-Markdown(to_markdown(verify(claims=ch1.CLAIMS)))
+# **Exercise 1.** The senses' shares are set by how often each regime is left. Keep every parameter of the
+# book's HMM but make regime a twice as easy to leave as regime b
+# (`switch_a = 2 * switch_b`). What is the static cap now, and why is it close to 2/3?
+
+# %% tags=["hide-input"]
+faster_a = build_hmm(replace(hmm.config, switch_a=2 * hmm.config.switch_b))
+answer(f"`static_cap(build_hmm(replace(hmm.config, switch_a=2 * hmm.config.switch_b)))` gives "
+       f"**{static_cap(faster_a):.3f}**. A regime's stationary mass is inversely proportional to the rate at "
+       f"which it is left, so regime b now holds {faster_a.initial[faster_a.regime == 1].sum():.3f} of the time. "
+       "Both heavy states emit $w$ with the same probability, so sense b's share, and with it the cap, is the "
+       "heavy state b:h's share of the stationary mass over the two heavy states: close to regime b's share, "
+       "but not equal, because the heavy state's share of its own regime depends on how often the regime is "
+       "entered.")
+
+# %% [markdown]
+# **Exercise 2.** The remark after Proposition 1 bounds the gap between $\operatorname{PMI}(w, c)$ and the
+# lower bound by $\log K$. How much of that room does this HMM use, over the four contexts
+# of the table?
+
+# %% tags=["hide-input"]
+used = max(p.dominance_gap.max() for p in r.pmi)
+answer(f"The largest gap over all four contexts is **{used:.4f}** nats, against $\\log 2 \\approx$ "
+       f"{math.log(2):.4f}: about {100 * used / math.log(2):.0f} % of the room. The gap is largest where both "
+       "senses explain the context about equally well, so the sum has two comparable terms instead of one.")
+
+# %% [markdown]
+# **Exercise 3.** Context is worth the difference between the Bayes accuracy and the cap. Make both regimes
+# ten times easier to leave (`switch_a` and `switch_b` times 10): does context become worth
+# more or less, and why?
+
+# %% tags=["hide-input"]
+fast = build_hmm(replace(hmm.config, switch_a=10 * hmm.config.switch_a, switch_b=10 * hmm.config.switch_b))
+fast_states, fast_tokens = sample(fast, r.config.test_sequences, r.config.length, np.random.default_rng(7))
+fast_bayes = bayes_sense_accuracy(fast, fast_tokens, fast_states)
+answer(f"On {r.config.test_sequences} fresh sentences of the faster-switching HMM the Bayes accuracy is "
+       f"**{fast_bayes.expected:.3f}** (standard error {fast_bayes.standard_error:.3f}) and the cap is "
+       f"**{static_cap(fast):.3f}**, so context is worth **{fast_bayes.expected - static_cap(fast):.3f}**, "
+       f"against {r.bayes_expectation - r.cap:.3f} for the book's HMM. Regimes that change more often leave "
+       "more occurrences of $w$ near a switch, where the neighbours speak for both senses, so the sentence "
+       "settles the sense less often. (`bayes_sense_accuracy(hmm, tokens, states)` computes it.)")
+
+# %% [markdown]
+# ## Claims
+
+# %% tags=["hide-input"]
+chapter_summary(verify(claims=ch1.CLAIMS))

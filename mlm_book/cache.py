@@ -22,12 +22,15 @@ import inspect
 import json
 import os
 import tempfile
+import time
 import types
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from mlm_book import progress
 
 __all__ = ["CacheEntry", "cache_dir", "cache_key", "load", "store", "cached", "source_of"]
 
@@ -223,7 +226,10 @@ def cached(name: str, config: Mapping, producers: Iterable[Callable | types.Modu
     found = load(entry)
     if found is not None:
         return found
+    progress.report(f"computing {name} (not in the cache {directory}) ...")
+    start = time.perf_counter()
     result = build()
+    progress.report(f"computed {name} in {time.perf_counter() - start:.1f} s")
     arrays, metadata = result if isinstance(result, tuple) else (result, {})
     store(entry, arrays, metadata)
     reloaded = load(entry)

@@ -14,6 +14,7 @@ site's Claims page shows.
 
 from __future__ import annotations
 
+import html
 import importlib
 import pkgutil
 import re
@@ -23,7 +24,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Claim", "ClaimResult", "all_claims", "verify", "format_value", "to_markdown", "to_text"]
+__all__ = ["Claim", "ClaimResult", "ChapterSummary", "all_claims", "verify", "format_value", "to_markdown",
+           "to_html", "to_text", "chapter_summary"]
 
 _ID_PATTERN = re.compile(r"^S(\d+)-(W?\d+)$")
 
@@ -35,8 +37,8 @@ def format_value(value: Any, fmt: str = ".3f") -> str:
     --------
     >>> format_value(0.50912)
     '0.509'
-    >>> format_value({"mask": 0.0213, "kept": 0.04}, ".2f")
-    'mask 0.02, kept 0.04'
+    >>> format_value({"mask": 0.0213, "kept_max": 0.04}, ".2f")
+    'mask 0.02, kept max 0.04'
     >>> format_value((1e-14, 3), ".1e")
     '1.0e-14 / 3'
     >>> format_value(True)
@@ -49,7 +51,7 @@ def format_value(value: Any, fmt: str = ".3f") -> str:
     if isinstance(value, float):
         return format(value, fmt)
     if isinstance(value, Mapping):
-        return ", ".join(f"{key} {format_value(item, fmt)}" for key, item in value.items())
+        return ", ".join(f"{str(key).replace('_', ' ')} {format_value(item, fmt)}" for key, item in value.items())
     if isinstance(value, (tuple, list)):
         return " / ".join(format_value(item, fmt) for item in value)
     try:
@@ -176,6 +178,98 @@ def to_markdown(results: Iterable[ClaimResult]) -> str:
         lines.append(f"| {claim.id} | {_escape(claim.quantity)} | {_escape(claim.seed)} | "
                      f"{_escape(result.book)} | {_escape(claim.rule)} | {verdict} |")
     return "\n".join(lines)
+
+
+def _verdict(result: ClaimResult) -> str:
+    return "pass" if result.passed else "FAIL" + (f": {result.error}" if result.error else "")
+
+
+def to_html(results: Iterable[ClaimResult], claims_page: str | None = None) -> str:
+    """An HTML table of results: claim, quantity, reference, book, rule, verdict.
+
+    Parameters
+    ----------
+    results : iterable of ClaimResult
+    claims_page : str, optional
+        URL of the Claims page. Given, each id links to its row there; omitted, each row
+        carries its id as an HTML ``id``, so that such links land on it.
+
+    Examples
+    --------
+    >>> results = verify(only="S2-16")
+    >>> '<tr id="S2-16">' in to_html(results)
+    True
+    >>> 'href="claims.html#S2-16"' in to_html(results, claims_page="claims.html")
+    True
+    """
+    rows = ["<table><thead><tr><th>claim</th><th>quantity</th><th>reference</th><th>book</th><th>rule</th>"
+            "<th>verdict</th></tr></thead><tbody>"]
+    for result in results:
+        claim = result.claim
+        cells = [html.escape(text) for text in (claim.quantity, claim.seed, result.book, claim.rule, _verdict(result))]
+        if claims_page is None:
+            row, first = f'<tr id="{claim.id}">', f"<td>{claim.id}</td>"
+        else:
+            row, first = "<tr>", f'<td><a href="{html.escape(claims_page)}#{claim.id}">{claim.id}</a></td>'
+        rows.append(row + first + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>")
+    rows.append("</tbody></table>")
+    return "".join(rows)
+
+
+@dataclass(frozen=True)
+class ChapterSummary:
+    """A chapter's claims in brief: counts by verdict, a link, and the table folded away.
+
+    A notebook displays it as HTML (``_repr_html_``); ``str`` gives the sentence alone.
+    """
+
+    results: tuple[ClaimResult, ...]
+    claims_page: str
+
+    @property
+    def counts(self) -> tuple[int, int]:
+        """(passed, failed)."""
+        passed = sum(result.passed for result in self.results)
+        return passed, len(self.results) - passed
+
+    def __str__(self) -> str:
+        passed, failed = self.counts
+        total = len(self.results)
+        verdict = (f"all {total} pass" if failed == 0 else f"{passed} pass and {failed} fail")
+        noun = "statement" if total == 1 else "statements"
+        return (f"This chapter checks {total} {noun} of the reference text against what the package "
+                f"computes: {verdict}.")
+
+    def _repr_html_(self) -> str:
+        link = f'<a href="{html.escape(self.claims_page)}">Claims page</a>'
+        return (f'<div class="claims-summary"><p>{html.escape(str(self))} The {link} lists every claim of the '
+                f"book, with the rule each must satisfy.</p>"
+                f"<details><summary>The chapter's claims, one by one</summary>"
+                f'<div class="claims-table">{to_html(self.results, claims_page=self.claims_page)}</div>'
+                f"</details></div>")
+
+
+def chapter_summary(results: Iterable[ClaimResult], claims_page: str = "../claims.html") -> ChapterSummary:
+    """The compact claims summary that ends a chapter (see [`ChapterSummary`][mlm_book.ledger.ChapterSummary]).
+
+    Parameters
+    ----------
+    results : iterable of ClaimResult
+        The chapter's claims, evaluated by [`verify`][mlm_book.ledger.verify].
+    claims_page : str
+        URL of the Claims page relative to the chapter's page.
+
+    Examples
+    --------
+    >>> str(chapter_summary(verify(only="S2-16")))
+    'This chapter checks 1 statement of the reference text against what the package computes: all 1 pass.'
+    """
+    results = tuple(results)
+    if not results or not all(isinstance(result, ClaimResult) for result in results):
+        raise ValueError("results must be a non-empty sequence of ClaimResult (from verify)")
+    if not isinstance(claims_page, str) or not claims_page:
+        raise TypeError(f"claims_page must be a non-empty URL string, got {claims_page!r}")
+    return ChapterSummary(results, claims_page)
 
 
 def to_text(results: Iterable[ClaimResult]) -> str:

@@ -1,48 +1,30 @@
 """The book builds: every chapter executes, math is typeset offline, a failing chapter fails.
 
-These tests build the real site once (``mkdocs build --strict``, executing every chapter)
-into a temporary directory, then open its pages in headless Chromium and count typeset
-equations. ``make test`` installs Debian's ``chromium`` when it is missing.
+These tests use the real site built once per session (``conftest.py``), then open its
+pages in headless Chromium and count typeset equations. ``make test`` installs Debian's
+``chromium`` when it is missing and it can.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import ROOT, build_site
 
-ROOT = Path(__file__).resolve().parents[1]
-MKDOCS = [sys.executable, "-m", "mkdocs"]
 CHAPTERS = sorted(path for path in (ROOT / "chapters").glob("[0-9][0-9]_*.py"))
 BROWSER_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
                  "--allow-file-access-from-files", "--virtual-time-budget=30000", "--dump-dom"]
 
 
-def _build(config: Path, site: Path, cwd: Path) -> subprocess.CompletedProcess:
-    environment = dict(os.environ, NO_MKDOCS_2_WARNING="1")
-    return subprocess.run([*MKDOCS, "build", "--strict", "-f", str(config), "-d", str(site)],
-                          cwd=cwd, env=environment, capture_output=True, text=True, timeout=3000)
-
-
-@pytest.fixture(scope="session")
-def site(tmp_path_factory) -> Path:
-    """The real book, built once for the whole session from the repository root."""
-    out = tmp_path_factory.mktemp("book") / "site"
-    result = _build(ROOT / "mkdocs.yml", out, ROOT)
-    assert result.returncode == 0, f"mkdocs build failed:\n{result.stdout[-4000:]}\n{result.stderr[-8000:]}"
-    return out
-
-
 def _page(site: Path, src_uri: str) -> Path:
-    stem = src_uri.removesuffix(".py").removesuffix(".md")
-    return site / "index.html" if stem == "index" else site / stem / "index.html"
+    """Where a source file's page is built (the site uses .html URLs, not folders)."""
+    return site / (src_uri.removesuffix(".py").removesuffix(".md") + ".html")
 
 
 def test_no_chapter_heading_holds_math():
@@ -60,7 +42,8 @@ def test_there_are_chapters():
 def test_every_chapter_is_executed_with_outputs_and_figures(site, chapter):
     html = _page(site, f"chapters/{chapter.name}").read_text(encoding="utf-8")
     assert html.count("jp-OutputArea-output") >= 3, "the chapter shows too few executed outputs"
-    assert "data:image/png;base64" in html, "the chapter shows no figure"
+    assert '<figure class="book-figure"><img src="data:image/svg+xml;base64,' in html, "the chapter shows no figure"
+    assert "data:image/png" not in html, "a figure bypassed mlm_book.figures.show (a bitmap without alt text)"
 
 
 def test_the_site_loads_nothing_from_the_network(site):
@@ -76,20 +59,19 @@ def test_the_claims_page_shows_every_claim_passing(site):
 
     html = _page(site, "claims.md").read_text(encoding="utf-8")
     ids = [claim.id for claim in ledger.all_claims()]
-    assert all(f"<td>{claim_id}</td>" in html for claim_id in ids)
+    assert all(f'<tr id="{claim_id}">' in html for claim_id in ids)
     assert "FAIL" not in html
 
 
-def test_vendored_mathjax_is_the_recorded_file():
-    readme = (ROOT / "docs/assets/mathjax/README.md").read_text()
+@pytest.mark.parametrize("folder, name", [("mathjax", "tex-svg-full.js"), ("iframe-worker", "shim.js")])
+def test_vendored_assets_are_the_recorded_files(folder, name):
+    readme = (ROOT / f"docs/assets/{folder}/README.md").read_text()
     recorded = re.search(r"sha256: ([0-9a-f]{64})", readme).group(1)
-    actual = hashlib.sha256((ROOT / "docs/assets/mathjax/tex-svg-full.js").read_bytes()).hexdigest()
+    actual = hashlib.sha256((ROOT / f"docs/assets/{folder}/{name}").read_bytes()).hexdigest()
     assert actual == recorded
 
 
-def _typeset_dom(page: Path) -> str:
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    assert chromium, "Debian's chromium is needed for this test: `make test` installs it"
+def _typeset_dom(chromium: str, page: Path) -> str:
     result = subprocess.run([chromium, *BROWSER_FLAGS, page.as_uri()], capture_output=True, text=True,
                             timeout=180)
     assert result.returncode == 0, result.stderr[-2000:]
@@ -118,12 +100,12 @@ def _pages_with_math(site: Path) -> dict[str, Path]:
     return pages
 
 
-def test_math_is_typeset_offline_in_a_real_browser(site):
+def test_math_is_typeset_offline_in_a_real_browser(site, chromium_path):
     pages = _pages_with_math(site)
     assert any(name.startswith("mlm_book.") for name in pages), "no API page with math was found"
     for name, page in pages.items():
         source = page.read_text(encoding="utf-8")
-        dom = _typeset_dom(page)
+        dom = _typeset_dom(chromium_path, page)
         typeset = dom.count("<mjx-container")
         assert typeset > 0, f"{name}: MathJax typeset nothing"
         if "arithmatex" in source:
@@ -175,11 +157,11 @@ def test_a_chapter_that_raises_fails_the_build(tmp_path):
     (tmp_path / "chapters").mkdir()
     (tmp_path / "chapters/01_runs.py").write_text(KERNEL_HEADER + PASSING_CHAPTER)
 
-    passing = _build(tmp_path / "mkdocs.yml", tmp_path / "site", tmp_path)
+    passing = build_site(tmp_path / "mkdocs.yml", tmp_path / "site", tmp_path)
     assert passing.returncode == 0, passing.stderr[-4000:]
-    assert "42" in (tmp_path / "site/chapters/01_runs/index.html").read_text()
+    assert "42" in (tmp_path / "site/chapters/01_runs.html").read_text()
 
     (tmp_path / "chapters/99_raises.py").write_text(KERNEL_HEADER + FAILING_CHAPTER)
-    failing = _build(tmp_path / "mkdocs.yml", tmp_path / "site2", tmp_path)
+    failing = build_site(tmp_path / "mkdocs.yml", tmp_path / "site2", tmp_path)
     assert failing.returncode != 0
     assert "deliberate failure for the build test" in failing.stdout + failing.stderr

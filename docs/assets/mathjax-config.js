@@ -13,7 +13,7 @@ window.MathJax = {
   },
   options: {
     ignoreHtmlClass: ".+",
-    processHtmlClass: "arithmatex|jp-RenderedMarkdown|jp-MarkdownOutput|jp-RenderedHTMLCommon",
+    processHtmlClass: "arithmatex|jp-RenderedMarkdown|jp-MarkdownOutput|jp-RenderedHTMLCommon|book-figure|exercise-answer|claims-summary",
   },
   svg: { fontCache: "global" },
 };

@@ -1,12 +1,19 @@
 """MkDocs hook: chapters from the top-level ``chapters/``, one API page per module, the nav.
 
 * ``on_config`` writes the navigation: Home, the chapters in file order (titled by each
-  chapter's first Markdown heading), and the API reference (``claims.py`` inserts the
-  Claims page when it is configured).
+  chapter's first Markdown heading), the pages of ``docs/`` that are not Home, and the API
+  reference as one collapsed section (``claims.py`` inserts the Claims page). It also
+  points the chapters' Jupyter kernel at an IPC transport (no TCP socket: quiet, and the
+  book builds in a network namespace without loopback) and starts copying the package's
+  progress lines (``mlm_book.progress``) into the build's log.
 * ``on_files`` adds every ``chapters/NN_name.py`` to the site's files with the
   repository root as its source directory, so that mkdocs-jupyter (which runs after this
   hook, hence the priority) converts and executes it; and it generates one mkdocstrings
-  page per public module of ``mlm_book``.
+  page per public module of ``mlm_book``, ranked low in the search so that chapters come
+  first.
+* ``on_page_content`` logs each chapter's execution time, turns the notebook's heading
+  anchors into Material's (so search results carry no stray pilcrow), and adds links to
+  download the chapter as a notebook or a script; ``on_post_build`` writes those notebooks.
 
 Nothing here knows a chapter or module by name, so adding either never touches
 ``mkdocs.yml``.
@@ -14,14 +21,25 @@ Nothing here knows a chapter or module by name, so adding either never touches
 
 from __future__ import annotations
 
+import json
+import logging
+import os
 import pkgutil
 import re
+import tempfile
+import threading
+import time
 from pathlib import Path
 
 import mkdocs.plugins
 from mkdocs.structure.files import File
 
 CHAPTER_PATTERN = re.compile(r"^\d\d_[a-z0-9_]+\.py$")
+# API pages rank well below the chapters in the site's search.
+API_SEARCH_BOOST = 0.2
+
+log = logging.getLogger("mkdocs.hooks.book")
+_state: dict = {}
 
 
 def _root(config) -> Path:
@@ -29,8 +47,14 @@ def _root(config) -> Path:
 
 
 def chapter_paths(root: Path) -> list[Path]:
-    """The chapter scripts in reading order (their file names start with two digits)."""
-    return sorted(path for path in (root / "chapters").glob("*.py") if CHAPTER_PATTERN.match(path.name))
+    """The chapter scripts in reading order (their file names start with two digits).
+
+    ``$MLM_BOOK_ONLY``, a glob such as ``03_*``, keeps only the matching chapters: a quick
+    preview of one chapter (build it without ``--strict``: other pages link to the rest).
+    """
+    only = os.environ.get("MLM_BOOK_ONLY", "*.py")
+    return sorted(path for path in (root / "chapters").glob("*.py")
+                  if CHAPTER_PATTERN.match(path.name) and path.match(only if only.endswith(".py") else only + "*"))
 
 
 def chapter_title(path: Path) -> str:
@@ -53,15 +77,65 @@ def public_modules() -> list[str]:
     return sorted(names)
 
 
+def _page_title(path: Path) -> str:
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()
+    raise ValueError(f"{path} has no '# Title' heading")
+
+
+def _kernel_over_ipc() -> None:
+    """nbconvert reads ``jupyter_nbconvert_config`` from ``$JUPYTER_CONFIG_PATH``: ask for IPC."""
+    folder = Path(tempfile.mkdtemp(prefix="mlm-book-kernel-"))
+    settings = {"KernelManager": {"transport": "ipc", "ip": str(folder / "kernel")}}
+    (folder / "jupyter_nbconvert_config.json").write_text(json.dumps(settings), encoding="utf-8")
+    paths = [str(folder), *filter(None, os.environ.get("JUPYTER_CONFIG_PATH", "").split(os.pathsep))]
+    os.environ["JUPYTER_CONFIG_PATH"] = os.pathsep.join(paths)
+
+
+def _follow_progress() -> None:
+    """Copy the lines that the chapters' kernel appends to the progress file into the log."""
+    from mlm_book import progress
+
+    handle = tempfile.NamedTemporaryFile("w", prefix="mlm-book-progress-", suffix=".log", delete=False)
+    handle.close()
+    os.environ[progress.ENVIRONMENT_VARIABLE] = handle.name
+    stop = threading.Event()
+
+    def follow():
+        with open(handle.name, encoding="utf-8") as stream:
+            while True:
+                line = stream.readline()
+                if line:
+                    log.info("  %s", line.rstrip())
+                elif stop.wait(0.5):
+                    for rest in stream:
+                        log.info("  %s", rest.rstrip())
+                    return
+
+    thread = threading.Thread(target=follow, name="mlm-book-progress", daemon=True)
+    thread.start()
+    _state["progress"] = (stop, thread, handle.name)
+
+
+def _stop_following() -> None:
+    found = _state.pop("progress", None)
+    if found:
+        stop, thread, name = found
+        stop.set()
+        thread.join(timeout=5)
+        Path(name).unlink(missing_ok=True)
+
+
 def on_config(config):
     root = _root(config)
     chapters = [{chapter_title(path): f"chapters/{path.name}"} for path in chapter_paths(root)]
+    docs = Path(config["docs_dir"])
+    pages = [{_page_title(path): path.name} for path in sorted(docs.glob("*.md")) if path.name != "index.md"]
     api = [{name: f"api/{name}.md"} for name in public_modules()]
-    config["nav"] = [
-        {"Home": "index.md"},
-        {"Chapters": chapters},
-        {"API reference": api},
-    ]
+    config["nav"] = [{"Home": "index.md"}, *chapters, *pages, {"API reference": api}]
+    _kernel_over_ipc()
+    _follow_progress()
     return config
 
 
@@ -72,6 +146,44 @@ def on_files(files, config):
         files.append(File(f"chapters/{path.name}", src_dir=str(root), dest_dir=config["site_dir"],
                           use_directory_urls=config["use_directory_urls"]))
     for name in public_modules():
-        content = f"# `{name}`\n\n::: {name}\n"
+        content = f"---\nsearch:\n  boost: {API_SEARCH_BOOST}\n---\n\n# `{name}`\n\n::: {name}\n"
         files.append(File.generated(config, f"api/{name}.md", content=content))
     return files
+
+
+def _is_chapter(page) -> bool:
+    return page.file.src_uri.startswith("chapters/") and page.file.src_uri.endswith(".py")
+
+
+def on_page_markdown(markdown, page, config, files):
+    if _is_chapter(page):
+        _state[page.file.src_uri] = time.perf_counter()
+    return markdown
+
+
+def on_page_content(html, page, config, files):
+    if not _is_chapter(page):
+        return html
+    seconds = time.perf_counter() - _state.pop(page.file.src_uri, time.perf_counter())
+    log.info("chapter %s executed in %.1f s", Path(page.file.src_uri).name, seconds)
+    html = html.replace('class="anchor-link"', 'class="headerlink"')
+    stem = Path(page.file.src_uri).stem
+    download = (f'<p class="book-download">Run this chapter yourself: download it as a '
+                f'<a href="{stem}.ipynb" download>notebook</a> or as a '
+                f'<a href="{stem}.py" download>Python script</a>.</p>')
+    return re.sub(r"(</h1>)", r"\1" + download.replace("\\", "\\\\"), html, count=1)
+
+
+def on_post_build(config):
+    import jupytext
+
+    root = _root(config)
+    for path in chapter_paths(root):
+        target = Path(config["site_dir"]) / "chapters" / f"{path.stem}.ipynb"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        jupytext.write(jupytext.read(path), str(target), fmt="ipynb")
+    _stop_following()
+
+
+def on_build_error(error):
+    _stop_following()

@@ -1,9 +1,10 @@
-"""MkDocs hook: the Claims page, generated at build time by :func:`mlm_book.ledger.verify`.
+"""MkDocs hook: the Claims page, generated at build time by ``mlm_book.ledger.verify``.
 
-The page shows the same table as ``mlm-book verify``: every registered claim recomputed
-by the package during this build, with the seed's value, the book's value, the rule and
-the verdict. A claim that fails is shown as failing; it does not stop the build (``make
-test`` runs ``mlm-book verify``, which does).
+The page shows the same claims as ``mlm-book verify``: every registered claim recomputed
+by the package during this build, with the reference text's value, the book's value, the
+rule and the verdict. Each row carries its claim's id as an anchor, which the chapters'
+claims summaries link to. A claim that fails is shown as failing; it does not stop the
+build (``make test`` runs the claims, which does).
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ from mlm_book import ledger
 
 INTRO = """# Claims
 
-Every number the topic page states, recomputed by the package while this site was built.
-*seed* is the topic page's value; *book* is what `mlm_book` computes here; *rule* is the
-acceptance rule (the project's claims list's, or tighter). The same table prints with
+Every number that the book's reference text states (see [Sources and
+references](references.md)), recomputed by the package while this site was built. *reference*
+is the reference text's value; *book* is what `mlm_book` computes here; *rule* is the
+acceptance rule. The ids follow the reference text's sections, not the chapters; each
+chapter ends with a summary of its own claims that links here. The same table prints with
 `mlm-book verify`, which exits non-zero if any claim fails.
 
 """
@@ -34,7 +37,7 @@ def on_files(files, config):
     results = ledger.verify()
     passed = sum(result.passed for result in results)
     summary = f"**{passed} of {len(results)} claims pass.**\n\n"
-    table = ledger.to_markdown(results)
-    content = INTRO + summary + '<div class="claims-table" markdown>\n\n' + table + "\n\n</div>\n"
+    table = ledger.to_html(results)
+    content = INTRO + summary + f'<div class="claims-table">{table}</div>\n'
     files.append(File.generated(config, "claims.md", content=content))
     return files

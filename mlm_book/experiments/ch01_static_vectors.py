@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from mlm_book.cache import cached
+from mlm_book.figures import MIN_FONT_SIZE, PALETTE, SENSE_COLORS, WIDE, subplots
 from mlm_book.hmm import (
     BayesSenseAccuracy,
     HiddenMarkovLanguage,
@@ -55,6 +56,7 @@ __all__ = [
     "results",
     "brute_force_error",
     "bayes_expectation",
+    "state_names",
     "figure_transition",
     "figure_pmi_profiles",
     "figure_sense_posterior",
@@ -371,7 +373,14 @@ def summary_table(r: Chapter1Results | None = None) -> str:
     return "\n".join(lines)
 
 
-def _state_names(hmm: HiddenMarkovLanguage) -> list[str]:
+def state_names(hmm: HiddenMarkovLanguage) -> list[str]:
+    """Short names of the hidden states: ``a:h`` for regime a's heavy state, ``a:1`` ... for its light ones.
+
+    Examples
+    --------
+    >>> state_names(default_hmm())[:5]
+    ['a:h', 'a:1', 'a:2', 'a:3', 'b:h']
+    """
     names = []
     for state in range(hmm.n_states):
         regime = "ab"[hmm.regime[state]]
@@ -380,7 +389,7 @@ def _state_names(hmm: HiddenMarkovLanguage) -> list[str]:
 
 
 def figure_transition(r: Chapter1Results | None = None):
-    """Heatmaps of the transition matrix and the emission matrix.
+    """Heatmaps of the transition matrix and the emission matrix, on one probability scale.
 
     Parameters
     ----------
@@ -391,34 +400,34 @@ def figure_transition(r: Chapter1Results | None = None):
     -------
     matplotlib.figure.Figure
     """
-    import matplotlib.pyplot as plt
-
     r = results() if r is None else r
     hmm = r.hmm
-    names = _state_names(hmm)
-    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 5), gridspec_kw={"width_ratios": [1.25, 2]})
+    names = state_names(hmm)
+    fig, (left, right) = subplots(1, 2, width=WIDE, height=4.4, gridspec_kw={"width_ratios": [1.3, 2]})
     image = left.imshow(hmm.transition, cmap="Blues", vmin=0, vmax=1)
     for i in range(hmm.n_states):
         for j in range(hmm.n_states):
             value = hmm.transition[i, j]
-            left.text(j, i, f"{value:.2f}".lstrip("0") if value >= 0.01 else f"{value:.3f}".lstrip("0"),
-                      ha="center", va="center", fontsize=6.5, color="white" if value > 0.5 else "black")
+            if value < 0.005:
+                continue  # positive but too small to print: the caption says so
+            left.text(j, i, f"{value:.2f}".lstrip("0"), ha="center", va="center", fontsize=MIN_FONT_SIZE,
+                      color="white" if value > 0.5 else "black")
     left.set_xticks(range(hmm.n_states), names, rotation=90)
     left.set_yticks(range(hmm.n_states), names)
     left.set_xlabel("next state")
-    left.set_ylabel("state")
-    left.set_title("transition $T$ (every entry > 0)")
-    right.imshow(hmm.emission, cmap="Greens", vmin=0, vmax=1, aspect="auto")
+    left.set_ylabel("current state")
+    left.set_title("transition matrix $T$")
+    right.imshow(hmm.emission, cmap="Blues", vmin=0, vmax=1, aspect="auto")
     right.set_xticks(range(hmm.vocab_size), hmm.token_names, rotation=90)
     right.set_yticks(range(hmm.n_states), names)
-    right.set_xlabel("token")
-    right.set_title("emission $E$ (heavy states also emit $w$)")
-    fig.colorbar(image, ax=[left, right], shrink=0.8, label="probability")
+    right.set_xlabel("emitted token")
+    right.set_title("emission matrix (a:h and b:h also emit $w$)")
+    fig.colorbar(image, ax=[left, right], shrink=0.85, label="probability (both panels)")
     return fig
 
 
 def figure_pmi_profiles(r: Chapter1Results | None = None, offset: int = 1):
-    """PMI of each sense and of $w$ with the token at ``offset``, with Proposition 1's bounds.
+    r"""PMI of each sense and of $w$ with the token at ``offset``, with Proposition 1's bounds.
 
     Parameters
     ----------
@@ -431,8 +440,6 @@ def figure_pmi_profiles(r: Chapter1Results | None = None, offset: int = 1):
     -------
     matplotlib.figure.Figure
     """
-    import matplotlib.pyplot as plt
-
     r = results() if r is None else r
     found = [p for p in r.pmi if p.offset == offset]
     if not found:
@@ -441,26 +448,26 @@ def figure_pmi_profiles(r: Chapter1Results | None = None, offset: int = 1):
     names = r.hmm.token_names
     x = np.arange(len(names))
     lower, upper = proposition1_bounds(p.shares, p.pmi_senses)
-    fig, ax = plt.subplots(figsize=(11, 4))
-    ax.fill_between(x, lower, upper, color="0.85", step="mid",
-                    label="Proposition 1's bounds")
-    ax.plot(x, p.pmi_senses[0], "o-", color="tab:blue", lw=1, label=f"sense a ($\\pi_a$ = {p.shares[0]:.3f})")
-    ax.plot(x, p.pmi_senses[1], "s-", color="tab:orange", lw=1, label=f"sense b ($\\pi_b$ = {p.shares[1]:.3f})")
-    ax.plot(x, p.pmi_word, "k^", ms=7, label="$w$ (one vector per type)")
+    fig, ax = subplots(width=WIDE, height=3.8)
+    ax.fill_between(x, lower, upper, color="0.87", step="mid", label="between Proposition 1's bounds")
+    ax.plot(x, p.pmi_senses[0], "o-", color=SENSE_COLORS[0], lw=1,
+            label=rf"sense a ($\pi_a$ = {p.shares[0]:.3f})")
+    ax.plot(x, p.pmi_senses[1], "s-", color=SENSE_COLORS[1], lw=1,
+            label=rf"sense b ($\pi_b$ = {p.shares[1]:.3f})")
+    ax.plot(x, p.pmi_word, "^", color=PALETTE["black"], ms=7, label="the word $w$ (one vector per type)")
     ax.axhline(0.0, color="0.5", lw=0.5)
     ax.set_xticks(x, names, rotation=90)
     label = {1: "next token", -1: "previous token"}.get(offset, f"token at offset {offset:+d}")
-    ax.set_xlabel(f"context $c$ = {label}")
-    ax.set_ylabel("PMI (nats)")
-    ax.set_title(f"PMI($w$, c) = log Σ π_k exp PMI(s_k, c): the word follows whichever sense dominates c "
-                 f"(largest sense gap {p.sense_gap:.2f} nats)", fontsize=9)
-    ax.legend(fontsize=8, loc="lower left")
-    fig.tight_layout()
+    ax.set_xlabel(f"context $c$ = the {label}")
+    ax.set_ylabel("PMI with $c$ (nats)")
+    ax.set_title(r"$\mathrm{PMI}(w, c) = \log \sum_k \pi_k \exp \mathrm{PMI}(s_k, c)$ follows the sense that "
+                 "dominates $c$")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return fig
 
 
 def figure_sense_posterior(r: Chapter1Results | None = None):
-    """Posterior regime of every position of an example sentence, and $w$'s sense posterior.
+    r"""Posterior regime of every position of an example sentence, and $w$'s sense posterior.
 
     Parameters
     ----------
@@ -471,7 +478,7 @@ def figure_sense_posterior(r: Chapter1Results | None = None):
     -------
     matplotlib.figure.Figure
     """
-    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
 
     r = results() if r is None else r
     hmm = r.hmm
@@ -481,18 +488,20 @@ def figure_sense_posterior(r: Chapter1Results | None = None):
     senses = sense_posteriors(hmm, tokens)
     w = tokens == hmm.shared_token
     x = np.arange(len(tokens))
-    fig, ax = plt.subplots(figsize=(11, 3.6))
+    fig, ax = subplots(width=WIDE, height=3.4)
     truth_a = hmm.regime[states] == 0
     for i in x:
-        ax.axvspan(i - 0.5, i + 0.5, color="tab:blue" if truth_a[i] else "tab:orange", alpha=0.12, lw=0)
-    ax.plot(x, regime_a, "-", color="0.3", lw=1.2, label="P(regime a | x) at each position")
-    ax.plot(x[w], senses[w, 0], "o", color="crimson", ms=9, label="P(sense a | x) at each $w$")
+        ax.axvspan(i - 0.5, i + 0.5, color=SENSE_COLORS[0] if truth_a[i] else SENSE_COLORS[1], alpha=0.15, lw=0)
+    ax.plot(x, regime_a, "-", color="0.25", lw=1.4, label="P(regime a | x) at each position")
+    ax.plot(x[w], senses[w, 0], "o", color=PALETTE["vermillion"], ms=9, label="P(sense a | x) at each $w$")
     ax.set_xticks(x, [hmm.token_names[t] for t in tokens], rotation=90)
+    ax.set_xlabel("the sampled sentence, token by token")
     ax.set_ylim(-0.05, 1.05)
     ax.set_ylabel("posterior probability")
-    ax.set_title("A sampled sentence; shading is the true regime (blue a, orange b)", fontsize=9)
-    ax.legend(fontsize=8, loc="center right")
-    fig.tight_layout()
+    handles, labels = ax.get_legend_handles_labels()
+    handles += [Patch(color=SENSE_COLORS[0], alpha=0.3), Patch(color=SENSE_COLORS[1], alpha=0.3)]
+    labels += ["true regime a (shading)", "true regime b (shading)"]
+    ax.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5))
     return fig
 
 

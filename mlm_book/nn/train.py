@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from mlm_book import cache
+from mlm_book import progress as progress_module
 from mlm_book.channel import Channel, corrupt
 from mlm_book.nn import adam as adam_module
 from mlm_book.nn import encoder as enc
@@ -205,7 +206,8 @@ def train(encoder_config: enc.EncoderConfig, train_config: TrainConfig, source: 
     rng : numpy.random.Generator
         Initialises the parameters, then drives the source and the channel.
     progress : bool, optional
-        Print progress to stderr; default: only when stderr is a terminal.
+        Report a progress line every tenth of the steps ([`mlm_book.progress.report`][mlm_book.progress.report]);
+        default: whenever a report would be seen (a terminal, or the docs build's log).
 
     Returns
     -------
@@ -234,7 +236,7 @@ def train(encoder_config: enc.EncoderConfig, train_config: TrainConfig, source: 
     channel = _check_channel(channel, encoder_config)
     rng = check_generator(rng)
     if progress is None:
-        progress = bool(getattr(sys.stderr, "isatty", lambda: False)())
+        progress = progress_module.enabled()
     runtime.tune_allocator()
     dtype = np.dtype(train_config.dtype)
     params = enc.init_params(encoder_config, rng, dtype=dtype)
@@ -254,12 +256,10 @@ def train(encoder_config: enc.EncoderConfig, train_config: TrainConfig, source: 
                 raise FloatingPointError(f"training loss became {value} at step {step}; lower the learning rate")
             losses[step] = value
             optimiser.step(grads, learning_rate(train_config, step))
-            if progress and (step % 50 == 0 or step == train_config.steps - 1):
+            if progress and (step + 1) % max(1, train_config.steps // 10) == 0:
                 recent = losses[max(0, step - 49):step + 1].mean()
-                print(f"\rtraining: step {step + 1}/{train_config.steps}  loss {recent:.4f}  "
-                      f"{time.perf_counter() - start:.1f} s", end="", file=sys.stderr, flush=True)
-    if progress:
-        print(file=sys.stderr)
+                progress_module.report(f"training: step {step + 1}/{train_config.steps}  loss {recent:.4f}  "
+                                       f"{time.perf_counter() - start:.1f} s")
     return TrainResult(encoder_config, train_config, params, losses, time.perf_counter() - start)
 
 

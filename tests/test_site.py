@@ -1,0 +1,255 @@
+"""The built site read as a reader reads it: from disk, in a real browser, at two widths.
+
+The first tests read the built files (links, leftovers of Sphinx roles, the build's log,
+the downloadable notebooks); the rest open the site over ``file://`` in Chromium driven by
+Playwright and click through it: every sidebar entry, the previous/next links, the search,
+and, at 1280 and 390 px, what overflows, what lacks alt text and what is left untypeset.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+from conftest import ROOT
+
+CHAPTERS = sorted(path for path in (ROOT / "chapters").glob("[0-9][0-9]_*.py"))
+WIDTHS = (1280, 390)
+
+
+class _Links(HTMLParser):
+    """Collects the href/src of links, scripts, images and styles, and every element id."""
+
+    def __init__(self):
+        super().__init__()
+        self.targets: list[str] = []
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag, attrs):
+        attributes = dict(attrs)
+        if "id" in attributes:
+            self.ids.add(attributes["id"])
+        if tag == "a" and attributes.get("name"):
+            self.ids.add(attributes["name"])
+        for name in ("href", "src"):
+            value = attributes.get(name)
+            if value and tag in ("a", "link", "script", "img", "iframe"):
+                self.targets.append(value)
+
+
+def _parse(page: Path) -> _Links:
+    parser = _Links()
+    parser.feed(page.read_text(encoding="utf-8"))
+    return parser
+
+
+def _pages(site: Path) -> list[Path]:
+    return sorted(site.rglob("*.html"))
+
+
+def test_every_internal_link_names_an_existing_file_and_anchor(site):
+    """Over file:// a link to a folder shows a listing: every link must name a file, and its anchor must exist."""
+    parsed = {page: _parse(page) for page in _pages(site)}
+    broken = []
+    for page, links in parsed.items():
+        for target in links.targets:
+            parts = urlsplit(target)
+            if parts.scheme in ("http", "https", "mailto", "data", "javascript") or target.startswith("//"):
+                continue
+            if not parts.path:  # a same-page anchor
+                if parts.fragment and unquote(parts.fragment) not in links.ids:
+                    broken.append(f"{page.relative_to(site)}: #{parts.fragment} (no such id)")
+                continue
+            resolved = (page.parent / unquote(parts.path)).resolve()
+            if not resolved.is_file():
+                broken.append(f"{page.relative_to(site)}: {target} (not a file)")
+                continue
+            if parts.fragment and resolved in parsed and unquote(parts.fragment) not in parsed[resolved].ids:
+                broken.append(f"{page.relative_to(site)}: {target} (no such id)")
+    assert not broken, f"{len(broken)} broken links, e.g.\n" + "\n".join(broken[:20])
+
+
+def test_no_page_shows_a_raw_sphinx_role(site):
+    role = re.compile(r":(?:func|class|meth|mod|attr|data|obj|exc):`")
+    offenders = [str(page.relative_to(site)) for page in _pages(site) if role.search(page.read_text(encoding="utf-8"))]
+    assert not offenders, offenders
+
+
+def test_the_build_is_quiet_and_times_each_chapter(built):
+    _, result = built
+    log = result.stdout + result.stderr
+    assert "eavesdropping" not in log, "the chapters' kernel talked TCP (the build should use IPC)"
+    assert "project.license" not in log
+    for chapter in CHAPTERS:
+        assert re.search(rf"chapter {re.escape(chapter.name)} executed in \d+\.\d s", log), chapter.name
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda path: path.stem)
+def test_each_chapter_offers_its_notebook_and_script(site, chapter):
+    import nbformat
+
+    html = (site / "chapters" / f"{chapter.stem}.html").read_text(encoding="utf-8")
+    assert f'href="{chapter.stem}.ipynb" download' in html and f'href="{chapter.stem}.py" download' in html
+    notebook = nbformat.read(site / "chapters" / f"{chapter.stem}.ipynb", as_version=4)
+    nbformat.validate(notebook)
+    assert (site / "chapters" / chapter.name).read_text(encoding="utf-8") == chapter.read_text(encoding="utf-8")
+    sources = "".join(cell.source for cell in notebook.cells)
+    assert "import" in sources and len(notebook.cells) >= 5
+
+
+# ---------------------------------------------------------------------------------------------
+# In the browser
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    opened = context.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    opened.errors = errors
+    yield opened
+    context.close()
+
+
+def _h1(page) -> str:
+    return page.locator("article h1").first.inner_text().replace("¶", "").strip()
+
+
+def _expected_h1(title: str) -> str:
+    """The nav's title of a page is its heading, except Home's and an API page's backticks."""
+    return {"Home": "Contextual embeddings and the masked-LM objective"}.get(title, title)
+
+
+def _nav_entries(page) -> list[tuple[str, str]]:
+    """(href, title) of every page in the primary sidebar, in order, as the page shows them."""
+    entries = page.eval_on_selector_all(
+        "nav.md-nav--primary a.md-nav__link[href]",
+        "links => links.map(a => [a.getAttribute('href'), a.textContent.trim()])")
+    seen, pages = set(), []
+    for href, title in entries:
+        path = href.split("#")[0]
+        if path and path not in seen:
+            seen.add(path)
+            pages.append((path, title))
+    return pages
+
+
+def _lands_on_a_page(page, title):
+    url = page.url
+    assert url.startswith("file://") and url.split("#")[0].endswith(".html"), f"{title}: landed on {url}"
+    assert _h1(page) == _expected_h1(title), f"clicked {title!r}, the page's heading is {_h1(page)!r}"
+
+
+def test_every_sidebar_entry_opens_its_page(site, page):
+    page.goto((site / "index.html").as_uri())
+    entries = _nav_entries(page)
+    titles = [title for _, title in entries]
+    assert titles[0] == "Home" and any(title.startswith("Chapter 3") for title in titles)
+    assert "Sources and references" in titles and "Claims" in titles
+    assert sum(title.startswith("mlm_book") for title in titles) >= 10, "the API reference is missing"
+    for href, title in entries:
+        # From the page we are on, find the entry by its title; open its collapsed section first.
+        link = page.locator("nav.md-nav--primary a.md-nav__link[href]").filter(
+            has_text=re.compile(rf"^\s*{re.escape(title)}\s*$")).first
+        if not link.is_visible():
+            section = link.locator("xpath=ancestor::li[contains(@class, 'md-nav__item--nested')][1]/label").first
+            section.click()
+        link.click()
+        page.wait_for_load_state()
+        _lands_on_a_page(page, title)
+    assert not page.errors, page.errors
+
+
+def test_previous_and_next_links_walk_the_book_in_order(site, page):
+    page.goto((site / "index.html").as_uri())
+    order = [title for _, title in _nav_entries(page)]
+    visited = [_h1(page)]
+    while page.locator("a.md-footer__link--next").count():
+        page.locator("a.md-footer__link--next").click()
+        page.wait_for_load_state()
+        visited.append(_h1(page))
+    assert visited == [_expected_h1(title) for title in order]
+    # and back, through the chapters
+    for title in reversed(order[:-1][: len(CHAPTERS) + 3]):
+        pass
+    steps = 0
+    while page.locator("a.md-footer__link--prev").count() and steps < len(order):
+        page.locator("a.md-footer__link--prev").click()
+        page.wait_for_load_state()
+        steps += 1
+        assert _h1(page) == _expected_h1(order[-1 - steps])
+    assert steps == len(order) - 1 and page.url.endswith("/index.html")
+
+
+def test_search_works_from_disk_and_ranks_the_chapter_first(site, page):
+    page.goto((site / "index.html").as_uri())
+    page.locator("input.md-search__input").click()
+    page.locator("input.md-search__input").fill("pseudo-likelihood")
+    results = page.locator("li.md-search-result__item > a.md-search-result__link")
+    results.first.wait_for(timeout=20000)
+    hrefs = [results.nth(i).get_attribute("href") for i in range(min(3, results.count()))]
+    assert any("chapters/03_pseudo_likelihood.html" in href for href in hrefs), hrefs
+    titles = page.locator("li.md-search-result__item").all_inner_texts()
+    assert not any("¶" in title for title in titles), "a search result shows a stray pilcrow"
+
+
+READER_CHECKS = r"""() => {
+  const width = document.documentElement.clientWidth;
+  const scrolls = el => { for (let p = el.parentElement; p; p = p.parentElement) {
+      const o = getComputedStyle(p).overflowX; if (o === 'auto' || o === 'scroll') return true; } return false; };
+  const overflowing = [...document.querySelectorAll('article *')]
+    .filter(e => e.getBoundingClientRect().right > width + 1 && e.getBoundingClientRect().width > 0)
+    .filter(e => !scrolls(e) && getComputedStyle(e).overflowX !== 'auto')
+    .map(e => e.tagName + '.' + (e.className.baseVal ?? e.className)).slice(0, 5);
+  const images = [...document.querySelectorAll('article img')];
+  const noAlt = images.filter(i => !i.alt || i.alt.length < 20 || /no description/i.test(i.alt)).length;
+  const clone = document.querySelector('article').cloneNode(true);
+  clone.querySelectorAll('pre, code, script, style, mjx-container, .highlight, .jp-InputArea, textarea')
+    .forEach(e => e.remove());
+  const text = clone.textContent;
+  const rawMath = text.match(/\$[^$\n]{1,80}\$|\\\(|\\\[/g) || [];
+  const roles = text.match(/:(func|class|meth|mod|attr):/g) || [];
+  const prompts = text.match(/\b(Out|In)\s*\[\s*\d*\s*\]:/g) || [];
+  return {pageScroll: document.documentElement.scrollWidth - width, overflowing, images: images.length,
+          noAlt, rawMath: rawMath.slice(0, 5), roles, prompts};
+}"""
+
+
+def _reader_pages(site: Path) -> list[Path]:
+    return [site / "index.html", *(site / "chapters" / f"{c.stem}.html" for c in CHAPTERS),
+            site / "references.html", site / "claims.html"]
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_pages_fit_have_alt_text_and_no_raw_markup(site, browser, width):
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    problems = {}
+    for path in _reader_pages(site):
+        page.goto(path.as_uri())
+        page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=30000)
+        page.evaluate("() => MathJax.startup.promise")
+        found = page.evaluate(READER_CHECKS)
+        bad = {key: value for key, value in found.items()
+               if key not in ("images",) and value not in (0, [], None)}
+        if path.parent.name == "chapters":
+            assert found["images"] >= 1, f"{path.name}: no figure"
+        if bad:
+            problems[path.name] = bad
+    context.close()
+    assert not problems, problems
+
+
+def test_prose_cells_show_no_code(site):
+    """A hide-input cell's output is there and its source is not (the cell is marked jp-mod-noInput)."""
+    for chapter in CHAPTERS:
+        html = (site / "chapters" / f"{chapter.stem}.html").read_text(encoding="utf-8")
+        assert "jp-mod-noInput" in html, f"{chapter.name} has no prose cell"
+        assert "Markdown(f" not in re.sub(r'<div class="clipboard-copy-txt".*?</div>', "", html, flags=re.S) or \
+            json.dumps("hide-input") not in chapter.read_text(), chapter.name
