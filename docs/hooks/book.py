@@ -13,7 +13,8 @@
   first.
 * ``on_page_content`` logs each chapter's execution time, turns the notebook's heading
   anchors into Material's (so search results carry no stray pilcrow), and adds links to
-  download the chapter as a notebook or a script; ``on_post_build`` writes those notebooks.
+  download the chapter as a notebook or a script; ``on_post_build`` writes those notebooks
+  and removes ``404.html`` (its links are root-absolute: broken from disk, never served).
 
 Nothing here knows a chapter or module by name, so adding either never touches
 ``mkdocs.yml``.
@@ -182,6 +183,10 @@ def on_post_build(config):
         target = Path(config["site_dir"]) / "chapters" / f"{path.stem}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)
         jupytext.write(jupytext.read(path), str(target), fmt="ipynb")
+    # mkdocs writes 404.html with root-absolute links, for a web server to send on any
+    # missing URL. This site is read from disk or served by http.server, which never send
+    # it, and from disk its links point at the file system's root: leave it out.
+    (Path(config["site_dir"]) / "404.html").unlink(missing_ok=True)
     _stop_following()
 
 
