@@ -7,9 +7,17 @@ the code that produced it. Editing that code, or changing one hyper-parameter, g
 new key, so a stale result is never found.
 
 Nothing is trusted on the way back in. The manifest records the SHA-256 of the ``.npz``
-bytes and the name, shape and dtype of every array; a load re-hashes the file and checks
-each of them. A truncated, edited or half-written entry fails that check, is deleted and
-is rebuilt. Arrays are read with ``allow_pickle=False``: the store never unpickles.
+bytes, the name, shape and dtype of every array, and the SHA-256 of its own metadata; a
+load re-hashes and checks each of them. A truncated, edited or half-written entry fails
+that check, is deleted and is rebuilt. Arrays are read with ``allow_pickle=False``: the
+store never unpickles.
+
+Several processes may ask for the same entry at once (the book trains seeds in parallel).
+Each key has a lock file beside its entry (``fcntl.flock``, where the platform has it):
+loading, building and storing happen under it, so an entry is computed once, by the first
+process to ask, while the others wait and then load it; nobody ever sees, or deletes, a
+half-written entry. A cache directory that cannot be written is not an error: the result
+is computed, a warning says it was not stored, and it is returned.
 
 The store lives in ``.cache/mlm-book`` at the repository root, or wherever the
 environment variable ``MLM_BOOK_CACHE`` points.
@@ -17,13 +25,16 @@ environment variable ``MLM_BOOK_CACHE`` points.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
 import json
 import os
+import shutil
 import tempfile
 import time
 import types
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,6 +133,10 @@ class CacheEntry:
     def manifest_path(self) -> Path:
         return self.directory / f"{self.stem}.json"
 
+    @property
+    def lock_path(self) -> Path:
+        return self.directory / f".{self.stem}.lock"
+
 
 def _sha256_file(path: Path) -> str:
     digest = hashlib.sha256()
@@ -144,10 +159,57 @@ def _atomic_write(path: Path, write: Callable) -> None:
         raise
 
 
+def _remove(path: Path) -> None:
+    """Delete a file, or whatever else sits where a file of the entry should be."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(OSError):
+            path.unlink(missing_ok=True)
+
+
+def _metadata_digest(metadata: Mapping) -> str:
+    return hashlib.sha256(json.dumps(metadata, sort_keys=True, allow_nan=False).encode()).hexdigest()
+
+
+@contextlib.contextmanager
+def _locked(entry: CacheEntry):
+    """Hold the entry's lock (exclusive) for the block; yields False when it cannot be taken.
+
+    Without a writable directory or without ``fcntl`` the block runs unlocked (and the caller
+    will find it cannot store either).
+    """
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no cross-process lock, the atomic renames still hold
+        yield True
+        return
+    try:
+        entry.directory.mkdir(parents=True, exist_ok=True)
+        handle = open(entry.lock_path, "a")
+    except OSError:
+        yield False
+        return
+    with handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield True
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _clean_temporaries(entry: CacheEntry) -> None:
+    """Remove the temporary files that a writer of this entry left when it was killed."""
+    for leftover in entry.directory.glob(f".{entry.stem}.*.tmp"):
+        _remove(leftover)
+
+
 def store(entry: CacheEntry, arrays: Mapping[str, np.ndarray], metadata: Mapping | None = None) -> None:
     """Write ``arrays`` (and JSON ``metadata``) under ``entry``; the manifest is written last.
 
-    Object arrays are refused because they would need pickle to read back.
+    Object arrays are refused because they would need pickle to read back. Call it under
+    the entry's lock (as [`cached`][mlm_book.cache.cached] does) when other processes may
+    read the same entry.
     """
     if not isinstance(arrays, Mapping) or not arrays:
         raise ValueError("arrays must be a non-empty mapping of names to arrays")
@@ -165,6 +227,7 @@ def store(entry: CacheEntry, arrays: Mapping[str, np.ndarray], metadata: Mapping
         "sha256": _sha256_file(entry.arrays_path),
         "arrays": {key: {"shape": list(a.shape), "dtype": a.dtype.str} for key, a in clean.items()},
         "metadata": dict(metadata or {}),
+        "metadata_sha256": _metadata_digest(dict(metadata or {})),
     }
     text = json.dumps(manifest, indent=1, sort_keys=True, allow_nan=False)
     _atomic_write(entry.manifest_path, lambda stream: stream.write(text.encode()))
@@ -174,14 +237,25 @@ def load(entry: CacheEntry) -> tuple[dict[str, np.ndarray], dict] | None:
     """Return ``(arrays, metadata)`` if the entry exists and passes every check, else ``None``.
 
     A present but damaged entry (bad JSON, wrong key, hash mismatch, missing or reshaped
-    array, unreadable file) is deleted so that it is rebuilt.
+    array, unreadable file) is deleted so that it is rebuilt. The entry's lock is held
+    meanwhile, so an entry that another process is still writing is waited for, not deleted.
     """
+    with _locked(entry):
+        return _load(entry)
+
+
+def _load(entry: CacheEntry) -> tuple[dict[str, np.ndarray], dict] | None:
     if not entry.manifest_path.exists() and not entry.arrays_path.exists():
         return None
     try:
         manifest = json.loads(entry.manifest_path.read_text())
+        if not isinstance(manifest, dict):
+            raise ValueError("manifest is not a JSON object")
         if manifest.get("format") != _FORMAT_VERSION or manifest.get("key") != entry.key:
             raise ValueError("manifest does not match the entry")
+        metadata = manifest.get("metadata")
+        if not isinstance(metadata, dict) or manifest.get("metadata_sha256") != _metadata_digest(metadata):
+            raise ValueError("metadata differs from its recorded hash")
         if _sha256_file(entry.arrays_path) != manifest["sha256"]:
             raise ValueError("array file hash differs from the manifest")
         arrays = {}
@@ -193,10 +267,10 @@ def load(entry: CacheEntry) -> tuple[dict[str, np.ndarray], dict] | None:
                 if list(array.shape) != spec["shape"] or array.dtype.str != spec["dtype"]:
                     raise ValueError(f"array {key!r} differs from the manifest")
                 arrays[key] = array
-        return arrays, manifest.get("metadata", {})
-    except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError):
-        entry.manifest_path.unlink(missing_ok=True)
-        entry.arrays_path.unlink(missing_ok=True)
+        return arrays, metadata
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, json.JSONDecodeError):
+        _remove(entry.manifest_path)
+        _remove(entry.arrays_path)
         return None
 
 
@@ -223,16 +297,29 @@ def cached(name: str, config: Mapping, producers: Iterable[Callable | types.Modu
     """
     directory = Path(directory) if directory is not None else cache_dir()
     entry = CacheEntry(name, cache_key(name, config, producers), directory)
-    found = load(entry)
-    if found is not None:
-        return found
-    progress.report(f"computing {name} (not in the cache {directory}) ...")
-    start = time.perf_counter()
-    result = build()
-    progress.report(f"computed {name} in {time.perf_counter() - start:.1f} s")
-    arrays, metadata = result if isinstance(result, tuple) else (result, {})
-    store(entry, arrays, metadata)
-    reloaded = load(entry)
+    with _locked(entry) as writable:
+        found = _load(entry)
+        if found is not None:
+            return found
+        progress.report(f"computing {name} (not in the cache {directory}) ...")
+        start = time.perf_counter()
+        result = build()
+        progress.report(f"computed {name} in {time.perf_counter() - start:.1f} s")
+        arrays, metadata = result if isinstance(result, tuple) else (result, {})
+        if writable:
+            _clean_temporaries(entry)
+            try:
+                store(entry, arrays, metadata)
+            except PermissionError as error:
+                writable = False
+                warnings.warn(f"cache entry {entry.stem} was computed but not stored ({error}); it will be "
+                              "computed again next time", RuntimeWarning, stacklevel=2)
+        else:
+            warnings.warn(f"cache directory {directory} cannot be written: {entry.stem} was computed but not "
+                          "stored; it will be computed again next time", RuntimeWarning, stacklevel=2)
+        if not writable:
+            return {str(k): np.asarray(v) for k, v in arrays.items()}, dict(metadata)
+        reloaded = _load(entry)
     if reloaded is None:
         raise RuntimeError(f"cache entry {entry.stem} failed its check right after being written")
     return reloaded

@@ -19,14 +19,21 @@ def _verify(arguments) -> int:
 
 def _cache(arguments) -> int:
     directory = cache.cache_dir()
-    if arguments.action == "clear":
-        shutil.rmtree(directory, ignore_errors=True)
-        print(f"removed {directory}")
-        return 0
     entries = sorted(directory.glob("*.json")) if directory.exists() else []
+    if arguments.action == "clear":
+        if not directory.exists():
+            print(f"nothing to remove: {directory} does not exist")
+            return 0
+        shutil.rmtree(directory)
+        print(f"removed {directory} ({len(entries)} entries)")
+        return 0
+    leftovers = sorted(directory.glob(".*.tmp")) if directory.exists() else []
     print(f"{directory}: {len(entries)} entries")
     for path in entries:
         print(f"  {path.stem}")
+    if leftovers:
+        print(f"  and {len(leftovers)} temporary files of interrupted writes (removed when their entry is next "
+              "computed, or by `mlm-book cache clear`)")
     return 0
 
 

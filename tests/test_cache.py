@@ -84,3 +84,112 @@ def test_bad_names_and_configs_are_refused(tmp_path):
 def test_environment_variable_moves_the_store(tmp_path, monkeypatch):
     monkeypatch.setenv(cache.ENVIRONMENT_VARIABLE, str(tmp_path / "elsewhere"))
     assert cache.cache_dir() == (tmp_path / "elsewhere").resolve()
+
+
+# ---------------------------------------------------------------------------------------------
+# Damage of other kinds, and several processes at once
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("damage", ["manifest_list", "npz_directory", "metadata_edited", "manifest_directory"])
+def test_more_kinds_of_damage_are_rebuilt_not_raised(tmp_path, damage):
+    calls = []
+    cache.cached("demo", {"a": 1}, ["src"], _counting_builder(calls), directory=tmp_path)
+    entry = _entry(tmp_path)
+    if damage == "manifest_list":
+        entry.manifest_path.write_text("[1, 2, 3]")
+    elif damage == "npz_directory":
+        entry.arrays_path.unlink()
+        entry.arrays_path.mkdir()
+    elif damage == "manifest_directory":
+        entry.manifest_path.unlink()
+        entry.manifest_path.mkdir()
+    else:
+        manifest = json.loads(entry.manifest_path.read_text())
+        manifest["metadata"]["note"] = "edited"
+        entry.manifest_path.write_text(json.dumps(manifest))
+    arrays, metadata = cache.cached("demo", {"a": 1}, ["src"], _counting_builder(calls, 3.0), directory=tmp_path)
+    assert len(calls) == 2 and np.all(arrays["weights"] == 3.0) and metadata == {"note": "demo"}
+    assert entry.arrays_path.is_file() and entry.manifest_path.is_file()
+
+
+def test_leftovers_of_a_killed_writer_are_cleaned_when_the_entry_is_computed(tmp_path):
+    entry = _entry(tmp_path)
+    leftover = tmp_path / f".{entry.stem}.npz.abc123.tmp"
+    leftover.write_bytes(b"half an array")
+    cache.cached("demo", {"a": 1}, ["src"], _counting_builder([]), directory=tmp_path)
+    assert not leftover.exists()
+
+
+def test_a_result_that_cannot_be_stored_is_returned_with_a_warning(tmp_path, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise PermissionError("read-only file system")
+
+    monkeypatch.setattr(cache, "store", refuse)
+    calls = []
+    with pytest.warns(RuntimeWarning, match="not stored"):
+        arrays, metadata = cache.cached("demo", {"a": 1}, ["src"], _counting_builder(calls), directory=tmp_path)
+    assert len(calls) == 1 and arrays["weights"].shape == (2, 3) and metadata == {"note": "demo"}
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "geteuid") or __import__("os").geteuid() == 0,
+                    reason="root writes to read-only directories")
+def test_a_read_only_cache_directory_still_gives_the_result(tmp_path):
+    tmp_path.chmod(0o555)
+    try:
+        with pytest.warns(RuntimeWarning, match="not stored|cannot be written"):
+            arrays, _ = cache.cached("demo", {"a": 1}, ["src"], _counting_builder([]), directory=tmp_path)
+        assert arrays["weights"].shape == (2, 3)
+    finally:
+        tmp_path.chmod(0o755)
+
+
+WORKER = r"""
+import sys, time
+import numpy as np
+from mlm_book import cache
+
+directory, log, size = sys.argv[1], sys.argv[2], int(sys.argv[3])
+
+def build():
+    with open(log, "a") as stream:
+        stream.write("built\n")
+    time.sleep(0.3)
+    return {"big": np.arange(size, dtype=np.float64)}, {"size": size}
+
+arrays, metadata = cache.cached("shared", {"size": size}, ["src"], build, directory=directory)
+assert arrays["big"].shape == (size,) and arrays["big"][-1] == size - 1 and metadata == {"size": size}
+print("ok")
+"""
+
+
+def test_several_processes_asking_for_one_key_compute_it_once(tmp_path):
+    """Six processes at once, an entry of 40 MB: one builds, the others wait and load it."""
+    import subprocess
+    import sys
+
+    log = tmp_path / "builds.log"
+    processes = [subprocess.Popen([sys.executable, "-c", WORKER, str(tmp_path / "store"), str(log), str(5_000_000)],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(6)]
+    outcomes = [process.communicate(timeout=120) for process in processes]
+    assert all(process.returncode == 0 for process in processes), [err[-2000:] for _, err in outcomes]
+    assert all(out.strip() == "ok" for out, _ in outcomes)
+    assert log.read_text().count("built") == 1
+
+
+def test_a_reader_polling_while_an_entry_is_written_never_deletes_it(tmp_path):
+    """The reported fault: a reader saw the npz before its manifest and deleted it."""
+    import subprocess
+    import sys
+
+    store = tmp_path / "store"
+    log = tmp_path / "builds.log"
+    writer = subprocess.Popen([sys.executable, "-c", WORKER, str(store), str(log), str(8_000_000)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    entry = cache.CacheEntry("shared", cache.cache_key("shared", {"size": 8_000_000}, ["src"]), store)
+    found = None
+    while writer.poll() is None:
+        found = cache.load(entry) or found
+    out, err = writer.communicate(timeout=120)
+    assert writer.returncode == 0, err[-2000:]
+    assert cache.load(entry) is not None and log.read_text().count("built") == 1
