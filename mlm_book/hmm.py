@@ -30,7 +30,8 @@ True
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+import hashlib
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
@@ -48,6 +49,7 @@ __all__ = [
     "HMMConfig",
     "HiddenMarkovLanguage",
     "check_hmm",
+    "cache_description",
     "ForwardBackward",
     "build_hmm",
     "default_hmm",
@@ -407,6 +409,42 @@ def check_hmm(hmm) -> HiddenMarkovLanguage:
     if not isinstance(hmm, HiddenMarkovLanguage):
         raise TypeError(f"hmm must be a HiddenMarkovLanguage, got {type(hmm).__name__}")
     return hmm
+
+
+def cache_description(hmm) -> dict:
+    """What identifies ``hmm`` in a cache key: its named parameters, or else its exact arrays.
+
+    An HMM built by [`build_hmm`][mlm_book.hmm.build_hmm] is described by its
+    [`HMMConfig`][mlm_book.hmm.HMMConfig]: the stationary distribution derived from it changes
+    in its last bits between BLAS builds, and a key must not. Any other HMM (hand-made
+    matrices, or a config that does not match the matrices it carries) is described by a
+    SHA-256 of every array and index that defines it.
+
+    Examples
+    --------
+    >>> cache_description(default_hmm())["config"]["shared_emission"]
+    0.4
+    >>> other = build_hmm(HMMConfig(switch_a=0.1))
+    >>> cache_description(other) != cache_description(default_hmm())
+    True
+    >>> hand_made = HiddenMarkovLanguage(other.transition, other.emission, other.initial, other.regime,
+    ...                                  other.sense_states, other.shared_token, other.token_names)
+    >>> sorted(cache_description(hand_made))
+    ['sha256']
+    """
+    hmm = check_hmm(hmm)
+    if hmm.config is not None:
+        built = build_hmm(hmm.config)
+        if (np.array_equal(built.transition, hmm.transition) and np.array_equal(built.emission, hmm.emission)
+                and np.allclose(built.initial, hmm.initial, rtol=0, atol=1e-12)
+                and np.array_equal(built.regime, hmm.regime) and built.sense_states == hmm.sense_states
+                and built.shared_token == hmm.shared_token):
+            return {"config": asdict(hmm.config)}
+    digest = hashlib.sha256()
+    for array in (hmm.transition, hmm.emission, hmm.initial, hmm.regime):
+        digest.update(np.ascontiguousarray(array, dtype=np.float64).tobytes())
+    digest.update(repr((hmm.sense_states, hmm.shared_token, hmm.token_names)).encode())
+    return {"sha256": digest.hexdigest()}
 
 
 def _as_batch(tokens, vocab_size: int) -> tuple[np.ndarray, bool]:

@@ -52,3 +52,22 @@ def test_claims_are_registered_once_and_pass():
         value = claim.compute()
         assert claim.accept(value), (claim.id, value)
     assert np.isfinite(ch1.results().pmi[0].sense_gap)
+
+
+def test_the_bayes_expectation_is_cached_per_hmm_not_per_config(tmp_path, monkeypatch):
+    """It used to key on config.hmm, so any HMM (even None) got the book's cached value."""
+    from dataclasses import replace
+
+    from mlm_book import cache
+    from mlm_book.hmm import HMMConfig, build_hmm, default_hmm
+
+    monkeypatch.setenv(cache.ENVIRONMENT_VARIABLE, str(tmp_path))
+    small = replace(ch1.Chapter1Config(), expectation_sequences=400, expectation_chunks=4)
+    book, _ = ch1.bayes_expectation(default_hmm(), small)
+    fast = build_hmm(HMMConfig(switch_a=0.3, switch_b=0.3))
+    other, _ = ch1.bayes_expectation(fast, small)
+    assert other < book - 0.1  # regimes that switch every few steps leave the sense far less certain
+    again, _ = ch1.bayes_expectation(fast, small)
+    assert again == other
+    with pytest.raises(TypeError, match="hmm"):
+        ch1.bayes_expectation(None, small)

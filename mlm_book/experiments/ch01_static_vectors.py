@@ -17,7 +17,7 @@ Examples
 from __future__ import annotations
 
 import functools
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -29,6 +29,8 @@ from mlm_book.hmm import (
     HMMConfig,
     bayes_sense_accuracy,
     build_hmm,
+    cache_description,
+    check_hmm,
     default_hmm,
     emission_likelihood,
     enumerate_joint,
@@ -235,6 +237,9 @@ def bayes_expectation(hmm: HiddenMarkovLanguage, config: Chapter1Config) -> tupl
     mean : float
     standard_error : float
     """
+    hmm = check_hmm(hmm)
+    if not isinstance(config, Chapter1Config):
+        raise TypeError(f"config must be a Chapter1Config, got {type(config).__name__}")
     chunks = config.expectation_chunks
     per_chunk = config.expectation_sequences // chunks
 
@@ -249,7 +254,8 @@ def bayes_expectation(hmm: HiddenMarkovLanguage, config: Chapter1Config) -> tupl
             counts[chunk] = found.n_occurrences
         return {"sums": sums, "counts": counts}
 
-    key = {"hmm": asdict(config.hmm), "length": config.length, "sequences": config.expectation_sequences,
+    # the key describes the HMM that is sampled, not config.hmm: they may differ
+    key = {"hmm": cache_description(hmm), "length": config.length, "sequences": config.expectation_sequences,
            "chunks": chunks, "seed": config.expectation_seed}
     arrays, _ = cached("ch01-bayes-expectation", key,
                        [build_hmm, sample, forward_backward, sense_posteriors, bayes_sense_accuracy, bayes_expectation],
