@@ -29,7 +29,7 @@ import numpy as np
 from mlm_book.hmm import forward_backward, sample
 from mlm_book.channel import Channel, context_prediction, corrupt, optimum, selection_count
 from mlm_book.scoring import entropy, kl_divergence
-from mlm_book.validation import check_generator, check_positive_int, check_tokens
+from mlm_book.validation import check_generator, check_positive_int, check_table_size, check_tokens
 
 __all__ = [
     "path_joint",
@@ -102,8 +102,7 @@ def path_joint(hmm, length: int) -> np.ndarray:
     transition, emission, initial = _arrays(hmm)
     length = check_positive_int(length, "length")
     S, V = emission.shape
-    if (V * S) ** length > MAX_PATH_ENTRIES * S:
-        raise ValueError(f"length {length} is too long to enumerate every path and sentence")
+    check_table_size(V * S, length, MAX_PATH_ENTRIES * S, f"every path and sentence of length {length}")
     states = string.ascii_lowercase[:length]
     tokens = string.ascii_uppercase[:length]
     operands, subscripts = [initial], [states[0]]

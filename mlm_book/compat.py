@@ -47,6 +47,7 @@ from mlm_book.validation import (
     as_int_array,
     check_generator,
     check_positive_int,
+    check_table_size,
 )
 
 __all__ = [
@@ -65,6 +66,9 @@ __all__ = [
     "four_cycle_protocol",
     "random_positive_joint",
 ]
+
+MAX_TABLE_ENTRIES = 2**25
+"""Largest joint table (``V**n`` entries) the module builds: 256 MB of float64."""
 
 #: ``conditional(tokens (B, n) int, positions (B,) int) -> (B, V)`` probabilities.
 ConditionalFamily = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -133,6 +137,11 @@ def query(conditional: ConditionalFamily, tokens, positions, *, mask_id: int | N
     answer = np.asarray(conditional(tokens, positions), dtype=np.float64)
     if answer.ndim != 2 or answer.shape[0] != tokens.shape[0]:
         raise ValueError(f"conditional must return shape (B, V) = ({tokens.shape[0]}, V), got {answer.shape}")
+    context = tokens.copy()
+    context[np.arange(len(context)), positions] = 0  # the queried position may show [MASK]
+    if context.max() >= answer.shape[1]:
+        raise ValueError(f"tokens must be ids in [0, V) = [0, {answer.shape[1]}) away from the queried position, "
+                         f"got {context.max()}")
     if not np.all(np.isfinite(answer)) or np.any(answer < 0):
         raise ValueError("conditional must return probability vectors: finite and non-negative entries")
     deviation = float(np.max(np.abs(answer.sum(axis=1) - 1.0)))
@@ -191,7 +200,11 @@ def joint_conditionals(joint) -> ConditionalFamily:
     length, vocab = joint.ndim, joint.shape[0]
 
     def family(tokens: np.ndarray, positions: np.ndarray) -> np.ndarray:
-        tokens = np.clip(tokens, 0, vocab - 1)  # the value at the queried position is replaced below
+        tokens = np.array(tokens, dtype=np.int64)  # a copy: the queried position is overwritten below
+        tokens[np.arange(len(tokens)), positions] = 0  # whatever it shows ([MASK] too) is not read
+        if tokens.min() < 0 or tokens.max() >= vocab:
+            raise ValueError(f"tokens must be ids in [0, {vocab}) away from the queried position, got "
+                             f"{tokens.min()} to {tokens.max()}")
         index = np.repeat(tokens[:, None, :], vocab, axis=1)            # (B, V, n)
         index[np.arange(len(tokens)), :, positions] = np.arange(vocab)
         rows = joint[tuple(index[..., k] for k in range(length))]          # (B, V)
@@ -343,8 +356,7 @@ def rebuild_joint(conditional: ConditionalFamily, vocab_size: int, length: int, 
     """
     vocab_size = check_positive_int(vocab_size, "vocab_size")
     length = check_positive_int(length, "length", minimum=2)
-    if vocab_size ** length > 2 ** 25:
-        raise ValueError(f"vocab_size**length = {vocab_size}**{length} is too large to tabulate")
+    check_table_size(vocab_size, length, MAX_TABLE_ENTRIES, f"a joint table of {vocab_size}**{length} sequences")
     if reference is None:
         reference = np.zeros(length, dtype=np.int64)
     reference = as_int_array(reference, "reference", ndim=1)
@@ -590,7 +602,8 @@ def random_positive_joint(length: int, vocab_size: int, rng: np.random.Generator
     length = check_positive_int(length, "length", minimum=2)
     vocab_size = check_positive_int(vocab_size, "vocab_size", minimum=2)
     rng = check_generator(rng)
-    if not concentration > 0:
-        raise ValueError(f"concentration must be positive, got {concentration}")
-    weights = rng.gamma(concentration, size=vocab_size ** length) + 1e-12
+    if not concentration > 0 or not np.isfinite(concentration):
+        raise ValueError(f"concentration must be a positive finite number, got {concentration}")
+    size = check_table_size(vocab_size, length, MAX_TABLE_ENTRIES, f"a joint table of {vocab_size}**{length} sequences")
+    weights = rng.gamma(concentration, size=size) + 1e-12
     return (weights / weights.sum()).reshape((vocab_size,) * length)

@@ -42,6 +42,7 @@ from mlm_book.validation import (
     check_generator,
     check_positive_int,
     check_probability,
+    check_table_size,
     check_tokens,
 )
 
@@ -850,8 +851,8 @@ def enumerate_joint(hmm: HiddenMarkovLanguage, length: int) -> np.ndarray:
     hmm = check_hmm(hmm)
     length = check_positive_int(length, "length")
     n_states, vocab_size = hmm.n_states, hmm.vocab_size
-    if vocab_size**length * n_states > MAX_ENUMERATION_ENTRIES:
-        raise ValueError(f"length {length} gives {vocab_size}**{length} sequences: too many to enumerate")
+    check_table_size(vocab_size, length, MAX_ENUMERATION_ENTRIES, f"enumerating every sequence of length {length}",
+                     factor=n_states)
     # forward[prefix, s] = P(x_1..x_t = prefix, z_t = s)
     forward = (hmm.initial[:, None] * hmm.emission).T  # (V, S)
     for _ in range(1, length):
@@ -906,8 +907,8 @@ def enumerate_posteriors(transition, initial, likelihood) -> ForwardBackward:
         raise ValueError(f"likelihood must have shape (B >= 1, n >= 1, {n_states}), got {likelihood.shape}")
     if np.any(likelihood < 0):
         raise ValueError("likelihood must be non-negative")
-    if n_states**length * max(batch, length) > MAX_ENUMERATION_ENTRIES:
-        raise ValueError(f"likelihood has {n_states}**{length} paths: too many to enumerate")
+    check_table_size(n_states, length, MAX_ENUMERATION_ENTRIES, f"enumerating the {n_states}**{length} paths of "
+                     "likelihood", factor=max(batch, length))
     paths = np.indices((n_states,) * length).reshape(length, -1).T  # (P, n)
     prior = initial[paths[:, 0]] * np.prod(transition[paths[:, :-1], paths[:, 1:]], axis=1)  # (P,)
     rows = likelihood[:, np.arange(length), paths]  # (B, P, n)

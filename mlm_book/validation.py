@@ -7,6 +7,7 @@ so that a reader who passes a bad probability vector learns which one and why.
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -19,6 +20,7 @@ __all__ = [
     "check_tokens",
     "check_positive_int",
     "check_generator",
+    "check_table_size",
 ]
 
 #: Tolerance on a probability vector's sum. Rows built in float64 sum to one within a few
@@ -183,3 +185,31 @@ def check_generator(value, name: str = "rng") -> np.random.Generator:
         raise TypeError(f"{name} must be a numpy.random.Generator (e.g. np.random.default_rng(0)), "
                         f"got {type(value).__name__}")
     return value
+
+
+def check_table_size(base: int, exponent: int, limit: int, what: str, *, factor: int = 1) -> int:
+    """Return ``factor * base**exponent`` if it is at most ``limit``, else raise, without computing it.
+
+    Enumerations grow as a power of the sequence length; the size is compared in log space
+    first, so that an absurd request (``length=10**10``) is refused at once instead of
+    building a number with ten billion digits.
+
+    Examples
+    --------
+    >>> check_table_size(25, 3, 10**6, "the joint of 3 tokens")
+    15625
+    >>> check_table_size(25, 10**10, 10**8, "the joint of 10000000000 tokens")
+    Traceback (most recent call last):
+    ...
+    ValueError: the joint of 10000000000 tokens has about 10^13979400087 entries, more than the limit 100000000
+    """
+    if base <= 1:
+        size = factor * base**exponent
+    elif exponent * math.log10(base) + math.log10(max(factor, 1)) > math.log10(limit) + 1e-12:
+        magnitude = exponent * math.log10(base) + math.log10(max(factor, 1))
+        raise ValueError(f"{what} has about 10^{magnitude:.0f} entries, more than the limit {limit}")
+    else:
+        size = factor * base**exponent
+    if size > limit:
+        raise ValueError(f"{what} has {size} entries, more than the limit {limit}")
+    return size

@@ -18,6 +18,7 @@ from mlm_book.compat import (
     random_positive_joint,
     rebuild_joint,
 )
+from mlm_book.bruteforce import path_joint
 from mlm_book.hmm import default_hmm, emission_likelihood, enumerate_joint, forward_backward, sample
 
 
@@ -171,3 +172,29 @@ def test_bad_input():
         hmm_conditionals("hmm")
     with pytest.raises(TypeError, match="rng must be a numpy.random.Generator"):
         random_positive_joint(2, 2, 0)
+
+
+def test_an_out_of_vocabulary_context_token_is_refused_not_clamped():
+    """joint_conditionals used to clip ids into range: a context token 5 of a 3-word vocabulary read as 2."""
+    joint = random_positive_joint(3, 3, np.random.default_rng(0))
+    family = joint_conditionals(joint)
+    with pytest.raises(ValueError, match="tokens"):
+        query(family, [[0, 5, 1]], 0)
+    with pytest.raises(ValueError, match="tokens"):
+        family(np.array([[0, 5, 1]]), np.array([0]))
+    with pytest.raises(ValueError, match="tokens"):
+        four_cycle_gap(family, [[0, 5, 1]], 0, 2, 0, 1, 0, 1)
+    # the queried position itself may show anything, [MASK] included: it is not read
+    assert query(family, [[3, 1, 1]], 0).shape == (1, 3)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: enumerate_joint(default_hmm(), 10**10),
+    lambda: rebuild_joint(joint_conditionals(random_positive_joint(2, 2, np.random.default_rng(0))), 2, 10**9),
+    lambda: random_positive_joint(10**9, 3, np.random.default_rng(0)),
+    lambda: path_joint(default_hmm(), 10**10),
+])
+def test_impossible_table_sizes_are_refused_at_once(call):
+    """These used to hang computing V**n with ten billion digits; now they are refused before any work."""
+    with pytest.raises(ValueError, match="more than the limit"):
+        call()
