@@ -27,6 +27,7 @@ import numpy as np
 from mlm_book import compat, ising
 from mlm_book.cache import cached
 from mlm_book.channel import Channel, exact_posterior
+from mlm_book.figures import PALETTE, WIDE, subplots
 from mlm_book.hmm import (
     default_hmm,
     emission_likelihood,
@@ -41,7 +42,9 @@ from mlm_book.ledger import Claim
 __all__ = [
     "IsingStudyConfig",
     "FourCycleConfig",
+    "THEOREM3_PREDICTORS",
     "theorem3_ising",
+    "theorem3_ising_rows",
     "theorem3_hmm",
     "population_check",
     "EstimatorSweep",
@@ -57,6 +60,10 @@ __all__ = [
     "exact_families",
     "RhoSweep",
     "rho_sweep",
+    "four_cycle_draws",
+    "population_gaps",
+    "describe_draw",
+    "rebuild_disagreement",
     "mask_kl",
     "figure_error_vs_n",
     "figure_delta_vs_rho",
@@ -152,6 +159,10 @@ FOUR_CYCLE = FourCycleConfig()
 # --------------------------------------------------------------------------------------
 
 
+THEOREM3_PREDICTORS: tuple[tuple[float, float], ...] = ((0.0, 0.0), (-0.5, 1.0), (0.6, 0.1), (1.5, -0.7))
+"""The wrong predictors of Theorem 3's check on the Ising chain: conditionals $q_{h,J}$ at these $(h, J)$."""
+
+
 @cache
 def theorem3_ising(config: IsingStudyConfig = ISING) -> dict[str, float]:
     r"""Largest $|\text{risk} + \frac1n E\log\mathrm{PL}|$ over several predictors $q_{h,J}$, and the risk at the truth.
@@ -166,7 +177,7 @@ def theorem3_ising(config: IsingStudyConfig = ISING) -> dict[str, float]:
     """
     chain = config.chain
     counts = ising.expected_local_counts(chain)
-    predictors = [(chain.h, chain.J), (0.0, 0.0), (-0.5, 1.0), (0.6, 0.1), (1.5, -0.7)]
+    predictors = [(chain.h, chain.J), *THEOREM3_PREDICTORS]
     gaps, risks = [], []
     for h, J in predictors:
         risk = ising.masked_risk(chain, h, J)
@@ -174,6 +185,32 @@ def theorem3_ising(config: IsingStudyConfig = ISING) -> dict[str, float]:
         gaps.append(abs(risk + value / chain.n))
         risks.append(risk)
     return {"gap": float(max(gaps)), "risk_at_truth": float(risks[0]), "smallest_other_risk": float(min(risks[1:]))}
+
+
+def theorem3_ising_rows(config: IsingStudyConfig = ISING) -> list[tuple[str, float, float, float, float]]:
+    r"""Both sides of Theorem 3 for each Ising predictor: the truth, then [`THEOREM3_PREDICTORS`][mlm_book.experiments.ch03_pseudo_likelihood.THEOREM3_PREDICTORS].
+
+    Returns
+    -------
+    list of (str, float, float, float, float)
+        ``(name, h, J, risk, minus_pl)`` per predictor: the one-mask masked-LM risk
+        ([`mlm_book.ising.masked_risk`][mlm_book.ising.masked_risk], nats per token) and
+        $-\frac1n E \log \mathrm{PL}_{q_{h,J}}$ from expected local counts.
+
+    Examples
+    --------
+    >>> rows = theorem3_ising_rows()
+    >>> rows[0][0], max(abs(risk - minus_pl) for _, _, _, risk, minus_pl in rows) < 1e-12
+    ('truth', True)
+    """
+    chain = config.chain
+    counts = ising.expected_local_counts(chain)
+    rows = []
+    for k, (h, J) in enumerate([(chain.h, chain.J), *THEOREM3_PREDICTORS]):
+        value, _, _ = ising.pseudo_likelihood_objective(counts, [h, J])
+        rows.append(("truth" if k == 0 else f"wrong {k}", float(h), float(J), float(ising.masked_risk(chain, h, J)),
+                     float(-value / chain.n)))
+    return rows
 
 
 def _masked_hmm_risk(transition, initial, emission, tokens, weights) -> float:
@@ -509,9 +546,10 @@ class RhoSweep:
     def maximum(self) -> np.ndarray:
         return np.abs(self.deltas).max(axis=1)
 
-    def slope(self) -> float:
-        """Least-squares slope of log median |delta| against log rho."""
-        return float(np.polyfit(np.log(self.rho), np.log(self.median), 1)[0])
+    def slope(self, statistic: str = "median") -> float:
+        """Least-squares slope of log |delta| (``"median"`` or ``"maximum"`` over draws) against log rho."""
+        values = {"median": self.median, "maximum": self.maximum}[statistic]
+        return float(np.polyfit(np.log(self.rho), np.log(values), 1)[0])
 
 
 @cache
@@ -521,6 +559,106 @@ def rho_sweep(config: FourCycleConfig = FOUR_CYCLE) -> RhoSweep:
     deltas = [four_cycle_deltas(compat.population_optimum_conditionals(hmm, config.channel(rho)), config=config)
               for rho in config.rho_grid]
     return RhoSweep(np.array(config.rho_grid), np.array(deltas))
+
+
+def four_cycle_draws(config: FourCycleConfig = FOUR_CYCLE) -> compat.FourCycleDraws:
+    """The book's four-cycle draws themselves: the sequences, position pairs and values every family is tested on.
+
+    [`four_cycle_deltas`][mlm_book.experiments.ch03_pseudo_likelihood.four_cycle_deltas] draws exactly these (same generator, same calls).
+
+    Examples
+    --------
+    >>> draws = four_cycle_draws()
+    >>> draws.tokens.shape == (FOUR_CYCLE.count, FOUR_CYCLE.length)
+    True
+    """
+    return compat.hmm_four_cycle_draws(default_hmm(), config.generator(), count=config.count, length=config.length)
+
+
+def population_gaps(rhos, indices=None, config: FourCycleConfig = FOUR_CYCLE) -> np.ndarray:
+    r"""Theorem 2's population optimum's $\delta$ on some of the book's draws, at any selection rates.
+
+    Parameters
+    ----------
+    rhos : sequence of float
+        Selection rates (the channel's other settings are ``config``'s).
+    indices : sequence of int, optional
+        Draws to evaluate (default: all).
+    config : FourCycleConfig
+        The protocol.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(len(rhos), len(indices))`` gaps in nats.
+
+    Examples
+    --------
+    >>> gaps = population_gaps([FOUR_CYCLE.rho], indices=[0, 1])
+    >>> population = next(v for k, v in exact_families().items() if k.startswith("population"))
+    >>> bool(np.allclose(gaps[0], population[:2], rtol=0, atol=1e-12))
+    True
+    """
+    from dataclasses import fields
+
+    hmm = default_hmm()
+    draws = four_cycle_draws(config)
+    if indices is not None:
+        chosen = np.asarray(indices, dtype=np.int64)
+        draws = compat.FourCycleDraws(**{f.name: getattr(draws, f.name)[chosen] for f in fields(draws)})
+    return np.array([draws.gaps(compat.population_optimum_conditionals(hmm, config.channel(float(rho))))
+                     for rho in rhos])
+
+
+def describe_draw(index: int, config: FourCycleConfig = FOUR_CYCLE, margin: int = 3) -> dict[str, str]:
+    """One four-cycle draw in words: the sentence around its pair, the pair, and the four values.
+
+    Returns
+    -------
+    dict
+        ``context``: the tokens from ``margin`` before the pair to ``margin`` after it, the
+        pair in brackets; ``pair``: the two drawn tokens; ``values_i``, ``values_j``: the
+        cycle's two values at each position.
+
+    Examples
+    --------
+    >>> sorted(describe_draw(0))
+    ['context', 'pair', 'values_i', 'values_j']
+    """
+    names = default_hmm().token_names
+    draws = four_cycle_draws(config)
+    tokens, i, j = draws.tokens[index], int(draws.first[index]), int(draws.second[index])
+    words = [f"[{names[t]}]" if k in (i, j) else names[t] for k, t in enumerate(tokens)]
+    return {"context": " ".join(words[max(0, i - margin):j + margin + 1]),
+            "pair": f"{names[tokens[i]]} {names[tokens[j]]}",
+            "values_i": f"{names[draws.a[index]]}, {names[draws.a_alt[index]]}",
+            "values_j": f"{names[draws.b[index]]}, {names[draws.b_alt[index]]}"}
+
+
+def rebuild_disagreement(conditional: compat.ConditionalFamily, length: int = 3,
+                         references: tuple[str, str] = ("a0", "w")) -> dict[str, float]:
+    r"""Brook's rebuild of a family on all HMM sequences of ``length``, from two reference sequences.
+
+    Each reference is one token repeated ``length`` times. For the conditionals of a joint
+    both rebuilds return that joint; for an incompatible family they disagree.
+
+    Returns
+    -------
+    dict
+        ``total_variation`` between the two rebuilt tables, ``max_log_ratio``: the largest
+        $|\log p_1(x) / p_2(x)|$ over the sequences.
+
+    Examples
+    --------
+    >>> rebuild_disagreement(compat.hmm_conditionals(default_hmm()), length=2)["total_variation"] < 1e-12
+    True
+    """
+    hmm = default_hmm()
+    ids = [hmm.token_names.index(name) for name in references]
+    first, second = (compat.rebuild_joint(conditional, hmm.vocab_size, length, reference=np.full(length, k))
+                     for k in ids)
+    return {"total_variation": float(0.5 * np.abs(first - second).sum()),
+            "max_log_ratio": float(np.abs(np.log(first) - np.log(second)).max())}
 
 
 @cache
@@ -559,70 +697,92 @@ def mask_kl(rhos: tuple[float, ...] = (0.001, 0.01, 0.05, 0.15, 0.3, 0.5), seque
 
 
 def figure_error_vs_n(config: IsingStudyConfig = ISING):
-    """Log–log error against N for MPLE and MLE: medians, 10–90 % bands, sandwich prediction, page's draws."""
-    import matplotlib.pyplot as plt
+    r"""Log–log error against $N$ for MPLE and MLE: medians, 10–90 % bands and the asymptotic prediction.
 
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
     sweep = estimator_sweep(config)
     sizes = sweep.sizes.astype(float)
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    for which, label, colour in (("pseudo", "max. pseudo-likelihood", "C0"), ("maximum", "exact max. likelihood", "C1")):
+    fig, ax = subplots(width=WIDE, height=4.6)
+    for which, name, colour, marker in (("pseudo", "max. pseudo-likelihood (MPLE)", PALETTE["blue"], "o"),
+                                        ("maximum", "exact max. likelihood (MLE)", PALETTE["orange"], "s")):
         errors = sweep.errors(which)
         ax.fill_between(sizes, np.quantile(errors, 0.1, axis=1), np.quantile(errors, 0.9, axis=1), color=colour,
-                        alpha=0.18, lw=0)
-        ax.plot(sizes, np.median(errors, axis=1), "o-", color=colour, ms=4, label=f"{label}: median, 10–90 %")
+                        alpha=0.18, lw=0, label=f"{name}: 10–90 % of replicates")
+        ax.plot(sizes, np.median(errors, axis=1), marker=marker, color=colour, ms=5,
+                label=f"{name}: median")
         median = gaussian_error_quantiles(which, config)[0]
-        ax.plot(sizes, median / np.sqrt(sizes), "--", color=colour, lw=1,
-                label="asymptotic median ∝ 1/√N" if which == "pseudo" else None)
-    ax.plot(config.page_sizes, config.page_errors, "k*", ms=11, label="topic page's single draws")
+        ax.plot(sizes, median / np.sqrt(sizes), "--", color=colour, lw=1.2,
+                label=rf"{name.split(' (')[1][:-1]}: asymptotic median $\propto 1/\sqrt{{N}}$")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("number of sequences N")
-    ax.set_ylabel("max(|ĥ − h|, |Ĵ − J|)")
-    ax.set_title(f"Ising chain n = {config.n}, h = {config.h}, J = {config.J}; {config.replicates} replicates per N")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
+    ax.set_xlabel("number of sequences $N$")
+    ax.set_ylabel(r"error $\max(|\hat h - h|,\ |\hat J - J|)$")
+    fig.legend(loc="outside lower center", ncol=2)
     return fig
 
 
-def figure_delta_vs_rho(config: FourCycleConfig = FOUR_CYCLE):
-    """Population optimum's median and max |delta| against rho, with the exact conditionals' median."""
-    import matplotlib.pyplot as plt
+def figure_delta_vs_rho(config: FourCycleConfig = FOUR_CYCLE, points: Mapping[str, float] | None = None):
+    r"""Population optimum's median and largest $|\delta|$ against $\rho$, with the exact conditionals' median.
 
+    Parameters
+    ----------
+    config : FourCycleConfig
+        The protocol; its ``rho`` (BERT's) is marked by a labelled vertical line.
+    points : mapping of str to float, optional
+        Other families' values to mark at ``config.rho`` (label: value), e.g. a trained
+        encoder's median $|\delta|$.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
     sweep = rho_sweep(config)
     floor = np.median(np.abs(exact_families(config)["HMM conditionals"]))
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    ax.plot(sweep.rho, sweep.median, "o-", label="population optimum: median |δ|")
-    ax.plot(sweep.rho, sweep.maximum, "s:", ms=4, label="population optimum: max |δ|")
-    ax.axhline(max(floor, 1e-17), color="grey", ls="--", lw=1, label="HMM's own conditionals: median |δ|")
-    ax.axvline(config.rho, color="k", lw=0.6, alpha=0.5)
+    fig, ax = subplots(width=WIDE, height=3.9)
+    ax.plot(sweep.rho, sweep.maximum, "s-", color=PALETTE["vermillion"], ms=5,
+            label=r"population optimum: largest $|\delta|$ of the draws")
+    ax.plot(sweep.rho, sweep.median, "o-", color=PALETTE["blue"], ms=5,
+            label=r"population optimum: median $|\delta|$")
+    ax.axhline(max(floor, 1e-17), color=PALETTE["grey"], ls="--", lw=1.2,
+               label=r"HMM's exact conditionals: median $|\delta|$ (rounding)")
+    ax.axvline(config.rho, color=PALETTE["black"], ls=":", lw=1.2, label=rf"BERT's selection rate $\rho$ = {config.rho:g}")
+    for (name, value), marker in zip((points or {}).items(), "*Dv^"):
+        ax.plot([config.rho], [value], marker, color=PALETTE["green"], ms=11, ls="none", label=name)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("selection rate ρ (80/10/10 channel)")
-    ax.set_ylabel("|δ| (nats)")
-    ax.set_title(f"Four-cycle gap over {config.count} draws, length-{config.length} HMM sequences")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
+    ax.set_xlabel(rf"selection rate $\rho$ (channel {config.mask:.0%} [MASK], {config.random:.0%} random, "
+                  rf"{1 - config.mask - config.random:.0%} kept)")
+    ax.set_ylabel(r"$|\delta|$ (nats)")
+    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 0.06))
     return fig
 
 
 def figure_delta_histogram(families: Mapping[str, np.ndarray], floor: float = 1e-17):
-    r"""Histogram of $\log_{10}|\delta|$ for any number of families (exact zeros drawn at ``floor``)."""
-    import matplotlib.pyplot as plt
+    r"""Histogram of $\log_{10}|\delta|$ for any number of families (exact zeros drawn at ``floor``).
 
+    One legend entry per family, with its median.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
     if not isinstance(families, Mapping) or not families:
         raise ValueError("families must be a non-empty mapping of names to arrays of gaps")
     logs = {name: np.log10(np.maximum(np.abs(np.asarray(d, dtype=float)), floor)) for name, d in families.items()}
     low = min(v.min() for v in logs.values())
     high = max(v.max() for v in logs.values())
     bins = np.linspace(np.floor(low), np.ceil(high) + 0.01, 50)
-    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    colours = [PALETTE[name] for name in ("grey", "blue", "vermillion", "green", "purple", "orange", "sky")]
+    fig, ax = subplots(width=WIDE, height=3.4)
     for k, (name, values) in enumerate(logs.items()):
-        ax.hist(values, bins=bins, alpha=0.6, color=f"C{k}",
-                label=f"{name}: median $10^{{{np.median(values):.1f}}}$")
-    ax.set_xlabel(r"$\log_{10}|\delta|$")
+        ax.hist(values, bins=bins, alpha=0.65, color=colours[k % len(colours)],
+                label=rf"{name}: median $10^{{{np.median(values):.1f}}}$")
+    ax.set_xlabel(r"$\log_{10}|\delta|$ (exact zeros drawn at " + rf"$10^{{{np.log10(floor):.0f}}}$)")
     ax.set_ylabel("draws")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
+    ax.legend(loc="upper center")
     return fig
 
 
