@@ -19,23 +19,38 @@
 # hidden token given the corrupted sentence. Theorem 2 writes that distribution in closed
 # form, as Bayes' rule with what the context predicts as prior and the corruption channel
 # as likelihood. On the HMM language of Chapter 1 every quantity is computable exactly, so
-# both theorems can be checked against brute force; we also measure what happens when the
-# channel is BERT's own, which selects a fixed number of positions per sentence and so
+# both theorems can be checked against brute force. We also measure what happens under
+# BERT's own channel, which selects a fixed number of positions per sentence and so
 # breaks an assumption of Theorem 2. Finally a small BERT-style encoder, trained on the
 # HMM, is measured against the exact posterior that Theorem 2 says it should learn.
 #
-# The code lives in [`mlm_book.channel`](../../api/mlm_book.channel/),
-# [`mlm_book.scoring`](../../api/mlm_book.scoring/) and
-# [`mlm_book.bruteforce`](../../api/mlm_book.bruteforce/); the chapter's results are built
-# in [`mlm_book.experiments.ch02_objective`](../../api/mlm_book.experiments.ch02_objective/).
+# The code lives in [`mlm_book.channel`](../api/mlm_book.channel.html),
+# [`mlm_book.scoring`](../api/mlm_book.scoring.html) and
+# [`mlm_book.bruteforce`](../api/mlm_book.bruteforce.html); the chapter's results are built
+# in [`mlm_book.experiments.ch02_objective`](../api/mlm_book.experiments.ch02_objective.html)
+# and, for the encoder, [`mlm_book.experiments.hmm_encoder`](../api/mlm_book.experiments.hmm_encoder.html).
 
 # %%
-import numpy as np
-from IPython.display import Markdown
+import inspect
 
-from mlm_book.channel import Channel, display_matrix, selection_count
+from mlm_book.channel import (
+    Channel,
+    display_matrix,
+    evidence_factor,
+    half_mass_threshold,
+    selection_count,
+)
 from mlm_book.experiments import ch02_objective as ch2
-from mlm_book.ledger import to_markdown, verify
+from mlm_book.experiments import hmm_encoder
+from mlm_book.experiments.hmm_encoder import SETUP
+from mlm_book.figures import show
+from mlm_book.hmm import default_hmm
+from mlm_book.ledger import chapter_summary, verify
+from mlm_book.nn.diagram import figure_architecture
+from mlm_book.report import Markdown, answer, table
+
+hmm = default_hmm()
+bert = Channel(ch2.HMM_VOCAB)
 
 # %% [markdown]
 # ## The corruption channel
@@ -61,52 +76,77 @@ from mlm_book.ledger import to_markdown, verify
 # selected positions $i \in M$, and only over them.
 #
 # `[MASK]` is a display symbol only: it is shown, never predicted and never drawn as a
-# replacement. In the code it is the id $V$ and $S$ is a $(V + 1) \times V$ matrix whose
+# replacement. In the code it is the id $V$, and $S$ is a $(V + 1) \times V$ matrix whose
 # columns sum to $m + \kappa + r = 1$.
-#
-# BERT's settings are $\rho = 0.15$ and $(m, r, \kappa) = (0.8, 0.1, 0.1)$, the defaults of
-# `Channel`. BERT's data script differs from the definition in one respect: it selects
-# exactly $\max(1, \operatorname{round}(0.15\,n))$ positions of a sentence of length $n$,
-# uniformly without replacement, instead of tossing a coin per position (`Channel(...,
-# selection="fixed")`; Python 3's `round` sends halves to the even neighbour). The last
-# section measures what that costs.
+
+# %% tags=["hide-input"]
+Markdown(
+    f"BERT's settings ([Devlin et al. 2019](../references.html#devlin-2019)) are $\\rho = {bert.rho:g}$ and "
+    f"$(m, r, \\kappa) = ({bert.mask:g}, {bert.random:g}, {round(bert.keep, 12):g})$, the defaults of "
+    "[`Channel`](../api/mlm_book.channel.html). BERT's data script differs from the definition in one respect: "
+    "instead of tossing a coin per position, it selects exactly "
+    f"$k = \\max(1, \\operatorname{{round}}({bert.rho:g}\\,n))$ "
+    "positions of a sentence of length $n$, uniformly without replacement (and never more than a fixed number "
+    "per sentence). The package calls this `Channel(..., selection=\"fixed\")` and rounds with Python 3's `round`, "
+    "which sends halves to the even neighbour. The section on fixed-count selection measures what the "
+    "difference costs. Here is the channel the book uses for the HMM, and the fixed count for a few lengths:"
+)
 
 # %%
-bert = Channel(ch2.HMM_VOCAB)
-print(bert)
-print("kappa =", round(bert.keep, 12), "  [MASK] id =", bert.mask_id)
-print("fixed count max(1, round(0.15 n)):",
-      ", ".join(f"n={n}: {selection_count(n, bert.rho)}" for n in (3, 6, 7, 10, 24, 32)))
-print()
-small = Channel(4)
-print("S for V = 4 (rows: shown token 0..3, then [MASK]; columns: true token):")
-print(np.array2string(display_matrix(small), precision=4, suppress_small=True))
+table(["setting", "symbol", "value"],
+      [("selection rate", "ρ", f"{bert.rho:g}"), ("share shown as [MASK]", "m", f"{bert.mask:g}"),
+       ("share replaced by a random token", "r", f"{bert.random:g}"),
+       ("share kept", "κ", f"{round(bert.keep, 12):g}"), ("id of [MASK]", "", bert.mask_id),
+       ("selection", "", bert.selection)])
 
-# %% [markdown]
-# A sampled channel has to match $S$. We corrupt uniformly drawn tokens and compare the
-# counts of (shown, true) pairs at selected positions with $S$ by Pearson's chi-square,
-# summed over the 25 columns (25 degrees of freedom each).
+# %%
+lengths = (3, 6, 7, 10, 24, 32)
+table(["length n"] + [str(n) for n in lengths],
+      [["fixed count k"] + [selection_count(n, bert.rho) for n in lengths]])
+
+# %% tags=["hide-input"]
+small = Channel(4)
+Markdown(f"For a vocabulary of {small.vocab_size} tokens the matrix $S$ is small enough to read. Column $y$ is "
+         "the law of what a selected position whose token is $y$ shows; each column sums to 1, and the "
+         f"diagonal entry $\\kappa + r/V = {small.keep + small.random / small.vocab_size:.3f}$ is the chance that "
+         "the position shows its own token, by keeping it or by drawing it at random.")
+
+# %%
+S = display_matrix(small)
+table(["shown ↓ / true →"] + [f"y = {y}" for y in range(small.vocab_size)],
+      [[str(s) if s < small.vocab_size else "[MASK]"] + list(S[s]) for s in range(small.vocab_size + 1)],
+      formats=[None] + [".3f"] * small.vocab_size)
+
+# %% tags=["hide-input"]
+Markdown(f"A sampled channel has to match $S$. We corrupt tokens drawn uniformly from the {bert.vocab_size} "
+         "tokens and compare the counts of (shown, true) pairs at selected positions with $S$ by Pearson's "
+         f"chi-square, summed over the {bert.vocab_size} columns ({bert.vocab_size} degrees of freedom each: "
+         f"{bert.vocab_size + 1} cells, whose counts must add up to the column's total).")
 
 # %%
 chi = ch2.chi_square_check()
-Markdown(f"Over **{chi.positions:,}** selected positions the statistic is **{chi.statistic:.1f}** on "
-         f"{chi.dof} degrees of freedom (p-value **{chi.p_value:.2f}**; smallest expected count "
-         f"{chi.min_expected:.1f}, so the chi-square approximation applies).")
+table(["selected positions", "chi-square", "degrees of freedom", "p-value", "smallest expected count"],
+      [(chi.positions, chi.statistic, chi.dof, chi.p_value, chi.min_expected)],
+      formats=[",d", ".1f", "d", ".2f", ".1f"])
 
-# %% [markdown]
-# Because the loss averages over selected positions only, the gradient of the loss with
-# respect to the logits of an unselected position is exactly zero: whatever the predictor
-# does there is neither rewarded nor punished. It is *free* at the other 85 % of positions.
-# [`masked_lm_loss_and_grad`](../../api/mlm_book.scoring/) makes this concrete: the
-# analytic gradient vanishes on unselected rows, moving their logits at random leaves the
-# loss bit-for-bit unchanged, and on selected rows the gradient agrees with central
-# differences.
+# %% tags=["hide-input"]
+Markdown(f"The statistic is close to its {chi.dof} degrees of freedom, as it should be when the sampler draws from "
+         f"$S$ (p-value {chi.p_value:.2f}), and every cell expects at least {chi.min_expected:.0f} counts, so the "
+         "chi-square approximation applies.\n\n"
+         "Because the loss averages over selected positions only, the gradient of the loss with respect to the "
+         "logits of an unselected position is exactly zero: whatever the predictor does there is neither rewarded "
+         f"nor punished. It is *free* at the other {100 * (1 - bert.rho):.0f} % of positions. "
+         "[`masked_lm_loss_and_grad`](../api/mlm_book.scoring.html#mlm_book.scoring.masked_lm_loss_and_grad) makes "
+         "this concrete: the analytic gradient vanishes on unselected rows, moving their logits at random leaves the "
+         "loss bit for bit unchanged, and on selected rows the gradient agrees with central differences.")
 
 # %%
 g = ch2.loss_gradient_check()
-print(f"largest |gradient| at unselected rows        : {g['grad_unselected']:.1e}")
-print(f"loss change after moving unselected logits   : {g['loss_change']:.1e}")
-print(f"selected rows, relative error vs differences : {g['fd_rel_error']:.1e}")
+table(["check", "result"],
+      [("largest |gradient| at unselected rows", g["grad_unselected"]),
+       ("change of the loss after moving unselected logits", g["loss_change"]),
+       ("selected rows: relative error against central differences", g["fd_rel_error"])],
+      formats=[None, ".1e"])
 
 # %% [markdown]
 # ## Theorem 1: the loss is a proper scoring rule
@@ -130,35 +170,49 @@ print(f"selected rows, relative error vs differences : {g['fd_rel_error']:.1e}")
 # entropy plus a Kullback–Leibler divergence. Averaging over $\tilde x$ gives the identity.
 # The entropy does not depend on $q$; the divergence is non-negative and zero only when
 # $q = P_i$ (Gibbs' inequality, i.e. Jensen's inequality for the concave logarithm), so the
-# minimum is reached there and only there. $\square$
+# minimum is reached there and only there. $\blacksquare$
 #
 # Nothing in the proof used how positions were selected: the identity holds for any
-# corruption, fixed-count selection included. It is the familiar decomposition of the log
-# score (the same one behind perplexity), applied to the hidden token. What makes it useful
-# is that the target $P_i$ can be written down, which is Theorem 2.
-#
-# [`risk_decomposition`](../../api/mlm_book.scoring/) computes the risk directly and the
-# two terms separately. On random distributions, and on the exact length-3 table of the HMM
-# under BERT's fixed-count selection (every corrupted sentence enumerated, with Theorem 2's
-# closed form as the predictor):
+# corruption, fixed-count selection included. It is the decomposition that makes the log
+# score a *strictly proper* scoring rule ([Gneiting and Raftery 2007](../references.html#gneiting-2007)),
+# the same one behind perplexity, applied to the hidden token. Two consequences are used
+# throughout the book: the excess loss of any predictor over the best one is exactly its
+# mean KL from $P_i$, and no predictor's loss can fall below the mean entropy of $P_i$.
+# What makes the theorem useful is that the target $P_i$ can be written down, which is
+# Theorem 2.
+
+# %% tags=["hide-input"]
+n_small = ch2.BruteForceConfig().length
+Markdown(
+    "[`risk_decomposition`](../api/mlm_book.scoring.html#mlm_book.scoring.risk_decomposition) computes the risk "
+    "directly and the two terms separately. The table checks the identity on random pairs of distributions over "
+    f"the {ch2.HMM_VOCAB} tokens, and on the exact table of all HMM sentences of length {n_small} under BERT's "
+    "fixed-count selection, with every corrupted sentence enumerated and Theorem 2's closed form as the "
+    "predictor $q$."
+)
 
 # %%
 d, d_self = ch2.theorem1_random()
 fixed = ch2.theorem1_fixed_count()
-print(f"random Dirichlet pairs (V = 25): risk {d.risk:.4f} = entropy {d.entropy:.4f} + KL {d.kl:.4f};"
-      f" gap {d.gap:.1e}; at q = p: KL {d_self.kl:.1e}")
-print(f"length 3, fixed-count selection : risk {fixed.risk:.4f} = entropy {fixed.entropy:.4f} + KL {fixed.kl:.4f};"
-      f" gap {fixed.gap:.1e}")
+table(["case", "risk", "entropy", "KL", "risk − entropy − KL"],
+      [("random p, random q", d.risk, d.entropy, d.kl, abs(d.gap)),
+       ("random p, q = p", d_self.risk, d_self.entropy, d_self.kl, abs(d_self.gap)),
+       (f"HMM, n = {n_small}, fixed count, closed form", fixed.risk, fixed.entropy, fixed.kl, fixed.gap)],
+      formats=[None, ".4f", ".4f", ".4f", ".1e"])
+
+# %% tags=["hide-input"]
+Markdown(
+    "The identity holds to rounding in every row, and the risk is least at $q = p$, where the KL term vanishes. "
+    "The last row shows something more: under fixed-count selection Theorem 2's closed form is *not* the "
+    f"minimiser, since its mean KL to the true $P_i$ is {fixed.kl:.4f} nats, not 0. The section on fixed-count "
+    "selection returns to this."
+)
 
 # %% [markdown]
-# The identity holds to rounding in both cases. The second line also shows that under
-# fixed-count selection Theorem 2's closed form is *not* the minimiser: its KL to the true
-# $P_i$ is positive. That is the subject of the last section.
-#
 # ## Theorem 2: the optimum under the channel
 #
 # Let $p(y) = P(x_i = y \mid \tilde x_{-i})$ be what the rest of the corrupted sentence
-# says about position $i$.
+# says about position $i$: the *context's prediction*.
 #
 # **Theorem 2.** Under independent selection, the minimiser of Theorem 1 is
 #
@@ -186,101 +240,158 @@ print(f"length 3, fixed-count selection : risk {fixed.risk:.4f} = entropy {fixed
 # conditioned: that is (iii). For (i), $S(\texttt{[MASK]} \mid y) = m$ is the same for every
 # $y$ and cancels. For (ii), the denominator is $\sum_{y'} p(y')(\kappa\mathbb{1}[y'=v] +
 # r/V) = \kappa p(v) + r/V$. For (iv), with $r = 0$ the likelihood $\kappa\mathbb{1}[y = v]$
-# is zero off $v$; with $\kappa = 0$ it is $r/V$ for every $y$ and cancels. $\square$
+# is zero off $v$; with $\kappa = 0$ it is $r/V$ for every $y$ and cancels. $\blacksquare$
 #
 # **A trap in (iii).** The shrinkage step $p \mapsto q$ does not involve $\rho$, but $p$
 # does: it is the prediction from the *corrupted* context, and how corrupted the other
 # positions are depends on $\rho$, $m$ and $r$. On the HMM, $p$ is computed exactly by
 # forward–backward with each other position read through its full observation law
 # $(1-\rho)\mathbb{1}[s = y] + \rho S(s \mid y)$
-# ([`context_prediction`](../../api/mlm_book.channel/)); Theorem 2 on top of it is
-# [`exact_posterior`](../../api/mlm_book.channel/).
+# ([`context_prediction`](../api/mlm_book.channel.html#mlm_book.channel.context_prediction));
+# Theorem 2 on top of it is
+# [`exact_posterior`](../api/mlm_book.channel.html#mlm_book.channel.exact_posterior). The
+# table compares two selection rates: once the shrinkage step applied to the same $p$, once
+# $p$ itself computed from the same corrupted sentences.
 
 # %%
+rate_a, rate_b = ch2.BruteForceConfig().rhos
 rf = ch2.rho_free_check()
-print(f"same p, shrinkage at rho = 0.15 vs 0.4  : largest difference {rf['shrinkage']:.1e}")
-print(f"same displays, p at rho = 0.15 vs 0.4   : largest difference {rf['context']:.3f}")
+table([f"what is compared between ρ = {rate_a:g} and ρ = {rate_b:g}", "largest difference"],
+      [("the shrinkage p ↦ q, for the same p", f"{rf['shrinkage']:.1e}"),
+       ("the context's prediction p, for the same corrupted sentences", f"{rf['context']:.3f}")])
 
-# %% [markdown]
-# A worked example: a sampled sentence of length 8 with position 4 selected. The context
-# predicts $p$; the optimum equals $p$ at a `[MASK]`, moves most of the mass to the true
-# token when it is kept, and barely moves when a token the context finds implausible is
-# shown.
+# %% tags=["hide-input"]
+ex = ch2.worked_example()
+names = hmm.token_names
+sentence = " ".join(f"`{names[t]}`" for t in ex.tokens)
+others = " ".join("`[MASK]`" if s == ch2.HMM_VOCAB else f"`{names[s]}`" for j, s in enumerate(ex.shown)
+                  if j != ex.position)
+Markdown(
+    f"The shrinkage is the same at both rates to the last bit; the context's prediction moves by up to "
+    f"{rf['context']:.3f} in probability. A trained model therefore still depends on the corruption rate, but "
+    "only through how far it trusts the other positions, not through how it weighs the token at the selected one."
+    "\n\n"
+    f"**A worked example.** Take the sampled sentence {sentence} and select its position {ex.position + 1} "
+    f"(the token `{names[ex.true_token]}`). The other positions are corrupted by BERT's channel and show "
+    f"{others}. The table gives the context's prediction $p$ and the optimum $q$ when the selected position "
+    f"shows `[MASK]`, its true token, or the random token `{names[ex.random_token]}`, for those two tokens and "
+    "the context's favourites."
+)
 
 # %%
-print(ch2.worked_example_text())
+ch2.worked_example_table()
+
+# %% tags=["hide-input"]
+t_true, t_rand = ex.true_token, ex.random_token
+Markdown(
+    f"At `[MASK]` the optimum is $p$ itself (Theorem 2 (i)). When the true token `{names[t_true]}` is shown, its "
+    f"probability rises from {ex.p[t_true]:.3f} to {ex.q['kept'][t_true]:.3f}, and every other token keeps its "
+    f"share of the rest. When `{names[t_rand]}` is shown, a token the context finds implausible "
+    f"(it gives it {ex.p[t_rand]:.0e}), the optimum gives it only {ex.q['random'][t_rand]:.0e} and leaves the other "
+    "probabilities as they were: a visible token is a strong hint, but it cannot overrule a context that rules "
+    "it out."
+)
 
 # %% [markdown]
 # ## The brute-force check
-#
-# The closed form is checked against a computation that shares none of its code. For
-# sentences of length 3, [`brute_force_posterior`](../../api/mlm_book.bruteforce/) sums the
-# HMM over all hidden paths to get $P(x)$, then enumerates, for every position, its
-# selection coin and its channel draw (unselected; `[MASK]`; replaced by each of the 25
-# tokens; kept), keeps the combinations in which position $i$ is selected, and applies
-# Bayes' rule to the enumerated joint of sentence and events. Each row of the table is the
-# largest difference over sampled sentences and all three positions, with position $i$
-# showing `[MASK]`, its own token, or a different token.
+
+# %% tags=["hide-input"]
+bf = ch2.BruteForceConfig()
+Markdown(
+    "The closed form is checked against a computation that shares none of its code. For sentences of length "
+    f"{bf.length}, "
+    "[`brute_force_posterior`](../api/mlm_book.bruteforce.html#mlm_book.bruteforce.brute_force_posterior) "
+    "sums the HMM over all hidden paths to get $P(x)$, then enumerates, for every position, its selection coin and "
+    f"its channel draw (unselected; `[MASK]`; replaced by each of the {ch2.HMM_VOCAB} tokens; kept), keeps the "
+    "combinations in which position $i$ is selected, and applies Bayes' rule to the enumerated joint of sentence "
+    f"and events. Each row of the table is the largest difference over {bf.sentences} sampled sentences and all "
+    f"{bf.length} positions, with position $i$ showing `[MASK]`, its own token, or a different token, at two "
+    "selection rates."
+)
 
 # %%
-Markdown(ch2.brute_force_markdown())
+ch2.brute_force_markdown()
 
-# %%
-Markdown(f"A second, table-level check builds $P(x_i = y, \\tilde x \\mid i \\in M)$ for *every* corrupted "
-         f"sentence of length 3 by summing over selection sets, and compares its Bayes posterior with the closed "
-         f"form at every display of positive probability: largest difference **{ch2.dense_agreement(0.15):.1e}** "
-         f"at $\\rho = 0.15$ and **{ch2.dense_agreement(0.4):.1e}** at $\\rho = 0.4$.")
+# %% tags=["hide-input"]
+Markdown(
+    "A second, table-level check builds $P(x_i = y, \\tilde x \\mid i \\in M)$ for *every* corrupted sentence of "
+    f"length {bf.length} by summing over selection sets, and compares its Bayes posterior with the closed form at "
+    "every display of positive probability: the largest difference is "
+    + " and ".join(f"**{ch2.dense_agreement(rho):.1e}** at $\\rho = {rho:g}$" for rho in bf.rhos)
+    + ". Theorem 2 holds on this language to the rounding of double precision."
+)
 
 # %% [markdown]
 # ## How strong a hint is a visible token?
 #
 # At a visible token $v$, Theorem 2 is Bayes' rule with likelihood ratio
 #
-# $$\frac{S(v \mid v)}{S(v \mid y \neq v)} = \frac{\kappa + r/V}{r/V} = 1 + \frac{\kappa V}{r}.$$
+# $$\frac{S(v \mid v)}{S(v \mid y \neq v)} = \frac{\kappa + r/V}{r/V} = 1 + \frac{\kappa V}{r},$$
 #
-# Seeing $v$ multiplies the odds of $v$ by that factor. The factor grows with the
+# the *evidence factor*: seeing $v$ multiplies the odds of $v$ by it,
+# $q(v)/(1 - q(v)) = (1 + \kappa V/r)\, p(v)/(1 - p(v))$. The factor grows with the
 # vocabulary: a random replacement lands on any particular token only with probability
 # $r/V$, so a visible token is a good witness for itself when $V$ is large. Setting
-# $q(v) = 1/2$ in (ii) gives the threshold below which the context overrules the visible
-# token: $q(v) \ge 1/2$ exactly when $p(v) \ge (r/V)/(\kappa + 2r/V)$. The HMM has
-# $V = 25$; the filing corpus of the finance chapter has $V = 879$.
+# $q(v) = 1/2$ in (ii) gives the *half-mass threshold*, below which the context overrules
+# the visible token: $q(v) \ge 1/2$ exactly when $p(v) \ge (r/V)/(\kappa + 2r/V)$.
+
+# %% tags=["hide-input"]
+Markdown(f"The HMM has $V = {ch2.HMM_VOCAB}$; the filing corpus of the finance chapter has "
+         f"$V = {ch2.FILING_VOCAB}$. At BERT's channel:")
 
 # %%
-ev = ch2.evidence_table()
-for V, row in ev.items():
-    print(f"V = {V:3d}: factor 1 + kappa V / r = {row['factor']:.0f};  r/V = {row['r_over_V']:.3e};"
-          f"  q(v) >= 1/2 iff p(v) >= {row['threshold']:.4g}")
+evidence = ch2.evidence_table()
+table(["V", "evidence factor 1 + κV/r", "r/V", "half-mass threshold on p(v)"],
+      [(V, row["factor"], row["r_over_V"], row["threshold"]) for V, row in evidence.items()],
+      formats=["d", ".0f", ".3e", ".4g"])
+
+# %% tags=["hide-input"]
+Markdown(
+    "On the filings a visible word keeps at least half the mass unless the context gives it less than "
+    f"**{evidence[ch2.FILING_VOCAB]['threshold']:.2g}**; on the HMM the bar is "
+    f"**{evidence[ch2.HMM_VOCAB]['threshold']:.2g}**.\n\n"
+    "**Unigram replacement.** Some descriptions of BERT say the random token is drawn by unigram frequency $u$ "
+    "rather than uniformly; BERT's code draws uniformly. With a unigram draw "
+    "$S(v \\mid y) = \\kappa\\mathbb{1}[v = y] + r\\,u(v)$, the same proof gives "
+    "$q(v) = p(v)(\\kappa + r u(v))/(\\kappa p(v) + r u(v))$, and the evidence factor becomes "
+    "$1 + \\kappa/(r\\,u(v))$: it now depends on the word. A frequent word is often a replacement, so seeing it "
+    "proves less; a rare word is almost never a replacement, so seeing it proves more. The figure shows $q(v)$ "
+    "against $p(v)$ for both vocabularies, under uniform replacement and under a Zipf-like unigram "
+    f"($u(k) \\propto k^{{-{ch2.ShrinkageConfig().zipf_exponent:g}}}$ by rank $k$; the filing corpus's own "
+    "unigram comes with the finance chapter), for the most and the least frequent word."
+)
 
 # %%
-Markdown(f"On the filings a visible word keeps at least half the mass unless the context gives it less than "
-         f"**{ev[ch2.FILING_VOCAB]['threshold']:.2g}**; on the HMM the bar is **{ev[ch2.HMM_VOCAB]['threshold']:.2g}**.")
+show(ch2.shrinkage_figure(),
+     alt=f"Two panels, for vocabularies of {ch2.HMM_VOCAB} and {ch2.FILING_VOCAB} tokens, plot the optimum's "
+         "probability of the visible token against the context's probability of it on a log scale. Every curve "
+         "is an S shape that rises from 0 to 1, to the left of the diagonal where the visible token would be "
+         "ignored. The rarest word's curve rises "
+         "first, the uniform-replacement curve next, the most frequent word's curve last; thin vertical lines mark "
+         "where each crosses one half, and the spread between them is much wider at the larger vocabulary.",
+     caption=r"Theorem 2 (ii): the optimum's probability $q(v)$ of a visible token against the context's "
+             r"probability $p(v)$ of it, at BERT's channel. Curves to the left of the diagonal $q = p$ mean the "
+             r"visible token is believed more than the context alone would; the thin vertical lines are the "
+             r"half-mass thresholds.")
 
-# %% [markdown]
-# **Unigram replacement.** Some descriptions of BERT say the random token is drawn by
-# unigram frequency $u$ rather than uniformly; BERT's code draws uniformly. With a unigram
-# draw $S(v \mid y) = \kappa\mathbb{1}[v = y] + r\,u(v)$, the same proof gives
-# $q(v) = p(v)(\kappa + r u(v))/(\kappa p(v) + r u(v))$, and the evidence factor becomes
-# $1 + \kappa/(r\,u(v))$: it now depends on the word. A frequent word is often a
-# replacement, so seeing it proves less; a rare word is almost never a replacement, so
-# seeing it proves more. The figure shows $q(v)$ against $p(v)$ for both vocabularies,
-# under uniform replacement and under a Zipf-like unigram ($u(k) \propto 1/k$ by rank;
-# the filing corpus's own unigram comes with the finance chapter) for the most and the
-# least frequent word. Vertical lines mark where each curve crosses $1/2$.
-
-# %%
-ch2.shrinkage_figure();
+# %% tags=["hide-input"]
+Markdown("Evidence factors and half-mass thresholds of the curves in the figure:")
 
 # %%
 curves = ch2.shrinkage_curves()
-lines = []
-for c in curves:
-    f = c.factors
-    lines.append(f"- $V = {c.vocab_size}$: evidence factor **{f['uniform']:.0f}** under uniform replacement, "
-                 f"**{f['unigram, frequent word']:.3g}** for the most frequent word and "
-                 f"**{f['unigram, rare word']:.4g}** for the rarest under the Zipf unigram; half-mass thresholds "
-                 f"{c.thresholds['uniform']:.2e}, {c.thresholds['unigram, frequent word']:.2e} and "
-                 f"{c.thresholds['unigram, rare word']:.2e}.")
-Markdown("\n".join(lines))
+table(["V", "replacement", "evidence factor", "half-mass threshold"],
+      [(c.vocab_size, name, c.factors[name], c.thresholds[name]) for c in curves for name in c.factors],
+      formats=["d", None, ".4g", ".2e"])
+
+# %% tags=["hide-input"]
+big = curves[-1]
+Markdown(
+    f"At $V = {big.vocab_size}$ the Zipf unigram spreads the factor from "
+    f"{big.factors['unigram, frequent word']:.3g} for the most frequent word to "
+    f"{big.factors['unigram, rare word']:.4g} for the rarest, on both sides of the uniform "
+    f"{big.factors['uniform']:.0f}: under unigram replacement, how far a visible word is trusted depends on how "
+    "common it is."
+)
 
 # %% [markdown]
 # ## Why the random replacements matter
@@ -290,62 +401,81 @@ Markdown("\n".join(lines))
 # ($q(v) = 1$), and nothing in the loss would make the encoder look at the context where a
 # token is visible. If it never kept tokens ($\kappa = 0$), a visible token would carry no
 # information about the original at all, and the optimum would ignore it ($q = p$). With
-# both, the visible token is a strong hint, worth the factor above, but only a hint: the
+# both, the visible token is a strong hint, worth the evidence factor, but only a hint: the
 # optimum still needs $p$, the prediction from context, at every visible selected position.
 # The kept tokens make the visible token informative; the random ones keep the context in
-# play. Both limits, computed with `optimum` on random $p$ and on the HMM's exact $p$:
+# play. Both limits, computed with
+# [`optimum`](../api/mlm_book.channel.html#mlm_book.channel.optimum) on random $p$ and on
+# the HMM's exact $p$:
 
 # %%
 lim = ch2.limits_check()
-print(f"r = 0 < kappa : largest |q(v) - 1| = {lim['copy']:.1e}")
-print(f"kappa = 0     : largest |q - p|    = {lim['ignore']:.1e}")
+table(["channel", "Theorem 2 (iv) says", "largest deviation"],
+      [("r = 0 < κ", "q(v) = 1", lim["copy"]), ("κ = 0", "q = p", lim["ignore"])],
+      formats=[None, None, ".1e"])
 
 # %% [markdown]
 # ## Fixed-count selection: how wrong is the closed form?
 #
 # Theorem 2's proof used one fact about selection: that $i \in M$ tells nothing about the
 # other positions. Under BERT's fixed count it does. Given that $i$ is one of the $k$
-# selected positions, exactly $k - 1$ of the others are selected too; when $k = 1$ (short
-# sentences, printed below) the others are certainly clean. The formula of Theorem 2 still
-# gives the right *shrinkage*, because position $i$'s own display is drawn from $S$
-# whatever the selection law; what goes wrong is $p$, which should be
-# $P(x_i \mid \tilde x_{-i}, i \in M)$ and is not $P(x_i \mid \tilde x_{-i})$ any more.
+# selected positions, exactly $k - 1$ of the others are selected too; when $k = 1$ the
+# others are certainly clean. The formula of Theorem 2 still gives the right *shrinkage*,
+# because position $i$'s own display is drawn from $S$ whatever the selection law; what goes
+# wrong is $p$, which should be $P(x_i \mid \tilde x_{-i}, i \in M)$ and is not
+# $P(x_i \mid \tilde x_{-i})$ any more.
 #
-# [`fixed_count_posterior`](../../api/mlm_book.bruteforce/) computes the exact posterior
-# under fixed-count selection. A uniform set of $k$ positions containing $i$ is the same as
-# a fair coin for each other position conditioned on exactly $k - 1$ heads, so a
-# forward–backward pass over (hidden state, number selected so far) sums over all
-# $\binom{n-1}{k-1}$ selection sets at once; it agrees with an explicit enumeration of the
-# sets to rounding (printed below, on sentences of length 6 to 12 at $\rho = 0.4$). We
-# sample sentences, corrupt them with fixed-count selection, and compare the exact
-# posterior with the closed form at every selected position: once with the closed form at the nominal $\rho$, and once at the *matched* rate
-# $(k-1)/(n-1)$, the other positions' actual selection rate given $i \in M$. The errors are
-# exact per sentence; only the sentences are a sample.
+# [`fixed_count_posterior`](../api/mlm_book.bruteforce.html#mlm_book.bruteforce.fixed_count_posterior)
+# computes the exact posterior under fixed-count selection. A uniform set of $k$ positions
+# containing $i$ is the same as a fair coin for each other position conditioned on exactly
+# $k - 1$ heads, so a forward–backward pass over (hidden state, number selected so far) sums
+# over all $\binom{n-1}{k-1}$ selection sets at once.
 
-# %%
-print(ch2.FixedCountConfig())
-print("longest sentence with k = 1 at rho = 0.15:", max(n for n in range(1, 40) if selection_count(n, 0.15) == 1))
-print(f"count chain vs enumeration of selection sets: largest difference {ch2.count_chain_agreement():.1e}")
-Markdown(ch2.fixed_count_markdown())
-
-# %%
+# %% tags=["hide-input"]
+fc = ch2.FixedCountConfig()
+chain = inspect.signature(ch2.count_chain_agreement).parameters
 t = ch2.fixed_count_table()
-rows = {(int(n), float(rho)): j for j, (n, rho) in enumerate(zip(t["length"], t["rho"]))}
-j24 = rows[(24, 0.15)]
-short = [rows[(n, 0.15)] for n in (3, 4, 5, 6)]
+longest_single = max(n for n in range(1, 100) if selection_count(n, bert.rho) == 1)
 Markdown(
-    f"At BERT's rate on short sentences ($n = 3$ to $6$, $k = 1$) the closed form at the nominal $\\rho$ has a mean "
-    f"KL of **{min(t['nominal_mean_kl'][short]):.4f}** to **{max(t['nominal_mean_kl'][short]):.4f}** nats from the "
-    f"exact posterior, against a mean entropy near **{np.mean(t['mean_entropy'][short]):.2f}** nats; single "
-    f"positions are off by up to **{max(t['nominal_max_abs'][short]):.2f}** in probability. At the matched rate the "
-    f"error vanishes (largest **{max(t['matched_max_abs'][short]):.0e}**): with $k = 1$ the others are clean, and "
-    f"the closed form at rate 0 knows it. At the training length $n = 24$ ($k = "
-    f"{int(t['count'][j24])}$) the mean KL is **{t['nominal_mean_kl'][j24]:.4f}** nats at the nominal rate and "
-    f"**{t['matched_mean_kl'][j24]:.4f}** at the matched one: the count constraint correlates the other positions' "
-    f"selections, which no independent rate can express, but on average the price is small beside the entropy "
-    f"(**{t['nominal_mean_kl'][j24] / t['mean_entropy'][j24]:.2%}** of it). The worst single positions still "
-    f"differ by **{t['nominal_max_abs'][j24]:.2f}** in probability, so comparing a trained encoder with the closed "
-    f"form is only clean when the encoder is trained and evaluated with independent selection."
+    "The pass agrees with an explicit enumeration of the sets to "
+    f"**{ch2.count_chain_agreement():.0e}** (on sampled sentences of lengths "
+    f"{', '.join(str(n) for n in chain['lengths'].default)} at $\\rho = {chain['rho'].default:g}$). At BERT's rate "
+    f"$k = 1$ for every sentence of up to {longest_single} tokens.\n\n"
+    f"For each length $n$ in {', '.join(str(n) for n in fc.lengths)} we sample {fc.batch:,} sentences, corrupt "
+    "them with fixed-count selection, and compare the exact posterior with the closed form at every selected "
+    "position: once with the closed form at the *nominal* $\\rho$, and once at the *matched* rate "
+    "$(k-1)/(n-1)$, the other positions' actual selection rate given $i \\in M$. The errors are exact per "
+    "sentence; only the sentences are a sample. In the tables, *mean KL* is the mean over the selected positions "
+    "of KL(exact ‖ closed form) in nats, and *largest error* the largest difference of a single probability. "
+    "For scale, the mean entropy of the exact posterior lies between "
+    f"{t['mean_entropy'].min():.2f} and {t['mean_entropy'].max():.2f} nats in every row."
+)
+
+# %%
+ch2.fixed_count_rate_table(fc.rhos[0])
+
+# %%
+ch2.fixed_count_rate_table(fc.rhos[1])
+
+# %% tags=["hide-input"]
+rows = {(int(n), float(rho)): j for j, (n, rho) in enumerate(zip(t["length"], t["rho"]))}
+j24 = rows[(SETUP.length, bert.rho)]
+short = [j for (n, rho), j in rows.items() if rho == bert.rho and t["count"][j] == 1]
+Markdown(
+    f"At BERT's rate on short sentences ($n \\le {longest_single}$, $k = 1$) the closed form at the nominal "
+    f"$\\rho$ has a mean KL of **{min(t['nominal_mean_kl'][short]):.4f}** to "
+    f"**{max(t['nominal_mean_kl'][short]):.4f}** nats from the exact posterior; single probabilities are off by up "
+    f"to **{max(t['nominal_max_abs'][short]):.2f}**. At the matched rate the error vanishes (largest "
+    f"**{max(t['matched_max_abs'][short]):.0e}**): with $k = 1$ the others are clean, and the closed form at rate 0 "
+    f"knows it. At the encoder's training length $n = {SETUP.length}$ ($k = {int(t['count'][j24])}$) the mean KL "
+    f"is **{t['nominal_mean_kl'][j24]:.4f}** nats at the nominal rate and **{t['matched_mean_kl'][j24]:.4f}** at "
+    "the matched one. Matching the rate does not remove the error once $k > 1$: the count constraint couples the "
+    "other positions' selections, which no independent rate can express. On average the price is small beside the "
+    f"entropy (**{t['nominal_mean_kl'][j24] / t['mean_entropy'][j24]:.2%}** of it), but the worst single positions "
+    f"still differ by **{t['nominal_max_abs'][j24]:.2f}** in probability. At $\\rho = {fc.rhos[1]:g}$ everything "
+    f"is larger, up to a mean KL of {t['nominal_mean_kl'][t['rho'] == fc.rhos[1]].max():.4f} nats. So a trained "
+    "encoder can be compared with the closed form cleanly only when it is trained and evaluated with independent "
+    "selection, which is what the next section does."
 )
 
 # %% [markdown]
@@ -354,89 +484,265 @@ Markdown(
 # Theorems 1 and 2 say what the best predictor is; they do not say that training finds it.
 # On the HMM we can measure how close a small trained encoder comes, position by position,
 # because the target $P_i(\cdot \mid \tilde x)$ is computable.
-#
-# **The encoder.** Tokens enter as $E[x_i] + P_i$, with a token table $E$ and a learned
-# position table $P$. Two pre-LN blocks follow, each
-# $h = x + \operatorname{MHA}(\operatorname{LN}_1(x))$, then
-# $x' = h + \operatorname{MLP}(\operatorname{LN}_2(h))$, with a GELU MLP of width $4d$ and
-# multi-head attention *without* a causal mask, so every position reads every other. A
-# final LayerNorm and the same table $E$ give the logits
-# $\operatorname{LN}(x_L) E^\top/\sqrt d + b$. $[\texttt{MASK}]$ has a row of $E$ for input but
-# is never a target and never a replacement. Every backward pass is written by hand in
-# [`mlm_book.nn`](../../api/mlm_book.nn/) and checked against central differences; the
-# loss is computed on the selected rows only, so the last block's queries, output
-# projection and MLP run on those rows alone.
-#
-# The encoder is trained on fresh corrupted sequences at every step, with the channel of
-# this chapter at BERT's settings and *independent* selection, the case in which Theorem 2
-# is exact. Its configuration:
 
-# %%
-from mlm_book.experiments import hmm_encoder
-
-grad = hmm_encoder.gradient_check_result()
+# %% tags=["hide-input"]
+e = SETUP.encoder
+channel = SETUP.channel()
 Markdown(
-    "| setting | value |\n|---|---|\n"
-    + "\n".join(f"| {name} | {value} |" for name, value in hmm_encoder.SETUP.rows())
-    + f"\n\nGradient check (float64, central differences, {grad.n_entries} entries of every parameter "
-    f"tensor and the input embeddings of a narrowed copy): largest relative error **{grad.max_error:.1e}**."
+    "**The encoder** is a small BERT: a bidirectional transformer encoder "
+    f"([Vaswani et al. 2017](../references.html#vaswani-2017)) of width $d = {e.d_model}$ with {e.n_blocks} "
+    f"blocks of {e.n_heads} attention heads, written in NumPy with hand-written backward passes "
+    "([`mlm_book.nn`](../api/mlm_book.nn.html)). The diagram is drawn from its configuration; read it from the "
+    "bottom up."
 )
 
 # %%
-hmm_encoder.loss_curve_figure();
+show(figure_architecture(SETUP.encoder, rho=channel.rho),
+     alt="Block diagram of the encoder, read from bottom to top. A row of shown tokens, one of them [MASK], feeds a "
+         "token table and a position table whose rows are added into layer 0. Two identical blocks follow, each with "
+         "a LayerNorm then self-attention without a causal mask, added back to the residual stream, and a LayerNorm "
+         "then an MLP with GELU, added back likewise. A final LayerNorm feeds an output head that reuses the token "
+         "table, shown by a dashed arrow from the token table to the head. At the top, softmax and cross-entropy "
+         "against the clean token, only at the positions the channel selected.",
+     caption=rf"The book's HMM encoder: width $d = {e.d_model}$, {e.n_blocks} pre-LN blocks, {e.n_heads} heads, "
+             rf"MLP width {e.mlp_ratio * e.d_model}, {e.vocab_size} tokens plus [MASK], sentences of up to "
+             rf"{e.length} tokens. The dashed arrow is the weight tying: the output head reads with the token "
+             rf"table $E$.")
+
+# %% tags=["hide-input"]
+Markdown(
+    f"**Tables.** A shown token $\\tilde x_i$ enters as $E[\\tilde x_i] + P_i$: a row of the token table $E$ "
+    f"({e.input_vocab_size} rows, one per token and one for `[MASK]`) plus a row of the learned position table "
+    f"$P$ ({e.length} rows, one per position). This is layer 0, and it is still a static embedding in the sense "
+    "of Chapter 1: at a fixed position it depends on the token alone.\n\n"
+    f"**Blocks.** The {e.n_blocks} blocks that follow are *pre-LN* "
+    "([Xiong et al. 2020](../references.html#xiong-2020)): each "
+    "normalises its input before each sub-layer and adds the sub-layer's output back to the residual stream: "
+    "$h = x + \\operatorname{MHA}(\\operatorname{LN}_1(x))$, then "
+    "$x' = h + \\operatorname{MLP}(\\operatorname{LN}_2(h))$, with LayerNorm "
+    f"([Ba et al. 2016](../references.html#ba-2016)) and an MLP of width {e.mlp_ratio}$d$ with the GELU "
+    f"nonlinearity ([Hendrycks and Gimpel 2016](../references.html#hendrycks-2016)). The multi-head attention has "
+    "*no* causal mask, so every position reads every other, to its left and to its right: this is where context "
+    "enters.\n\n"
+    "**The tied head.** A final LayerNorm and the same table $E$ turn the last layer into logits, "
+    "$\\operatorname{LN}(x_L) E^\\top/\\sqrt d + b$: a token scores high when its input vector points the way "
+    "the final state does. There is no second output table, and the `[MASK]` row of $E$ is used for input only, "
+    "never as a target.\n\n"
+    "**The loss only at selected positions.** Every sentence is corrupted by the channel of this chapter, and the "
+    "cross-entropy against the clean token is taken only at the selected positions, a share "
+    f"$\\rho = {channel.rho:g}$ of them, whatever they show. As shown at the start of the chapter, the other "
+    "positions receive no gradient, so the last block's queries, output projection and MLP are run on the "
+    "selected rows alone.\n\n"
+    "The encoder is trained on fresh corrupted sentences at every step, with BERT's settings and *independent* "
+    "selection, the case in which Theorem 2 is exact. Its configuration:"
+)
+
+# %%
+table(["setting", "value"], SETUP.rows())
+
+# %% tags=["hide-input"]
+grad = hmm_encoder.gradient_check_result()
+Markdown(
+    f"Every backward pass is checked against central differences in double precision, on {grad.n_entries:,} "
+    "entries of every parameter tensor and of the input embeddings of a narrowed copy of the encoder (same "
+    f"architecture, smaller width): the largest relative error is **{grad.max_error:.1e}**. The training loss:"
+)
+
+# %%
+show(hmm_encoder.loss_curve_figure(),
+     alt=f"Training loss of the HMM encoder over {SETUP.training.steps} Adam steps. The raw loss of each batch is "
+         "a noisy grey band; its moving average falls fast at first, drops again a few hundred steps later, and then "
+         "creeps down toward a dashed horizontal line, the exact posterior's mean entropy, ending just above it.",
+     caption="Training loss of the HMM encoder. Each step's loss is measured on a fresh batch, so it estimates the "
+             "encoder's risk without bias; by Theorem 1 no predictor's risk is below the mean entropy of the "
+             "exact posterior, the dashed floor (estimated on the held-out positions used below).")
 
 # %% [markdown]
-# The loss of each step is an unbiased estimate of the encoder's risk on fresh data, and by
-# Theorem 1 no predictor's risk is below the mean entropy of the exact posterior: the dashed
-# floor. Now the held-out comparison, on selected positions of sequences the encoder never
-# saw, corrupted by the same channel:
+# The moving average approaches the floor and stays above it, as Theorem 1 requires of any
+# predictor's risk; single batches dip below it only because each is a noisy estimate. How
+# far above the floor the encoder ends is measured on held-out data: the selected positions of sentences the
+# encoder never saw, corrupted by the same channel. There the exact posterior of Theorem 2
+# is computed at every position and compared with the encoder's output, distribution
+# against distribution.
 
 # %%
 ev = hmm_encoder.evaluation()
-Markdown(ev.table())
+table(["quantity", "value"],
+      [("held-out sentences", f"{ev.n_sequences}"), ("selected positions", f"{ev.n_positions:,}"),
+       ("cross-entropy of the exact posterior (nats)", f"{ev.exact_ce:.3f}"),
+       ("cross-entropy of the encoder (nats)", f"{ev.encoder_ce:.3f}"),
+       ("difference, with its standard error", f"{ev.ce_gap:.3f} ± {ev.gap_se:.3f}"),
+       ("mean KL(exact ‖ encoder) (nats)", f"{ev.mean_kl:.3f}"),
+       ("mean entropy of the exact posterior (nats)", f"{ev.mean_entropy:.3f}")])
+
+# %% tags=["hide-input"]
+Markdown(
+    "The two cross-entropies score each distribution on the one clean token each position hid: the exact "
+    f"posterior gets **{ev.exact_ce:.3f}** nats and the encoder **{ev.encoder_ce:.3f}**, a gap of "
+    f"**{ev.ce_gap:.3f}** with standard error {ev.gap_se:.3f}, since it rests on one sampled token per position. "
+    "The mean KL needs no sampling: it compares the two distributions in full, and by Theorem 1 it is exactly the "
+    f"encoder's excess risk over the best predictor. It is **{ev.mean_kl:.3f}** nats, "
+    f"**{100 * ev.kl_share:.1f} %** of the **{ev.mean_entropy:.3f}**-nat mean entropy that no predictor can "
+    f"avoid (the identity of Theorem 1 holds on these outputs to {ev.theorem1_gap:.0e}). Broken down by what the "
+    "selected position shows:"
+)
 
 # %%
+share = {"mask": channel.mask, "kept": channel.keep, "random": channel.random}
+table(["position shows", "share of training targets", "held-out positions", "mean KL(exact ‖ encoder)"],
+      [(kind if kind != "mask" else "[MASK]", share[kind], ev.counts[kind], ev.kl_by_kind[kind])
+       for kind in sorted(ev.kl_by_kind, key=ev.kl_by_kind.get)],
+      formats=[None, ".2f", "d", ".3f"])
+
+# %% tags=["hide-input"]
 order = sorted(ev.kl_by_kind, key=ev.kl_by_kind.get)
+label = {"mask": "`[MASK]`", "kept": "a kept token", "random": "a random substitute"}
 Markdown(
-    f"Scored on the one clean token each position hid, the exact posterior has a cross-entropy of "
-    f"**{ev.exact_ce:.3f}** nats and the encoder **{ev.encoder_ce:.3f}**. That gap of **{ev.ce_gap:.3f}** "
-    f"(standard error {ev.gap_se:.3f}) is a sampled estimate. Computed distribution against distribution, "
-    f"the mean KL from the exact posterior to the encoder is **{ev.mean_kl:.3f}** nats, "
-    f"**{100 * ev.kl_share:.1f} %** of the **{ev.mean_entropy:.3f}**-nat mean entropy: by Theorem 1 this is "
-    f"exactly the encoder's excess risk over the best predictor (the identity holds on these outputs to "
-    f"{ev.theorem1_gap:.0e}). By what the position shows, the divergence is smallest at "
-    f"**{order[0]}** ({ev.kl_by_kind[order[0]]:.3f}), then **{order[1]}** ({ev.kl_by_kind[order[1]]:.3f}), "
-    f"and largest at **{order[2]}** ({ev.kl_by_kind[order[2]]:.3f})."
+    f"The divergence is smallest at {label[order[0]]}, larger at {label[order[1]]} and largest at "
+    f"{label[order[2]]}. Theorem 2 does not predict this ordering: it says what the target is at each kind of "
+    "position, not how hard that target is to learn. Two things account for it.\n\n"
+    "The first is how often training asks each question. Of the selected positions, the channel shows `[MASK]` at "
+    f"a share $m = {channel.mask:g}$ and a kept or a random token at $\\kappa = {round(channel.keep, 12):g}$ and "
+    f"$r = {channel.random:g}$, so the encoder sees about {channel.mask / channel.random:.0f} times as many "
+    "`[MASK]` targets as kept ones or random ones.\n\n"
+    "The second separates kept tokens from random ones, which training shows equally often: where the target "
+    "sits on the curve of Theorem 2 (ii). In odds, the curve multiplies the context's odds of the visible token by "
+    "the evidence factor, so an error $\\varepsilon$ in the encoder's log-odds of that token moves the target "
+    "$q(v)$ by about $q(v)(1 - q(v))\\,\\varepsilon$: a lot where $q(v)$ is near $1/2$, little where it is near 0 "
+    "or 1. The table below places the held-out visible tokens on the curve, using the exact $p$ and $q$."
+)
+
+# %%
+vis = ch2.visible_tokens()
+table(["position shows", "positions", "median context p(v)", "mean optimum q(v)", "share with q(v) > 1/2"],
+      [(kind, vis.counts[kind], vis.median_context[kind], vis.mean_optimum[kind], vis.believed[kind])
+       for kind in ("kept", "random")],
+      formats=[None, "d", ".3f", ".3f", ".2f"])
+
+# %% tags=["hide-input"]
+Markdown(
+    "A kept token is the true one, which the context usually finds plausible: the optimum gives it more than half "
+    f"its mass at {100 * vis.believed['kept']:.0f} % of kept positions, on the flat top of the curve, where a small "
+    "error in the encoder's reading of the context hardly moves the target. A random substitute is usually a token "
+    f"the context finds unlikely, but not very unlikely: its median $p(v)$ of {vis.median_context['random']:.3f} "
+    f"is close to the half-mass threshold {vis.threshold:.3f}, and the optimum believes it at "
+    f"{100 * vis.believed['random']:.0f} % of random positions and not at the rest. Random substitutes thus sit on "
+    "the steep middle of the curve, where the same error moves the target most. The largest divergence being "
+    "there is consistent with this; the book does not test the mechanism further.\n\n"
+    "**The shrinkage, read off the encoder.** Theorem 2 (ii) can also be tested on the encoder itself. At each kept "
+    "position, replace the token by `[MASK]` and ask the encoder for its guess $\\hat p$; the formula turns that "
+    "guess into the probability the visible token should keep, "
+    "$\\hat p(v)(\\kappa + r/V)/(\\kappa \\hat p(v) + r/V)$. Averaged over the kept positions:"
+)
+
+# %%
+table(["at kept positions, mean probability of the visible token", "value"],
+      [("the encoder's [MASK] guess p̂(v)", ev.kept_mask_guess),
+       ("the encoder, seeing the token", ev.kept_encoder),
+       ("Theorem 2 (ii) applied to the [MASK] guess", ev.kept_plugin),
+       ("the exact posterior", ev.kept_exact)],
+      formats=[None, ".3f"])
+
+# %% tags=["hide-input"]
+Markdown(
+    f"Seeing the token raises the encoder's probability of it from **{ev.kept_mask_guess:.3f}** (its guess with "
+    f"`[MASK]` there) to **{ev.kept_encoder:.3f}**, a ratio of the two means of "
+    f"**{ev.kept_encoder / ev.kept_mask_guess:.1f}**. The formula, fed the same guesses, gives "
+    f"**{ev.kept_plugin:.3f}** (a ratio of **{ev.kept_plugin / ev.kept_mask_guess:.1f}**), and the exact posterior "
+    f"**{ev.kept_exact:.3f}**. Two other behaviours were possible, and the numbers rule out both. An encoder that "
+    f"ignored the visible token would stay at its guess, {ev.kept_mask_guess:.3f} (a ratio of 1). An encoder that "
+    "copied it, which is the optimum only when the channel never substitutes random tokens (Theorem 2 (iv)), would "
+    f"put probability 1 on it (a ratio of {1 / ev.kept_mask_guess:.1f}). The encoder sits within "
+    f"{abs(ev.kept_plugin - ev.kept_encoder):.3f} of the formula and far from both: it has learned the shrinkage "
+    "toward the visible token, not a copy of it."
 )
 
 # %% [markdown]
-# The ordering is what Theorem 2 predicts about difficulty. At a $[\texttt{MASK}]$ the target
-# is the context's prediction $p$ alone. At a visible token the target is $p$ reweighted by
-# the channel, and the encoder must learn that reweighting as well as $p$. A random
-# substitute is the hardest case: the visible token is wrong, the target puts little mass
-# on it, and deciding *how* little requires weighing the context against the
-# $r/V$ chance that the substitute happens to be right — a comparison the encoder meets only
-# in one selected position in ten.
+# ## What this chapter shows
+
+# %% tags=["hide-input"]
+Markdown(
+    "* The masked-LM loss is a strictly proper scoring rule. Its expected value is the entropy of the hidden "
+    "token's true conditional plus the KL divergence from it, so the best predictor is that conditional, "
+    "whatever the selection rule (Theorem 1).\n"
+    "* Under independent selection the conditional has a closed form: Bayes' rule with the context's prediction "
+    "as prior and the channel as likelihood (Theorem 2). On the HMM it agrees with brute-force enumeration to "
+    f"{max(r.max_abs for r in ch2.brute_force_rows()):.0e}.\n"
+    "* A visible token multiplies the odds of itself by $1 + \\kappa V/r$, "
+    f"{evidence[ch2.HMM_VOCAB]['factor']:.0f} on the HMM and {evidence[ch2.FILING_VOCAB]['factor']:.0f} on the "
+    "filings. The kept tokens make a visible token informative; the random ones keep the context in play.\n"
+    "* BERT's fixed-count selection breaks Theorem 2's assumption. At the training length the closed form is off "
+    f"by {t['nominal_mean_kl'][j24]:.4f} nats on average, but single probabilities by up to "
+    f"{t['nominal_max_abs'][j24]:.2f}.\n"
+    f"* A small encoder trained with independent selection ends {ev.mean_kl:.3f} nats "
+    f"({100 * ev.kl_share:.1f} % of the entropy) from the exact optimum, closest at `[MASK]`, and at kept tokens "
+    "it applies Theorem 2's shrinkage to its own guess.\n\n"
+    "The next chapter asks whether the conditionals such a model learns, one position at a time, fit together "
+    "into a single joint distribution over sentences."
+)
+
+# %% [markdown]
+# ## Exercises
 #
-# Theorem 2 (ii) can also be read off the encoder itself. At a kept position, mask the token
-# and ask the encoder for its guess $\hat p$; the formula turns that guess into the
-# probability the visible token should keep, $\hat p(v)(\kappa + r/V)/(\kappa \hat p(v) + r/V)$.
+# **Exercise 1.** BERT's English vocabulary has 30,522 WordPiece tokens. At BERT's channel,
+# by what factor does a visible token multiply its odds, and below what context probability
+# does the optimum give it less than half its mass? What happens to both numbers if the
+# channel swaps the roles of its two small shares, replacing more often than it keeps
+# ($\kappa = 0.05$, $r = 0.15$)?
 
-# %%
-Markdown(
-    f"At kept tokens the encoder puts **{ev.kept_encoder:.3f}** on the visible token on average. "
-    f"Theorem 2 (ii) applied to its own $[\\texttt{{MASK}}]$ guess predicts **{ev.kept_plugin:.3f}**, "
-    f"and that guess alone puts only **{ev.kept_mask_guess:.3f}** on the same token (the exact posterior "
-    f"keeps **{ev.kept_exact:.3f}**). Seeing the token multiplies its probability by about "
-    f"**{ev.kept_encoder / ev.kept_mask_guess:.1f}** where the formula, fed the same guesses, multiplies it by "
-    f"**{ev.kept_plugin / ev.kept_mask_guess:.1f}**; neither goes near 1. The encoder has learned the "
-    f"shrinkage toward the visible token, not a copy of it."
+# %% tags=["hide-input"]
+wordpiece = Channel(30522)
+swapped = Channel(30522, mask=0.8, random=0.15)
+answer(
+    f"`evidence_factor(Channel(30522))` gives **{evidence_factor(wordpiece):,.0f}** and "
+    f"`half_mass_threshold(Channel(30522))` gives **{half_mass_threshold(wordpiece):.2e}**: a visible word keeps "
+    "most of the mass unless the context gives it almost nothing. With $\\kappa = "
+    f"{round(swapped.keep, 12):g}$ and $r = {swapped.random:g}$ the factor $1 + \\kappa V/r$ falls to "
+    f"**{evidence_factor(swapped):,.0f}** and the threshold rises to **{half_mass_threshold(swapped):.2e}**. "
+    "Both shares matter only through their ratio $\\kappa/r$: the factor compares the chance $\\kappa + r/V$ "
+    "that a position whose token is $v$ shows $v$ with the chance $r/V$ that a position holding another token "
+    "shows it. At a vocabulary this large even a three times weaker hint is still very strong."
 )
 
 # %% [markdown]
-# ## Claims of this chapter, recomputed
+# **Exercise 2.** A lazy predictor treats every selected position as if it showed `[MASK]`:
+# it answers the context's prediction $p$ even where a token is visible. Using Theorem 1,
+# how much loss does it pay for that per visible selected position of the held-out sample,
+# and per selected position overall? Compare with the trained encoder's excess risk.
 
-# %%
-from mlm_book.ledger import all_claims
+# %% tags=["hide-input"]
+visible_share = (vis.counts["kept"] + vis.counts["random"]) / vis.selected
+answer(
+    "Given the corrupted sentence, Theorem 1 says the lazy predictor's excess loss at a position is "
+    "$\\mathrm{KL}(q \\| p)$, the divergence of $p$ from the optimum $q$. At `[MASK]` the two agree and it loses "
+    f"nothing. Over the {vis.counts['kept'] + vis.counts['random']} visible selected positions, "
+    f"`ch2.visible_tokens().visible_ignore_cost` gives **{vis.visible_ignore_cost:.3f}** nats. Visible tokens are "
+    f"{100 * visible_share:.0f} % of the selected positions, so per selected position the lazy predictor pays "
+    f"**{visible_share * vis.visible_ignore_cost:.3f}** nats, against the trained encoder's {ev.mean_kl:.3f}: "
+    f"about {visible_share * vis.visible_ignore_cost / ev.mean_kl:.0f} times more. The hint a visible token "
+    "carries is worth a lot, and the encoder has learned to use most of it."
+)
 
-Markdown(to_markdown(verify(claims=[c for c in all_claims() if c.id.startswith("S3-")])))
+# %% [markdown]
+# **Exercise 3.** At a random substitute the shown token is the original only by the luck of
+# the uniform draw, once in $V$ draws. Yet the table of held-out visible tokens shows the
+# optimum giving a random substitute more than half its mass at a large share of random
+# positions. Is the optimum overconfident? Check it against all visible positions together.
+
+# %% tags=["hide-input"]
+answer(
+    "No. The optimum cannot see whether a visible token was kept or drawn at random; it is calibrated over the "
+    "positions it cannot tell apart, not over the random ones alone. Over all "
+    f"{vis.counts['kept'] + vis.counts['random']} visible selected positions of the held-out sample, its mean "
+    f"probability of the visible token is **{vis.visible_mean_optimum:.3f}** "
+    "(`ch2.visible_tokens().visible_mean_optimum`), and the visible token is the original at a share "
+    f"**{vis.visible_original_share:.3f}** of them (`visible_original_share`), equal within the sampling error of "
+    "a few hundred positions. A random substitute that the context finds plausible looks exactly like a kept "
+    "token, so the optimum must give it the kept token's probability."
+)
+
+# %% [markdown]
+# ## Claims
+
+# %% tags=["hide-input"]
+chapter_summary(verify(claims=ch2.CLAIMS + hmm_encoder.CLAIMS))

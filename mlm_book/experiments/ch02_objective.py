@@ -33,9 +33,11 @@ from mlm_book.channel import (
     visible_mass,
     zipf_unigram,
 )
+from mlm_book.figures import PALETTE, WIDE, subplots
 from mlm_book.hmm import default_hmm, sample
 from mlm_book.ledger import Claim
-from mlm_book.scoring import masked_lm_loss_and_grad, risk_decomposition
+from mlm_book.report import Markdown, table
+from mlm_book.scoring import kl_divergence, masked_lm_loss_and_grad, risk_decomposition
 
 __all__ = [
     "HMM_VOCAB",
@@ -53,6 +55,7 @@ __all__ = [
     "loss_gradient_check",
     "worked_example",
     "worked_example_text",
+    "worked_example_table",
     "ShrinkageConfig",
     "shrinkage_curves",
     "shrinkage_figure",
@@ -61,6 +64,9 @@ __all__ = [
     "count_chain_agreement",
     "fixed_count_table",
     "fixed_count_markdown",
+    "fixed_count_rate_table",
+    "VisibleTokens",
+    "visible_tokens",
     "CLAIMS",
 ]
 
@@ -289,16 +295,16 @@ def brute_force_rows(config: BruteForceConfig = BruteForceConfig()) -> tuple[Bru
     return tuple(rows)
 
 
-def brute_force_markdown(config: BruteForceConfig = BruteForceConfig()) -> str:
+def brute_force_markdown(config: BruteForceConfig = BruteForceConfig()) -> Markdown:
     """The brute-force table as Markdown: one row per rate and display kind, worst position."""
     rows = brute_force_rows(config)
-    lines = ["| ρ | display at i | sentences × positions | max abs difference |", "|---|---|---|---|"]
+    out = []
     for rho in config.rhos:
         for kind in ("[MASK]", "kept", "random"):
             chosen = [r for r in rows if r.rho == rho and r.kind == kind]
-            worst = max(r.max_abs for r in chosen)
-            lines.append(f"| {rho} | {kind} | {chosen[0].cases} × {len(chosen)} | {worst:.1e} |")
-    return "\n".join(lines)
+            out.append((f"{rho:g}", kind, f"{chosen[0].cases} × {len(chosen)}", max(r.max_abs for r in chosen)))
+    return table(["ρ", "display at i", "sentences × positions", "largest difference"], out,
+                 formats=[None, None, None, ".1e"])
 
 
 # ------------------------------------------------------------------ Theorem 2's parts
@@ -448,6 +454,32 @@ def worked_example_text(example: WorkedExample | None = None, top: int = 4) -> s
     return "\n".join(rows)
 
 
+def worked_example_table(example: WorkedExample | None = None, top: int = 4) -> Markdown:
+    """The worked example as a table: $p$ and the optimum under each of the three displays,
+    at the true token, the random token and the context's ``top`` favourites.
+
+    Examples
+    --------
+    >>> worked_example_table().count("(true)")
+    1
+    """
+    example = worked_example() if example is None else example
+    names = default_hmm().token_names
+    favourites = [int(t) for t in np.argsort(-example.p)[:top]]
+    tokens = list(dict.fromkeys([example.true_token, example.random_token] + favourites))
+
+    def cell(x):
+        return f"{x:.3f}" if x >= 5e-4 else f"{x:.0e}"
+
+    rows = []
+    for t in tokens:
+        tag = " (true)" if t == example.true_token else " (random)" if t == example.random_token else ""
+        rows.append((f"`{names[t]}`{tag}", cell(example.p[t]), cell(example.q["[MASK]"][t]),
+                     cell(example.q["kept"][t]), cell(example.q["random"][t])))
+    return table(["token y", "context p(y)", "q(y), [MASK] shown", "q(y), true token shown",
+                  "q(y), random token shown"], rows)
+
+
 # ------------------------------------------------------------------ the loss (S3-05)
 
 
@@ -550,28 +582,39 @@ def shrinkage_curves(config: ShrinkageConfig = ShrinkageConfig()) -> tuple[Shrin
 
 
 def shrinkage_figure(config: ShrinkageConfig = ShrinkageConfig()):
-    """Figure: $q(v)$ against $p(v)$ at $V = 25$ and $V = 879$, uniform vs unigram replacement."""
-    import matplotlib.pyplot as plt
+    r"""Figure: $q(v)$ against $p(v)$ at $V = 25$ and $V = 879$, uniform vs unigram replacement.
+
+    One panel per vocabulary size; a thin vertical line of a curve's colour marks where that
+    curve crosses $q(v) = 1/2$. The evidence factors are not printed (the chapter tabulates
+    them).
+    """
+    from matplotlib.lines import Line2D
 
     results = shrinkage_curves(config)
-    fig, axes = plt.subplots(1, len(results), figsize=(5.2 * len(results), 4), sharey=True)
+    fig, axes = subplots(1, len(results), width=WIDE, height=4.2, sharey=True)
     axes = np.atleast_1d(axes)
-    styles = {"uniform": ("black", "-"), "unigram, frequent word": ("tab:blue", "--"),
-              "unigram, rare word": ("tab:red", ":")}
+    styles = {"uniform": (PALETTE["black"], "-", "uniform replacement"),
+              "unigram, frequent word": (PALETTE["blue"], "--", "Zipf unigram: the most frequent word"),
+              "unigram, rare word": (PALETTE["vermillion"], ":", "Zipf unigram: the rarest word")}
     for ax, result in zip(axes, results):
         for name, q in result.curves.items():
-            color, style = styles[name]
-            ax.plot(result.p, q, color=color, linestyle=style,
-                    label=f"{name} (factor {result.factors[name]:.3g})")
-            ax.axvline(result.thresholds[name], color=color, linestyle=style, linewidth=0.6, alpha=0.6)
-        ax.plot(result.p, result.p, color="grey", linewidth=0.8, label="q = p (no hint)")
-        ax.axhline(0.5, color="grey", linewidth=0.5)
+            color, style, label = styles[name]
+            ax.plot(result.p, q, color=color, linestyle=style, linewidth=1.8, label=label)
+            ax.axvline(result.thresholds[name], color=color, linestyle=style, linewidth=0.8, alpha=0.7)
+        ax.plot(result.p, result.p, color=PALETTE["grey"], linewidth=1.0,
+                label=r"$q(v) = p(v)$: the visible token ignored")
+        ax.axhline(0.5, color=PALETTE["grey"], linestyle="-.", linewidth=0.8)
         ax.set_xscale("log")
-        ax.set_xlabel("p(v): context's probability of the visible token")
-        ax.set_title(f"V = {result.vocab_size}")
-        ax.legend(fontsize=7, loc="upper left")
-    axes[0].set_ylabel("q(v): optimum's probability of the visible token")
-    fig.tight_layout()
+        ax.set_xlim(result.p[0], 1.0)
+        ax.set_ylim(0.0, 1.02)
+        ax.set_xlabel(r"context's probability of the visible token, $p(v)$")
+        ax.set_title(f"$V = {result.vocab_size}$")
+    axes[0].set_ylabel(r"optimum's probability $q(v)$")
+    handles, labels = axes[0].get_legend_handles_labels()
+    handles += [Line2D([], [], color=PALETTE["grey"], linestyle="-.", linewidth=0.8),
+                Line2D([], [], color=PALETTE["black"], linewidth=0.8, marker="|", markersize=10, linestyle="none")]
+    labels += [r"$q(v) = 1/2$", "thin vertical line: where the curve of its colour crosses 1/2"]
+    fig.legend(handles, labels, loc="outside lower center", ncols=2, frameon=False)
     return fig
 
 
@@ -655,6 +698,119 @@ def fixed_count_markdown(config: FixedCountConfig = FixedCountConfig()) -> str:
                      f"{t['matched_rate'][j]:.3f} | {t['matched_max_abs'][j]:.3f} | "
                      f"{t['matched_mean_kl'][j]:.4f} | {t['mean_entropy'][j]:.3f} |")
     return "\n".join(lines)
+
+
+def fixed_count_rate_table(rho: float, config: FixedCountConfig = FixedCountConfig()) -> Markdown:
+    """The rows of the fixed-count table at one rate, six columns: $n$, $k$, and the mean KL
+    and largest probability difference of the closed form at the nominal and at the matched
+    rate. The matched rate, the positions and the entropy are left to the text.
+
+    Examples
+    --------
+    >>> fixed_count_rate_table(0.15).splitlines()[0].startswith("| n (ρ = 0.15)")
+    True
+    """
+    t = fixed_count_table(config)
+    rows = [(int(t["length"][j]), int(t["count"][j]), t["nominal_mean_kl"][j], t["nominal_max_abs"][j],
+             t["matched_mean_kl"][j], t["matched_max_abs"][j])
+            for j in range(len(t["length"])) if t["rho"][j] == rho]
+    if not rows:
+        raise ValueError(f"rho must be one of {config.rhos}, got {rho!r}")
+    return table([f"n (ρ = {rho:g})", "k", "mean KL, nominal", "largest error, nominal", "mean KL, matched",
+                  "largest error, matched"], rows, formats=["d", "d", ".4f", ".3f", ".4f", ".3f"])
+
+
+# ------------------------------------------------------------------ visible tokens on the held-out sample
+
+
+@dataclass(frozen=True)
+class VisibleTokens:
+    r"""Where the visible tokens of the encoder's held-out sample sit on Theorem 2 (ii)'s curve.
+
+    The sample is the one of [`mlm_book.experiments.hmm_encoder.evaluation`][mlm_book.experiments.hmm_encoder.evaluation]
+    (same sequences, same corruption); everything here is exact, no encoder is involved.
+    Dictionaries are keyed by display kind, ``"kept"`` and ``"random"``.
+
+    Attributes
+    ----------
+    counts : dict
+        Selected positions showing each kind.
+    median_context : dict
+        Median of the context's probability $p(v)$ of the visible token $v$.
+    mean_optimum : dict
+        Mean of the optimum's probability $q(v)$ of the visible token.
+    believed : dict
+        Share of positions at which $q(v) > 1/2$.
+    ignore_cost : dict
+        Mean $\mathrm{KL}(q \| p)$ over the positions of each kind: how far the optimum
+        moves away from the context's prediction there.
+    threshold : float
+        The half-mass threshold $(r/V)/(\kappa + 2r/V)$ of the channel.
+    selected : int
+        All selected positions of the sample.
+    visible_mean_optimum : float
+        Mean $q(v)$ over every selected position that shows a token.
+    visible_original_share : float
+        Share of those positions at which the visible token is the original one.
+    visible_ignore_cost : float
+        Mean $\mathrm{KL}(q \| p)$ over every selected position that shows a token: by
+        Theorem 1, the excess risk there of a predictor that answers $p$, as if the position
+        showed [MASK] (a display the predictor sees, so Theorem 1 applies to it).
+    """
+
+    counts: dict
+    median_context: dict
+    mean_optimum: dict
+    believed: dict
+    ignore_cost: dict
+    threshold: float
+    selected: int
+    visible_mean_optimum: float
+    visible_original_share: float
+    visible_ignore_cost: float
+
+
+@cache
+def visible_tokens(setup=None) -> VisibleTokens:
+    """The exact context prediction and optimum at the visible tokens of the held-out sample.
+
+    Parameters
+    ----------
+    setup : HMMEncoderSetup, optional
+        Defaults to ``SETUP`` of [`mlm_book.experiments.hmm_encoder`][mlm_book.experiments.hmm_encoder].
+
+    Examples
+    --------
+    >>> v = visible_tokens()
+    >>> v.mean_optimum["kept"] > v.mean_optimum["random"], v.median_context["kept"] > v.threshold
+    (True, True)
+    """
+    from mlm_book.experiments.hmm_encoder import SETUP
+
+    setup = SETUP if setup is None else setup
+    hmm = default_hmm()
+    c = setup.channel()
+    rng = np.random.default_rng(setup.eval_seed)       # the draws of hmm_encoder.evaluation
+    _, tokens = sample(hmm, setup.eval_sequences, setup.length, rng)
+    batch = corrupt(c, tokens, rng)
+    selected = batch.selected
+    q = exact_posterior(hmm, c, batch.shown)[selected]
+    p = context_prediction(hmm, c, batch.shown)[selected]
+    shown, kind, original = batch.shown[selected], batch.kind[selected], tokens[selected]
+    out = {name: {} for name in ("counts", "median_context", "mean_optimum", "believed", "ignore_cost")}
+    for name, code in (("kept", KEPT), ("random", RANDOM)):
+        rows = np.flatnonzero(kind == code)
+        pv, qv = p[rows, shown[rows]], q[rows, shown[rows]]
+        out["counts"][name] = int(rows.size)
+        out["median_context"][name] = float(np.median(pv))
+        out["mean_optimum"][name] = float(qv.mean())
+        out["believed"][name] = float(np.mean(qv > 0.5))
+        out["ignore_cost"][name] = float(kl_divergence(q[rows], p[rows]).mean())
+    visible = np.flatnonzero(kind != MASKED)
+    return VisibleTokens(**out, threshold=half_mass_threshold(c), selected=int(kind.size),
+                         visible_mean_optimum=float(q[visible, shown[visible]].mean()),
+                         visible_original_share=float(np.mean(shown[visible] == original[visible])),
+                         visible_ignore_cost=float(kl_divergence(q[visible], p[visible]).mean()))
 
 
 # ------------------------------------------------------------------ claims

@@ -359,23 +359,23 @@ def loss_curve_figure(setup: HMMEncoderSetup = SETUP, window: int = 50):
     -------
     matplotlib.figure.Figure
     """
-    import matplotlib.pyplot as plt
+    from mlm_book.figures import PALETTE, WIDE, subplots
 
     losses = trained_encoder(setup).losses
     floor = evaluation(setup).mean_entropy
     steps = np.arange(1, len(losses) + 1)
     smooth = np.convolve(losses, np.ones(window) / window, mode="valid")
-    fig, ax = plt.subplots(figsize=(7.0, 3.8))
-    ax.plot(steps, losses, color="0.75", linewidth=0.6, label="loss of each step's fresh batch")
-    ax.plot(steps[window - 1:], smooth, color="C0", linewidth=1.6, label=f"moving average ({window} steps)")
-    ax.axhline(floor, color="C3", linestyle="--", linewidth=1.2,
-               label=f"exact posterior's mean entropy ({floor:.3f} nats)")
+    fig, ax = subplots(width=WIDE, height=3.4)
+    ax.plot(steps, losses, color="0.78", linewidth=0.6, label="loss on each step's fresh batch")
+    ax.plot(steps[window - 1:], smooth, color=PALETTE["blue"], linewidth=1.8,
+            label=f"moving average over {window} steps")
+    ax.axhline(floor, color=PALETTE["vermillion"], linestyle="--", linewidth=1.4,
+               label=f"floor: mean entropy of the exact posterior ({floor:.3f} nats)")
     ax.set_xlabel("Adam step")
-    ax.set_ylabel("cross-entropy at selected positions (nats)")
+    ax.set_ylabel("loss at selected positions (nats)")
+    ax.set_xlim(0, len(losses))
     ax.set_ylim(floor - 0.3, max(float(np.log(setup.encoder.vocab_size)), float(smooth[0])) + 0.1)
-    ax.set_title("HMM encoder: training loss against the Bayes floor")
     ax.legend(loc="upper right", frameon=False)
-    fig.tight_layout()
     return fig
 
 
