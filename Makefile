@@ -11,7 +11,7 @@ export NO_MKDOCS_2_WARNING := 1
 export MALLOC_MMAP_THRESHOLD_ := 1073741824
 export MALLOC_TRIM_THRESHOLD_ := 1073741824
 
-.PHONY: book serve test verify browser clean
+.PHONY: book serve test check verify browser clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,10 @@ browser:
 
 test: $(STAMP) browser
 	$(BIN)/python -m pytest
+
+# Everything but the tests marked slow (training, the site, the browser): for iteration.
+check: $(STAMP)
+	$(BIN)/python -m pytest -m "not slow" -q
 
 verify: $(STAMP)
 	$(BIN)/mlm-book verify

@@ -54,8 +54,14 @@ def cache_dir() -> Path:
 
     Examples
     --------
+    >>> import os
+    >>> saved = os.environ.pop(ENVIRONMENT_VARIABLE, None)
     >>> cache_dir().name
     'mlm-book'
+    >>> os.environ[ENVIRONMENT_VARIABLE] = "/tmp/elsewhere"
+    >>> str(cache_dir())
+    '/tmp/elsewhere'
+    >>> _ = os.environ.pop(ENVIRONMENT_VARIABLE) if saved is None else os.environ.update({ENVIRONMENT_VARIABLE: saved})
     """
     override = os.environ.get(ENVIRONMENT_VARIABLE)
     if override:

@@ -236,14 +236,13 @@ class ChapterSummary:
         passed, failed = self.counts
         total = len(self.results)
         verdict = (f"all {total} pass" if failed == 0 else f"{passed} pass and {failed} fail")
-        noun = "statement" if total == 1 else "statements"
-        return (f"This chapter checks {total} {noun} of the reference text against what the package "
-                f"computes: {verdict}.")
+        noun = "claim" if total == 1 else "claims"
+        return f"The book checks {total} {noun} of this chapter, each by a rule fixed in advance: {verdict}."
 
     def _repr_html_(self) -> str:
         link = f'<a href="{html.escape(self.claims_page)}">Claims page</a>'
         return (f'<div class="claims-summary"><p>{html.escape(str(self))} The {link} lists every claim of the '
-                f"book, with the rule each must satisfy.</p>"
+                "book with its rule and the published value it is compared with.</p>"
                 f"<details><summary>The chapter's claims, one by one</summary>"
                 f'<div class="claims-table">{to_html(self.results, claims_page=self.claims_page)}</div>'
                 f"</details></div>")
@@ -262,7 +261,7 @@ def chapter_summary(results: Iterable[ClaimResult], claims_page: str = "../claim
     Examples
     --------
     >>> str(chapter_summary(verify(only="S2-16")))
-    'This chapter checks 1 statement of the reference text against what the package computes: all 1 pass.'
+    'The book checks 1 claim of this chapter, each by a rule fixed in advance: all 1 pass.'
     """
     results = tuple(results)
     if not results or not all(isinstance(result, ClaimResult) for result in results):

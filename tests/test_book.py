@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, build_site
 
+pytestmark = pytest.mark.slow  # builds the site, executing every chapter
+
 CHAPTERS = sorted(path for path in (ROOT / "chapters").glob("[0-9][0-9]_*.py"))
 BROWSER_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",

@@ -5,6 +5,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 
 from mlm_book.experiments import ch02_objective as ch2  # noqa: E402
 
@@ -37,6 +38,7 @@ def test_shrinkage_curves_order_uniform_between_frequent_and_rare():
     assert len(fig.axes) == 2
 
 
+@pytest.mark.slow  # enumerates every fixed-count selection
 def test_fixed_count_table_relations():
     t = ch2.fixed_count_table()
     single = t["count"] == 1

@@ -12,6 +12,8 @@ import pytest
 from mlm_book.experiments import ch04_geometry as ch4
 from mlm_book.experiments import hmm_encoder
 
+pytestmark = pytest.mark.slow  # reads four trained encoders
+
 
 @pytest.fixture(scope="module")
 def robustness():

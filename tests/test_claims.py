@@ -1,6 +1,10 @@
 """Every registered claim of the book passes its acceptance rule (``mlm-book verify``)."""
 
+import pytest
+
 from mlm_book import ledger
+
+pytestmark = pytest.mark.slow  # recomputes every claim, trained models included
 
 
 def test_every_registered_claim_passes():

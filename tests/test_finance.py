@@ -64,6 +64,7 @@ def test_corpus_is_byte_identical_across_processes():
     assert prints == {local}
 
 
+@pytest.mark.slow  # trains the book's skip-gram
 def test_chapter_tables_and_position_reader(book):
     from mlm_book.experiments import ch06_finance as ch6
     for table in (ch6.counts_table, ch6.caps_table, ch6.neighbours_table, ch6.orientation_table, ch6.voting_table):
@@ -78,6 +79,7 @@ def test_chapter_tables_and_position_reader(book):
     assert book.position_reader["nearest-centre"] >= book.kestrel_cap.accuracy + 0.2
 
 
+@pytest.mark.slow  # trains the book's skip-gram
 def test_book_corpus_counts_are_at_the_page_scale(book):
     c = book.counts
     assert c.n_documents == 300
@@ -259,6 +261,7 @@ def test_skipgram_pairs_against_brute_force():
     assert sorted(zip(centre.tolist(), context.tolist())) == expected
 
 
+@pytest.mark.slow  # trains the book's skip-gram
 def test_skipgram_loss_falls_and_neighbours_are_sensible(book):
     loss = book.skipgram.epoch_loss
     assert np.all(np.diff(loss) < 0)                              # every epoch lowers the mean loss
@@ -347,6 +350,7 @@ def test_semantic_orientation_matches_a_direct_count(small):
         semantic_orientation(small, positive=["good"], negative=["good"])
 
 
+@pytest.mark.slow  # trains the book's skip-gram
 def test_book_orientation_beats_voting(book):
     # the point of S8-38..41: pooled over filings the lexicon's polarity shows, in context it barely does
     assert book.orientation.accuracy >= 0.70

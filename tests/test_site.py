@@ -16,6 +16,8 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from conftest import ROOT
 
+pytestmark = pytest.mark.slow  # builds the site and opens it in a browser
+
 CHAPTERS = sorted(path for path in (ROOT / "chapters").glob("[0-9][0-9]_*.py"))
 WIDTHS = (1280, 390)
 
