@@ -90,6 +90,15 @@ def test_the_build_is_quiet_and_times_each_chapter(built):
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda path: path.stem)
+def test_nothing_written_to_stderr_reaches_a_page(site, chapter):
+    """Warnings (a dependency's deprecation, a RuntimeWarning) and progress lines stay out of the book."""
+    html = (site / "chapters" / f"{chapter.stem}.html").read_text(encoding="utf-8")
+    html = re.sub(r"<style\b.*?</style>", "", html, flags=re.S)  # the notebook CSS names the stderr class
+    assert not re.search(r'<div[^>]*data-mime-type="application/vnd\.jupyter\.stderr"', html)
+    assert not re.search(r"\b\w*Warning\b:", html), re.search(r".{200}\b\w*Warning\b:.{200}", html, re.S)
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda path: path.stem)
 def test_each_chapter_offers_its_notebook_and_script(site, chapter):
     import nbformat
 
