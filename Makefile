@@ -11,9 +11,14 @@ export NO_MKDOCS_2_WARNING := 1
 export MALLOC_MMAP_THRESHOLD_ := 1073741824
 export MALLOC_TRIM_THRESHOLD_ := 1073741824
 
-.PHONY: book serve test check verify browser clean
+.PHONY: book serve test check check-oldest check-py313 verify browser clean
 
 $(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+		{ echo "mlm-book needs Python >= 3.11; $(PYTHON) is $$($(PYTHON) --version 2>&1): set PYTHON=python3.11"; exit 2; }
+	@# a .venv left by another interpreter (or a failed first attempt) is rebuilt, not reused
+	@if [ -x $(BIN)/python ] && ! $(BIN)/python -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then \
+		echo "recreating $(VENV): it was made by $$($(BIN)/python --version 2>&1)"; rm -rf $(VENV); fi
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[docs,test]'
@@ -47,8 +52,28 @@ test: $(STAMP) browser
 check: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow" -q
 
+# The support range, tested: the oldest pins (constraints/oldest.txt) on Python 3.11, and
+# Python 3.13 when it is installed (on the PATH or under pyenv); a missing one is reported.
+check-oldest:
+	@test -x .venv-oldest/bin/python || $(PYTHON) -m venv .venv-oldest
+	.venv-oldest/bin/pip install --quiet --upgrade pip
+	.venv-oldest/bin/pip install --quiet -c constraints/oldest.txt -e '.[test]'
+	.venv-oldest/bin/python -c 'import numpy, matplotlib; print("oldest pins: numpy", numpy.__version__, "matplotlib", matplotlib.__version__)'
+	.venv-oldest/bin/python -m pytest -m "not slow" -q -p no:cacheprovider
+
+# pyenv's shims answer `command -v` even for a version they will refuse to run: try each.
+PY313_CANDIDATES := $(wildcard $(HOME)/.pyenv/versions/3.13*/bin/python3.13) $(shell command -v python3.13 2>/dev/null)
+check-py313:
+	@py=""; for candidate in $(PY313_CANDIDATES); do \
+		if $$candidate -c 'import sys; sys.exit(sys.version_info[:2] != (3, 13))' 2>/dev/null; then py=$$candidate; break; fi; \
+	done; \
+	if [ -z "$$py" ]; then echo "Python 3.13 not found (PATH, ~/.pyenv): the 3.13 check was NOT run"; exit 0; fi; \
+	test -x .venv-py313/bin/python || $$py -m venv .venv-py313; \
+	.venv-py313/bin/pip install --quiet --upgrade pip && .venv-py313/bin/pip install --quiet -e '.[test]' && \
+	.venv-py313/bin/python --version && .venv-py313/bin/python -m pytest -m "not slow" -q -p no:cacheprovider
+
 verify: $(STAMP)
 	$(BIN)/mlm-book verify
 
 clean:
-	rm -rf site .pytest_cache
+	rm -rf site .pytest_cache .venv-oldest .venv-py313
