@@ -57,6 +57,7 @@ __all__ = [
     "SeedGeometry",
     "SeedRobustness",
     "seed_robustness",
+    "robustness_statements",
     "init_scale_contrast",
     "UNCERTAIN_SENSE",
     "SenseAxis",
@@ -516,6 +517,46 @@ class SeedRobustness:
         return "\n".join(lines)
 
 
+#: The layer orderings that [`robustness_statements`][mlm_book.experiments.ch04_geometry.robustness_statements] puts in words,
+#: by the name of the [`SeedGeometry`][mlm_book.experiments.ch04_geometry.SeedGeometry] field that records each.
+_STATEMENTS = (
+    ("self-similarity lower at layers 1 and 2 than at layer 0", "s509"),
+    ("MEV lower at layers 1 and 2 than at layer 0", "s510"),
+    ("adjusted self-similarity lower at layers 1 and 2 than at layer 0, layer 1 at most 0.02 above layer 2",
+     "s512"),
+    ("adjusted self-similarity lower at layer 1 than at layer 0", "s520"),
+    ("anisotropy baseline higher at layer 1 than at layer 0", "baseline_rises"),
+)
+
+
+def _context_spreads(row: SeedGeometry) -> bool:
+    return bool(abs(row.within_position[0] - 1.0) < 1e-9 and max(row.within_position[1:]) < 1.0)
+
+
+def robustness_statements(robustness: SeedRobustness | None = None) -> tuple[tuple[str, bool, int], ...]:
+    """The layer table's orderings in words, each with how far it survives a change of training seed.
+
+    Parameters
+    ----------
+    robustness : SeedRobustness, optional
+        Default [`seed_robustness`][mlm_book.experiments.ch04_geometry.seed_robustness]`()`; its first
+        row is taken as the book's encoder.
+
+    Returns
+    -------
+    tuple of (str, bool, int)
+        For each statement: its wording, whether it holds for the first encoder, and for how many
+        of the encoders it holds. The registered orderings come first, then the within-position
+        statement (one at layer 0, below one at layers 1 and 2).
+    """
+    robustness = seed_robustness() if robustness is None else robustness
+    first = robustness.rows[0]
+    rows = [(text, bool(getattr(first, rule)), robustness.count(rule)) for text, rule in _STATEMENTS]
+    rows.append(("within-position self-similarity one at layer 0 and below one at layers 1 and 2",
+                 _context_spreads(first), sum(_context_spreads(row) for row in robustness.rows)))
+    return tuple(rows)
+
+
 def _seed_setup(seed: int):
     setup = _encoder().SETUP
     return dataclasses.replace(setup, training=dataclasses.replace(setup.training, seed=seed))
@@ -696,34 +737,67 @@ def random_proposition2() -> tuple[geometry.Proposition2Check, ...]:
     return tuple(checks)
 
 
-def plot_principal_axes(layers=(0, 1, 2)):
-    """Figure: $w$'s test occurrences on their own two principal axes at each layer.
+def plot_principal_axes(layers=(0, 1, 2), position: int | None = None):
+    r"""Figure: $w$'s test occurrences on their own two principal axes at each layer.
 
-    Points are shaded by the exact posterior $P(\\text{sense } b \\mid x)$; points with an
-    uncertain sense come out pale. At layer 0 the occurrences coincide on one point per position.
+    One panel per layer, two panels to a row, and a last panel with only the occurrences at one
+    position, at the last of ``layers``, on that layer's axes: at layer 0 they are a single point,
+    so whatever spread this panel shows is context's. Points are coloured by the exact posterior
+    $P(\text{sense b} \mid x)$, from sense a's colour through pale grey (uncertain sense) to
+    sense b's. Each leading axis is oriented so that sense b lies towards its positive end.
+
+    Parameters
+    ----------
+    layers : tuple of int, default (0, 1, 2)
+        The layers to draw.
+    position : int, optional
+        The position of the last panel; default the middle of the sequence.
 
     Returns
     -------
     matplotlib.figure.Figure
     """
-    import matplotlib.pyplot as plt
+    from matplotlib.colors import LinearSegmentedColormap
+
+    from mlm_book.figures import SENSE_COLORS, WIDE, subplots
 
     vectors = split_vectors("test")
     table = geometry_table()
-    fig, axes = plt.subplots(1, len(layers), figsize=(4.2 * len(layers), 4.0), constrained_layout=True)
-    axes = np.atleast_1d(axes)
+    posterior = vectors.posterior
+    position = SPLITS.length // 2 if position is None else int(position)
+    panels = len(layers) + 1
+    rows = (panels + 1) // 2
+    fig, axes = subplots(rows, 2, width=WIDE, height=3.4 * rows + 0.6)
+    axes = np.atleast_1d(axes).ravel()
+    cmap = LinearSegmentedColormap.from_list("senses", [SENSE_COLORS[0], "#DDDDDD", SENSE_COLORS[1]])
     # Random drawing order (seeded), so neither sense systematically hides the other where points overlap.
     order = np.random.default_rng(SPLITS.geometry_seed).permutation(vectors.n_occurrences)
+    points = coords = None
     for ax, layer in zip(axes, layers):
         projection = geometry.principal_axes(vectors.word(layer), 2)
-        coords = projection.coordinates[order]
-        points = ax.scatter(coords[:, 0], coords[:, 1], c=vectors.posterior[order], cmap="coolwarm",
-                            vmin=0.0, vmax=1.0, s=40 if layer == 0 else 6, alpha=0.7, linewidths=0)
+        coords = projection.coordinates.copy()
+        if np.corrcoef(coords[:, 0], posterior)[0, 1] < 0:  # the sign of a principal axis is arbitrary
+            coords[:, 0] = -coords[:, 0]
+        points = ax.scatter(coords[order, 0], coords[order, 1], c=posterior[order], cmap=cmap, vmin=0.0, vmax=1.0,
+                            s=30 if layer == 0 else 5, alpha=0.8, linewidths=0, rasterized=True)
         g = table.rows[layer].geometry
-        ax.set_title(f"layer {layer}: adjusted {g.adjusted:.3f}, MEV {g.mev:.3f}", fontsize=10)
+        ax.set_title(f"layer {layer}: adjusted {g.adjusted:.3f}, MEV {g.mev:.3f}")
         ax.set_xlabel(f"PC 1 ({projection.explained[0]:.0%} of centred variance)")
         ax.set_ylabel(f"PC 2 ({projection.explained[1]:.0%})")
-    fig.colorbar(points, ax=axes, shrink=0.85, label="exact P(sense b | sentence)")
+    last, one = layers[-1], axes[len(layers)]
+    here = vectors.positions[order] == position
+    one.scatter(coords[order][here, 0], coords[order][here, 1], c=posterior[order][here], cmap=cmap, vmin=0.0,
+                vmax=1.0, s=12, alpha=0.9, linewidths=0, rasterized=True)
+    one.set_xlim(axes[len(layers) - 1].get_xlim())
+    one.set_ylim(axes[len(layers) - 1].get_ylim())
+    similarity = geometry.self_similarity(vectors.word(last)[vectors.positions == position])
+    one.set_title(f"layer {last}, position {position} only: self-similarity {similarity:.3f}")
+    one.set_xlabel(f"PC 1 of layer {last} (as in the panel before)")
+    one.set_ylabel(f"PC 2 of layer {last}")
+    for ax in axes[panels:]:
+        ax.set_visible(False)
+    fig.colorbar(points, ax=list(axes[:panels]), shrink=0.5, aspect=40, location="bottom",
+                 label=r"point colour: exact $P(\mathrm{sense\ b} \mid x)$")
     return fig
 
 
