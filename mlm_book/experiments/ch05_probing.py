@@ -1,15 +1,14 @@
 r"""Chapter 5: sense probes on the HMM encoder, against the static cap and the exact Bayes accuracy.
 
 The data are chapter 4's splits (`mlm_book.experiments.ch04_geometry.SPLITS`): the probe is
-trained on every occurrence of $w$ in the 1500 training sequences and scored on every occurrence
-in the 1500 test sequences, each labelled with its true (sampled) sense. At every layer the
-table has the probe ([`mlm_book.probe.fit_and_score`][mlm_book.probe.fit_and_score]) and its shuffled-label control
-([`mlm_book.probe.shuffled_control`][mlm_book.probe.shuffled_control], training labels permuted, scored on the true test
-labels). Beside them:
+trained on every occurrence of $w$ in the training sequences and scored on every occurrence
+in the test sequences, each labelled with its true (sampled) sense. At every layer
+[`probe_table`][mlm_book.experiments.ch05_probing.probe_table] has the probe
+([`mlm_book.probe.fit_and_score`][mlm_book.probe.fit_and_score]) and beside it:
 
-* the shuffled-label **control** as claims S6-03 … S6-08 define it: the same probe *trained and
-  scored on permuted senses* (training labels permuted within the training data, test labels
-  permuted independently within the test data; [`mlm_book.probe.shuffled_control`][mlm_book.probe.shuffled_control] with
+* the shuffled-label **control**: the same probe *trained and scored on permuted senses*
+  (training labels permuted within the training data, test labels permuted independently
+  within the test data; [`mlm_book.probe.shuffled_control`][mlm_book.probe.shuffled_control] with
   ``permute_test=True``). Its predictions are then independent of the labels it is scored on,
   so it cannot beat the majority share except by sampling error. The variant that scores the
   noise-trained probe against the *true* test labels is reported too
@@ -23,6 +22,11 @@ labels). Beside them:
   occurrences ([`mlm_book.hmm.bayes_sense_accuracy`][mlm_book.hmm.bayes_sense_accuracy]), the ceiling no classifier of the
   sentence can beat in expectation.
 
+Around the table: [`position_probe`][mlm_book.experiments.ch05_probing.position_probe] (the probe on the
+position of each occurrence alone), [`seed_probes`][mlm_book.experiments.ch05_probing.seed_probes] (the
+probes on encoders retrained with other seeds), [`bayes_comparison`][mlm_book.experiments.ch05_probing.bayes_comparison]
+(probe and Bayes rule compared occurrence by occurrence), and the chapter's two figures.
+
 The probe's strength is `mlm_book.probe.PROBE_STRENGTH`, fixed a priori.
 """
 
@@ -35,12 +39,15 @@ import numpy as np
 
 from mlm_book import probe
 from mlm_book.experiments.ch04_geometry import SPLITS, SplitConfig, hmm_split, split_vectors
+from mlm_book.figures import PALETTE, WIDE, style, subplots
 from mlm_book.hmm import bayes_sense_accuracy, default_hmm
 from mlm_book.ledger import Claim
 from mlm_book.pmi import static_cap
+from mlm_book.report import Markdown, table
 
-__all__ = ["CONTROL_SEED", "ProbeRow", "ProbeTable", "probe_table", "probe_markdown", "plot_probe_by_layer",
-           "ControlSpread", "control_spread", "CLAIMS"]
+__all__ = ["CONTROL_SEED", "ProbeRow", "ProbeTable", "probe_table", "probe_markdown", "figure_probes",
+           "ControlSpread", "control_spread", "figure_control_spread", "position_probe", "SeedProbes",
+           "seed_probes", "BayesComparison", "bayes_comparison", "CLAIMS"]
 
 #: Seed of the permutations of the shuffled-label controls (one generator per layer: seed + layer).
 CONTROL_SEED = 5101
@@ -175,41 +182,212 @@ def control_spread(layer: int = 1, n_permutations: int = 8) -> ControlSpread:
                          binomial_sd=float(np.sqrt(0.25 / test.n_occurrences)))
 
 
-def probe_markdown(table: ProbeTable | None = None) -> str:
-    """The probe table as Markdown."""
-    table = probe_table() if table is None else table
-    lines = ["| representation | probe | shuffled control |", "|---|---|---|"]
-    lines.append(f"| token table E[w] | {table.token_table:.3f} | — |")
-    for row in table.rows:
-        lines.append(f"| layer {row.layer} ({row.vector}) | {row.probe:.3f} | {row.control:.3f} |")
-    lines.append(f"| static cap | {table.cap:.3f} | — |")
-    lines.append(f"| exact Bayes | {table.bayes:.3f} | — |")
-    return "\n".join(lines)
+def probe_markdown(table_: ProbeTable | None = None) -> Markdown:
+    """The probe table as a Markdown table: one row per representation, then the two references.
+
+    Columns: test accuracy of the probe, its binomial standard error, the shuffled-label
+    control (trained and scored on permuted senses), and the probe minus the control.
+    """
+    t = probe_table() if table_ is None else table_
+    token_se = float(np.sqrt(t.token_table * (1 - t.token_table) / t.n_test))
+    names = ("layer 0: input E[w] + P_i", "layer 1: after block 1", "layer 2: after block 2")
+    rows = [("token-table row E[w]", t.token_table, token_se, "—", "—")]
+    rows += [(names[row.layer] if row.layer < len(names) else f"layer {row.layer}", row.probe, row.stderr,
+              row.control, row.probe - row.control) for row in t.rows]
+    rows += [("static cap", t.cap, "—", "—", "—"),
+             ("exact Bayes accuracy", t.bayes, t.bayes_stderr, "—", "—")]
+    return table(["vectors read", "probe", "SE", "control", "probe − control"], rows,
+                 formats=[None, ".3f", ".3f", ".3f", "+.3f"])
 
 
-def plot_probe_by_layer():
-    """Figure: probe accuracy by layer with its control, the static cap and the exact Bayes accuracy.
+def figure_probes(table_: ProbeTable | None = None):
+    """Figure: probe accuracy by representation with its control, the static cap and the exact Bayes accuracy.
 
     Returns
     -------
     matplotlib.figure.Figure
     """
-    import matplotlib.pyplot as plt
-
-    table = probe_table()
-    layers = np.arange(len(table.rows))
-    fig, ax = plt.subplots(figsize=(6.0, 4.0), constrained_layout=True)
-    ax.errorbar(layers, table.probes, yerr=[2 * row.stderr for row in table.rows], marker="o",
-                label="probe (±2 SE)", color="tab:blue", capsize=3)
-    ax.plot(layers, table.controls, marker="s", linestyle="--", label="shuffled control (permuted senses)", color="tab:gray")
-    ax.axhline(table.bayes, color="tab:green", label="exact Bayes accuracy")
-    ax.axhline(table.cap, color="tab:red", linestyle=":", label="static cap max_k pi_k")
-    ax.scatter([-0.25], [table.token_table], marker="D", color="tab:orange", label="token table E[w]", zorder=3)
-    ax.set_xticks(layers, [f"layer {layer}" for layer in layers])
-    ax.set_ylim(0.4, 1.02)
-    ax.set_ylabel(f"sense accuracy on {table.n_test} test occurrences")
-    ax.legend(loc="center right", fontsize=8)
+    t = probe_table() if table_ is None else table_
+    layers = np.arange(len(t.rows)) + 1
+    fig, ax = subplots(width=WIDE, height=3.4)
+    with style():
+        bayes = ax.axhline(t.bayes, color=PALETTE["green"], lw=1.5, label=f"exact Bayes accuracy ({t.bayes:.3f})")
+        cap = ax.axhline(t.cap, color=PALETTE["vermillion"], lw=1.5, linestyle=":",
+                         label=rf"static cap $\max_k \pi_k$ ({t.cap:.3f})")
+        probes = ax.errorbar(layers, t.probes, yerr=[2 * row.stderr for row in t.rows], marker="o",
+                             color=PALETTE["blue"], capsize=3, label="probe on the layer (±2 SE)")
+        token, = ax.plot([0], [t.token_table], marker="D", linestyle="none", color=PALETTE["blue"],
+                         markerfacecolor="white", markersize=7, label="probe on the token-table row $E[w]$")
+        control, = ax.plot(layers, t.controls, marker="s", linestyle="--", color=PALETTE["grey"],
+                           label="control: trained and scored on permuted senses")
+        ax.set_xticks(np.arange(len(t.rows) + 1), ["token table"] + [f"layer {row.layer}" for row in t.rows])
+        ax.set_xlim(-0.4, len(t.rows) + 0.4)
+        ax.set_ylim(0.4, 1.02)
+        ax.set_ylabel(f"sense accuracy ({t.n_test} test occurrences)")
+        ax.legend(handles=[probes, token, control, bayes, cap], loc="center left", bbox_to_anchor=(1.0, 0.5))
     return fig
+
+
+def figure_control_spread(spread: ControlSpread | None = None):
+    """Figure: the shuffled control over several permutations, scored on permuted and on true senses.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    s = control_spread() if spread is None else spread
+    fig, ax = subplots(width=WIDE, height=2.4)
+    with style():
+        band = ax.axvspan(0.5 - 2 * s.binomial_sd, 0.5 + 2 * s.binomial_sd, color="0.85",
+                          label=r"$1/2 \pm 2$ binomial standard deviations")
+        half = ax.axvline(0.5, color=PALETTE["black"], lw=0.8, label="one half")
+        permuted, = ax.plot(s.permuted, np.ones_like(s.permuted), "o", color=PALETTE["blue"], alpha=0.8,
+                            label="scored on permuted senses (the control)")
+        true, = ax.plot(s.true_labels, np.zeros_like(s.true_labels), "s", color=PALETTE["vermillion"], alpha=0.8,
+                        label="scored on the true senses")
+        ax.set_yticks([0, 1], ["true senses", "permuted senses"])
+        ax.set_ylim(-0.6, 1.6)
+        ax.set_xlim(min(0.3, float(np.min(s.true_labels)) - 0.02), max(0.7, float(np.max(s.true_labels)) + 0.02))
+        ax.set_xlabel(f"test accuracy of a probe trained on permuted senses (layer {s.layer})")
+        ax.legend(handles=[permuted, true, half, band], loc="center left", bbox_to_anchor=(1.0, 0.5))
+    return fig
+
+
+@functools.cache
+def position_probe() -> probe.ProbeScore:
+    """The probe on the position of each occurrence of $w$ alone (one-hot over the sentence's positions).
+
+    It sees what the position table adds to layer 0 and nothing else. The HMM starts in its
+    stationary distribution, so the sense of an occurrence is independent of its position and
+    this probe can only score about the majority share.
+    """
+    train, test = split_vectors("train"), split_vectors("test")
+    eye = np.eye(SPLITS.length)
+    return probe.fit_and_score(eye[train.positions], train.senses, eye[test.positions], test.senses)
+
+
+@dataclass(frozen=True)
+class SeedProbes:
+    """Probe accuracies at layers 0, 1, 2 for encoders that differ only in their training seed.
+
+    Attributes
+    ----------
+    seeds : tuple of int
+        Training seeds; the first is the book's.
+    probes : tuple of tuple of float
+        ``probes[i][layer]``: test accuracy of the probe on the encoder trained with ``seeds[i]``.
+    bayes : float
+        Exact Bayes accuracy on the same test occurrences (it does not depend on the encoder).
+    """
+
+    seeds: tuple
+    probes: tuple
+    bayes: float
+
+    def layer(self, layer: int) -> tuple[float, ...]:
+        """The probe's accuracy at ``layer`` for every seed."""
+        return tuple(values[layer] for values in self.probes)
+
+
+def seed_probes(seeds: tuple | None = None) -> SeedProbes:
+    """The probe at every layer of the book's encoder retrained with other seeds (memoised per seeds).
+
+    Each encoder has exactly the book's settings except the training seed, comes from
+    [`mlm_book.experiments.hmm_encoder.trained_encoder`][mlm_book.experiments.hmm_encoder.trained_encoder] (through the cache; a cold
+    build trains it), and is probed on the same splits as [`probe_table`][mlm_book.experiments.ch05_probing.probe_table].
+
+    Parameters
+    ----------
+    seeds : tuple of int, optional
+        Training seeds; default the book's seed, then 1, 2, 3 and 4.
+
+    Raises
+    ------
+    TypeError
+        If ``seeds`` is not a non-empty tuple of integers.
+    """
+    from mlm_book.experiments import hmm_encoder
+
+    book = hmm_encoder.SETUP.training.seed
+    seeds = (book, 1, 2, 3, 4) if seeds is None else seeds
+    if not isinstance(seeds, tuple) or not seeds or not all(isinstance(s, int) and not isinstance(s, bool)
+                                                            for s in seeds):
+        raise TypeError(f"seeds must be a non-empty tuple of integers, got {seeds!r}")
+    return _seed_probes(seeds)
+
+
+@functools.cache
+def _seed_probes(seeds: tuple) -> SeedProbes:
+    import dataclasses
+
+    from mlm_book.experiments import hmm_encoder
+    from mlm_book.nn import encoder as enc
+
+    hmm = default_hmm()
+    setup = hmm_encoder.SETUP
+    rows = []
+    for seed in seeds:
+        if seed == setup.training.seed:
+            rows.append(probe_table().probes)
+            continue
+        result = hmm_encoder.trained_encoder(
+            dataclasses.replace(setup, training=dataclasses.replace(setup.training, seed=seed)))
+        data = {}
+        for name in ("train", "test"):
+            split = hmm_split(name)
+            mask = split.tokens == hmm.shared_token
+            hidden = enc.hidden_states(result.params, result.encoder, split.tokens)
+            data[name] = ([np.asarray(h, dtype=np.float64)[mask] for h in hidden],
+                          (split.states[mask] == hmm.sense_states[1]).astype(np.int64))
+        (train_x, train_y), (test_x, test_y) = data["train"], data["test"]
+        rows.append(tuple(probe.fit_and_score(train_x[layer], train_y, test_x[layer], test_y).accuracy
+                          for layer in range(len(test_x))))
+    return SeedProbes(seeds=seeds, probes=tuple(rows), bayes=probe_table().bayes)
+
+
+@dataclass(frozen=True)
+class BayesComparison:
+    """The probe and the Bayes rule on the same test occurrences, occurrence by occurrence.
+
+    Attributes
+    ----------
+    layer : int
+    n : int
+        Test occurrences.
+    probe : float
+        Share the probe labels with the sampled sense.
+    bayes : float
+        Share the Bayes rule (the sense with the larger exact posterior) labels with the sampled sense.
+    bayes_only : int
+        Occurrences the Bayes rule gets right and the probe wrong.
+    probe_only : int
+        Occurrences the probe gets right and the Bayes rule wrong.
+    """
+
+    layer: int
+    n: int
+    probe: float
+    bayes: float
+    bayes_only: int
+    probe_only: int
+
+    @property
+    def z(self) -> float:
+        """McNemar's statistic: the difference of the two discordant counts over its standard deviation."""
+        discordant = self.bayes_only + self.probe_only
+        return float((self.bayes_only - self.probe_only) / np.sqrt(discordant)) if discordant else 0.0
+
+
+@functools.cache
+def bayes_comparison(layer: int = 1) -> BayesComparison:
+    """Where the probe at ``layer`` and the Bayes rule disagree on the test occurrences (memoised)."""
+    train, test = split_vectors("train"), split_vectors("test")
+    fitted = probe.fit_and_score(train.word(layer), train.senses, test.word(layer), test.senses)
+    probe_right = fitted.model.predict(test.word(layer)) == test.senses
+    bayes_right = (test.posterior > 0.5).astype(np.int64) == test.senses
+    return BayesComparison(layer=layer, n=int(test.senses.size), probe=float(probe_right.mean()),
+                           bayes=float(bayes_right.mean()), bayes_only=int(np.sum(bayes_right & ~probe_right)),
+                           probe_only=int(np.sum(probe_right & ~bayes_right)))
 
 
 # --------------------------------------------------------------------------------------
