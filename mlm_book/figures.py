@@ -38,6 +38,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from cycler import cycler  # matplotlib's own dependency
+
 __all__ = ["WIDE", "NARROW", "MIN_FONT_SIZE", "PALETTE", "SENSE_COLORS", "STYLE", "style", "subplots",
            "svg_bytes", "FigureHTML", "show"]
 
@@ -75,9 +77,8 @@ STYLE = {
     "figure.titlesize": 11.0,
     "font.family": "DejaVu Sans",
     "mathtext.fontset": "dejavusans",
-    "axes.prop_cycle": __import__("cycler").cycler(color=[PALETTE[name] for name in
-                                                          ("blue", "orange", "green", "vermillion", "purple",
-                                                           "sky", "black")]),
+    "axes.prop_cycle": cycler(color=[PALETTE[name] for name in
+                                     ("blue", "orange", "green", "vermillion", "purple", "sky", "black")]),
     "axes.spines.top": False,
     "axes.spines.right": False,
     "axes.grid": False,
