@@ -464,8 +464,15 @@ def _as_batch(tokens, vocab_size: int) -> tuple[np.ndarray, bool]:
 
 
 def _draw(cdf_rows: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-    """Inverse-CDF draws: one index per row of ``cdf_rows`` (shape (B, K)), vectorised."""
-    index = (uniforms[:, None] >= cdf_rows).sum(axis=1)
+    """Inverse-CDF draws: one index per row of ``cdf_rows`` (shape (B, K)), vectorised.
+
+    A cumulative sum of probabilities ends a few ulp short of 1 (``1 - 2**-53`` happens), and
+    ``Generator.random()`` can return a number above that: compared with the raw row, it
+    would run past every entry and land on the last column even where that column has
+    probability 0 (the shared token, drawn from a state that never emits it). The uniform is
+    therefore scaled by the row's own total, so it stays below the last increase of the row.
+    """
+    index = (uniforms[:, None] * cdf_rows[:, -1:] >= cdf_rows).sum(axis=1)
     return np.minimum(index, cdf_rows.shape[1] - 1)
 
 

@@ -386,3 +386,19 @@ def test_bayes_standard_error_with_one_occurrence_per_sentence_is_the_iid_one():
     result = bayes_sense_accuracy(HMM, tokens)
     best = sense_posteriors(HMM, tokens)[tokens == 24].max(axis=1)
     assert result.standard_error == pytest.approx(best.std(ddof=1) / np.sqrt(5), rel=1e-12)
+
+
+def test_a_uniform_just_below_one_never_draws_a_column_of_probability_zero():
+    """The CDF of a row whose last entry has probability 0 ends at 1 - 2**-53; a uniform above
+    that used to be drawn as the last column (w from a state that never emits it)."""
+    from mlm_book.hmm import _draw
+
+    row = np.cumsum([0.7, 0.2, 0.1, 0.0])
+    assert row[-1] < 1.0  # the rounding that makes the fault possible
+    top = np.nextafter(1.0, 0.0)
+    draws = _draw(np.tile(row, (3, 1)), np.array([top, row[-1], 0.0]))
+    assert draws.tolist() == [2, 2, 0]
+    hmm = default_hmm()
+    non_sense = [s for s in range(hmm.n_states) if s not in hmm.sense_states]
+    cdf = np.cumsum(hmm.emission[non_sense], axis=1)
+    assert not np.any(_draw(cdf, np.full(len(non_sense), top)) == hmm.shared_token)

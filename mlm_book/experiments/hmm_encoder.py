@@ -134,9 +134,10 @@ class HMMEncoderSetup:
 SETUP = HMMEncoderSetup()
 
 
-def _hmm_source_key(hmm) -> dict:
-    return {"transition": hmm.transition.tolist(), "emission": hmm.emission.tolist(),
-            "initial": hmm.initial.tolist(), "length": SETUP.length}
+def _hmm_source_key(hmm, setup: HMMEncoderSetup) -> dict:
+    # The HMM's defining parameters, not its stationary distribution: that comes from a
+    # least-squares solve whose last bits change between BLAS builds, and a key must not.
+    return {"hmm": hmm_module.cache_description(hmm), "length": setup.length}
 
 
 @cache
@@ -156,7 +157,7 @@ def trained_encoder(setup: HMMEncoderSetup = SETUP) -> TrainResult:
 
     producers = [hmm_module.sample, hmm_module._draw, channel_module.corrupt]
     return cached_training("hmm-encoder", setup.encoder, setup.training, source, setup.channel(),
-                           _hmm_source_key(hmm), producers=producers)
+                           _hmm_source_key(hmm, setup), producers=producers)
 
 
 def hidden_states(tokens) -> list[np.ndarray]:
