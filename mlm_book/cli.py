@@ -1,4 +1,9 @@
-"""The ``mlm-book`` command: ``mlm-book verify [--only S3-]`` and ``mlm-book cache``."""
+"""The mlm-book command: recompute and judge the book's claims, or look after its cache.
+
+  mlm-book verify                  every claim, one line each
+  mlm-book verify --only S3 --wide one section, nothing cut
+  mlm-book cache list|clear        the content-addressed store of trained models and results
+"""
 
 from __future__ import annotations
 
@@ -13,7 +18,7 @@ __all__ = ["main"]
 
 def _verify(arguments) -> int:
     results = ledger.verify(only=arguments.only)
-    print(ledger.to_markdown(results) if arguments.markdown else ledger.to_text(results))
+    print(ledger.to_markdown(results) if arguments.markdown else ledger.to_text(results, wide=arguments.wide))
     return 0 if all(result.passed for result in results) else 1
 
 
@@ -39,12 +44,15 @@ def _cache(arguments) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``mlm-book`` console script; returns the exit status."""
-    parser = argparse.ArgumentParser(prog="mlm-book", description=__doc__)
+    parser = argparse.ArgumentParser(prog="mlm-book", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     verify = commands.add_parser("verify", help="recompute every registered claim and judge it")
     verify.add_argument("--only", action="append", metavar="PREFIX",
-                        help="only claims whose id starts with PREFIX (repeatable), e.g. S3-")
+                        help="only claims whose id starts with PREFIX (repeatable); a bare section such as "
+                             "S1 means S1-, not S10-")
     verify.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    verify.add_argument("--wide", action="store_true", help="cut nothing: one block of lines per claim")
     verify.set_defaults(run=_verify)
     store = commands.add_parser("cache", help="list or clear the content-addressed store")
     store.add_argument("action", choices=["list", "clear"], nargs="?", default="list")

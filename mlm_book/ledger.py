@@ -147,21 +147,37 @@ def _evaluate(claim: Claim) -> ClaimResult:
         return ClaimResult(claim, None, "error", False, time.perf_counter() - start, detail)
 
 
+def _sections(claims: Iterable[Claim]) -> list[str]:
+    return sorted({claim.id.split("-")[0] for claim in claims}, key=lambda section: int(section[1:]))
+
+
 def verify(only: str | Iterable[str] | None = None, claims: Iterable[Claim] | None = None) -> list[ClaimResult]:
     """Evaluate the claims whose id starts with ``only`` (a prefix or several), or all.
+
+    A bare section such as ``"S1"`` means that section (``S1-``), not every id that starts
+    with those characters (``S10-``, ``S11-``).
 
     Examples
     --------
     >>> results = verify(only="S2-16")
     >>> [(r.claim.id, r.passed) for r in results]
     [('S2-16', True)]
+    >>> verify(only="S99")
+    Traceback (most recent call last):
+    ...
+    ValueError: only='S99' matches no registered claim; the sections are S1, S2, S3, S4, S5, S6, S7, S8, S10
     """
     claims = all_claims() if claims is None else tuple(claims)
     if only is not None:
-        prefixes = (only,) if isinstance(only, str) else tuple(only)
-        claims = tuple(claim for claim in claims if claim.id.startswith(prefixes))
-        if not claims:
-            raise ValueError(f"only={only!r} matches no registered claim")
+        given = (only,) if isinstance(only, str) else tuple(only)
+        if not given or not all(isinstance(prefix, str) and prefix for prefix in given):
+            raise TypeError(f"only must be a non-empty string or strings, got {only!r}")
+        prefixes = tuple(prefix + "-" if re.fullmatch(r"S\d+", prefix) else prefix for prefix in given)
+        selected = tuple(claim for claim in claims if claim.id.startswith(prefixes))
+        if not selected:
+            raise ValueError(f"only={only!r} matches no registered claim; the sections are "
+                             f"{', '.join(_sections(claims))}")
+        claims = selected
     return [_evaluate(claim) for claim in claims]
 
 
@@ -271,29 +287,40 @@ def chapter_summary(results: Iterable[ClaimResult], claims_page: str = "../claim
     return ChapterSummary(results, claims_page)
 
 
-def to_text(results: Iterable[ClaimResult]) -> str:
+def to_text(results: Iterable[ClaimResult], wide: bool = False) -> str:
     """A plain-text table for the terminal, one claim a line, with a closing count.
 
     Long cells are cut with an ellipsis so that each row fits one line; the verdict column
-    comes first so that it is never the part that is cut.
+    comes first so that it is never the part that is cut. With ``wide``, nothing is cut:
+    each claim takes a block of lines (verdict and id, then the quantity, values and rule).
     """
     results = list(results)
-    rows = [("verdict", "id", "quantity", "seed", "book", "rule")]
-    for result in results:
-        claim = result.claim
-        rows.append(("pass" if result.passed else "FAIL", claim.id, claim.quantity, claim.seed, result.book,
-                     claim.rule))
-    limits = (7, 7, 52, 18, 30, 50)
+    if wide:
+        lines = []
+        for result in results:
+            claim = result.claim
+            lines += [f"{'pass' if result.passed else 'FAIL'}  {claim.id}  {claim.quantity}",
+                      f"      reference: {claim.seed}", f"      book:      {result.book}",
+                      f"      rule:      {claim.rule}"]
+            if result.error:
+                lines.append(f"      error:     {result.error}")
+    else:
+        rows = [("verdict", "id", "quantity", "seed", "book", "rule")]
+        for result in results:
+            claim = result.claim
+            rows.append(("pass" if result.passed else "FAIL", claim.id, claim.quantity, claim.seed, result.book,
+                         claim.rule))
+        limits = (7, 7, 52, 18, 30, 50)
 
-    def cell(text, limit):
-        text = str(text).replace("\n", " ")
-        return text if len(text) <= limit else text[: limit - 1] + "…"
+        def cell(text, limit):
+            text = str(text).replace("\n", " ")
+            return text if len(text) <= limit else text[: limit - 1] + "…"
 
-    lines = ["  ".join(cell(text, limit).ljust(limit) for text, limit in zip(row, limits)).rstrip()
-             for row in rows]
-    for result in results:
-        if result.error:
-            lines.append(f"{result.claim.id}: {result.error}")
+        lines = ["  ".join(cell(text, limit).ljust(limit) for text, limit in zip(row, limits)).rstrip()
+                 for row in rows]
+        for result in results:
+            if result.error:
+                lines.append(f"{result.claim.id}: {result.error}")
     failed = sum(not result.passed for result in results)
     lines.append(f"{len(results) - failed} passed, {failed} failed")
     return "\n".join(lines)

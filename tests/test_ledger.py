@@ -49,3 +49,26 @@ def test_cli_exit_status_follows_the_verdicts(capsys, monkeypatch):
     assert cli.main(["verify"]) == 1
     assert cli.main(["verify", "--only", "S7-"]) == 2
     assert "FAIL" in capsys.readouterr().out
+
+
+def test_a_bare_section_is_that_section_only_and_unknown_ones_list_the_sections():
+    claims = [_claim("S1-01", 1.0, bool), _claim("S10-01", 1.0, bool), _claim("S2-01", 1.0, bool)]
+    assert [r.claim.id for r in ledger.verify(only="S1", claims=claims)] == ["S1-01"]
+    assert [r.claim.id for r in ledger.verify(only=["S10", "S2"], claims=claims)] == ["S10-01", "S2-01"]
+    with pytest.raises(ValueError, match="the sections are S1, S2, S10"):
+        ledger.verify(only="S3", claims=claims)
+
+
+def test_wide_text_cuts_nothing():
+    long_rule = "a rule " * 30
+    results = ledger.verify(claims=[Claim("S1-01", "q " * 40, "1", long_rule, compute=lambda: 1.0,
+                                          accept=lambda v: True)])
+    assert "…" in ledger.to_text(results)
+    wide = ledger.to_text(results, wide=True)
+    assert "…" not in wide and long_rule.strip() in wide and wide.endswith("1 passed, 0 failed")
+
+
+def test_help_shows_no_raw_markup(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    assert "``" not in capsys.readouterr().out
