@@ -132,6 +132,9 @@ PASSING_CHAPTER = '''# %% [markdown]
 # Inline math $a^2 + b^2$ here.
 
 # %%
+import warnings
+
+warnings.warn("deliberate warning for the build test", DeprecationWarning)
 print(6 * 7)
 '''
 
@@ -166,7 +169,12 @@ def test_a_chapter_that_raises_fails_the_build(tmp_path):
 
     passing = build_site(tmp_path / "mkdocs.yml", tmp_path / "site", tmp_path)
     assert passing.returncode == 0, passing.stderr[-4000:]
-    assert "42" in (tmp_path / "site/chapters/01_runs.html").read_text()
+    page = (tmp_path / "site/chapters/01_runs.html").read_text()
+    assert "42" in page
+    # a warning goes to the build's log, not the page (whose code cell shows the call itself)
+    assert "DeprecationWarning: deliberate warning" not in page
+    assert not re.search(r'<div[^>]*data-mime-type="application/vnd\.jupyter\.stderr"', page)
+    assert "warning kept out of the page: DeprecationWarning: deliberate warning" in passing.stderr
 
     (tmp_path / "chapters/99_raises.py").write_text(KERNEL_HEADER + FAILING_CHAPTER)
     failing = build_site(tmp_path / "mkdocs.yml", tmp_path / "site2", tmp_path)

@@ -4,8 +4,8 @@
   chapter's first Markdown heading), the pages of ``docs/`` that are not Home, and the API
   reference as one collapsed section (``claims.py`` inserts the Claims page). It also
   points the chapters' Jupyter kernel at an IPC transport (no TCP socket: quiet, and the
-  book builds in a network namespace without loopback) and starts copying the package's
-  progress lines (``mlm_book.progress``) into the build's log.
+  book builds in a network namespace without loopback), sends the kernel's warnings and
+  the package's progress lines (``mlm_book.progress``) to the build's log, never a page.
 * ``on_files`` adds every ``chapters/NN_name.py`` to the site's files with the
   repository root as its source directory, so that mkdocs-jupyter (which runs after this
   hook, hence the priority) converts and executes it; and it generates one mkdocstrings
@@ -85,13 +85,37 @@ def _page_title(path: Path) -> str:
     raise ValueError(f"{path} has no '# Title' heading")
 
 
+# Run by the chapters' kernel before the first cell: a warning (a dependency's deprecation at
+# either end of the supported range, a RuntimeWarning) goes to the build's log, not the page.
+KERNEL_STARTUP = """\
+import warnings
+
+from mlm_book import progress
+
+
+def _warning_to_log(message, category, filename, lineno, file=None, line=None):
+    progress.report(f"warning kept out of the page: {category.__name__}: {message} ({filename}:{lineno})")
+
+
+warnings.showwarning = _warning_to_log
+"""
+
+
 def _kernel_over_ipc() -> None:
-    """nbconvert reads ``jupyter_nbconvert_config`` from ``$JUPYTER_CONFIG_PATH``: ask for IPC."""
+    """nbconvert reads ``jupyter_nbconvert_config`` from ``$JUPYTER_CONFIG_PATH``: ask for IPC.
+
+    The same folder serves as the kernel's ``IPYTHONDIR``, whose startup file sends warnings
+    to the build's log.
+    """
     folder = Path(tempfile.mkdtemp(prefix="mlm-book-kernel-"))
     settings = {"KernelManager": {"transport": "ipc", "ip": str(folder / "kernel")}}
     (folder / "jupyter_nbconvert_config.json").write_text(json.dumps(settings), encoding="utf-8")
     paths = [str(folder), *filter(None, os.environ.get("JUPYTER_CONFIG_PATH", "").split(os.pathsep))]
     os.environ["JUPYTER_CONFIG_PATH"] = os.pathsep.join(paths)
+    startup = folder / "ipython" / "profile_default" / "startup"
+    startup.mkdir(parents=True)
+    (startup / "00-mlm-book.py").write_text(KERNEL_STARTUP, encoding="utf-8")
+    os.environ["IPYTHONDIR"] = str(folder / "ipython")
 
 
 def _follow_progress() -> None:
