@@ -21,6 +21,10 @@ __all__ = [
     "check_positive_int",
     "check_generator",
     "check_table_size",
+    "check_positive_float",
+    "check_real",
+    "check_instance",
+    "check_bool",
 ]
 
 #: Tolerance on a probability vector's sum. Rows built in float64 sum to one within a few
@@ -40,10 +44,21 @@ def as_float_array(value, name: str, *, ndim: int | tuple[int, ...] | None = Non
     ...
     ValueError: x must have 1 dimension(s), got shape (1, 1)
     """
+    if value is None or isinstance(value, (str, bytes)):
+        raise TypeError(f"{name} must be array-like of numbers, got {type(value).__name__}")
     try:
-        array = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError) as error:
-        raise TypeError(f"{name} must be array-like of numbers, got {type(value).__name__}") from error
+        raw = np.asarray(value)
+        if raw.dtype.kind in "OUSV" and raw.size:
+            # object arrays (mixed or nested items) and strings are converted one by one below
+            raw = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError) as error:
+        raise TypeError(f"{name} must be array-like of numbers (not ragged), got {type(value).__name__}") from error
+    if raw.dtype.kind == "c":
+        # Casting would silently drop the imaginary part (numpy only warns).
+        raise TypeError(f"{name} must be real, got complex values")
+    if raw.dtype.kind in "OUSVmM":
+        raise TypeError(f"{name} must be array-like of numbers, got dtype {raw.dtype}")
+    array = raw.astype(np.float64, copy=False)
     if ndim is not None:
         allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
         if array.ndim not in allowed:
@@ -65,7 +80,12 @@ def as_int_array(value, name: str, *, ndim: int | tuple[int, ...] | None = None)
     ...
     TypeError: tokens must hold integers, got dtype float64
     """
-    array = np.asarray(value)
+    if value is None or isinstance(value, (str, bytes)):
+        raise TypeError(f"{name} must hold integers, got {type(value).__name__}")
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"{name} must be array-like of integers (not ragged), got {type(value).__name__}") from error
     if array.dtype == bool or not np.issubdtype(array.dtype, np.integer):
         if array.size == 0 and array.dtype == np.float64:
             array = array.astype(np.int64)
@@ -88,14 +108,9 @@ def check_probability(value, name: str, *, low: float = 0.0, high: float = 1.0) 
     >>> check_probability(float("nan"), "rho")
     Traceback (most recent call last):
     ...
-    ValueError: rho must be a number in [0.0, 1.0], got nan
+    ValueError: rho must be a finite number in [0.0, 1.0], got nan
     """
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    value = float(value)
-    if not (low <= value <= high):
-        raise ValueError(f"{name} must be a number in [{low}, {high}], got {value}")
-    return value
+    return check_real(value, name, low=low, high=high)
 
 
 def check_distribution(value, name: str, *, axis: int = -1, strictly_positive: bool = False) -> np.ndarray:
@@ -213,3 +228,85 @@ def check_table_size(base: int, exponent: int, limit: int, what: str, *, factor:
     if size > limit:
         raise ValueError(f"{what} has {size} entries, more than the limit {limit}")
     return size
+
+
+def check_real(value, name: str, *, low: float = -math.inf, high: float = math.inf) -> float:
+    """Return ``value`` as a finite float in ``[low, high]``; NaN, infinity, complex and strings fail.
+
+    Examples
+    --------
+    >>> check_real(2, "scale")
+    2.0
+    >>> check_real(float("inf"), "scale")
+    Traceback (most recent call last):
+    ...
+    ValueError: scale must be a finite number, got inf
+    """
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    value = float(value)
+    if not (math.isfinite(value) and low <= value <= high):
+        if math.isinf(low) and math.isinf(high):
+            raise ValueError(f"{name} must be a finite number, got {value}")
+        raise ValueError(f"{name} must be a finite number in [{low}, {high}], got {value}")
+    return value
+
+
+def check_positive_float(value, name: str) -> float:
+    """Return ``value`` as a finite float greater than zero (a tolerance, a step size, a scale).
+
+    Examples
+    --------
+    >>> check_positive_float(1e-9, "tol")
+    1e-09
+    >>> check_positive_float(float("nan"), "tol")
+    Traceback (most recent call last):
+    ...
+    ValueError: tol must be a finite number > 0, got nan
+    """
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    value = float(value)
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a finite number > 0, got {value}")
+    return value
+
+
+def check_instance(value, name: str, expected: type | tuple[type, ...]):
+    """Return ``value`` if it is an instance of ``expected``; a config, model or corpus of the
+    wrong kind is refused here rather than failing with an AttributeError deep inside.
+
+    Examples
+    --------
+    >>> check_instance(3, "n", int)
+    3
+    >>> check_instance(None, "hmm", int)
+    Traceback (most recent call last):
+    ...
+    TypeError: hmm must be int, got NoneType
+    """
+    if not isinstance(value, expected):
+        kinds = expected if isinstance(expected, tuple) else (expected,)
+        raise TypeError(f"{name} must be {' or '.join(kind.__name__ for kind in kinds)}, got {type(value).__name__}")
+    return value
+
+
+def check_bool(value, name: str) -> bool:
+    """Return ``value`` if it is a bool (``numpy.bool_`` included); ``0``, ``"no"`` and ``None`` fail.
+
+    Examples
+    --------
+    >>> check_bool(True, "control")
+    True
+    >>> check_bool("no", "control")
+    Traceback (most recent call last):
+    ...
+    TypeError: control must be True or False, got str
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__}")
+    return bool(value)
