@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mlm_book.validation import as_float_array, check_generator, check_positive_int
+from mlm_book.validation import as_float_array, check_generator, check_positive_float, check_positive_int
 
 __all__ = [
     "PROBE_STRENGTH",
@@ -64,6 +64,10 @@ PROBE_STRENGTH = 1e-3
 
 #: Newton stops when the largest gradient entry is below this (objective is a mean, so O(1)).
 GRADIENT_TOLERANCE = 1e-9
+
+#: A Newton step whose predicted decrease (half the Newton decrement g^T H^-1 g) is below this
+#: many ulp of the objective cannot be judged by the objective any more (see `fit_probe`).
+DECREMENT_ULPS = 64.0
 
 #: A training feature whose standard deviation is below this multiple of (1 + |mean|) counts
 #: as constant: float64 rounding of a constant column stays many orders below it.
@@ -210,7 +214,9 @@ def fit_probe(features, labels, *, strength: float = PROBE_STRENGTH, tol: float 
     strength : float, default `PROBE_STRENGTH`
         Ridge strength $\lambda > 0$ on the weights (not the intercepts).
     tol : float, default [`GRADIENT_TOLERANCE`][mlm_book.probe.GRADIENT_TOLERANCE]
-        Convergence threshold on the largest absolute gradient entry.
+        Convergence threshold on the largest absolute gradient entry (positive, finite). A fit
+        whose Newton decrement is already below the objective's float64 resolution also counts
+        as converged, since no step can then be judged better than another.
     max_iter : int, default 100
         Newton iterations allowed.
 
@@ -241,9 +247,8 @@ def fit_probe(features, labels, *, strength: float = PROBE_STRENGTH, tol: float 
     """
     x = _features(features, "features")
     y = _labels(labels, "labels", x.shape[0])
-    strength = float(strength)
-    if not np.isfinite(strength) or strength <= 0:
-        raise ValueError(f"strength must be a positive number, got {strength}")
+    strength = check_positive_float(strength, "strength")
+    tol = check_positive_float(tol, "tol")
     max_iter = check_positive_int(max_iter, "max_iter")
     classes, index = np.unique(y, return_inverse=True)
     if classes.size < 2:
@@ -263,6 +268,7 @@ def fit_probe(features, labels, *, strength: float = PROBE_STRENGTH, tol: float 
     penalty = np.zeros(d + 1)
     penalty[:d] = strength
     iterations = 0
+    settled = False
     while float(np.max(np.abs(gradient))) > tol and iterations < max_iter:
         iterations += 1
         p = probabilities[:, 1:]
@@ -279,6 +285,19 @@ def fit_probe(features, labels, *, strength: float = PROBE_STRENGTH, tol: float 
         step = np.linalg.solve(hessian, flat_gradient).reshape(k - 1, d + 1).T
         # Backtracking line search (Armijo): halve until the objective decreases enough.
         slope = float(np.sum(gradient * step))
+        # Converged relative to what float64 resolves, not only by the absolute `tol`: the
+        # gradient is a mean of n terms, so its rounding floor grows with n and the feature
+        # scale, and near the optimum the predicted decrease slope / 2 (the Newton decrement)
+        # falls below the objective's last bits. The Armijo test then compares rounding noise
+        # and rejected a step that was already exact (gradient 1e-17 after it, 1.7e-9 before),
+        # stalling above `tol`. The remaining gap is below float resolution, so take the full
+        # Newton step (quadratic regime) and stop. A fit that met `tol` before ends at the
+        # same point: its line search accepted this same full step, then met `tol`.
+        if 0.5 * slope <= DECREMENT_ULPS * np.spacing(max(1.0, abs(value))):
+            theta = theta - step
+            value, gradient, probabilities = _objective(z1, onehot, theta, strength, d)
+            settled = True
+            break
         size = 1.0
         while True:
             candidate = theta - size * step
@@ -288,7 +307,7 @@ def fit_probe(features, labels, *, strength: float = PROBE_STRENGTH, tol: float 
             size *= 0.5
         theta, value, gradient, probabilities = candidate, new_value, new_gradient, new_probabilities
     gradient_norm = float(np.max(np.abs(gradient)))
-    if gradient_norm > tol:
+    if gradient_norm > tol and not settled:
         raise RuntimeError(f"Newton's method did not converge in {max_iter} iterations "
                            f"(gradient {gradient_norm:.3g} > {tol:.3g})")
     return ProbeModel(classes=classes, standardizer=standardizer, weights=theta[:d].copy(),
