@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mlm_book.validation import as_float_array, check_generator, check_positive_int
+from mlm_book.validation import as_float_array, check_generator, check_positive_int, check_real
 
 __all__ = [
     "TRACY_WIDOM_MEAN",
@@ -411,6 +411,8 @@ def numerical_rank(vectors, *, rtol: float | None = None) -> int:
     sigma = _singular_values(array)
     if rtol is None:
         rtol = max(array.shape) * np.finfo(np.float64).eps
+    else:
+        rtol = check_real(rtol, "rtol", low=0.0)
     return int(np.sum(sigma > rtol * sigma[0]))
 
 

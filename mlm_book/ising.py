@@ -35,6 +35,7 @@ from mlm_book.validation import (
     as_float_array,
     as_int_array,
     check_generator,
+    check_positive_float,
     check_positive_int,
 )
 
@@ -506,7 +507,15 @@ def pseudo_likelihood_objective(counts, theta, per: float | np.ndarray = 1.0):
     theta = as_float_array(theta, "theta")
     if theta.shape[-1:] != (2,):
         raise ValueError(f"theta must have shape (..., 2), got {theta.shape}")
-    per = np.asarray(per, dtype=np.float64)
+    per = as_float_array(per, "per")
+    if np.any(per <= 0):
+        # a divisor of zero or below is no number of sequences (and would flip the objective)
+        raise ValueError(f"per must be a positive number of sequences, got {per.min()}")
+    try:
+        np.broadcast_shapes(per.shape, counts.shape[:-2], theta.shape[:-1])
+    except ValueError:
+        raise ValueError(f"per of shape {per.shape} does not broadcast against counts {counts.shape} "
+                         f"and theta {theta.shape}") from None
     value, grad, hess = _cell_parts(theta)
     total = (counts * value).sum((-2, -1)) / per
     gradient = (counts[..., None] * grad).sum((-3, -2)) / per[..., None]
@@ -643,7 +652,9 @@ def fit_pseudo_likelihood(counts, per, *, tolerance: float = 1e-10, max_iteratio
     ([0.2, 0.5], True)
     """
     counts = _check_counts(counts)
+    tolerance = check_positive_float(tolerance, "tolerance")
     start = np.zeros(counts.shape[:-2] + (2,))
+    pseudo_likelihood_objective(counts, start, per)  # checks per before Newton starts
     return _newton(lambda t: pseudo_likelihood_objective(counts, t, per), start, tolerance,
                    check_positive_int(max_iterations, "max_iterations"), "fit_pseudo_likelihood")
 
@@ -677,6 +688,7 @@ def fit_maximum_likelihood(statistics, n: int, *, tolerance: float = 1e-10, max_
     if statistics.shape[-1:] != (2,):
         raise ValueError(f"statistics must have shape (..., 2), got {statistics.shape}")
     n = _check_enumerable(n)
+    tolerance = check_positive_float(tolerance, "tolerance")
     start = np.zeros(statistics.shape)
     return _newton(lambda t: log_likelihood_objective(statistics, t, n), start, tolerance,
                    check_positive_int(max_iterations, "max_iterations"), "fit_maximum_likelihood")

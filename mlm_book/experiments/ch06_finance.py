@@ -41,6 +41,7 @@ from mlm_book.finance.world import COMPANIES, DIRECTION_WORDS, ENTITY_ORG, ENTIT
 from mlm_book.figures import NARROW, PALETTE, SENSE_COLORS, WIDE, subplots
 from mlm_book.ledger import Claim
 from mlm_book.report import Markdown, table
+from mlm_book.validation import check_positive_int
 
 __all__ = [
     "Chapter6Config", "Chapter6Results", "CorpusCounts", "results", "settings_table", "example_filing",
@@ -235,6 +236,15 @@ def _lexicon_probe(vocabulary: Vocabulary, vectors: np.ndarray) -> probe.CrossVa
 
 
 @functools.cache
+def _given_or_book(r) -> Chapter6Results:
+    """``r`` itself, or the book's results for ``None``; anything else is refused by name."""
+    if r is None:
+        return results()
+    if not isinstance(r, Chapter6Results):
+        raise TypeError(f"r must be Chapter6Results (from results()) or None, got {type(r).__name__}")
+    return r
+
+
 def results(config: Chapter6Config | None = None) -> Chapter6Results:
     """Build the chapter's static results (memoised per config; skip-gram cached on disk).
 
@@ -300,7 +310,7 @@ def settings_table(r: Chapter6Results | None = None) -> Markdown:
     >>> print(settings_table().splitlines()[2])
     | n_documents | 300 | filings |
     """
-    r = results() if r is None else r
+    r = _given_or_book(r)
     config = r.config.corpus
     return table(("setting", "value", "what it sets"),
                  [(name, f"{getattr(config, name):g}", _CORPUS_SETTINGS.get(name, "")) for name in config.as_dict()])
@@ -308,7 +318,7 @@ def settings_table(r: Chapter6Results | None = None) -> Markdown:
 
 def example_filing(r: Chapter6Results | None = None, document: int | None = None) -> str:
     """A filing rendered with its gold labels (by default the first that closes on the kestrel turbine)."""
-    r = results() if r is None else r
+    r = _given_or_book(r)
     corpus = r.corpus
     if document is None:
         closing = (corpus.tokens == "kestrel") & (corpus.entity == ENTITY_PRODUCT)
@@ -338,7 +348,7 @@ def window_view(r: Chapter6Results | None = None, index: int | None = None) -> s
     By default the last PRODUCT mention of kestrel in [`example_filing`][mlm_book.experiments.ch06_finance.example_filing]'s filing. The centre
     token is shown in double brackets.
     """
-    r = results() if r is None else r
+    r = _given_or_book(r)
     corpus = r.corpus
     if index is None:
         products = np.flatnonzero((corpus.tokens == "kestrel") & (corpus.entity == ENTITY_PRODUCT))
@@ -363,7 +373,7 @@ def window_table(r: Chapter6Results | None = None, index: int | None = None, per
     >>> len(rows), rows[4].startswith("| 16–23 | **kestrel**")
     (6, True)
     """
-    r = results() if r is None else r
+    r = _given_or_book(r)
     words = window_view(r, index).split()
     shown = [f"**{w[2:-2]}**" if w.startswith("[[") else (f"`{w}`" if w.startswith("[") else w) for w in words]
     return table(("slots", "tokens"), [(f"{i}–{min(i + per_row, len(words)) - 1}", " ".join(shown[i:i + per_row]))
@@ -372,7 +382,7 @@ def window_table(r: Chapter6Results | None = None, index: int | None = None, per
 
 def counts_table(r: Chapter6Results | None = None) -> Markdown:
     """Markdown table of the corpus counts that the chapter uses."""
-    r = results() if r is None else r
+    r = _given_or_book(r)
     c = r.counts
     d, v = list(c.direction.values()), list(c.verbs.values())
     rows = [
@@ -392,7 +402,7 @@ def counts_table(r: Chapter6Results | None = None) -> Markdown:
 
 def caps_table(r: Chapter6Results | None = None) -> Markdown:
     """Markdown table: company/product typing, static cap against skip-gram."""
-    r = results() if r is None else r
+    r = _given_or_book(r)
     rows = [
         ("per-alias majority (the static cap)", r.alias_cap.accuracy),
         (f"skip-gram vectors, probe trained on the other {len(COMPANIES) - 1} aliases", r.typing.accuracy),
@@ -403,7 +413,7 @@ def caps_table(r: Chapter6Results | None = None) -> Markdown:
 
 def news_table(r: Chapter6Results | None = None) -> Markdown:
     """Markdown table of the news-polarity probe set: each word's kind and its good / bad news counts."""
-    r = results() if r is None else r
+    r = _given_or_book(r)
     cap = r.polarity_cap
     good, bad = cap.labels.index(1), cap.labels.index(-1)
     words_sorted = sorted(r.polarity_words)
@@ -425,7 +435,7 @@ def news_distances(r: Chapter6Results | None = None) -> tuple[int, int, int, int
     >>> news_distances()
     (1, 1, 3, 6)
     """
-    r = results() if r is None else r
+    r = _given_or_book(r)
     c = r.corpus
     labelled = np.flatnonzero(c.news != 0)
     distance = labelled - c.head[labelled]
@@ -436,7 +446,7 @@ def news_distances(r: Chapter6Results | None = None) -> tuple[int, int, int, int
 
 def skipgram_table(r: Chapter6Results | None = None) -> Markdown:
     """Markdown table of the skip-gram settings."""
-    r = results() if r is None else r
+    r = _given_or_book(r)
     meaning = {"window": "context words on each side", "dim": "dimension $d$ of the vectors",
                "negatives": "negative samples per pair", "epochs": "passes over the filings",
                "batch_size": "pairs per update", "learning_rate": "initial learning rate",
@@ -449,7 +459,7 @@ def skipgram_table(r: Chapter6Results | None = None) -> Markdown:
 
 def neighbours_table(r: Chapter6Results | None = None, k: int = 5) -> Markdown:
     """Markdown table of each chosen word's ``k`` nearest skip-gram neighbours (cosine)."""
-    r = results() if r is None else r
+    r = _given_or_book(r)
     rows = []
     for word in r.config.neighbour_words:
         ids, cosines = cosine_neighbours(r.skipgram.input_vectors, r.vocabulary.lookup(word), k,
@@ -464,8 +474,12 @@ def lexicon_neighbour_agreement(r: Chapter6Results | None = None, k: int = 5) ->
     Returns the share and its chance level: for a word of polarity $p$, the share of the *other*
     lexicon words with polarity $p$, averaged over the 35 words.
     """
-    r = results() if r is None else r
     words = list(LEXICON)
+    # a word has len(words) - 1 lexicon neighbours; k = 0 would average nothing (NaN)
+    k = check_positive_int(k, "k")
+    if k > len(words) - 1:
+        raise ValueError(f"k must be at most {len(words) - 1} (the other lexicon words), got {k}")
+    r = _given_or_book(r)
     polarity = np.array([LEXICON[w] for w in words])
     vectors = r.skipgram.input_vectors[[r.vocabulary.lookup(w) for w in words]]
     unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -479,7 +493,7 @@ def lexicon_neighbour_agreement(r: Chapter6Results | None = None, k: int = 5) ->
 
 def orientation_table(r: Chapter6Results | None = None) -> Markdown:
     """Markdown table: lexicon polarity from pooled documents, from one vector, and chance."""
-    r = results() if r is None else r
+    r = _given_or_book(r)
     se = math.sqrt(0.25 / len(LEXICON))
     rows = [
         ("semantic orientation, pooled over all filings", f"{r.orientation.accuracy:.3f}"),
@@ -491,7 +505,7 @@ def orientation_table(r: Chapter6Results | None = None) -> Markdown:
 
 def voting_table(r: Chapter6Results | None = None) -> Markdown:
     """Markdown table of lexicon-neighbour voting at each window."""
-    r = results() if r is None else r
+    r = _given_or_book(r)
     rows = [("whole filing" if vote.window is None else f"within {vote.window} words", vote.accuracy,
              vote.accuracy_decided, vote.n - vote.n_ties) for vote in r.votes]
     return table(("voters", "accuracy (ties = ½)", "ties set aside", "decided votes"), rows,
@@ -564,7 +578,7 @@ def orientation_explained(r: Chapter6Results | None = None, *, corpus: Corpus | 
     ((1, 1), True)
     """
     if corpus is None:
-        r = results() if r is None else r
+        r = _given_or_book(r)
         corpus, orient = r.corpus, r.orientation
     else:
         orient = semantic_orientation(corpus)
@@ -643,7 +657,7 @@ def figure_aliases(r: Chapter6Results | None = None):
     -------
     matplotlib.figure.Figure
     """
-    r = results() if r is None else r
+    r = _given_or_book(r)
     counts = r.alias_cap.counts  # (21, 2): ORG, PRODUCT
     names = [COMPANIES[g].alias for g in r.alias_cap.groups]
     fig, ax = subplots(width=WIDE, height=3.6)
@@ -667,7 +681,7 @@ def figure_positions(r: Chapter6Results | None = None):
     -------
     matplotlib.figure.Figure
     """
-    r = results() if r is None else r
+    r = _given_or_book(r)
     corpus, length = r.corpus, r.config.window_length
     fig, ax = subplots(width=WIDE, height=3.2)
     bins = np.arange(length + 1) - 0.5
@@ -694,7 +708,7 @@ def figure_polarity(r: Chapter6Results | None = None):
     """
     from matplotlib.patches import Patch
 
-    r = results() if r is None else r
+    r = _given_or_book(r)
     so = r.orientation
     order = np.argsort(so.score, kind="stable")
     fig, ax = subplots(width=WIDE, height=3.9)
@@ -723,7 +737,7 @@ def figure_voting(r: Chapter6Results | None = None):
     -------
     matplotlib.figure.Figure
     """
-    r = results() if r is None else r
+    r = _given_or_book(r)
     labels = ["filing" if v.window is None else str(v.window) for v in r.votes]
     x = np.arange(len(r.votes))
     fig, ax = subplots(width=NARROW, height=3.4)

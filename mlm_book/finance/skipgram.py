@@ -29,7 +29,8 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from mlm_book.validation import as_float_array, as_int_array, check_generator, check_positive_int, check_probability
+from mlm_book.validation import (as_float_array, as_int_array, check_generator, check_positive_int, check_probability,
+                                 check_tokens)
 
 __all__ = ["SkipGramConfig", "SkipGramModel", "skipgram_pairs", "train_skipgram", "cosine_neighbours"]
 
@@ -263,11 +264,16 @@ def cosine_neighbours(vectors, query: int, k: int = 5, *, exclude=()) -> tuple[n
     if query >= vectors.shape[0]:
         raise ValueError(f"query must be a row index below {vectors.shape[0]}, got {query}")
     check_positive_int(k, "k")
+    excluded = check_tokens(exclude, "exclude", vectors.shape[0], ndim=1, allow_empty=True)
+    candidates = vectors.shape[0] - np.union1d(excluded, [query]).size
+    if k > candidates:
+        # more neighbours than rows left would return excluded rows with cosine -inf
+        raise ValueError(f"k must be at most {candidates} (rows other than the query and exclude), got {k}")
     norms = np.linalg.norm(vectors, axis=1)
     if norms[query] == 0:
-        raise ValueError("the query vector is zero; its cosine is undefined")
+        raise ValueError(f"vectors row query={query} is zero; its cosine is undefined")
     cosine = vectors @ vectors[query] / (np.where(norms > 0, norms, np.inf) * norms[query])
     cosine[query] = -np.inf
-    cosine[list(exclude)] = -np.inf
+    cosine[excluded] = -np.inf
     top = np.argsort(-cosine, kind="stable")[:k]
     return top, cosine[top]

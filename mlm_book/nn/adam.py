@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mlm_book.validation import check_real
+
 __all__ = ["AdamConfig", "Adam"]
 
 
@@ -136,8 +138,16 @@ class Adam:
     def __init__(self, params: dict, config: AdamConfig = AdamConfig(), decayed=None):
         if not isinstance(config, AdamConfig):
             raise TypeError(f"config must be an AdamConfig, got {type(config).__name__}")
+        if not isinstance(params, dict):
+            raise TypeError(f"params must be a dict of str to float arrays, got {type(params).__name__}")
         if not params:
             raise ValueError("params must hold at least one array")
+        for name, array in params.items():
+            # updated in place, so it must already be a float array (a list would be copied)
+            if not isinstance(array, np.ndarray) or array.dtype.kind != "f":
+                raise TypeError(f"params[{name!r}] must be a float numpy array, got {type(array).__name__}")
+            if not np.all(np.isfinite(array)):
+                raise ValueError(f"params[{name!r}] must be finite (no NaN or infinity)")
         self.config = config
         self.names = tuple(params)
         self.params = params
@@ -187,8 +197,16 @@ class Adam:
         lr : float
             Learning rate for this step.
         """
+        if not isinstance(grads, dict):
+            raise TypeError(f"grads must be a dict of str to arrays, got {type(grads).__name__}")
         if set(grads) != set(self.names):
             raise ValueError("grads must have exactly the parameters' names")
+        for name in self.names:
+            if np.shape(grads[name]) != self.params[name].shape:
+                raise ValueError(f"grads[{name!r}] must have shape {self.params[name].shape}, "
+                                 f"got {np.shape(grads[name])}")
+        # a negative or NaN rate would ascend or poison every parameter; zero is a no-op step
+        lr = check_real(lr, "lr", low=0.0)
         self.t += 1
         c = self.config
         step_size = lr / (1.0 - c.beta1 ** self.t)
@@ -197,13 +215,21 @@ class Adam:
         if self._flat is not None:
             g = self._g
             for name, where in zip(self.names, self._slices):
-                g[where] = grads[name].reshape(-1)
+                g[where] = np.reshape(grads[name], -1)
+            # one summing pass (cheap next to the update) and an exact check only if it is not finite
+            if not np.isfinite(g.sum()) and not np.all(np.isfinite(g)):
+                self.t -= 1
+                raise ValueError("grads must be finite (no NaN or infinity): the step would poison the parameters")
             if self._decay_mask is not None:  # decoupled decay: theta -= lr * lambda * theta on D
                 np.multiply(self._flat, self._decay_mask, out=self._tmp)
                 self._tmp *= shrink
                 self._flat -= self._tmp
             self._update(self._flat, g, self._m, self._v, self._tmp, step_size, root_correction)
         else:
+            for name in self.names:
+                if not np.all(np.isfinite(grads[name])):
+                    self.t -= 1
+                    raise ValueError(f"grads[{name!r}] must be finite (no NaN or infinity)")
             for name in self.names:
                 p = self.params[name]
                 if name in self.decayed:
