@@ -61,6 +61,28 @@ class Vocabulary:
     index: dict = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
+        if isinstance(self.words, (str, bytes)) or not isinstance(self.words, (tuple, list)):
+            raise TypeError(f"words must be a tuple of str, got {type(self.words).__name__}")
+        if isinstance(self.counts, (str, bytes)) or not isinstance(self.counts, (tuple, list)):
+            raise TypeError(f"counts must be a tuple of int, got {type(self.counts).__name__}")
+        bad = [word for word in self.words if not isinstance(word, str)]
+        if bad:
+            raise TypeError(f"words must hold strings, got {type(bad[0]).__name__}")
+        if tuple(self.words[:2]) != (UNK, SEP):
+            raise ValueError(f"words must start with {UNK!r} and {SEP!r} (ids {UNK_ID} and {SEP_ID}), "
+                             f"got {tuple(self.words[:2])}")
+        repeated = sorted(word for word, n in Counter(self.words).items() if n > 1)
+        if repeated:
+            # a repeated word would have two ids and encode() would only ever give the last
+            raise ValueError(f"words must be distinct, got repeats {repeated[:5]}")
+        if len(self.counts) != len(self.words):
+            raise ValueError(f"counts must have one entry per word ({len(self.words)}), got {len(self.counts)}")
+        for count in self.counts:
+            check_positive_int(count, "counts", minimum=0)
+        check_positive_int(self.min_count, "min_count")
+        # stored as tuples so that the frozen vocabulary cannot change under its index
+        object.__setattr__(self, "words", tuple(self.words))
+        object.__setattr__(self, "counts", tuple(int(count) for count in self.counts))
         object.__setattr__(self, "index", {word: i for i, word in enumerate(self.words)})
 
     @property
@@ -166,7 +188,13 @@ def build_vocabulary(tokens: Iterable[str], min_count: int = 5) -> Vocabulary:
     ValueError: min_count must be an integer >= 1, got 0
     """
     check_positive_int(min_count, "min_count")
+    # a bare string would count its characters, and None or a number is no corpus at all
+    if isinstance(tokens, (str, bytes)) or not isinstance(tokens, Iterable):
+        raise TypeError(f"tokens must be an iterable of str (e.g. a list of words), got {type(tokens).__name__}")
     counts = Counter(tokens)
+    bad = [token for token in counts if not isinstance(token, str)]
+    if bad:
+        raise TypeError(f"tokens must hold strings, got {type(bad[0]).__name__}")
     for reserved in (UNK, MASK, PAD):
         if reserved in counts:
             raise ValueError(f"tokens must not contain the reserved string {reserved}")
