@@ -34,6 +34,10 @@ def on_config(config):
 
 @mkdocs.plugins.event_priority(90)
 def on_files(files, config):
+    from mlm_book.experiments import hmm_encoder
+
+    # A cold build trains the book's encoders here, two at a time, before anything reads them.
+    hmm_encoder.ensure_trained(hmm_encoder.book_setups())
     results = ledger.verify()
     passed = sum(result.passed for result in results)
     summary = f"**{passed} of {len(results)} claims pass.**\n\n"

@@ -22,7 +22,6 @@ What the chapter shows, and where it comes from:
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from dataclasses import dataclass
 
@@ -558,8 +557,7 @@ def robustness_statements(robustness: SeedRobustness | None = None) -> tuple[tup
 
 
 def _seed_setup(seed: int):
-    setup = _encoder().SETUP
-    return dataclasses.replace(setup, training=dataclasses.replace(setup.training, seed=seed))
+    return _encoder().seed_setup(seed)
 
 
 def _encoder_geometry(setup, label: str) -> SeedGeometry:
@@ -627,6 +625,7 @@ def seed_robustness(seeds: tuple | None = None) -> SeedRobustness:
 @functools.cache
 def _seed_robustness(seeds: tuple) -> SeedRobustness:
     book = _encoder().SETUP.training.seed
+    _encoder().ensure_trained([_seed_setup(seed) for seed in seeds])  # the missing ones, in parallel
     rows = tuple(_encoder_geometry(_seed_setup(seed), "book" if seed == book else "") for seed in seeds)
     return SeedRobustness(rows=rows, config=SPLITS)
 
@@ -645,10 +644,7 @@ def init_scale_contrast() -> SeedGeometry:
     SeedGeometry
         ``label`` is ``"token table at init_std, no weight decay"``.
     """
-    setup = _encoder().SETUP
-    variant = dataclasses.replace(setup, encoder=dataclasses.replace(setup.encoder, token_init_std=None),
-                                  training=dataclasses.replace(setup.training, weight_decay=0.0))
-    return _encoder_geometry(variant, "token table at init_std, no weight decay")
+    return _encoder_geometry(_encoder().CONTRAST, "token table at init_std, no weight decay")
 
 
 #: Posterior range of the occurrences [`sense_axes`][mlm_book.experiments.ch04_geometry.sense_axes] counts as having an uncertain sense.

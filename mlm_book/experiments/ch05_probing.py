@@ -325,6 +325,7 @@ def _seed_probes(seeds: tuple) -> SeedProbes:
 
     hmm = default_hmm()
     setup = hmm_encoder.SETUP
+    hmm_encoder.ensure_trained([hmm_encoder.seed_setup(seed) for seed in seeds])  # the missing ones, in parallel
     rows = []
     for seed in seeds:
         if seed == setup.training.seed:

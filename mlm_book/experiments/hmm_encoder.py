@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import ast
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 
 import numpy as np
@@ -40,6 +40,11 @@ from mlm_book.scoring import cross_entropy, entropy, kl_divergence
 __all__ = [
     "HMMEncoderSetup",
     "SETUP",
+    "SEEDS",
+    "CONTRAST",
+    "seed_setup",
+    "book_setups",
+    "ensure_trained",
     "trained_encoder",
     "hidden_states",
     "token_table",
@@ -140,6 +145,43 @@ def _hmm_source_key(hmm, setup: HMMEncoderSetup) -> dict:
     return {"hmm": hmm_module.cache_description(hmm), "length": setup.length}
 
 
+_PRODUCERS = (hmm_module.sample, hmm_module._draw, channel_module.corrupt)
+
+
+def seed_setup(seed: int, setup: HMMEncoderSetup = SETUP) -> HMMEncoderSetup:
+    """``setup`` with another training seed (initialisation and batch order), nothing else.
+
+    Examples
+    --------
+    >>> seed_setup(3).training.seed, seed_setup(3).encoder == SETUP.encoder
+    (3, True)
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be an integer, got {type(seed).__name__}")
+    if not isinstance(setup, HMMEncoderSetup):
+        raise TypeError(f"setup must be an HMMEncoderSetup, got {type(setup).__name__}")
+    return replace(setup, training=replace(setup.training, seed=seed))
+
+
+SEEDS = (SETUP.training.seed, 1, 2, 3, 4)
+"""The training seeds at which the book reports its learned numbers, the book's own first."""
+
+CONTRAST = replace(SETUP, encoder=replace(SETUP.encoder, token_init_std=None),
+                   training=replace(SETUP.training, weight_decay=0.0))
+"""BERT's literal start for the same encoder (chapter 4's contrast): the token table at
+``init_std`` (0.02) like every other table, and plain Adam (no weight decay)."""
+
+
+def _training_arguments(setup: HMMEncoderSetup):
+    hmm = default_hmm()
+    length = setup.length
+
+    def source(batch, rng):
+        return hmm_module.sample(hmm, batch, length, rng)[1]
+
+    return ("hmm-encoder", setup.encoder, setup.training, source, setup.channel(), _hmm_source_key(hmm, setup))
+
+
 @cache
 def trained_encoder(setup: HMMEncoderSetup = SETUP) -> TrainResult:
     """The trained HMM encoder (from the cache, or trained now and stored).
@@ -149,15 +191,48 @@ def trained_encoder(setup: HMMEncoderSetup = SETUP) -> TrainResult:
     TrainResult
         ``params``, the loss curve ``losses`` (3000 steps) and the configurations.
     """
-    hmm = default_hmm()
-    length = setup.length
+    return cached_training(*_training_arguments(setup), producers=_PRODUCERS)
 
-    def source(batch, rng):
-        return hmm_module.sample(hmm, batch, length, rng)[1]
 
-    producers = [hmm_module.sample, hmm_module._draw, channel_module.corrupt]
-    return cached_training("hmm-encoder", setup.encoder, setup.training, source, setup.channel(),
-                           _hmm_source_key(hmm, setup), producers=producers)
+def _train_and_store(setup: HMMEncoderSetup) -> None:
+    trained_encoder(setup)  # in a worker process: it only has to land in the cache
+
+
+def ensure_trained(setups) -> int:
+    """Train the setups that are not in the cache yet, in parallel processes; return how many.
+
+    A cold build calls it once with every encoder the book reads, so that the missing ones
+    train two at a time on two cores (one BLAS thread each) instead of one after another;
+    afterwards [`trained_encoder`][mlm_book.experiments.hmm_encoder.trained_encoder] only loads.
+
+    Parameters
+    ----------
+    setups : iterable of HMMEncoderSetup
+
+    Raises
+    ------
+    TypeError
+        If an element is not an [`HMMEncoderSetup`][mlm_book.experiments.hmm_encoder.HMMEncoderSetup].
+    """
+    from mlm_book.nn.train import is_cached_training
+    from mlm_book.parallel import run_in_processes
+
+    setups = list(dict.fromkeys(setups))
+    for setup in setups:
+        if not isinstance(setup, HMMEncoderSetup):
+            raise TypeError(f"setups must hold HMMEncoderSetup objects, got {type(setup).__name__}")
+    missing = []
+    for setup in setups:
+        name, encoder, training, _, channel, source_key = _training_arguments(setup)
+        if not is_cached_training(name, encoder, training, channel, source_key, producers=_PRODUCERS):
+            missing.append(setup)
+    run_in_processes(_train_and_store, missing)
+    return len(missing)
+
+
+def book_setups() -> tuple[HMMEncoderSetup, ...]:
+    """Every HMM encoder the book reads: the book's seeds, then the contrast."""
+    return (*(seed_setup(seed) for seed in SEEDS), CONTRAST)
 
 
 def hidden_states(tokens) -> list[np.ndarray]:

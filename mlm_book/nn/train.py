@@ -36,7 +36,7 @@ from mlm_book.nn import layers, runtime
 from mlm_book.validation import check_generator, check_positive_int
 
 __all__ = ["TrainConfig", "TrainResult", "decayed_names", "learning_rate", "train", "cached_training",
-           "channel_description"]
+           "is_cached_training", "channel_description"]
 
 
 @dataclass(frozen=True)
@@ -276,6 +276,27 @@ def channel_description(channel: Channel) -> dict:
             "replacement": None if channel.replacement is None else [float(u) for u in channel.replacement]}
 
 
+def _training_request(encoder_config, train_config, channel, source_key, producers):
+    """The channel, cache config and producing code that key one training run."""
+    channel = _check_channel(channel, encoder_config)
+    key = {"encoder": encoder_config.to_dict(), "train": train_config.to_dict(),
+           "channel": channel_description(channel), "source": dict(source_key)}
+    code = [layers, enc, adam_module, runtime, sys.modules[__name__], *producers]
+    return channel, key, code
+
+
+def is_cached_training(name: str, encoder_config: enc.EncoderConfig, train_config: TrainConfig, channel: Channel,
+                       source_key: Mapping, *, producers: Iterable = (), directory: Path | str | None = None) -> bool:
+    """Whether [`cached_training`][mlm_book.nn.train.cached_training] with these arguments would only load.
+
+    The entry is checked as a load checks it (a damaged entry counts as absent), so a caller
+    can decide to train several missing runs in parallel first.
+    """
+    _, key, code = _training_request(encoder_config, train_config, channel, source_key, producers)
+    directory = Path(directory) if directory is not None else cache.cache_dir()
+    return cache.load(cache.CacheEntry(name, cache.cache_key(name, key, code), directory)) is not None
+
+
 def cached_training(name: str, encoder_config: enc.EncoderConfig, train_config: TrainConfig, source: Callable,
                     channel: Channel, source_key: Mapping, *, producers: Iterable = (),
                     directory: Path | str | None = None, progress: bool | None = None) -> TrainResult:
@@ -306,10 +327,7 @@ def cached_training(name: str, encoder_config: enc.EncoderConfig, train_config: 
     ValueError
         If the stored parameters do not match ``encoder_config`` or hold NaN/infinite values.
     """
-    channel = _check_channel(channel, encoder_config)
-    key = {"encoder": encoder_config.to_dict(), "train": train_config.to_dict(),
-           "channel": channel_description(channel), "source": dict(source_key)}
-    code = [layers, enc, adam_module, runtime, sys.modules[__name__], *producers]
+    channel, key, code = _training_request(encoder_config, train_config, channel, source_key, producers)
 
     def build():
         result = train(encoder_config, train_config, source, channel, np.random.default_rng(train_config.seed),

@@ -1,0 +1,55 @@
+"""Independent trainings run in parallel processes and land in the cache once."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+
+import pytest
+
+from mlm_book import cache
+from mlm_book.experiments import hmm_encoder
+from mlm_book.parallel import available_cores, run_in_processes
+
+
+def _square(x):
+    return x * x
+
+
+def _pid_and_threads(_):
+    return os.getpid(), os.environ.get("OPENBLAS_NUM_THREADS")
+
+
+def test_results_come_back_in_order_from_worker_processes():
+    assert run_in_processes(_square, list(range(7)), processes=2) == [x * x for x in range(7)]
+    assert run_in_processes(_pid_and_threads, [None], processes=2)[0][0] == os.getpid()  # one call: no pool
+
+
+def test_workers_are_other_processes_with_one_blas_thread():
+    found = run_in_processes(_pid_and_threads, [None] * 4, processes=2)
+    assert all(pid != os.getpid() and threads == "1" for pid, threads in found)
+
+
+@pytest.mark.parametrize("arguments, processes, error", [([1], 0, ValueError), ("ab", 2, TypeError),
+                                                          ([1], True, TypeError)])
+def test_bad_arguments_are_refused(arguments, processes, error):
+    with pytest.raises(error):
+        run_in_processes(_square, arguments, processes=processes)
+
+
+def test_missing_encoders_train_in_parallel_once_and_then_only_load(tmp_path, monkeypatch):
+    monkeypatch.setenv(cache.ENVIRONMENT_VARIABLE, str(tmp_path))  # workers inherit the variable
+    tiny = replace(hmm_encoder.SETUP, training=replace(hmm_encoder.SETUP.training, steps=6, warmup=2,
+                                                       batch_size=8))
+    setups = [hmm_encoder.seed_setup(seed, tiny) for seed in (11, 12)]
+    assert hmm_encoder.ensure_trained(setups + setups[:1]) == 2  # duplicates count once
+    assert len(list(tmp_path.glob("hmm-encoder-*.npz"))) == 2
+    assert hmm_encoder.ensure_trained(setups) == 0
+    with pytest.raises(TypeError, match="setups"):
+        hmm_encoder.ensure_trained(["not a setup"])
+
+
+def test_the_book_reads_five_seeds_and_the_contrast():
+    setups = hmm_encoder.book_setups()
+    assert [s.training.seed for s in setups[:-1]] == list(hmm_encoder.SEEDS) and len(hmm_encoder.SEEDS) >= 5
+    assert setups[-1] == hmm_encoder.CONTRAST and available_cores() >= 1
