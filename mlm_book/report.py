@@ -24,6 +24,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from mlm_book.validation import check_sequence
+
 __all__ = ["Markdown", "table", "Answer", "answer"]
 
 
@@ -63,15 +65,18 @@ def table(header: Sequence[str], rows: Sequence[Sequence], formats: Sequence[str
     ValueError
         If ``header`` is empty, or a row or ``formats`` is not as long as ``header``.
     """
-    header = [str(title) for title in header]
+    header = [str(title) for title in check_sequence(header, "header")]
     if not header:
         raise ValueError("header must name at least one column")
-    formats = [None] * len(header) if formats is None else list(formats)
+    formats = [None] * len(header) if formats is None else check_sequence(formats, "formats")
+    if any(fmt is not None and not isinstance(fmt, str) for fmt in formats):
+        raise TypeError("formats must hold format specifications (str) or None")
+    rows = check_sequence(rows, "rows")
     if len(formats) != len(header):
         raise ValueError(f"formats must have {len(header)} entries (one per column), got {len(formats)}")
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for number, row in enumerate(rows):
-        row = list(row)
+        row = check_sequence(row, f"rows[{number}]")
         if len(row) != len(header):
             raise ValueError(f"rows[{number}] has {len(row)} cells, expected {len(header)}")
         lines.append("| " + " | ".join(_cell(value, fmt) for value, fmt in zip(row, formats)) + " |")

@@ -25,6 +25,7 @@ __all__ = [
     "check_real",
     "check_instance",
     "check_bool",
+    "check_sequence",
 ]
 
 #: Tolerance on a probability vector's sum. Rows built in float64 sum to one within a few
@@ -126,7 +127,7 @@ def check_distribution(value, name: str, *, axis: int = -1, strictly_positive: b
     ValueError: p must sum to 1 along axis -1 (largest deviation 0.1)
     """
     array = as_float_array(value, name)
-    if array.ndim == 0 or array.shape[axis] == 0:
+    if array.ndim == 0 or array.size == 0:
         raise ValueError(f"{name} must hold at least one probability vector, got shape {array.shape}")
     if strictly_positive and np.any(array <= 0):
         raise ValueError(f"{name} must be strictly positive")
@@ -310,3 +311,28 @@ def check_bool(value, name: str) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be True or False, got {type(value).__name__}")
     return bool(value)
+
+
+def check_sequence(value, name: str, *, of: type | None = None) -> list:
+    """Return ``value`` as a list if it is a non-string iterable (of ``of`` items when given).
+
+    Examples
+    --------
+    >>> check_sequence(("a", "b"), "words", of=str)
+    ['a', 'b']
+    >>> check_sequence("ab", "words", of=str)
+    Traceback (most recent call last):
+    ...
+    TypeError: words must be a sequence (a list or tuple), not a single str
+    """
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"{name} must be a sequence (a list or tuple), not a single {type(value).__name__}")
+    try:
+        items = list(value)
+    except TypeError:
+        raise TypeError(f"{name} must be a sequence (a list or tuple), got {type(value).__name__}") from None
+    if of is not None:
+        wrong = [item for item in items if not isinstance(item, of)]
+        if wrong:
+            raise TypeError(f"{name} must hold {of.__name__} items, got {type(wrong[0]).__name__}")
+    return items

@@ -37,7 +37,7 @@ import numpy as np
 
 from mlm_book.finance.corpus import Corpus
 from mlm_book.finance.world import LEXICON, NEGATIVE_SEEDS, POSITIVE_SEEDS
-from mlm_book.validation import check_probability
+from mlm_book.validation import check_instance, check_probability, check_sequence
 
 __all__ = ["Orientation", "document_counts", "semantic_orientation"]
 
@@ -77,7 +77,8 @@ def document_counts(corpus: Corpus, words: Sequence[str]) -> np.ndarray:
     >>> int(document_counts(corpus, ["[SEP]"]).sum()) == int((corpus.tokens == "[SEP]").sum())
     True
     """
-    words = list(words)
+    check_instance(corpus, "corpus", Corpus)
+    words = check_sequence(words, "words", of=str)
     if not words or len(set(words)) != len(words):
         raise ValueError("words must be a non-empty sequence of distinct strings")
     lookup = {word: i for i, word in enumerate(words)}
@@ -120,8 +121,13 @@ def semantic_orientation(corpus: Corpus, lexicon: Mapping[str, int] = LEXICON, *
     >>> semantic_orientation(corpus, positive=["strong"], negative=["weak"]).words[:2]
     ('robust', 'solid')
     """
+    check_instance(corpus, "corpus", Corpus)
+    if not isinstance(lexicon, Mapping):
+        raise TypeError(f"lexicon must be a mapping of word to polarity (+1 or -1), got {type(lexicon).__name__}")
+    check_sequence(lexicon, "lexicon", of=str)
     check_probability(smoothing, "smoothing", high=1e6)
-    positive, negative = tuple(positive), tuple(negative)
+    positive = tuple(check_sequence(positive, "positive", of=str))
+    negative = tuple(check_sequence(negative, "negative", of=str))
     if not positive or not negative or set(positive) & set(negative):
         raise ValueError("positive and negative must be non-empty, disjoint seed sets")
     words = tuple(word for word in lexicon if word not in positive + negative)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mlm_book.finance.corpus import SEP, Corpus
-from mlm_book.validation import check_positive_int
+from mlm_book.validation import check_instance, check_positive_int
 
 __all__ = ["Vote", "word_positions", "lexicon_vote"]
 
@@ -71,6 +71,7 @@ def word_positions(corpus: Corpus) -> np.ndarray:
     >>> bool(p[0] == 0), int(p[corpus.tokens != "[SEP]"].max()) < corpus.n_tokens
     (True, True)
     """
+    check_instance(corpus, "corpus", Corpus)
     is_word = (corpus.tokens != SEP).astype(np.int64)
     before = np.cumsum(is_word) - is_word                    # words strictly before, stream-wide
     first = corpus.document_bounds()[:-1][corpus.document]
@@ -105,6 +106,7 @@ def lexicon_vote(corpus: Corpus, window: int | None) -> Vote:
     ...
     ValueError: window must be an integer >= 1, got 0
     """
+    check_instance(corpus, "corpus", Corpus)
     if window is not None:
         check_positive_int(window, "window")
     index = np.flatnonzero(corpus.lexicon != 0)
