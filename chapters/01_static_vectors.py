@@ -88,10 +88,10 @@ table(["state", "stationary probability"], zip(ch1.state_names(hmm), hmm.initial
 
 # %%
 show(ch1.figure_transition(r),
-     alt="Two heatmaps on one probability scale. The 8 by 8 transition matrix is nearly block diagonal: "
-         "each regime's four states mostly move among themselves, and every state has a small chance of "
-         "entering the other regime. The 8 by 25 emission matrix shows each state emitting three tokens "
-         "of its own, and the two heavy states also emitting the shared token w.",
+     alt=f"Two heatmaps on one probability scale. The {hmm.n_states} by {hmm.n_states} transition matrix is nearly "
+         "block diagonal: each regime's states mostly move among themselves, and every state has a small chance "
+         f"of entering the other regime. The {hmm.n_states} by {hmm.vocab_size} emission matrix shows each state "
+         "emitting three tokens of its own, and the two heavy states also emitting the shared token w.",
      caption="The HMM's transition matrix $T$ (left) and emission matrix (right). Entries of $T$ below 0.005 "
              "are left blank; every one of them is positive.")
 
@@ -162,19 +162,20 @@ Markdown(f"Largest difference between forward–backward and enumeration: **{r.b
 # largest difference between the two sides of the identity over all context values; the
 # *slacks* are the smallest distances from $\operatorname{PMI}(w, c)$ down to the lower bound
 # and up to the upper bound (non-negative when the bounds hold); the *largest gap to the lower
-# bound* is the one the remark above limits by $\log 2$.
+# bound* is the one the remark above limits by $\log 2$; the *sense gap* is the largest
+# difference between the two senses' PMIs.
 
 # %%
 names = {1: "next token", -1: "previous token", 2: "two to the right", -2: "two to the left"}
-table(["context", "identity residual", "lower-bound slack (min)", "upper-bound slack (min)",
-       "largest gap to lower bound", "largest sense-PMI gap (nats)"],
+table(["context", "identity residual", "min slack, lower", "min slack, upper", "max gap to lower",
+       "max sense gap (nats)"],
       [(names.get(p.offset, p.offset), p.identity_residual, p.lower_slack, p.upper_slack, p.dominance_gap.max(),
         p.sense_gap) for p in r.pmi],
       formats=[None, ".1e", ".4f", ".1e", ".4f", ".3f"])
 
 # %%
 show(ch1.figure_pmi_profiles(r),
-     alt="PMI of each sense of w and of w itself with the next token, for each of the 25 tokens. The two "
+     alt=f"PMI of each sense of w and of w itself with the next token, for each of the {hmm.vocab_size} tokens. The two "
          "sense curves swap places between regime a's tokens and regime b's tokens; the word's PMI, shown "
          "as triangles, always sits in the grey band between the bounds, just below the higher sense curve.",
      caption=r"Proposition 1 on the HMM with the next token as context. The grey band runs from the lower "
@@ -239,10 +240,10 @@ Markdown(f"The static table has {hmm.vocab_size} rows of dimension {r.config.sta
 
 # %%
 show(ch1.figure_sense_posterior(r),
-     alt="Posterior probabilities along one sampled sentence of 24 tokens. The probability of regime a is "
-         "1 over the first half, where the true regime is a, drops through the switch and is 0 over the "
-         "second half. The four occurrences of w sit on this curve: two far from the switch are certain, "
-         "the two beside it are in doubt.",
+     alt=f"Posterior probabilities along one sampled sentence of {len(r.example_tokens)} tokens. The probability "
+         "of regime a follows the true regime, shown by the shading, and moves through the switch; the "
+         f"{int((r.example_tokens == hmm.shared_token).sum())} occurrences of w sit on this curve: those far from "
+         "the switch are certain, those beside it are in doubt.",
      caption=r"One sampled sentence. Shading shows the true regime; the line is $P(\text{regime a} \mid x)$ at "
              r"each position and the dots are $P(\text{sense a} \mid x)$ at the occurrences of $w$.")
 

@@ -179,10 +179,10 @@ table(["N", "MPLE median", "MPLE 10–90 %", "MLE median", "predicted MPLE media
 
 # %%
 show(ch3.figure_error_vs_n(config),
-     alt="Log-log plot of the estimation error against the number of sequences, from 50 to 50,000. The medians "
-         "of the pseudo-likelihood and maximum-likelihood estimates fall along parallel straight lines of slope "
-         "minus one half, pseudo-likelihood slightly above; the dashed asymptotic predictions lie on top of the "
-         "medians, and the shaded 10 to 90 percent bands span about a factor of five at every size.",
+     alt=f"Log-log plot of the estimation error against the number of sequences, from {min(config.sizes):,} to "
+         f"{max(config.sizes):,}. The medians of the pseudo-likelihood and maximum-likelihood estimates fall along "
+         "parallel straight lines of slope minus one half, pseudo-likelihood slightly above; the dashed asymptotic "
+         "predictions lie on top of the medians, and shaded bands show the 10 to 90 percent range at every size.",
      caption=r"Error of the two estimators on the Ising chain over independent exact samples at each $N$: "
              r"medians, 10–90 % bands, and the median predicted by each estimator's asymptotic normal law, "
              r"$\propto 1/\sqrt{N}$.")
@@ -396,10 +396,10 @@ table(["family", r"median $\lvert\delta\rvert$", "90th percentile", r"largest $\
 
 # %%
 show(ch3.figure_delta_histogram(families),
-     alt="Histogram of the base-10 logarithm of the four-cycle gap over the draws for three families. The HMM's "
-         "exact conditionals sit at about 10 to the minus 16, the level of rounding, with exact zeros at the left "
-         "edge. The population optimum spreads from about 10 to the minus 11 to 1, with its median near 10 to the "
-         "minus 5. The trained encoder is concentrated between about 10 to the minus 3 and 1, median near 0.05.",
+     alt="Histogram of the base-10 logarithm of the four-cycle gap over the draws for three families, with "
+         "these medians: " + ", ".join(f"{name} {np.median(np.abs(delta)):.1e}" for name, delta in families.items())
+         + ". The exact conditionals sit at the level of rounding, with exact zeros at the left edge; the "
+         "population optimum spreads over many orders of magnitude; the trained encoder sits furthest right.",
      caption=r"Four-cycle gaps $|\delta|$ of three families on the same draws (log scale). Exact zeros are drawn "
              r"at the left edge.")
 
@@ -425,11 +425,12 @@ Markdown(
 # %%
 rho = ch3.rho_sweep(four)
 show(ch3.figure_delta_vs_rho(four, points={r"trained HMM encoder: median $|\delta|$": summary.encoder_median}),
-     alt="Log-log plot of the population optimum's four-cycle gap against the selection rate from 0.01 to 0.5. "
-         "The median over the draws rises steadily from below 10 to the minus 6 to nearly 10 to the minus 4. "
-         "The largest gap rises only from about 0.2 to about 1. A dotted vertical line marks BERT's rate 0.15, "
-         "where a star shows the trained encoder's median, near 0.05; a dashed horizontal line near 10 to the "
-         "minus 16 shows the HMM's exact conditionals.",
+     alt=(lambda sweep: f"Log-log plot of the population optimum's four-cycle gap against the selection rate "
+          f"from {sweep.rho.min():g} to {sweep.rho.max():g}. The median over the draws rises from "
+          f"{sweep.median[0]:.1e} to {sweep.median[-1]:.1e}; the largest gap rises only from "
+          f"{sweep.maximum[0]:.2f} to {sweep.maximum[-1]:.2f}. A dotted vertical line marks BERT's rate "
+          f"{four.rho:g}, where a star shows the trained encoder's median, {summary.encoder_median:.2f}; a dashed "
+          "horizontal line at the level of rounding shows the HMM's exact conditionals.")(ch3.rho_sweep(four)),
      caption=r"The population optimum's four-cycle gap against the selection rate $\rho$: median and largest "
              r"$|\delta|$ over the draws.")
 

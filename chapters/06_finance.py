@@ -179,9 +179,9 @@ Markdown(
 
 # %%
 show(ch6.figure_aliases(r),
-     alt="Stacked bars of company and product mentions for each of the 21 aliases. Every alias is mostly "
-         "company mentions with a small product part, except kestrel, the first bar, whose product part is "
-         "about as large as its company part.",
+     alt=f"Stacked bars of company and product mentions for each of the {len(r.alias_cap.groups)} aliases. Every "
+         "alias is mostly company mentions with a small product part, except kestrel, the first bar, whose "
+         "product part is about as large as its company part.",
      caption="Gold types of the alias occurrences. A reader with one vector per alias can at best answer each "
              "bar's larger part.")
 
@@ -314,9 +314,10 @@ ch6.orientation_table(r)
 
 # %%
 show(ch6.figure_polarity(r),
-     alt="Bar chart of the semantic orientation of the 35 lexicon words, sorted from most negative to most "
-         "positive. The negative words of the lexicon all have negative scores and the positive words all "
-         "have positive scores except firm, whose score is slightly below zero.",
+     alt=(lambda so: f"Bar chart of the semantic orientation of the {len(so.words)} lexicon words, sorted from most "
+          "negative to most positive. Words on the wrong side of zero, hatched: "
+          + (", ".join(w for w, score, truth in zip(so.words, so.score, so.truth) if np.sign(score) != truth)
+             or "none") + ".")(r.orientation),
      caption=r"Semantic orientation $\operatorname{SO}(w)$ of each lexicon word, pooled over all filings. "
              r"Colour is the word's polarity in the lexicon; a hatched bar is on the wrong side of zero.")
 
