@@ -137,6 +137,10 @@ def subplots(nrows: int = 1, ncols: int = 1, *, width: float = WIDE, height: flo
     for name, value in (("width", width), ("height", height)):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 12:
             raise ValueError(f"{name} must be a number of inches in (0, 12], got {value!r}")
+    for name, value in (("nrows", nrows), ("ncols", ncols)):
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 6:
+            raise ValueError(f"{name} must be an integer from 1 to 6 (the book draws at most two panels a row), "
+                             f"got {value!r}")
     with style():
         return plt.subplots(nrows, ncols, figsize=(width, height), **kwargs)
 
@@ -148,7 +152,10 @@ def svg_bytes(fig) -> bytes:
     a second time, as a bitmap without alt text, by the inline backend.
     """
     import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
+    if not isinstance(fig, Figure):
+        raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
     buffer = io.BytesIO()
     with style():
         fig.savefig(buffer, format="svg", metadata={"Date": None})
@@ -176,6 +183,12 @@ class FigureHTML:
     svg: bytes
     alt: str
     caption: str
+
+    def __post_init__(self):
+        if not isinstance(self.svg, bytes) or b"<svg" not in self.svg:
+            raise TypeError("svg must be the bytes of an SVG document")
+        if not isinstance(self.alt, str) or not isinstance(self.caption, str):
+            raise TypeError("alt and caption must be strings")
 
     @property
     def size_px(self) -> tuple[float, float]:

@@ -108,6 +108,12 @@ class Answer:
 
     text: str
 
+    def __post_init__(self):
+        if not isinstance(self.text, str):
+            raise TypeError(f"text must be a string, got {type(self.text).__name__}")
+        if not self.text.strip():
+            raise ValueError("text must not be blank")
+
     def _repr_html_(self) -> str:
         paragraphs = [" ".join(part.split()) for part in re.split(r"\n\s*\n", self.text.strip())]
         body = "".join(f"<p>{_inline(part)}</p>" for part in paragraphs if part)
@@ -129,8 +135,4 @@ def answer(text: str) -> Answer:
     ValueError
         If ``text`` is blank.
     """
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a string, got {type(text).__name__}")
-    if not text.strip():
-        raise ValueError("text must not be blank")
     return Answer(text)
