@@ -1,0 +1,372 @@
+r"""The lab's data: everything the interactive page shows, computed here, none of it in the browser.
+
+The lab (``docs/lab.md``, drawn by ``docs/assets/lab.js``) has three views, and
+[`viz_payload`][mlm_book.lab.viz_payload] returns one JSON-serialisable dict with every
+number they show; the docs build writes it into the page (``docs/hooks/lab.py``), and a
+test checks that the page's copy equals this function's result exactly. The browser only
+lays out what it is given and follows the reader's choices.
+
+* **HMM view** (``"hmm"``): a default sentence of the book's HMM with the shared token $w$
+  once in each sense ([`default_sentence`][mlm_book.lab.default_sentence]). For every
+  position and each of three displays (``[MASK]``, the token itself, a random substitute)
+  the exact posterior of Theorem 2 under the HMM encoder's channel
+  ([`mlm_book.channel.exact_posterior`][mlm_book.channel.exact_posterior]) and the trained
+  encoder's prediction, their KL, the probability each gives the true token; the exact
+  $P(\text{sense} \mid x)$ of the two occurrences of $w$; and the held-out means of
+  [`hmm_encoder.evaluation`][mlm_book.experiments.hmm_encoder.evaluation] for the caption.
+* **Four-cycle view** (``"cycles"``): chapter 3's 200 draws, and for each of three families
+  (the HMM's exact conditionals, the trained encoder, Theorem 2's population optimum) the
+  four log-odds that make up the gap $\delta$ of each draw, and $\delta$ itself exactly as
+  chapter 3 reports it.
+* **Clouds** (``"clouds"``): $w$'s test occurrences at layers 0, 1, 2 on their own two
+  principal axes (a seeded subset of [`CLOUD_POINTS`][mlm_book.lab.CLOUD_POINTS] points,
+  coordinates to four significant digits), with true senses and exact sense posteriors, and
+  beside them chapter 4's Definition 3 measures and chapter 5's probe accuracies, copied
+  from their tables unrounded.
+
+The filing view and *kestrel*'s cloud need a filing encoder that the book does not have yet;
+the payload leaves them out.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+
+import numpy as np
+
+__all__ = ["SENTENCE_SEED", "SENTENCE_SAMPLE", "SENSE_CONFIDENCE", "SUBSTITUTE_SEED", "CLOUD_POINTS",
+           "DISPLAYS", "DELTA_FLOOR", "default_sentence", "substitutes", "hmm_view", "cycle_view", "cloud_view",
+           "viz_payload", "payload_json"]
+
+SENTENCE_SEED = 20261301
+"""Seed of the HMM sample the default sentence is taken from."""
+SENTENCE_SAMPLE = 2000
+"""Size of that sample."""
+SENSE_CONFIDENCE = 0.99
+"""Both occurrences of $w$ in the default sentence have an exact sense posterior at least this sure."""
+SUBSTITUTE_SEED = 20261302
+"""Seed of the random substitute shown at each position (one per position, never the token itself)."""
+CLOUD_POINTS = 2000
+"""Occurrences of $w$ drawn in the clouds (a seeded random subset; the measures use them all)."""
+DISPLAYS = ("mask", "self", "random")
+"""What a position can show, in the order of the page's controls."""
+DELTA_FLOOR = 1e-17
+"""Where exact zeros of $|\\delta|$ are drawn on the log axis (as in chapter 3's histogram)."""
+
+_PROBABILITY_DECIMALS = 3
+_LOG_ODDS_DECIMALS = 4
+_COORDINATE_DIGITS = 4
+
+
+def _probabilities(row) -> list[float]:
+    return [round(float(x), _PROBABILITY_DECIMALS) for x in row]
+
+
+def _significant(x: float, digits: int = _COORDINATE_DIGITS) -> float:
+    return float(f"{float(x):.{digits}g}")
+
+
+@functools.cache
+def default_sentence() -> dict:
+    """The HMM view's sentence: the first of a seeded sample with $w$ exactly twice, sense a then sense b.
+
+    Both occurrences must have an exact sense posterior of at least `SENSE_CONFIDENCE` for
+    their own (sampled) sense, so that the sentence shows $w$ once in each sense beyond doubt.
+
+    Returns
+    -------
+    dict
+        ``tokens`` (24 ids), ``states`` (24 hidden states), ``index`` (its row in the sample),
+        ``w_positions`` (the two positions of $w$, sense a's first).
+
+    Examples
+    --------
+    >>> s = default_sentence()
+    >>> len(s["tokens"]), len(s["w_positions"])
+    (24, 2)
+    """
+    from mlm_book.experiments.hmm_encoder import SETUP
+    from mlm_book.hmm import default_hmm, sample, sense_posteriors
+
+    hmm = default_hmm()
+    states, tokens = sample(hmm, SENTENCE_SAMPLE, SETUP.length, np.random.default_rng(SENTENCE_SEED))
+    posteriors = sense_posteriors(hmm, tokens)
+    for row in range(SENTENCE_SAMPLE):
+        where = np.flatnonzero(tokens[row] == hmm.shared_token)
+        if len(where) != 2:
+            continue
+        senses = [int(states[row, i] == hmm.sense_states[1]) for i in where]
+        sure = [float(posteriors[row, i, k]) for i, k in zip(where, senses)]
+        if senses == [0, 1] and min(sure) >= SENSE_CONFIDENCE:
+            return {"tokens": [int(t) for t in tokens[row]], "states": [int(s) for s in states[row]],
+                    "index": row, "w_positions": [int(i) for i in where]}
+    raise RuntimeError("no sentence of the sample has w once in each sense")  # pragma: no cover
+
+
+def substitutes(tokens) -> list[int]:
+    """One random substitute per position: uniform over the 24 tokens other than the one there (seeded)."""
+    from mlm_book.hmm import default_hmm
+
+    vocab = default_hmm().vocab_size
+    draws = np.random.default_rng(SUBSTITUTE_SEED).integers(0, vocab - 1, size=len(tokens))
+    return [int(d + (d >= t)) for d, t in zip(draws, tokens)]
+
+
+def _shown(tokens, substitute, mask_id) -> np.ndarray:
+    """Every (position, display) variant of the sentence, rows ordered position-major, ``(3n, n)``."""
+    n = len(tokens)
+    rows = []
+    for i in range(n):
+        for display in DISPLAYS:
+            row = list(tokens)
+            row[i] = {"mask": mask_id, "self": tokens[i], "random": substitute[i]}[display]
+            rows.append(row)
+    return np.array(rows, dtype=np.int64)
+
+
+@functools.cache
+def _hmm_view() -> dict:
+    from mlm_book.channel import exact_posterior
+    from mlm_book.experiments import hmm_encoder
+    from mlm_book.hmm import default_hmm, sense_posteriors
+    from mlm_book.nn import encoder as enc
+    from mlm_book.scoring import kl_divergence
+
+    hmm = default_hmm()
+    setup = hmm_encoder.SETUP
+    channel = setup.channel()
+    sentence = default_sentence()
+    tokens = sentence["tokens"]
+    substitute = substitutes(tokens)
+    n = len(tokens)
+    shown = _shown(tokens, substitute, channel.mask_id)
+    rows = np.arange(len(shown))
+    where = np.repeat(np.arange(n), len(DISPLAYS))
+    exact = exact_posterior(hmm, channel, shown)[rows, where]                     # (3n, V)
+    result = hmm_encoder.trained_encoder()
+    model = enc.predict_proba(result.params, result.encoder, shown)[rows, where]  # (3n, V)
+    kl = kl_divergence(exact, model)
+    truth = np.repeat(np.asarray(tokens), len(DISPLAYS))
+    views = []
+    for i in range(n):
+        per = {}
+        for k, display in enumerate(DISPLAYS):
+            r = i * len(DISPLAYS) + k
+            per[display] = {"shown": int(shown[r, i]), "exact": _probabilities(exact[r]),
+                            "encoder": _probabilities(model[r]), "kl": float(kl[r]),
+                            "p_true_exact": float(exact[r, truth[r]]), "p_true_encoder": float(model[r, truth[r]])}
+        views.append(per)
+    senses = sense_posteriors(hmm, tokens)                                         # (n, 2)
+    evaluation = hmm_encoder.evaluation()
+    return {
+        "tokens": tokens,
+        "regimes": [int(hmm.regime[s]) for s in sentence["states"]],
+        "w_positions": sentence["w_positions"],
+        "w_senses": [int(sentence["states"][i] == hmm.sense_states[1]) for i in sentence["w_positions"]],
+        "sense_posterior": [[float(senses[i, 0]), float(senses[i, 1])] for i in sentence["w_positions"]],
+        "substitutes": substitute,
+        "displays": list(DISPLAYS),
+        "default": {"position": sentence["w_positions"][0], "display": "mask"},
+        "views": views,
+        "channel": {"rho": channel.rho, "mask": channel.mask, "random": channel.random, "keep": channel.keep},
+        "caption": {"mean_kl": evaluation.mean_kl, "mean_entropy": evaluation.mean_entropy,
+                    "kl_by_kind": dict(evaluation.kl_by_kind), "n_positions": evaluation.n_positions,
+                    "n_sequences": evaluation.n_sequences},
+    }
+
+
+def hmm_view() -> dict:
+    """The HMM view's part of the payload (a fresh copy)."""
+    return copy.deepcopy(_hmm_view())
+
+
+def _log_odds(conditional, draws, *, mask_id=None) -> np.ndarray:
+    """The four log-odds of each draw's cycle, ``(4, count)``, in the order of Corollary 2's formula.
+
+    ``[log q_i(a|b)/q_i(a'|b), log q_j(b|a')/q_j(b'|a'), log q_j(b|a)/q_j(b'|a), log q_i(a|b')/q_i(a'|b')]``,
+    so that $\\delta$ = first + second − third − fourth.
+    """
+    from mlm_book import compat
+
+    count = len(draws.first)
+    rows = np.arange(count)
+    out = []
+    for position, other, setting, top, alt in ((draws.first, draws.second, draws.b, draws.a, draws.a_alt),
+                                               (draws.second, draws.first, draws.a_alt, draws.b, draws.b_alt),
+                                               (draws.second, draws.first, draws.a, draws.b, draws.b_alt),
+                                               (draws.first, draws.second, draws.b_alt, draws.a, draws.a_alt)):
+        block = draws.tokens.copy()
+        block[rows, other] = setting
+        q = compat.query(conditional, block, position, mask_id=mask_id)
+        out.append(np.log(q[rows, top]) - np.log(q[rows, alt]))
+    return np.array(out)
+
+
+@functools.cache
+def _cycle_view() -> dict:
+    from mlm_book import compat
+    from mlm_book.experiments import ch03_pseudo_likelihood as ch03
+    from mlm_book.experiments import hmm_encoder
+    from mlm_book.hmm import default_hmm
+
+    hmm = default_hmm()
+    config = ch03.FOUR_CYCLE
+    draws = ch03.four_cycle_draws(config)
+    exact = ch03.exact_families(config)
+    summary = hmm_encoder.four_cycle_summary()
+    mask_id = hmm_encoder.SETUP.encoder.mask_id
+    families = (
+        ("exact", "HMM exact", "HMM's exact conditionals", exact["HMM conditionals"], compat.hmm_conditionals(hmm),
+         None),
+        ("encoder", "encoder", "trained HMM encoder", summary.encoder, hmm_encoder.encoder_conditionals, mask_id),
+        ("population", "optimum", f"population optimum (ρ = {config.rho:g})",
+         next(v for k, v in exact.items() if k.startswith("population")),
+         compat.population_optimum_conditionals(hmm, config.channel()), None),
+    )
+    out = []
+    for key, short, name, deltas, conditional, mask in families:
+        odds = _log_odds(conditional, draws, mask_id=mask)
+        out.append({"key": key, "short": short, "name": name, "delta": [float(d) for d in deltas],
+                    "log_odds": [[round(float(x), _LOG_ODDS_DECIMALS) for x in odds[:, k]]
+                                 for k in range(len(deltas))],
+                    "median_abs": float(np.median(np.abs(deltas))), "max_abs": float(np.max(np.abs(deltas)))})
+    return {
+        "count": int(len(draws.first)),
+        "tokens": [[int(t) for t in row] for row in draws.tokens],
+        "first": [int(x) for x in draws.first], "second": [int(x) for x in draws.second],
+        "a": [int(x) for x in draws.a], "a_alt": [int(x) for x in draws.a_alt],
+        "b": [int(x) for x in draws.b], "b_alt": [int(x) for x in draws.b_alt],
+        "rho": config.rho,
+        "floor": DELTA_FLOOR,
+        "default": int(np.argmax(np.abs(summary.encoder))),
+        "families": out,
+    }
+
+
+def cycle_view() -> dict:
+    """The four-cycle view's part of the payload (a fresh copy)."""
+    return copy.deepcopy(_cycle_view())
+
+
+@functools.cache
+def _cloud_view() -> dict:
+    from mlm_book import geometry
+    from mlm_book.experiments import ch04_geometry as ch04
+    from mlm_book.experiments import ch05_probing as ch05
+
+    vectors = ch04.split_vectors("test")
+    table = ch04.geometry_table()
+    probes = ch05.probe_table()
+    posterior = vectors.posterior
+    k = vectors.n_occurrences
+    shown = np.sort(np.random.default_rng(ch04.SPLITS.geometry_seed).permutation(k)[:min(CLOUD_POINTS, k)])
+    layers = []
+    for layer in range(len(vectors.layers)):
+        projection = geometry.principal_axes(vectors.word(layer), 2)
+        coords = projection.coordinates.copy()
+        if np.corrcoef(coords[:, 0], posterior)[0, 1] < 0:  # as chapter 4's figure: sense b to the right
+            coords[:, 0] = -coords[:, 0]
+        g = table.rows[layer].geometry
+        row = probes.rows[layer]
+        layers.append({
+            "layer": layer, "vector": ch04.LAYER_NAMES[layer],
+            "x": [_significant(v) for v in coords[shown, 0]], "y": [_significant(v) for v in coords[shown, 1]],
+            "explained": [float(e) for e in projection.explained[:2]],
+            "self_similarity": float(g.self_similarity), "baseline": float(g.baseline),
+            "adjusted": float(g.adjusted), "mev": float(g.mev), "token_mev": float(g.token_mev),
+            "isotropic_mev": float(g.isotropic_mev), "distinct_vectors": int(table.rows[layer].distinct_vectors),
+            "probe": float(row.probe), "probe_stderr": float(row.stderr), "control": float(row.control),
+        })
+    return {
+        "word": "w",
+        "n_occurrences": k,
+        "n_shown": int(len(shown)),
+        "senses": [int(s) for s in vectors.senses[shown]],
+        "posterior_b": [round(float(p), 3) for p in posterior[shown]],
+        "positions": [int(p) for p in vectors.positions[shown]],
+        "cap": float(probes.cap), "bayes": float(probes.bayes),
+        "default": 1,
+        "layers": layers,
+    }
+
+
+def cloud_view() -> dict:
+    """The clouds' part of the payload (a fresh copy)."""
+    return copy.deepcopy(_cloud_view())
+
+
+def _questions(hmm: dict, cycles: dict, clouds: dict) -> list[dict]:
+    """The page's three guided questions, answered from the payload's own numbers."""
+    names = _token_names()
+    kl_self = [view["self"]["kl"] for view in hmm["views"]]
+    worst = int(np.argmax(kl_self))
+    family = {f["key"]: f for f in cycles["families"]}
+    encoder, population, exact = family["encoder"], family["population"], family["exact"]
+    above = sum(abs(e) > abs(p) for e, p in zip(encoder["delta"], population["delta"]))
+    gap = [clouds["bayes"] - layer["probe"] for layer in clouds["layers"]]
+    return [
+        {"id": "q1", "answer": (
+            f"Position {worst + 1} ({names[hmm['tokens'][worst]]}): with the token itself shown there, "
+            f"KL(exact ‖ encoder) is {kl_self[worst]:.3f} nats, the largest of the {len(kl_self)} positions; "
+            f"the median over the positions is {float(np.median(kl_self)):.3f} nats."),
+         "value": {"position": worst, "kl": kl_self[worst]}},
+        {"id": "q2", "answer": (
+            f"The HMM's exact conditionals pass the test up to rounding (largest |δ| {exact['max_abs']:.1e}). At "
+            f"{above} of the {cycles['count']} cycles the trained encoder's |δ| is larger than the population "
+            f"optimum's, and its median |δ| is {encoder['median_abs']:.3g} nats against the optimum's "
+            f"{population['median_abs']:.2g}: at a typical cycle the encoder's incompatibility is training's "
+            f"shortfall, not the objective's. The optimum's own largest |δ| is {population['max_abs']:.2f} nats."),
+         "value": {"encoder_above": above}},
+        {"id": "q3", "answer": (
+            f"The exact Bayes accuracy minus the probe's is {gap[0]:.3f} at layer 0, {gap[1]:.3f} at layer 1 and "
+            f"{gap[2]:.3f} at layer 2: one attention block already reads off almost all the sense information. "
+            f"Layer 0 is E[w] + P at the occurrence's position, so w has only "
+            f"{clouds['layers'][0]['distinct_vectors']} distinct vectors there, one per position: nothing in them "
+            "tells the senses apart."),
+         "value": {"gaps": gap}},
+    ]
+
+
+def _token_names() -> list[str]:
+    from mlm_book.hmm import default_hmm
+
+    return [*default_hmm().token_names, "[MASK]"]
+
+
+def viz_payload() -> dict:
+    """Everything the lab page shows, as one JSON-serialisable dict (a fresh copy on every call).
+
+    Keys: ``version``; ``tokens`` (the 25 token names and ``[MASK]``, by id); ``palette`` and
+    ``sense_colors`` (the book's colours, [`mlm_book.figures`][mlm_book.figures]); ``hmm``
+    ([`hmm_view`][mlm_book.lab.hmm_view]), ``cycles`` ([`cycle_view`][mlm_book.lab.cycle_view]),
+    ``clouds`` ([`cloud_view`][mlm_book.lab.cloud_view]); ``questions`` (the guided questions'
+    answers). Only dicts, lists, strings, ints and finite floats: ``json.loads(json.dumps(p)) == p``.
+    """
+    from mlm_book.figures import PALETTE, SENSE_COLORS
+
+    hmm, cycles, clouds = hmm_view(), cycle_view(), cloud_view()
+    return {
+        "version": 1,
+        "tokens": _token_names(),
+        "palette": dict(PALETTE),
+        "sense_colors": list(SENSE_COLORS),
+        "hmm": hmm,
+        "cycles": cycles,
+        "clouds": clouds,
+        "questions": _questions(hmm, cycles, clouds),
+    }
+
+
+def payload_json(payload: dict | None = None) -> str:
+    """The payload as compact JSON, safe inside an HTML ``<script>`` element (``</`` written ``<\\/``).
+
+    Examples
+    --------
+    >>> payload_json({"a": "</script>"})
+    '{"a":"<\\\\/script>"}'
+    """
+    payload = viz_payload() if payload is None else payload
+    text = json.dumps(payload, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return text.replace("</", "<\\/")
