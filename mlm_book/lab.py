@@ -359,14 +359,32 @@ def viz_payload() -> dict:
     }
 
 
-def payload_json(payload: dict | None = None) -> str:
+def payload_json(payload: dict) -> str:
     """The payload as compact JSON, safe inside an HTML ``<script>`` element (``</`` written ``<\\/``).
+
+    Parameters
+    ----------
+    payload : dict
+        What [`viz_payload`][mlm_book.lab.viz_payload] returns (any dict of JSON values).
+
+    Raises
+    ------
+    TypeError
+        If ``payload`` is not a dict or holds a value JSON cannot write.
+    ValueError
+        If ``payload`` holds NaN or an infinity.
 
     Examples
     --------
     >>> payload_json({"a": "</script>"})
     '{"a":"<\\\\/script>"}'
     """
-    payload = viz_payload() if payload is None else payload
-    text = json.dumps(payload, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    if not isinstance(payload, dict):
+        raise TypeError(f"payload must be a dict, got {type(payload).__name__}")
+    try:
+        text = json.dumps(payload, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except ValueError as error:
+        raise ValueError(f"payload must hold only finite numbers: {error}") from None
+    except TypeError as error:
+        raise TypeError(f"payload must hold only JSON values: {error}") from None
     return text.replace("</", "<\\/")

@@ -29,10 +29,10 @@ log = logging.getLogger("mkdocs.hooks.lab")
 def on_post_page(output, page, config):
     if page.file.src_uri != LAB_PAGE:
         return output
-    from mlm_book.lab import payload_json
+    from mlm_book.lab import payload_json, viz_payload
 
     start = time.perf_counter()
-    data = payload_json()
+    data = payload_json(viz_payload())
     log.info("lab payload: %.0f kB in %.1f s", len(data.encode("utf-8")) / 1000, time.perf_counter() - start)
     css = get_relative_url("assets/lab.css", page.url)
     js = get_relative_url("assets/lab.js", page.url)
