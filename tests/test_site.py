@@ -232,8 +232,9 @@ READER_CHECKS = r"""() => {
 
 
 def _reader_pages(site: Path) -> list[Path]:
-    return [site / "index.html", *(site / "chapters" / f"{c.stem}.html" for c in CHAPTERS),
-            site / "references.html", site / "claims.html"]
+    pages = [site / "index.html", *(site / "chapters" / f"{c.stem}.html" for c in CHAPTERS)]
+    others = sorted(path for path in site.glob("*.html") if path.name not in ("index.html",))
+    return pages + others  # references, claims, the lab, and any page added to docs/
 
 
 @pytest.mark.parametrize("width", WIDTHS)
