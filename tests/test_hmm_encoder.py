@@ -102,3 +102,15 @@ def test_trained_params_are_finite_and_shaped():
     assert result.losses.shape == (3000,) and np.all(np.isfinite(result.losses))
     # the loss fell from about log 25 toward the floor
     assert result.losses[:20].mean() > 3.0 > 2.2 > result.losses[-200:].mean()
+
+
+def test_the_key_bias_is_inert_and_only_rounding_moves_it():
+    check = he.key_bias_check()
+    for dtype in ("float64", "float32"):
+        for query, key, value in check.gradient_rms[dtype]:
+            # exact gradient 0: what is left is rounding, many orders below the other biases' gradients
+            assert key < 1e-6 * min(query, value)
+    for _, key_value, _ in check.value_rms:
+        assert key_value > 0  # initialised at 0, walked by Adam on rounding noise
+    # zeroing it changes nothing beyond float32 rounding of the forward pass (about 1e-7 per op)
+    assert check.zeroed_difference < 1e-4

@@ -36,6 +36,7 @@ from mlm_book.nn import encoder as enc
 from mlm_book.nn import gradcheck, layers
 from mlm_book.nn.train import TrainConfig, TrainResult, cached_training
 from mlm_book.scoring import cross_entropy, entropy, kl_divergence
+from mlm_book.validation import check_positive_int
 
 __all__ = [
     "HMMEncoderSetup",
@@ -54,6 +55,8 @@ __all__ = [
     "loss_curve_figure",
     "FourCycleSummary",
     "four_cycle_summary",
+    "KeyBiasCheck",
+    "key_bias_check",
     "gradient_check_result",
     "CLAIMS",
 ]
@@ -480,6 +483,83 @@ class FourCycleSummary:
     @property
     def population_median(self) -> float:
         return float(np.median(np.abs(self.population)))
+
+
+@dataclass(frozen=True)
+class KeyBiasCheck:
+    r"""Why the key bias of self-attention is inert, measured on the trained encoder.
+
+    A key bias adds $q_i \cdot b_k$ to every score of query $i$'s row, the same amount for
+    every key, so the softmax cancels it: it changes no output and its exact gradient is 0.
+    What a computed gradient holds there is rounding. Adam divides each step by the running
+    size of its gradient, so pure rounding noise still moves the parameter by about the
+    learning rate per step: the key bias random-walks, harmlessly.
+
+    Attributes
+    ----------
+    gradient_rms : dict
+        ``{dtype: ((query, key, value) per block)}``: root-mean-square gradient of each third
+        of ``b_qkv`` on one corrupted batch, in float64 and in float32 (the training dtype).
+    value_rms : tuple
+        ``(query, key, value)`` per block: root-mean-square of each third of the trained bias.
+    zeroed_difference : float
+        Largest change of any predicted probability on that batch when every key bias is set
+        to 0.
+    sequences : int
+        Sequences in the batch.
+    """
+
+    gradient_rms: dict
+    value_rms: tuple
+    zeroed_difference: float
+    sequences: int
+
+
+@cache
+def key_bias_check(setup: HMMEncoderSetup = SETUP, sequences: int = 400, seed: int = 5) -> KeyBiasCheck:
+    """Measure [`KeyBiasCheck`][mlm_book.experiments.hmm_encoder.KeyBiasCheck] on held-out corrupted sequences.
+
+    Parameters
+    ----------
+    setup : HMMEncoderSetup
+    sequences : int
+        Clean sequences sampled from the HMM, then corrupted by the training channel.
+    seed : int
+        Seed of the sample and of the corruption.
+    """
+    if not isinstance(setup, HMMEncoderSetup):
+        raise TypeError(f"setup must be an HMMEncoderSetup, got {type(setup).__name__}")
+    sequences = check_positive_int(sequences, "sequences")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be an integer, got {type(seed).__name__}")
+    result = trained_encoder(setup)
+    config, params = result.encoder, result.params
+    rng = np.random.default_rng(seed)
+    _, tokens = hmm_module.sample(default_hmm(), sequences, setup.length, rng)
+    batch = corrupt(setup.channel(), tokens, rng)
+    d = config.d_model
+
+    def rms(values):
+        return float(np.sqrt(np.mean(np.square(np.asarray(values, dtype=np.float64)))))
+
+    def thirds(vector):
+        return tuple(rms(vector[k * d:(k + 1) * d]) for k in range(3))
+
+    gradients = {}
+    for dtype in (np.float64, np.float32):
+        cast = {name: np.asarray(value, dtype=dtype) for name, value in params.items()}
+        _, grads = enc.loss_and_grads(cast, config, batch.shown, tokens, batch.selected)
+        gradients[np.dtype(dtype).name] = tuple(thirds(grads[f"blocks.{b}.attn.b_qkv"])
+                                                for b in range(config.n_blocks))
+    values = tuple(thirds(params[f"blocks.{b}.attn.b_qkv"]) for b in range(config.n_blocks))
+    zeroed = dict(params)
+    for b in range(config.n_blocks):
+        bias = np.array(params[f"blocks.{b}.attn.b_qkv"], copy=True)
+        bias[d:2 * d] = 0
+        zeroed[f"blocks.{b}.attn.b_qkv"] = bias
+    difference = float(np.abs(enc.predict_proba(params, config, batch.shown)
+                              - enc.predict_proba(zeroed, config, batch.shown)).max())
+    return KeyBiasCheck(gradients, values, difference, sequences)
 
 
 @cache
