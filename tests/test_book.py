@@ -153,21 +153,28 @@ KERNEL_HEADER = '''# ---
 '''
 
 
-def test_a_chapter_that_raises_fails_the_build(tmp_path):
-    """The book's own mkdocs settings, on a temporary copy whose chapters we control."""
-    shutil.copytree(ROOT / "docs", tmp_path / "docs")
+def _minimal_book(folder: Path) -> Path:
+    """The book's own mkdocs settings and hooks on a copy with one passing chapter; returns its config.
+
+    The Claims page (every claim recomputed) and the lab (its payload) are left out: they are
+    not what these builds are about.
+    """
+    shutil.copytree(ROOT / "docs", folder / "docs")
     config = (ROOT / "mkdocs.yml").read_text()
     assert "allow_errors: false" in config
-    # The Claims page recomputes every claim; it is not what this test is about.
-    config = config.replace("  - docs/hooks/claims.py\n", "")
-    for page in (tmp_path / "docs").glob("*.md"):  # the book's pages link to its chapters
+    config = re.sub(r"\n  - docs/hooks/(claims|lab)\.py[^\n]*", "", config)
+    for page in (folder / "docs").glob("*.md"):  # the book's pages link to its chapters
         page.unlink()
-    (tmp_path / "docs/index.md").write_text("# Home\n\nA minimal home page with $x$.\n")
-    (tmp_path / "mkdocs.yml").write_text(config)
-    (tmp_path / "chapters").mkdir()
-    (tmp_path / "chapters/01_runs.py").write_text(KERNEL_HEADER + PASSING_CHAPTER)
+    (folder / "docs/index.md").write_text("# Home\n\nA minimal home page with $x$.\n")
+    (folder / "mkdocs.yml").write_text(config)
+    (folder / "chapters").mkdir()
+    (folder / "chapters/01_runs.py").write_text(KERNEL_HEADER + PASSING_CHAPTER)
+    return folder / "mkdocs.yml"
 
-    passing = build_site(tmp_path / "mkdocs.yml", tmp_path / "site", tmp_path)
+
+def test_a_chapter_that_raises_fails_the_build(tmp_path):
+    config = _minimal_book(tmp_path)
+    passing = build_site(config, tmp_path / "site", tmp_path)
     assert passing.returncode == 0, passing.stderr[-4000:]
     page = (tmp_path / "site/chapters/01_runs.html").read_text()
     assert "42" in page
@@ -177,7 +184,7 @@ def test_a_chapter_that_raises_fails_the_build(tmp_path):
     assert "warning kept out of the page: DeprecationWarning: deliberate warning" in passing.stderr
 
     (tmp_path / "chapters/99_raises.py").write_text(KERNEL_HEADER + FAILING_CHAPTER)
-    failing = build_site(tmp_path / "mkdocs.yml", tmp_path / "site2", tmp_path)
+    failing = build_site(config, tmp_path / "site2", tmp_path)
     assert failing.returncode != 0
     assert "deliberate failure for the build test" in failing.stdout + failing.stderr
 
@@ -191,10 +198,11 @@ def test_a_chapter_builds_with_no_network_at_all(tmp_path):
     probe = subprocess.run([unshare, "-rn", "true"], capture_output=True) if unshare else None
     if probe is None or probe.returncode != 0:
         pytest.skip("unshare -rn (a user network namespace) is not available here")
-    environment = dict(os.environ, MLM_BOOK_ONLY="01_", NO_MKDOCS_2_WARNING="1")
-    result = subprocess.run([unshare, "-rn", sys.executable, "-m", "mkdocs", "build", "--no-strict", "-d",
-                             str(tmp_path / "site")], cwd=ROOT, env=environment, capture_output=True, text=True,
-                            timeout=600)
+    config = _minimal_book(tmp_path)
+    environment = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    result = subprocess.run([unshare, "-rn", sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config),
+                             "-d", str(tmp_path / "site")], cwd=tmp_path, env=environment, capture_output=True,
+                            text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-4000:]
     assert "Kernel didn't respond" not in result.stderr
-    assert "jp-OutputArea-output" in (tmp_path / "site/chapters/01_static_vectors.html").read_text()
+    assert "42" in (tmp_path / "site/chapters/01_runs.html").read_text()
