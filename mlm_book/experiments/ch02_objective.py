@@ -2,8 +2,9 @@ r"""Chapter 2, the masked-LM objective: the channel, Theorems 1 and 2, and their
 
 Everything the chapter shows about the objective's exact part is built here from
 [`mlm_book.channel`][mlm_book.channel], [`mlm_book.scoring`][mlm_book.scoring] and [`mlm_book.bruteforce`][mlm_book.bruteforce] on the
-book's HMM ([`mlm_book.hmm.default_hmm`][mlm_book.hmm.default_hmm]). Results are memoised; the one slow table
-(the fixed-count error, open question Q1) goes through [`mlm_book.cache.cached`][mlm_book.cache.cached].
+book's HMM ([`mlm_book.hmm.default_hmm`][mlm_book.hmm.default_hmm]). Results are memoised in the process
+(``functools.cache``), the slowest of them, the fixed-count error table, included; nothing here
+is stored on disk.
 """
 
 from __future__ import annotations
