@@ -116,6 +116,7 @@ def _kernel_over_ipc() -> None:
     startup.mkdir(parents=True)
     (startup / "00-mlm-book.py").write_text(KERNEL_STARTUP, encoding="utf-8")
     os.environ["IPYTHONDIR"] = str(folder / "ipython")
+    _state["kernel_folder"] = folder
 
 
 def _follow_progress() -> None:
@@ -144,6 +145,12 @@ def _follow_progress() -> None:
 
 
 def _stop_following() -> None:
+    """End the progress copy and remove the build's temporary files (progress log, kernel folder)."""
+    import shutil
+
+    kernel_folder = _state.pop("kernel_folder", None)
+    if kernel_folder is not None:
+        shutil.rmtree(kernel_folder, ignore_errors=True)
     found = _state.pop("progress", None)
     if found:
         stop, thread, name = found

@@ -4,7 +4,7 @@ The page shows the same claims as ``mlm-book verify``: every registered claim re
 by the package during this build, with the reference text's value, the book's value, the
 rule and the verdict. Each row carries its claim's id as an anchor, which the chapters'
 claims summaries link to. A claim that fails is shown as failing; it does not stop the
-build (``make test`` runs the claims, which does).
+build, but ``make test`` fails on it (``test_book`` reads this page).
 """
 
 from __future__ import annotations

@@ -556,10 +556,6 @@ def robustness_statements(robustness: SeedRobustness | None = None) -> tuple[tup
     return tuple(rows)
 
 
-def _seed_setup(seed: int):
-    return _encoder().seed_setup(seed)
-
-
 def _encoder_geometry(setup, label: str) -> SeedGeometry:
     """The layer table's measures of $w$ on the test split for the encoder trained with ``setup``."""
     from mlm_book.nn import encoder as enc
@@ -625,8 +621,9 @@ def seed_robustness(seeds: tuple | None = None) -> SeedRobustness:
 @functools.cache
 def _seed_robustness(seeds: tuple) -> SeedRobustness:
     book = _encoder().SETUP.training.seed
-    _encoder().ensure_trained([_seed_setup(seed) for seed in seeds])  # the missing ones, in parallel
-    rows = tuple(_encoder_geometry(_seed_setup(seed), "book" if seed == book else "") for seed in seeds)
+    setups = [_encoder().seed_setup(seed) for seed in seeds]
+    _encoder().ensure_trained(setups)  # the missing ones, in parallel
+    rows = tuple(_encoder_geometry(setup, "book" if seed == book else "") for seed, setup in zip(seeds, setups))
     return SeedRobustness(rows=rows, config=SPLITS)
 
 

@@ -318,8 +318,6 @@ def seed_probes(seeds: tuple | None = None) -> SeedProbes:
 
 @functools.cache
 def _seed_probes(seeds: tuple) -> SeedProbes:
-    import dataclasses
-
     from mlm_book.experiments import hmm_encoder
     from mlm_book.nn import encoder as enc
 
@@ -331,8 +329,7 @@ def _seed_probes(seeds: tuple) -> SeedProbes:
         if seed == setup.training.seed:
             rows.append(probe_table().probes)
             continue
-        result = hmm_encoder.trained_encoder(
-            dataclasses.replace(setup, training=dataclasses.replace(setup.training, seed=seed)))
+        result = hmm_encoder.trained_encoder(hmm_encoder.seed_setup(seed))
         data = {}
         for name in ("train", "test"):
             split = hmm_split(name)
