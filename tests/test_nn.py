@@ -50,6 +50,52 @@ def test_gradient_check_every_tensor_and_the_input(config):
     assert result.max_error <= 1e-6, result.errors
 
 
+PADDED = enc.EncoderConfig(vocab_size=6, length=5, d_model=8, n_blocks=2, n_heads=2, pad=True)
+
+
+def test_gradient_check_with_padded_keys():
+    result = gradcheck.gradient_check(PADDED, np.random.default_rng(4), batch=3)
+    assert result.max_error <= 1e-6, result.errors
+
+
+def test_a_padded_slot_reaches_no_other_position():
+    # Whatever a [PAD] slot's row holds, the other positions' outputs and hidden states are unchanged.
+    params = perturbed_params(PADDED, seed=2)
+    pad = PADDED.pad_id
+    shown = np.array([[1, 2, 3, pad, pad], [pad, 0, 6, 4, 5]])
+    z = enc.logits(params, PADDED, shown)
+    moved = {k: v.copy() for k, v in params.items()}
+    moved["E"][pad] += np.linspace(-10.0, 10.0, 8)   # the [PAD] embedding (not constant: LayerNorm removes that)
+    moved["P"][3] += np.linspace(5.0, -5.0, 8)       # a position only padded slots hold in the first row ...
+    z_moved = enc.logits(moved, PADDED, shown)
+    valid = shown != pad
+    # ... but the second row holds a real token at position 3, so only the first row is comparable there
+    assert np.allclose(z[0][valid[0]], z_moved[0][valid[0]], atol=1e-9)
+    h = enc.hidden_states(params, PADDED, shown)
+    h_moved = enc.hidden_states({**params, "E": moved["E"]}, PADDED, shown)
+    for a, b in zip(h, h_moved):
+        assert np.allclose(a[valid], b[valid], atol=1e-9)
+    # without the mask the same change moves them: the test can fail
+    unmasked = pytest.MonkeyPatch()
+    unmasked.setattr(enc, "_key_bias", lambda *args: None)
+    try:
+        assert not np.allclose(enc.logits(params, PADDED, shown)[0][valid[0]],
+                               enc.logits(moved, PADDED, shown)[0][valid[0]], atol=1e-6)
+    finally:
+        unmasked.undo()
+
+
+def test_training_never_selects_or_corrupts_padded_slots():
+    rng = np.random.default_rng(0)
+    pad = PADDED.pad_id
+    clean = rng.integers(0, PADDED.vocab_size, size=(4000, 5))
+    clean[:, :2] = pad
+    shown, selected = train_module._corrupt_batch(Channel(vocab_size=6, rho=0.5), clean, PADDED, rng)
+    assert not selected[:, :2].any() and (shown[:, :2] == pad).all()
+    rate = selected[:, 2:].mean()
+    assert abs(rate - 0.5) < 4 * np.sqrt(0.25 / 12000)     # the other slots keep their selection rate
+
+
 def test_gradient_check_catches_a_wrong_backward(monkeypatch):
     # A check that cannot fail proves nothing: break the LayerNorm gain gradient.
     original = layers.layer_norm_backward

@@ -2,6 +2,9 @@ r"""A BERT-style encoder: configuration, initialisation, forward and backward pa
 
 The model. A token table $E$ with $V + 1$ rows (the last, id $V$, is the input-only
 [MASK] token) and a learned position table $P$ give the input rows $x_0 = E[\tilde x] + P$.
+An encoder configured with ``pad=True`` has one more input-only row, [PAD] (id $V + 1$):
+a slot holding [PAD] is masked as a key in every attention layer, so nothing it holds
+reaches any other position (windows cut at a document's edge, chapter 6).
 Then ``n_blocks`` pre-LN blocks ([`mlm_book.nn.layers.block_forward`][mlm_book.nn.layers.block_forward], no causal mask)
 update the residual stream, a final LayerNorm normalises it, and the output layer reuses
 the first $V$ rows of $E$:
@@ -82,12 +85,16 @@ class EncoderConfig:
         With 1, the tied head $\\operatorname{LN}(x)E^\\top/\\sqrt d$ starts with logits of unit
         variance (each of the $d$ normalised coordinates has unit variance), the scale the
         $1/\\sqrt d$ is there for.
+    pad : bool
+        Add the input-only [PAD] id ``V + 1``, masked as a key wherever it appears.
 
     Examples
     --------
     >>> cfg = EncoderConfig(vocab_size=25, length=24, d_model=32, n_blocks=2, n_heads=2)
     >>> cfg.mask_id, cfg.input_vocab_size
     (25, 26)
+    >>> EncoderConfig(vocab_size=25, length=24, pad=True).pad_id
+    26
     """
 
     vocab_size: int
@@ -99,8 +106,11 @@ class EncoderConfig:
     ln_eps: float = 1e-5
     init_std: float = 0.02
     token_init_std: float | None = None
+    pad: bool = False
 
     def __post_init__(self):
+        if not isinstance(self.pad, bool):
+            raise TypeError(f"pad must be a bool, got {type(self.pad).__name__}")
         for name in ("vocab_size", "length", "d_model", "n_blocks", "n_heads", "mlp_ratio"):
             check_positive_int(getattr(self, name), name)
         if self.d_model % self.n_heads:
@@ -117,13 +127,24 @@ class EncoderConfig:
         return self.vocab_size
 
     @property
+    def pad_id(self) -> int | None:
+        """Input id of [PAD] (``vocab_size + 1``), or ``None`` without ``pad``."""
+        return self.vocab_size + 1 if self.pad else None
+
+    @property
     def input_vocab_size(self) -> int:
-        """Rows of the token table: the $V$ tokens and [MASK]."""
-        return self.vocab_size + 1
+        """Rows of the token table: the $V$ tokens, [MASK], and [PAD] if configured."""
+        return self.vocab_size + 1 + int(self.pad)
 
     def to_dict(self) -> dict:
-        """The fields as a JSON-serialisable dict (used in cache keys)."""
-        return asdict(self)
+        """The fields as a JSON-serialisable dict (used in cache keys).
+
+        ``pad`` is left out when False, so the keys of encoders without [PAD] are as before.
+        """
+        fields = asdict(self)
+        if not self.pad:
+            del fields["pad"]
+        return fields
 
 
 def param_names(config: EncoderConfig) -> tuple[str, ...]:
@@ -259,13 +280,23 @@ def check_params(params, config: EncoderConfig, name: str = "params") -> dict[st
 
 
 # --------------------------------------------------------------------------- internal passes
-def _encode(params, config: EncoderConfig, x0: np.ndarray, shape, rows, keep_hidden=False):
+def _key_bias(config: EncoderConfig, shown: np.ndarray, dtype):
+    """The attention bias that hides [PAD] keys (``None`` when the encoder has no [PAD] or none is shown)."""
+    if not config.pad:
+        return None
+    valid = shown != config.pad_id
+    if valid.all():
+        return None
+    return layers.key_bias_from_valid(valid, dtype)
+
+
+def _encode(params, config: EncoderConfig, x0: np.ndarray, shape, rows, keep_hidden=False, key_bias=None):
     """Blocks and head from input rows ``x0`` (B*n, d); the last block computes ``rows`` only."""
     x, caches, hidden = x0, [], [x0]
     for block in range(config.n_blocks):
         block_rows = rows if block == config.n_blocks - 1 else None
         x, cache = layers.block_forward(x, params, f"blocks.{block}.", config.n_heads, shape,
-                                        config.ln_eps, block_rows)
+                                        config.ln_eps, block_rows, key_bias)
         caches.append(cache)
         if keep_hidden:
             hidden.append(x)
@@ -295,7 +326,7 @@ def _loss_and_grads(params, config: EncoderConfig, shown: np.ndarray, targets: n
     """Unvalidated training step core: mean selected-position cross-entropy and all gradients."""
     rows, target_rows = _rows_and_targets(targets, selected)
     x0, emb_cache = layers.embedding_forward(shown, params["E"], params["P"])
-    out, cache = _encode(params, config, x0, shown.shape, rows)
+    out, cache = _encode(params, config, x0, shown.shape, rows, key_bias=_key_bias(config, shown, x0.dtype))
     value, dlogits = layers.cross_entropy_forward(out, target_rows)
     dx0, grads, dE_out = _backward_encode(dlogits, cache, config)
     _, emb = layers.embedding_backward(dx0, emb_cache)
@@ -341,7 +372,8 @@ def forward(params, config: EncoderConfig, shown, selected=None):
         From [`init_params`][mlm_book.nn.encoder.init_params] or a trained encoder.
     config : EncoderConfig
     shown : array of int, shape (B, n)
-        Displayed (corrupted) tokens, ids in ``[0, V]`` (``V`` is [MASK]).
+        Displayed (corrupted) tokens, ids in ``[0, V]`` (``V`` is [MASK]; ``V + 1`` is
+        [PAD] if the config has it, masked as a key).
     selected : array of bool, shape (B, n), optional
         Positions whose logits are wanted; ``None`` means every position.
 
@@ -371,7 +403,7 @@ def forward(params, config: EncoderConfig, shown, selected=None):
         _, selected = _check_selection(np.zeros(shown.shape, dtype=np.int64), selected, shown.shape, config)
         rows = np.flatnonzero(selected.reshape(-1))
     x0, emb_cache = layers.embedding_forward(shown, params["E"], params["P"])
-    out, cache = _encode(params, config, x0, shown.shape, rows)
+    out, cache = _encode(params, config, x0, shown.shape, rows, key_bias=_key_bias(config, shown, x0.dtype))
     return out, (cache, emb_cache, config)
 
 
@@ -456,7 +488,7 @@ def loss(params, config: EncoderConfig, shown, targets, selected) -> float:
     targets, selected = _check_selection(targets, selected, shown.shape, config)
     rows, target_rows = _rows_and_targets(targets, selected)
     x0, _ = layers.embedding_forward(shown, params["E"], params["P"])
-    out, _ = _encode(params, config, x0, shown.shape, rows)
+    out, _ = _encode(params, config, x0, shown.shape, rows, key_bias=_key_bias(config, shown, x0.dtype))
     value, _ = layers.cross_entropy_forward(out, target_rows)
     return value
 
@@ -485,7 +517,7 @@ def logits(params, config: EncoderConfig, shown) -> np.ndarray:
     params = check_params(params, config)
     shown = _check_shown(shown, config)
     x0, _ = layers.embedding_forward(shown, params["E"], params["P"])
-    out, _ = _encode(params, config, x0, shown.shape, None)
+    out, _ = _encode(params, config, x0, shown.shape, None, key_bias=_key_bias(config, shown, x0.dtype))
     return out.reshape(shown.shape + (config.vocab_size,))
 
 
@@ -546,5 +578,6 @@ def hidden_states(params, config: EncoderConfig, tokens) -> list[np.ndarray]:
     tokens = _check_shown(tokens, config, "tokens")
     B, n = tokens.shape
     x0, _ = layers.embedding_forward(tokens, params["E"], params["P"])
-    hidden = _encode(params, config, x0, tokens.shape, None, keep_hidden=True)
+    hidden = _encode(params, config, x0, tokens.shape, None, keep_hidden=True,
+                     key_bias=_key_bias(config, tokens, x0.dtype))
     return [h.reshape(B, n, config.d_model).astype(np.float64) for h in hidden]

@@ -64,8 +64,8 @@ class GradCheckResult:
     n_entries: int
 
 
-def _loss_from_embeddings(params, config, x0, shape, rows, target_rows):
-    out, _ = enc._encode(params, config, x0, shape, rows)
+def _loss_from_embeddings(params, config, x0, shape, rows, target_rows, key_bias=None):
+    out, _ = enc._encode(params, config, x0, shape, rows, key_bias=key_bias)
     return layers.cross_entropy_forward(out, target_rows)[0]
 
 
@@ -109,6 +109,10 @@ def gradient_check(config: enc.EncoderConfig, rng: np.random.Generator, batch: i
         value += rng.normal(0.0, 0.3, size=value.shape)
     shown = rng.integers(0, config.input_vocab_size, size=(batch, length))
     shown[0, 0] = config.mask_id
+    if config.pad:                                  # a padded key in the first sequence, a real one in each
+        shown[1:, 0] = np.where(shown[1:, 0] == config.pad_id, 0, shown[1:, 0])
+        shown[0, -1] = config.pad_id
+    key_bias = enc._key_bias(config, shown, np.float64)
     targets = rng.integers(0, config.vocab_size, size=(batch, length))
     selected = rng.random((batch, length)) < 0.5
     selected[0, 0] = True
@@ -134,7 +138,7 @@ def gradient_check(config: enc.EncoderConfig, rng: np.random.Generator, batch: i
 
     def full_loss():
         x0, _ = layers.embedding_forward(shown, params["E"], params["P"])
-        return _loss_from_embeddings(params, config, x0, shown.shape, rows, target_rows)
+        return _loss_from_embeddings(params, config, x0, shown.shape, rows, target_rows, key_bias)
 
     for name in enc.param_names(config):
         numeric = numeric_gradient(params[name], full_loss)
@@ -142,10 +146,11 @@ def gradient_check(config: enc.EncoderConfig, rng: np.random.Generator, batch: i
         count += numeric.size
 
     x0, cache = layers.embedding_forward(shown, params["E"], params["P"])
-    out, enc_cache = enc._encode(params, config, x0, shown.shape, rows)
+    out, enc_cache = enc._encode(params, config, x0, shown.shape, rows, key_bias=key_bias)
     _, dlogits = layers.cross_entropy_forward(out, target_rows)
     dx0, _, _ = enc._backward_encode(dlogits, enc_cache, config)
-    numeric = numeric_gradient(x0, lambda: _loss_from_embeddings(params, config, x0, shown.shape, rows, target_rows))
+    numeric = numeric_gradient(x0, lambda: _loss_from_embeddings(params, config, x0, shown.shape, rows, target_rows,
+                                                                 key_bias))
     errors["x0"] = relative_error(dx0, numeric, floor)
     count += numeric.size
     return GradCheckResult(errors=errors, max_error=max(errors.values()), n_entries=count)

@@ -32,6 +32,7 @@ __all__ = [
     "gelu_derivative",
     "attention_forward",
     "attention_backward",
+    "key_bias_from_valid",
     "mlp_forward",
     "mlp_backward",
     "mlp_backward_reference",
@@ -183,7 +184,8 @@ def gelu_derivative(u: np.ndarray) -> np.ndarray:
 
 # --------------------------------------------------------------------------- attention
 def attention_forward(x: np.ndarray, W_qkv: np.ndarray, b_qkv: np.ndarray, W_o: np.ndarray,
-                      b_o: np.ndarray, n_heads: int, shape: tuple[int, int], rows: np.ndarray | None = None):
+                      b_o: np.ndarray, n_heads: int, shape: tuple[int, int], rows: np.ndarray | None = None,
+                      key_bias: np.ndarray | None = None):
     r"""Multi-head self-attention with biases, every position attending to every position.
 
     The queries, keys and values come from one fused product $x W_{qkv} + b_{qkv}$; head
@@ -206,6 +208,11 @@ def attention_forward(x: np.ndarray, W_qkv: np.ndarray, b_qkv: np.ndarray, W_o: 
         ``(B, n)``.
     rows : ndarray of int, optional
         Flat indices into ``B*n`` of the outputs wanted (all if ``None``).
+    key_bias : ndarray, shape (B, n), optional
+        Added to every query's score of each key: 0 for a key that may be read, a large
+        negative number ([`key_bias_from_valid`][mlm_book.nn.layers.key_bias_from_valid]) for a padded slot, whose
+        attention weight is then exactly 0. It is a constant, so the backward pass is
+        unchanged (a zero weight passes no gradient).
 
     Returns
     -------
@@ -223,9 +230,18 @@ def attention_forward(x: np.ndarray, W_qkv: np.ndarray, b_qkv: np.ndarray, W_o: 
     >>> y_rows, _ = attention_forward(x, W, b, Wo, bo, 2, (2, 3), rows=np.array([1, 5]))
     >>> bool(np.allclose(y_rows, y[[1, 5]]))
     True
+
+    A padded key is invisible: changing its row changes no other output.
+
+    >>> bias = key_bias_from_valid(np.array([[True, True, False], [True, True, True]]), x.dtype)
+    >>> x2 = x.copy(); x2[2] += 5.0
+    >>> ya, _ = attention_forward(x, W, b, Wo, bo, 2, (2, 3), key_bias=bias)
+    >>> yb, _ = attention_forward(x2, W, b, Wo, bo, 2, (2, 3), key_bias=bias)
+    >>> bool(np.allclose(ya[[0, 1]], yb[[0, 1]], atol=1e-12))
+    True
     """
     if rows is not None:
-        return _attention_rows_forward(x, W_qkv, b_qkv, W_o, b_o, n_heads, shape, rows)
+        return _attention_rows_forward(x, W_qkv, b_qkv, W_o, b_o, n_heads, shape, rows, key_bias)
     B, n = shape
     d = x.shape[-1]
     dh = d // n_heads
@@ -235,12 +251,33 @@ def attention_forward(x: np.ndarray, W_qkv: np.ndarray, b_qkv: np.ndarray, W_o: 
     scale = 1.0 / math.sqrt(dh)
     q *= scale                                             # the cache keeps the scaled queries
     s = q @ k.transpose(0, 1, 3, 2)
+    if key_bias is not None:
+        s += key_bias[:, None, None, :]
     a = _softmax_last(s)                                   # (B, h, n, n): rows are queries
     o = np.empty((B * n, d), dtype=x.dtype)                # heads concatenated, written in place
     np.matmul(a, v, out=o.reshape(B, n, n_heads, dh).transpose(0, 2, 1, 3))
     y = o @ W_o
     y += b_o
     return y, ("all", x, qkv, a, o, W_qkv, W_o, n_heads, shape, scale)
+
+
+def key_bias_from_valid(valid: np.ndarray, dtype=np.float32) -> np.ndarray:
+    """Additive attention bias of a ``(B, n)`` validity mask: 0 where True, ``-1e9`` where False.
+
+    ``-1e9`` is finite, so a score stays a number, and its exponential underflows to
+    exactly 0 next to any valid key; every sequence must keep at least one valid key.
+
+    Examples
+    --------
+    >>> key_bias_from_valid(np.array([[True, False]])).tolist()
+    [[0.0, -1000000000.0]]
+    """
+    valid = np.asarray(valid)
+    if valid.dtype != np.bool_ or valid.ndim != 2:
+        raise ValueError(f"valid must be a 2-D boolean array (B, n), got dtype {valid.dtype} and shape {valid.shape}")
+    if not valid.any(axis=1).all():
+        raise ValueError("valid must keep at least one position of every sequence")
+    return np.where(valid, 0.0, -1e9).astype(dtype)
 
 
 def _heads(qkv: np.ndarray, B: int, n: int, n_heads: int, dh: int):
@@ -262,7 +299,7 @@ def _query_slots(rows: np.ndarray, B: int, n: int):
     return seq, slot, max(int(counts.max()), 1)
 
 
-def _attention_rows_forward(x, W_qkv, b_qkv, W_o, b_o, n_heads, shape, rows):
+def _attention_rows_forward(x, W_qkv, b_qkv, W_o, b_o, n_heads, shape, rows, key_bias=None):
     """Attention outputs at ``rows`` only: keys and values everywhere, queries at ``rows``.
 
     The queries of each sequence are packed into ``m`` slots (``m`` = the most rows any
@@ -284,7 +321,10 @@ def _attention_rows_forward(x, W_qkv, b_qkv, W_o, b_o, n_heads, shape, rows):
     q = np.zeros((B, m, d), dtype=x.dtype)
     q[seq, slot] = q_rows
     q = q.reshape(B, m, n_heads, dh).transpose(0, 2, 1, 3)      # (B, h, m, dh)
-    a = _softmax_last(q @ k.transpose(0, 1, 3, 2))               # (B, h, m, n)
+    s = q @ k.transpose(0, 1, 3, 2)                              # (B, h, m, n)
+    if key_bias is not None:
+        s += key_bias[:, None, None, :]
+    a = _softmax_last(s)
     o = np.empty((B, m, d), dtype=x.dtype)
     np.matmul(a, v, out=o.reshape(B, m, n_heads, dh).transpose(0, 2, 1, 3))
     o_rows = o[seq, slot]
@@ -470,7 +510,7 @@ def mlp_backward_reference(dy: np.ndarray, x: np.ndarray, W_1: np.ndarray, b_1: 
 
 
 def block_forward(x: np.ndarray, params, prefix: str, n_heads: int, shape: tuple[int, int],
-                  eps: float = 1e-5, rows: np.ndarray | None = None):
+                  eps: float = 1e-5, rows: np.ndarray | None = None, key_bias: np.ndarray | None = None):
     r"""Pre-LN transformer block without causal mask: $h = x + \mathrm{MHA}(\mathrm{LN}_1(x))$, $y = h + \mathrm{MLP}(\mathrm{LN}_2(h))$.
 
     Parameters
@@ -489,6 +529,8 @@ def block_forward(x: np.ndarray, params, prefix: str, n_heads: int, shape: tuple
         LayerNorm epsilon.
     rows : ndarray of int, optional
         Flat positions whose output is wanted; attention still reads every position.
+    key_bias : ndarray, shape (B, n), optional
+        Padded keys, as for [`attention_forward`][mlm_book.nn.layers.attention_forward].
 
     Returns
     -------
@@ -509,7 +551,7 @@ def block_forward(x: np.ndarray, params, prefix: str, n_heads: int, shape: tuple
     P = lambda name: params[prefix + name]  # noqa: E731
     a_in, c_ln1 = layer_norm_forward(x, P("ln1.g"), P("ln1.b"), eps)
     att, c_att = attention_forward(a_in, P("attn.W_qkv"), P("attn.b_qkv"), P("attn.W_o"), P("attn.b_o"),
-                                   n_heads, shape, rows)
+                                   n_heads, shape, rows, key_bias)
     h = att
     h += x if rows is None else x[rows]
     m_in, c_ln2 = layer_norm_forward(h, P("ln2.g"), P("ln2.b"), eps)

@@ -190,6 +190,26 @@ def _check_channel(channel, config: enc.EncoderConfig) -> Channel:
     return channel
 
 
+def _corrupt_batch(channel: Channel, clean: np.ndarray, config: enc.EncoderConfig, rng: np.random.Generator):
+    """Corrupt ``clean`` through ``channel``, redrawing until a position is selected.
+
+    [PAD] slots (an encoder with ``pad``) pass through untouched and are never selected: the
+    channel sees a placeholder token there and its choices at those slots are discarded,
+    which leaves every other slot's selection and display distributed as before (the
+    channel treats positions independently).
+    """
+    pad = (clean == config.pad_id) if config.pad else None
+    placeholder = clean if pad is None else np.where(pad, 0, clean)
+    while True:
+        batch = corrupt(channel, placeholder, rng)
+        shown, selected = batch.shown, batch.selected
+        if pad is not None:
+            shown = np.where(pad, config.pad_id, shown)
+            selected = selected & ~pad
+        if selected.any():
+            return shown, selected
+
+
 def train(encoder_config: enc.EncoderConfig, train_config: TrainConfig, source: Callable, channel: Channel,
           rng: np.random.Generator, *, progress: bool | None = None) -> TrainResult:
     """Train an encoder from scratch on freshly corrupted batches.
@@ -200,7 +220,8 @@ def train(encoder_config: enc.EncoderConfig, train_config: TrainConfig, source: 
     train_config : TrainConfig
     source : callable
         ``source(batch_size, rng) -> (B, n)`` clean token ids in ``[0, V)``, ``n`` at most
-        ``encoder_config.length``.
+        ``encoder_config.length``; with ``encoder_config.pad``, also the [PAD] id for slots
+        past a document's edge (never selected, masked as keys).
     channel : Channel
         The corruption channel (its ``vocab_size`` must be the encoder's).
     rng : numpy.random.Generator
@@ -248,10 +269,8 @@ def train(encoder_config: enc.EncoderConfig, train_config: TrainConfig, source: 
             clean = source(train_config.batch_size, rng)
             if step == 0:
                 enc._check_shown(clean, encoder_config, "source(...) tokens")
-            batch = corrupt(channel, clean, rng)
-            while not batch.selected.any():
-                batch = corrupt(channel, clean, rng)
-            value, grads = enc._loss_and_grads(params, encoder_config, batch.shown, clean, batch.selected)
+            shown, selected = _corrupt_batch(channel, clean, encoder_config, rng)
+            value, grads = enc._loss_and_grads(params, encoder_config, shown, clean, selected)
             if not math.isfinite(value):
                 raise FloatingPointError(f"training loss became {value} at step {step}; lower the learning rate")
             losses[step] = value
