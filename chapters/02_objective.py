@@ -35,12 +35,14 @@ import inspect
 
 from mlm_book.channel import (
     Channel,
+    bert_prediction_count,
     display_matrix,
     evidence_factor,
     half_mass_threshold,
     selection_count,
 )
 from mlm_book.experiments import ch02_objective as ch2
+from mlm_book.experiments import ch06_finance as ch6
 from mlm_book.experiments import hmm_encoder
 from mlm_book.experiments.hmm_encoder import SETUP
 from mlm_book.figures import show
@@ -84,12 +86,13 @@ Markdown(
     f"BERT's settings ([Devlin et al. 2019](../references.html#devlin-2019)) are $\\rho = {bert.rho:g}$ and "
     f"$(m, r, \\kappa) = ({bert.mask:g}, {bert.random:g}, {round(bert.keep, 12):g})$, the defaults of "
     "[`Channel`](../api/mlm_book.channel.html). BERT's data script differs from the definition in one respect: "
-    "instead of tossing a coin per position, it selects exactly "
-    f"$k = \\max(1, \\operatorname{{round}}({bert.rho:g}\\,n))$ "
-    "positions of a sentence of length $n$, uniformly without replacement (and never more than a fixed number "
-    "per sentence). The package calls this `Channel(..., selection=\"fixed\")` and rounds with Python 3's `round`, "
-    "which sends halves to the even neighbour. The section on fixed-count selection measures what the "
-    "difference costs. Here is the channel the book uses for the HMM, and the fixed count for a few lengths:"
+    "instead of tossing a coin per position, it selects a fixed number of positions of each input, uniformly "
+    "without replacement. The book's version of that rule, `Channel(..., selection=\"fixed\")`, selects "
+    f"$k = \\max(1, \\operatorname{{round}}({bert.rho:g}\\,n))$ of a sentence's $n$ tokens, rounding with "
+    "Python 3's `round`, which sends halves to the even neighbour. BERT's own count also counts its special "
+    "tokens and sometimes comes out higher; the section on fixed-count selection compares the two, and "
+    "measures what selecting a fixed number costs. Here is the channel the book uses for the HMM, and the "
+    "book's fixed count for a few lengths:"
 )
 
 # %%
@@ -336,8 +339,11 @@ Markdown(
 # the visible token: $q(v) \ge 1/2$ exactly when $p(v) \ge (r/V)/(\kappa + 2r/V)$.
 
 # %% tags=["hide-input"]
-Markdown(f"The HMM has $V = {ch2.HMM_VOCAB}$; the filing corpus of the finance chapter has "
-         f"$V = {ch2.FILING_VOCAB}$. At BERT's channel:")
+filing_V = ch2.filing_vocab_size()
+filing_vocabulary = ch6.book_vocabulary()
+Markdown(f"The HMM has $V = {ch2.HMM_VOCAB}$; the filing corpus of the finance chapter has $V = {filing_V}$: "
+         f"the {filing_vocabulary.n_words} words seen at least {filing_vocabulary.min_count} times, `[UNK]` and "
+         "`[SEP]`. At BERT's channel:")
 
 # %%
 evidence = ch2.evidence_table()
@@ -346,10 +352,17 @@ table(["V", "evidence factor 1 + κV/r", "r/V", "half-mass threshold on p(v)"],
       formats=["d", ".0f", ".3e", ".4g"])
 
 # %% tags=["hide-input"]
+reference_V = ch2.REFERENCE_FILING_VOCAB
+reference = ch2.evidence_table([reference_V])[reference_V]
 Markdown(
     "On the filings a visible word keeps at least half the mass unless the context gives it less than "
-    f"**{evidence[ch2.FILING_VOCAB]['threshold']:.2g}**; on the HMM the bar is "
-    f"**{evidence[ch2.HMM_VOCAB]['threshold']:.2g}**.\n\n"
+    f"**{evidence[filing_V]['threshold']:.2g}**; on the HMM the bar is "
+    f"**{evidence[ch2.HMM_VOCAB]['threshold']:.2g}**. The study this book was written from "
+    "([where the book comes from](../references.html#where-the-book-comes-from)) used filings of its own, with "
+    f"$V = {reference_V}$; the book generates its filings and counts $V = {filing_V}$, so the factor is "
+    f"{evidence[filing_V]['factor']:.0f} instead of {reference['factor']:.0f} and the threshold "
+    f"{evidence[filing_V]['threshold']:.4g} instead of {reference['threshold']:.4g}: the same channel on a "
+    f"vocabulary {100 * (1 - filing_V / reference_V):.1f} % smaller.\n\n"
     "**Unigram replacement.** Some descriptions of BERT say the random token is drawn by unigram frequency $u$ "
     "rather than uniformly; BERT's code draws uniformly. With a unigram draw "
     "$S(v \\mid y) = \\kappa\\mathbb{1}[v = y] + r\\,u(v)$, the same proof gives "
@@ -357,20 +370,22 @@ Markdown(
     "$1 + \\kappa/(r\\,u(v))$: it now depends on the word. A frequent word is often a replacement, so seeing it "
     "proves less; a rare word is almost never a replacement, so seeing it proves more. The figure shows $q(v)$ "
     "against $p(v)$ for both vocabularies, under uniform replacement and under a Zipf-like unigram "
-    f"($u(k) \\propto k^{{-{ch2.ShrinkageConfig().zipf_exponent:g}}}$ by rank $k$; the filing corpus's own "
-    "unigram comes with the finance chapter), for the most and the least frequent word."
+    f"($u(k) \\propto k^{{-{ch2.ShrinkageConfig().zipf_exponent:g}}}$ by rank $k$), for the most and the least "
+    "frequent word; the filings' own frequencies come after it."
 )
 
 # %%
 show(ch2.shrinkage_figure(),
-     alt=f"Two panels, for vocabularies of {ch2.HMM_VOCAB} and {ch2.FILING_VOCAB} tokens, plot the optimum's "
+     alt=f"Two panels, for vocabularies of {ch2.HMM_VOCAB} and {filing_V} tokens, plot the optimum's "
          "probability of the visible token against the context's probability of it on a log scale. Every curve "
          "is an S shape that rises from 0 to 1, to the left of the diagonal where the visible token would be "
          "ignored. The rarest word's curve rises "
          "first, the uniform-replacement curve next, the most frequent word's curve last; thin vertical lines mark "
          "where each crosses one half, and the spread between them is much wider at the larger vocabulary.",
      caption=r"Theorem 2 (ii): the optimum's probability $q(v)$ of a visible token against the context's "
-             r"probability $p(v)$ of it, at BERT's channel. Curves to the left of the diagonal $q = p$ mean the "
+             r"probability $p(v)$ of it, at BERT's channel, with uniform replacement and with a Zipf-like unigram "
+             rf"$u(k) \propto k^{{-{ch2.ShrinkageConfig().zipf_exponent:g}}}$. Curves to the left of the diagonal "
+             r"$q = p$ mean the "
              r"visible token is believed more than the context alone would; the thin vertical lines are the "
              r"half-mass thresholds.")
 
@@ -391,6 +406,38 @@ Markdown(
     f"{big.factors['unigram, rare word']:.4g} for the rarest, on both sides of the uniform "
     f"{big.factors['uniform']:.0f}: under unigram replacement, how far a visible word is trusted depends on how "
     "common it is."
+)
+
+# %% [markdown]
+# ### The filings' own word frequencies
+#
+# A Zipf law is a stand-in. The filings of the finance chapter give real frequencies: count
+# every token of the encoded corpus, `[SEP]` and `[UNK]` included, and divide by the length
+# of the stream. With the random token drawn by these frequencies $u$ (as
+# `Channel(V, replacement=u)`), Theorem 2 (ii) gives a visible token $v$ the evidence factor
+# $1 + \kappa/(r\,u(v))$ in place of $1 + \kappa V/r$, and the half-mass threshold
+# $r u(v)/(\kappa + 2 r u(v))$ in place of $(r/V)/(\kappa + 2r/V)$.
+
+# %%
+unigram = ch2.filing_unigram_replacement()
+ch2.filing_unigram_table(unigram)
+
+# %% tags=["hide-input"]
+top, first_word, median_word, rarest, everyone = (
+    unigram.row(case) for case in ("most frequent token", "most frequent word", "median word", "rarest word",
+                                   "uniform"))
+Markdown(
+    f"Counted on the {unigram.n_tokens:,} tokens of the filings, the separator `{top.token}` is "
+    f"{100 * top.unigram:.1f} % of the stream. Drawn by these frequencies, the random token is often a "
+    f"`{top.token}`, so a visible `{top.token}` multiplies its odds by only **{top.factor:.0f}** and keeps half "
+    f"the mass only where the context gives it at least **{top.threshold:.3f}**; the most frequent word, "
+    f"`{first_word.token}`, gets **{first_word.factor:.0f}**. The median word (`{median_word.token}`, seen "
+    f"{median_word.count} times) gets **{median_word.factor:,.0f}**, and a rarest word (`{rarest.token}`, one of "
+    f"the {unigram.rarest_ties} words seen only {unigram.min_count} times) **{rarest.factor:,.0f}**, keeping half "
+    f"the mass down to a context probability of {rarest.threshold:.1e}. Uniform replacement gives every token "
+    f"**{everyone.factor:.0f}**. Under unigram replacement a frequent word is a frequent replacement, so the "
+    "optimum trusts a visible frequent word far less than a rare one; under BERT's uniform draw it trusts them "
+    "all alike."
 )
 
 # %% [markdown]
@@ -476,6 +523,71 @@ Markdown(
     f"is larger, up to a mean KL of {t['nominal_mean_kl'][t['rho'] == fc.rhos[1]].max():.4f} nats. So a trained "
     "encoder can be compared with the closed form cleanly only when it is trained and evaluated with independent "
     "selection, which is what the next section does."
+)
+
+# %% [markdown]
+# ### BERT's own count
+#
+# The count above is the book's, $k = \max(1, \operatorname{round}(\rho n))$ of a sentence's
+# $n$ tokens. BERT's released `create_pretraining_data.py`
+# ([Devlin et al. 2019](../references.html#devlin-2019)) computes it from the whole input,
+# special tokens included:
+#
+# ```python
+# num_to_predict = min(max_predictions_per_seq,
+#                      max(1, int(round(len(tokens) * masked_lm_prob))))
+# ```
+#
+# Every input the script writes is a sentence pair `[CLS] A [SEP] B [SEP]`, so for $n$ content
+# tokens `len(tokens)` is $n + 3$ ($n + 2$ for a single segment `[CLS] x [SEP]`), while `[CLS]`
+# and `[SEP]` are never candidates: the positions are drawn from the $n$ content tokens only.
+# [`bert_prediction_count`](../api/mlm_book.channel.html#mlm_book.channel.bert_prediction_count)
+# computes this count.
+
+# %% tags=["hide-input"]
+longest = ch6.Chapter6Config().window_length
+readme_length, readme_cap = ch2.BERT_README_SEQ_LENGTH, ch2.BERT_README_MAX_PREDICTIONS
+readme_count = bert_prediction_count(readme_length - 3)
+Markdown(
+    "The cap `max_predictions_per_seq` is a flag of the script; the example in BERT's README sets it to "
+    f"{readme_cap} for inputs of {readme_length} tokens, where the count is "
+    f"$\\operatorname{{round}}({bert.rho:g} \\times {readme_length}) = "
+    f"\\operatorname{{round}}({bert.rho * readme_length:g}) = {readme_count}$, so "
+    + ("the cap does not bind there. " if readme_count < readme_cap else "the cap binds there. ")
+    + f"Up to $n = {longest}$, the length of the finance chapter's windows, BERT's count differs from the book's "
+    "at these lengths:"
+)
+
+# %%
+differing = ch2.bert_count_differences(longest)
+table(["content tokens n", "book: max(1, round(ρn))", "BERT, one segment: n + 2", "BERT, sentence pair: n + 3"],
+      differing, formats=["d", "d", "d", "d"])
+
+# %% tags=["hide-input"]
+halves = ch2.rounding_halves(readme_length)
+disagree = [(length, new, old) for length, new, old in halves if new != old]
+pair_extra = sorted({pair - book for _, book, _, pair in differing})
+single_more = sum(single != book for _, book, single, _ in differing)
+Markdown(
+    f"At these {len(differing)} of the {longest} lengths BERT's count for a sentence pair is "
+    f"{' or '.join(str(extra) for extra in pair_extra)} more than the book's, and for a single segment at "
+    f"{single_more} of them: the two or three special tokens push $\\rho \\times$ `len(tokens)` past the next "
+    "half. At every other length the counts agree.\n\n"
+    "The book's channel analyses keep $\\max(1, \\operatorname{round}(\\rho n))$ on the content tokens, and "
+    "that is the right object for the theorems. The HMM's sentences have no `[CLS]` or `[SEP]`, and what the "
+    "fixed-count analysis conditions on is the number $k$ of selected positions among the $n$ positions that can "
+    "be selected and predicted: given $k$, the exact posterior is the same whether or not tokens that are never "
+    "selected sit around the sentence. BERT's special tokens change only which $k$ goes with which $n$. To match "
+    f"BERT at a length $n$, take $k$ = `bert_prediction_count(n)`: up to $n = {longest}$ it is never below the "
+    f"book's $k$ and at most {max(pair_extra)} above it.\n\n"
+    f"**Rounding.** At $\\rho = {bert.rho:g}$, $\\rho \\times$ length $\\ell$ is exactly a half when "
+    "$3\\ell = 20j + 10$ for an integer $j$, which has solutions: up to "
+    f"{readme_length} tokens, $\\ell$ = {', '.join(str(length) for length, _, _ in halves)}, and the "
+    "floating-point product is then exactly a half as well. Python 3's `round` sends a half to the even "
+    "neighbour, Python 2's away from zero; BERT's README says its code was tested with both, more thoroughly with "
+    "Python 2, the version Google used internally. The two counts differ at "
+    + ", ".join(f"{length} tokens ({new} in Python 3, {old} in Python 2)" for length, new, old in disagree)
+    + ". The book rounds the Python 3 way, in its own count and in `bert_prediction_count`."
 )
 
 # %% [markdown]
@@ -707,8 +819,10 @@ Markdown(
     "as prior and the channel as likelihood (Theorem 2). On the HMM it agrees with brute-force enumeration to "
     f"{max(r.max_abs for r in ch2.brute_force_rows()):.0e}.\n"
     "* A visible token multiplies the odds of itself by $1 + \\kappa V/r$, "
-    f"{evidence[ch2.HMM_VOCAB]['factor']:.0f} on the HMM and {evidence[ch2.FILING_VOCAB]['factor']:.0f} on the "
-    "filings. The kept tokens make a visible token informative; the random ones keep the context in play.\n"
+    f"{evidence[ch2.HMM_VOCAB]['factor']:.0f} on the HMM and {evidence[filing_V]['factor']:.0f} on the "
+    "filings; with the random token drawn by the filings' word frequencies instead, by "
+    f"{top.factor:.0f} for `{top.token}` up to {rarest.factor:,.0f} for the rarest words. The kept tokens make a "
+    "visible token informative; the random ones keep the context in play.\n"
     "* BERT's fixed-count selection breaks Theorem 2's assumption. At the training length the closed form is off "
     f"by {t['nominal_mean_kl'][j24]:.4f} nats on average, but single probabilities by up to "
     f"{t['nominal_max_abs'][j24]:.2f}.\n"

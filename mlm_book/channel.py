@@ -3,9 +3,10 @@ r"""The corruption channel of the masked-LM objective, and Theorem 2's optimum.
 A sentence $x = (x_1, \dots, x_n)$ over a vocabulary of $V$ tokens $\{0, \dots, V-1\}$ is
 corrupted in two steps. First a set $M$ of positions is *selected*: either each position
 independently with probability $\rho$ (``selection="independent"``, what Theorem 2
-assumes), or, as BERT's data script does, a fixed number $\max(1, \operatorname{round}(\rho
-n))$ of positions uniformly without replacement (``selection="fixed"``). Then each selected
-position shows
+assumes), or, like BERT's data script, a fixed number $\max(1, \operatorname{round}(\rho
+n))$ of positions uniformly without replacement (``selection="fixed"``; BERT's own count
+also counts ``[CLS]`` and ``[SEP]`` in the length, see [`bert_prediction_count`][mlm_book.channel.bert_prediction_count]).
+Then each selected position shows
 
 * the symbol ``[MASK]`` with probability $m$,
 * a replacement token with probability $r$, drawn from a distribution $u$ over the $V$
@@ -52,6 +53,7 @@ __all__ = [
     "RANDOM",
     "KEPT",
     "selection_count",
+    "bert_prediction_count",
     "corrupt",
     "display_matrix",
     "observation_matrix",
@@ -87,7 +89,8 @@ class Channel:
     selection : {"independent", "fixed"}
         ``"independent"``: each position is selected with probability $\rho$.
         ``"fixed"``: exactly [`selection_count`][mlm_book.channel.selection_count] positions per sequence, uniformly
-        without replacement (BERT's ``create_pretraining_data.py``).
+        without replacement (as BERT's ``create_pretraining_data.py`` selects; its count is
+        [`bert_prediction_count`][mlm_book.channel.bert_prediction_count]).
     replacement : numpy.ndarray or None
         Distribution $u$ of replacement tokens, shape ``(V,)``; ``None`` means uniform.
 
@@ -173,11 +176,12 @@ def _check_channel(channel) -> Channel:
 
 
 def selection_count(length: int, rho: float) -> int:
-    r"""Number of positions BERT's fixed-count selection picks in a sequence of ``length``.
+    r"""Number of positions the book's fixed-count selection picks in a sequence of ``length``.
 
-    $\max(1, \operatorname{round}(\rho n))$, with Python 3's ``round`` (halves to even), as
-    ``create_pretraining_data.py`` computes it; BERT also caps it by
-    ``max_predictions_per_seq``, which never binds at the book's lengths.
+    $\max(1, \operatorname{round}(\rho n))$ over the $n$ positions that can be selected, with
+    Python 3's ``round`` (halves to even). BERT's ``create_pretraining_data.py`` rounds $\rho$
+    times the length *with* ``[CLS]`` and ``[SEP]`` and caps the count by
+    ``max_predictions_per_seq``: that count is [`bert_prediction_count`][mlm_book.channel.bert_prediction_count].
 
     Parameters
     ----------
@@ -198,6 +202,67 @@ def selection_count(length: int, rho: float) -> int:
     length = check_positive_int(length, "length")
     rho = check_probability(rho, "rho")
     return max(1, round(length * rho))
+
+
+def bert_prediction_count(n_content: int, rho: float = 0.15, *, specials: int = 3,
+                          max_predictions: int | None = None) -> int:
+    r"""Number of positions BERT's ``create_pretraining_data.py`` predicts in one input.
+
+    The script computes ``num_to_predict = min(max_predictions_per_seq, max(1,
+    int(round(len(tokens) * masked_lm_prob))))``, where ``tokens`` holds the special tokens
+    too: every pretraining input is a sentence pair ``[CLS] A [SEP] B [SEP]``, so
+    ``len(tokens)`` $= n + 3$ for $n$ content tokens ($n + 2$ for one segment ``[CLS] x
+    [SEP]``). ``[CLS]`` and ``[SEP]`` are never candidates, so the positions are drawn from
+    the $n$ content tokens, and no more than $n$ can be predicted. Python 3's ``round`` sends
+    halves to the even neighbour, as here; Python 2's sent them away from zero.
+
+    Compare [`selection_count`][mlm_book.channel.selection_count], the book's
+    $\max(1, \operatorname{round}(\rho n))$ over the content tokens alone.
+
+    Parameters
+    ----------
+    n_content : int
+        Content tokens $n \ge 1$ (the positions that can be predicted).
+    rho : float
+        ``masked_lm_prob``, the selection rate.
+    specials : int
+        Special tokens counted in the length: 3 for BERT's sentence pairs, 2 for one segment.
+    max_predictions : int, optional
+        ``max_predictions_per_seq`` (BERT's README uses 20 for inputs of 128 tokens);
+        ``None`` means no cap.
+
+    Returns
+    -------
+    int
+        $\min(n, \text{max\_predictions}, \max(1, \operatorname{round}(\rho (n + \text{specials}))))$.
+
+    Raises
+    ------
+    TypeError
+        If ``n_content``, ``specials`` or ``max_predictions`` is not an integer.
+    ValueError
+        If ``n_content < 1``, ``specials < 0``, ``max_predictions < 1`` or ``rho`` is not in $[0, 1]$.
+
+    Examples
+    --------
+    >>> [bert_prediction_count(n) for n in (6, 7, 24, 125)]       # sentence pairs: n + 3 tokens
+    [1, 2, 4, 19]
+    >>> [selection_count(n, 0.15) for n in (6, 7, 24, 125)]       # the book's count on n tokens
+    [1, 1, 4, 19]
+    >>> bert_prediction_count(8, specials=2), bert_prediction_count(509, max_predictions=76)
+    (2, 76)
+    >>> bert_prediction_count(0)
+    Traceback (most recent call last):
+    ...
+    ValueError: n_content must be an integer >= 1, got 0
+    """
+    n_content = check_positive_int(n_content, "n_content")
+    rho = check_probability(rho, "rho")
+    specials = check_positive_int(specials, "specials", minimum=0)
+    count = max(1, round((n_content + specials) * rho))
+    if max_predictions is not None:
+        count = min(count, check_positive_int(max_predictions, "max_predictions"))
+    return min(count, n_content)
 
 
 @dataclass(frozen=True, eq=False)
@@ -591,8 +656,8 @@ def half_mass_threshold(channel: Channel, token: int | None = None) -> float:
 def zipf_unigram(vocab_size: int, exponent: float = 1.0) -> np.ndarray:
     r"""A Zipf-like unigram $u(k) \propto (k + 1)^{-a}$ over ``vocab_size`` tokens (rank order).
 
-    A stand-in for a corpus's word frequencies when studying unigram replacement; the
-    filing corpus's own unigram comes with the finance chapter.
+    A stand-in for a corpus's word frequencies when studying unigram replacement (chapter 2
+    also uses the filing corpus's own unigram).
 
     Parameters
     ----------

@@ -47,3 +47,58 @@ def test_fixed_count_table_relations():
     assert np.all(t["positions"] == t["count"] * ch2.FixedCountConfig().batch)
     assert ch2.fixed_count_markdown().count("\n") == 1 + len(t["length"])
     assert ch2.count_chain_agreement() <= 1e-13
+
+
+def test_filing_vocabulary_is_the_books():
+    from mlm_book.experiments import ch06_finance as ch6
+
+    V = ch2.filing_vocab_size()
+    vocabulary = ch6.book_vocabulary()
+    assert V == vocabulary.size == vocabulary.n_words + 2 != ch2.REFERENCE_FILING_VOCAB
+    assert ch6.book_vocabulary(ch6.Chapter6Config()) is vocabulary
+    # counted without the vocabulary: words seen at least min_count times, plus [UNK] and [SEP]
+    assert V == ch2._filing_words() + 2
+    table = ch2.evidence_table()
+    assert set(table) == {ch2.HMM_VOCAB, V}
+    assert abs(table[V]["factor"] - (V + 1)) <= 1e-9
+    assert ch2.ShrinkageConfig().sizes() == (ch2.HMM_VOCAB, V)
+    assert [c.vocab_size for c in ch2.shrinkage_curves()] == [ch2.HMM_VOCAB, V]
+    for claim in ch2.CLAIMS:
+        if claim.id in ("S3-01", "S3-13", "S3-14", "S3-15"):
+            assert claim.accept(claim.compute()), claim.id
+    with pytest.raises(TypeError, match="vocab_sizes"):
+        ch2.evidence_table("879")
+
+
+def test_filing_unigram_replacement():
+    import itertools
+
+    from mlm_book.channel import Channel, visible_mass
+    from mlm_book.experiments import ch06_finance as ch6
+
+    result = ch2.filing_unigram_replacement()
+    vocabulary = ch6.book_vocabulary()
+    counts = np.array(vocabulary.counts)
+    assert result.vocab_size == vocabulary.size and result.n_tokens == counts.sum()
+    assert np.allclose(result.unigram, counts / counts.sum(), rtol=0, atol=1e-15)
+    channel = Channel(result.vocab_size)
+    kappa, r = channel.keep, channel.random
+    rows = result.rows
+    assert [row.case for row in rows] == ["uniform", "most frequent token", "most frequent word", "median word",
+                                          "rarest word"]
+    assert rows[1].token == "[SEP]" and rows[2].token not in ("[SEP]", "[UNK]")
+    assert rows[4].count == result.min_count >= vocabulary.min_count and result.rarest_ties >= 1
+    for row in rows[1:]:
+        assert row.unigram == row.count / result.n_tokens
+        assert abs(row.factor - (1 + kappa / (r * row.unigram))) <= 1e-9 * row.factor
+        unigram_channel = Channel(result.vocab_size, replacement=result.unigram)
+        token = vocabulary.lookup(row.token)
+        assert abs(visible_mass(row.threshold, unigram_channel, token) - 0.5) <= 1e-12
+    # rarer visible tokens are trusted more: factors rise and thresholds fall down the table
+    assert all(a.factor < b.factor and a.threshold > b.threshold for a, b in itertools.pairwise(rows[1:]))
+    assert rows[2].factor < rows[0].factor < rows[3].factor
+    assert abs(rows[0].factor - (result.vocab_size + 1)) <= 1e-9
+    text = ch2.filing_unigram_table(result)
+    assert text.count("\n") == 1 + len(rows) and "`[SEP]`" in text
+    with pytest.raises(TypeError, match="result"):
+        ch2.filing_unigram_table("not a result")

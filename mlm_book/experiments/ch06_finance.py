@@ -44,7 +44,7 @@ from mlm_book.report import Markdown, table
 from mlm_book.validation import check_positive_int
 
 __all__ = [
-    "Chapter6Config", "Chapter6Results", "CorpusCounts", "results", "settings_table", "example_filing",
+    "Chapter6Config", "Chapter6Results", "CorpusCounts", "results", "book_corpus", "book_vocabulary", "settings_table", "example_filing",
     "example_filing_table", "window_view", "window_table", "counts_table", "caps_table", "news_table",
     "news_distances", "skipgram_table", "neighbours_table", "lexicon_neighbour_agreement", "orientation_table",
     "voting_table", "OrientationExplained", "orientation_explained", "orientation_reference", "ORIENTATION_SEEDS", "orientation_over_corpora",
@@ -245,6 +245,71 @@ def _given_or_book(r) -> Chapter6Results:
     return r
 
 
+@functools.cache
+def _book_corpus(config: Chapter6Config) -> Corpus:
+    return generate_corpus(config.corpus, np.random.default_rng(config.corpus_seed))
+
+
+def book_corpus(config: Chapter6Config | None = None) -> Corpus:
+    """The book's filings, generated as [`results`][mlm_book.experiments.ch06_finance.results] generates them.
+
+    Memoised per config, and cheap (no skip-gram, no probe): what another chapter needs
+    when it only counts the filings.
+
+    Parameters
+    ----------
+    config : Chapter6Config, optional
+        Defaults to ``Chapter6Config()``.
+
+    Returns
+    -------
+    Corpus
+
+    Examples
+    --------
+    >>> book_corpus().n_documents
+    300
+    >>> book_corpus() is book_corpus(Chapter6Config())
+    True
+    """
+    config = Chapter6Config() if config is None else config
+    if not isinstance(config, Chapter6Config):
+        raise TypeError(f"config must be a Chapter6Config or None, got {type(config).__name__}")
+    return _book_corpus(config)
+
+
+@functools.cache
+def _book_vocabulary(config: Chapter6Config) -> Vocabulary:
+    return build_vocabulary(_book_corpus(config).tokens.tolist(), config.min_count)
+
+
+def book_vocabulary(config: Chapter6Config | None = None) -> Vocabulary:
+    """The book's filing vocabulary (words seen at least ``min_count`` times, [UNK], [SEP]).
+
+    Built from [`book_corpus`][mlm_book.experiments.ch06_finance.book_corpus] exactly as
+    [`results`][mlm_book.experiments.ch06_finance.results] builds it; memoised per config.
+
+    Parameters
+    ----------
+    config : Chapter6Config, optional
+        Defaults to ``Chapter6Config()``.
+
+    Returns
+    -------
+    Vocabulary
+
+    Examples
+    --------
+    >>> vocabulary = book_vocabulary()
+    >>> vocabulary.size == vocabulary.n_words + 2, vocabulary.words[:2]
+    (True, ('[UNK]', '[SEP]'))
+    """
+    config = Chapter6Config() if config is None else config
+    if not isinstance(config, Chapter6Config):
+        raise TypeError(f"config must be a Chapter6Config or None, got {type(config).__name__}")
+    return _book_vocabulary(config)
+
+
 def results(config: Chapter6Config | None = None) -> Chapter6Results:
     """Build the chapter's static results (memoised per config; skip-gram cached on disk).
 
@@ -255,8 +320,8 @@ def results(config: Chapter6Config | None = None) -> Chapter6Results:
     (300, 16)
     """
     config = Chapter6Config() if config is None else config
-    corpus = generate_corpus(config.corpus, np.random.default_rng(config.corpus_seed))
-    vocabulary = build_vocabulary(corpus.tokens.tolist(), config.min_count)
+    corpus = book_corpus(config)
+    vocabulary = book_vocabulary(config)
     ids = vocabulary.encode(corpus.tokens.tolist())
     model = _skipgram_model(config, corpus, vocabulary, ids)
     starts = fixed_windows(corpus.document, length=config.window_length, stride=config.nearest_stride)
