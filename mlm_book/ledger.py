@@ -24,8 +24,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Claim", "ClaimResult", "ChapterSummary", "all_claims", "verify", "format_value", "to_markdown",
-           "to_html", "to_text", "chapter_summary"]
+__all__ = ["VERDICTS", "seed_verdict", "verdict_counts", "Claim", "ClaimResult", "ChapterSummary", "all_claims",
+           "verify", "format_value", "to_markdown", "to_html", "to_text", "chapter_summary"]
 
 _ID_PATTERN = re.compile(r"^S(\d+)-(W?\d+)$")
 
@@ -60,6 +60,46 @@ def format_value(value: Any, fmt: str = ".3f") -> str:
         return str(value)
 
 
+VERDICTS = ("reproduced", "seed-dependent", "not reproduced")
+"""Verdicts of a learned claim over its training seeds: its rule holds for every seed, for some, for none."""
+
+
+def seed_verdict(value: Any) -> tuple[str, str] | None:
+    """The three-way verdict of a claim value that carries seed counts, and the counts as text.
+
+    Counts are ``"k of n"`` strings under the key ``"seeds holding"``, at the top of the
+    value or one level down (one per encoder). ``None`` for a value without counts.
+
+    Examples
+    --------
+    >>> seed_verdict({"book": 0.9, "seeds holding": "5 of 5"})
+    ('reproduced', '5 of 5')
+    >>> seed_verdict({"HMM": {"seeds holding": "2 of 4"}, "filings": {"seeds holding": "5 of 5"}})
+    ('seed-dependent', '2 of 4; 5 of 5')
+    >>> seed_verdict(0.5) is None
+    True
+    """
+    if not isinstance(value, Mapping):
+        return None
+    found = [value["seeds holding"]] if "seeds holding" in value else []
+    found += [item["seeds holding"] for item in value.values() if isinstance(item, Mapping) and "seeds holding" in item]
+    if not found:
+        return None
+    counts = []
+    for text in found:
+        match = re.fullmatch(r"(\d+) of (\d+)", str(text))
+        if not match:
+            raise ValueError(f"'seeds holding' must read 'k of n', got {text!r}")
+        counts.append((int(match.group(1)), int(match.group(2))))
+    if all(k == n for k, n in counts):
+        verdict = VERDICTS[0]
+    elif all(k == 0 for k, _ in counts):
+        verdict = VERDICTS[2]
+    else:
+        verdict = VERDICTS[1]
+    return verdict, "; ".join(found)
+
+
 @dataclass(frozen=True)
 class Claim:
     """One checkable statement of the book.
@@ -80,6 +120,12 @@ class Claim:
         Predicate on the value returned by ``compute``.
     fmt : str
         Format spec for numbers in the table.
+    expected : str, optional
+        For a learned claim measured over several training seeds (its value is a mapping
+        with ``"seeds holding": "k of n"``, possibly inside one nested mapping per encoder):
+        the verdict the book's text states, one of [`VERDICTS`][mlm_book.ledger.VERDICTS].
+        The claim then passes when the measured verdict equals it, so that a sentence such as
+        "this holds for every seed" is itself checked.
     """
 
     id: str
@@ -89,12 +135,15 @@ class Claim:
     compute: Callable[[], Any] = field(repr=False)
     accept: Callable[[Any], bool] = field(repr=False)
     fmt: str = ".3f"
+    expected: str | None = None
 
     def __post_init__(self):
         if not _ID_PATTERN.match(self.id):
             raise ValueError(f"id must look like 'S2-16', got {self.id!r}")
         if not callable(self.compute) or not callable(self.accept):
             raise TypeError("compute and accept must be callable")
+        if self.expected is not None and self.expected not in VERDICTS:
+            raise ValueError(f"expected must be one of {VERDICTS}, got {self.expected!r}")
 
     @property
     def sort_key(self) -> tuple[int, int, str]:
@@ -112,6 +161,7 @@ class ClaimResult:
     passed: bool
     seconds: float
     error: str | None = None
+    verdict: str | None = None
 
 
 def all_claims(package: str = "mlm_book.experiments") -> tuple[Claim, ...]:
@@ -140,8 +190,15 @@ def _evaluate(claim: Claim) -> ClaimResult:
     start = time.perf_counter()
     try:
         value = claim.compute()
-        passed = bool(claim.accept(value))
-        return ClaimResult(claim, value, format_value(value, claim.fmt), passed, time.perf_counter() - start)
+        found = seed_verdict(value)
+        if claim.expected is not None:
+            if found is None:
+                raise ValueError("the claim states an expected verdict but its value carries no seed counts")
+            passed = found[0] == claim.expected
+        else:
+            passed = bool(claim.accept(value))
+        return ClaimResult(claim, value, format_value(value, claim.fmt), passed, time.perf_counter() - start,
+                           verdict=None if found is None else found[0])
     except Exception as error:  # a claim that cannot be computed fails, with its reason shown
         detail = "".join(traceback.format_exception_only(type(error), error)).strip()
         return ClaimResult(claim, None, "error", False, time.perf_counter() - start, detail)
@@ -190,14 +247,43 @@ def to_markdown(results: Iterable[ClaimResult]) -> str:
     lines = ["| id | quantity | seed | book | rule | verdict |", "|---|---|---|---|---|---|"]
     for result in results:
         claim = result.claim
-        verdict = "pass" if result.passed else f"**FAIL**{': ' + _escape(result.error) if result.error else ''}"
+        verdict = _verdict(result) if result.passed else f"**{_verdict(result)}**"
         lines.append(f"| {claim.id} | {_escape(claim.quantity)} | {_escape(claim.seed)} | "
                      f"{_escape(result.book)} | {_escape(claim.rule)} | {verdict} |")
     return "\n".join(lines)
 
 
 def _verdict(result: ClaimResult) -> str:
-    return "pass" if result.passed else "FAIL" + (f": {result.error}" if result.error else "")
+    """The verdict cell: pass/FAIL, or for a claim measured over seeds its three-way verdict."""
+    if result.error:
+        return f"FAIL: {result.error}"
+    claim = result.claim
+    if result.verdict is None:
+        return "pass" if result.passed else "FAIL"
+    if claim.expected is not None:
+        if result.passed:
+            return result.verdict
+        return f"FAIL: {result.verdict}, the book states {claim.expected}"
+    return f"{'pass' if result.passed else 'FAIL'} on the book's seed; {result.verdict} over seeds"
+
+
+def verdict_counts(results: Iterable[ClaimResult]) -> dict[str, int]:
+    """How many claims are reproduced, seed-dependent, not reproduced (over seeds), checked on one value, failing.
+
+    Examples
+    --------
+    >>> verdict_counts(verify(only="S2-16"))
+    {'reproduced': 0, 'seed-dependent': 0, 'not reproduced': 0, 'single value': 1, 'failing': 0}
+    """
+    counts = dict.fromkeys((*VERDICTS, "single value", "failing"), 0)
+    for result in results:
+        if not result.passed:
+            counts["failing"] += 1
+        elif result.verdict is not None:
+            counts[result.verdict] += 1
+        else:
+            counts["single value"] += 1
+    return counts
 
 
 def to_html(results: Iterable[ClaimResult], claims_page: str | None = None) -> str:
@@ -253,7 +339,13 @@ class ChapterSummary:
         total = len(self.results)
         verdict = (f"all {total} pass" if failed == 0 else f"{passed} pass and {failed} fail")
         noun = "claim" if total == 1 else "claims"
-        return f"The book checks {total} {noun} of this chapter, each by a rule fixed in advance: {verdict}."
+        text = f"The book checks {total} {noun} of this chapter, each by a rule fixed in advance: {verdict}."
+        counts = verdict_counts(self.results)
+        if any(counts[v] for v in VERDICTS):
+            parts = [f"{counts[v]} {v}" for v in VERDICTS if counts[v]]
+            text += (f" Of the learned claims measured over training seeds, {', '.join(parts)}, as the chapter "
+                     f"states; {counts['single value']} are checked on a single value.")
+        return text
 
     def _repr_html_(self) -> str:
         link = f'<a href="{html.escape(self.claims_page)}">Claims page</a>'
@@ -302,6 +394,8 @@ def to_text(results: Iterable[ClaimResult], wide: bool = False) -> str:
             lines += [f"{'pass' if result.passed else 'FAIL'}  {claim.id}  {claim.quantity}",
                       f"      reference: {claim.seed}", f"      book:      {result.book}",
                       f"      rule:      {claim.rule}"]
+            if result.verdict is not None:
+                lines.append(f"      verdict:   {_verdict(result)}")
             if result.error:
                 lines.append(f"      error:     {result.error}")
     else:

@@ -61,7 +61,7 @@ from mlm_book.validation import check_positive_int
 
 __all__ = [
     "FilingEncoderSetup", "SETUP", "SEEDS", "LONGER", "MORE_KEPT", "BERT_PASSES", "seed_setup", "book_setups", "Split",
-    "split", "training_config", "ensure_trained", "trained_encoder", "centre_states", "FilingMeasurements",
+    "split", "training_config", "ensure_trained", "ensure_book_encoders", "trained_encoder", "centre_states", "FilingMeasurements",
     "seed_results", "all_seed_results", "spread", "CLAIMS",
 ]
 
@@ -200,6 +200,9 @@ def _world():
     return ch06_finance.results()
 
 
+_world = functools.cache(_world)  # memoised without touching the source text that keys the trained encoders
+
+
 @dataclass(frozen=True, eq=False)
 class Split:
     """The filings held out from training, drawn once by document.
@@ -318,8 +321,41 @@ def ensure_trained(setups=None) -> int:
         if not isinstance(setup, FilingEncoderSetup):
             raise TypeError(f"setups must hold FilingEncoderSetup objects, got {type(setup).__name__}")
     missing = [setup for setup in setups if cache.load(_measurement_entry(setup)) is None]
+    missing.sort(key=lambda setup: -training_config(setup).steps)   # longest first: the pool's tail stays short
     run_in_processes(_train_and_measure, missing)
     return len(missing)
+
+
+def _build_any(setup) -> None:
+    from mlm_book.experiments import hmm_encoder
+    if isinstance(setup, FilingEncoderSetup):
+        _train_and_measure(setup)
+    else:
+        hmm_encoder.trained_encoder(setup)
+
+
+def ensure_book_encoders() -> int:
+    """Train every encoder the book reads that is not cached yet (HMM and filings) in one pool; return how many.
+
+    One pool for both kinds keeps both cores busy to the end of a cold build; the longest
+    runs start first.
+    """
+    from mlm_book.experiments import hmm_encoder
+    from mlm_book.nn.train import is_cached_training
+    from mlm_book.parallel import run_in_processes
+
+    work = []
+    for setup in hmm_encoder.book_setups():
+        name, encoder, training, _, channel, source_key = hmm_encoder._training_arguments(setup)
+        if not is_cached_training(name, encoder, training, channel, source_key, producers=hmm_encoder._PRODUCERS):
+            work.append((training.steps * training.batch_size * setup.length, setup))
+    for setup in book_setups():
+        if cache.load(_measurement_entry(setup)) is None:
+            cfg = training_config(setup)
+            work.append((cfg.steps * cfg.batch_size * setup.length * 4, setup))   # d = 64: about 4x per slot
+    work.sort(key=lambda item: -item[0])
+    run_in_processes(_build_any, [setup for _, setup in work])
+    return len(work)
 
 
 # ----------------------------------------------------------------------------- reading the encoder
@@ -540,14 +576,19 @@ def _cached_measurements(setup: FilingEncoderSetup) -> dict:
 
 def _measurement_key(setup: FilingEncoderSetup) -> dict:
     name, encoder, training, _, channel, source_key = _training_arguments(setup)
-    return {"setup": asdict(setup), "train": training.to_dict(), "source": source_key}
+    constants = {"eval_windows": _EVAL_WINDOWS, "eval_seed": _EVAL_SEED, "fold_seed": _FOLD_SEED,
+                 "control_seed": _CONTROL_SEED, "sample_seed": _SAMPLE_SEED, "visible_words": _VISIBLE_WORDS,
+                 "pool_tokens": _POOL_TOKENS, "subsample_repeats": _SUBSAMPLE_REPEATS, "layers": list(_LAYERS)}
+    return {"setup": asdict(setup), "train": training.to_dict(), "source": source_key, "constants": constants}
 
 
 def _measurement_code():
-    import sys
+    """The code a measurement depends on: the measuring functions here (not the module, so that prose and
+    presentation edits do not re-measure), the encoder, the probe, geometry and the finance modules."""
     from mlm_book.nn import layers, train
-    return [sys.modules[__name__], geometry, probe, enc, layers, train, windows_module, corpus_module,
-            vocab_module]
+    here = [FilingMeasurements, _measure, _ce, _polarity, _kfold, _contiguous_folds, centre_states, _centre_proba,
+            _world, split, _source]
+    return [*here, geometry, probe, enc, layers, train, windows_module, corpus_module, vocab_module]
 
 
 def _measurement_entry(setup: FilingEncoderSetup) -> cache.CacheEntry:

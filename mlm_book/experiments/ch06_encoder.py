@@ -1,0 +1,518 @@
+r"""Chapter 6, contextual half: the filing encoder's tables, figures and claims.
+
+Every number comes from [`mlm_book.experiments.filing_encoder`][mlm_book.experiments.filing_encoder]'s measurements of
+five trained seeds ([`seeds`][mlm_book.experiments.ch06_encoder.seeds]); a table shows the book's seed and the mean ± sd
+over the five, and a claim is judged on the book's seed with the count of seeds that satisfy
+its rule beside the verdict.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from mlm_book.experiments import filing_encoder as fe
+from mlm_book.figures import NARROW, PALETTE, SENSE_COLORS, WIDE, subplots
+from mlm_book.finance.world import DIRECTION_WORDS, EVALUATIVE_VERBS
+from mlm_book.ledger import Claim
+from mlm_book.report import Markdown, table
+
+__all__ = [
+    "seeds", "book", "band", "band_text", "static", "training_table", "ce_table", "typing_table",
+    "kestrel_table", "kestrel_folds_table", "polarity_table", "polarity_words_table", "lexicon_table",
+    "visible_table", "visible_by_frequency", "geometry_table", "figure_loss", "figure_typing", "figure_cue",
+    "figure_polarity_words", "figure_visible", "CLAIMS",
+]
+
+_LAYERS = ("0", "1", "2")
+
+
+@functools.cache
+def seeds() -> tuple[fe.FilingMeasurements, ...]:
+    """Measurements of the five seeds, the book's first (trained in parallel when missing)."""
+    return fe.all_seed_results()
+
+
+def book() -> fe.FilingMeasurements:
+    """Measurements of the book's seed."""
+    return seeds()[0]
+
+
+def static():
+    """Chapter 6's static results ([`mlm_book.experiments.ch06_finance.results`][mlm_book.experiments.ch06_finance.results])."""
+    from mlm_book.experiments import ch06_finance
+    return ch06_finance.results()
+
+
+def band(getter) -> tuple[float, float, float]:
+    """``(book, mean, sd)`` of ``getter(measurements)`` over the five seeds.
+
+    Examples
+    --------
+    >>> b, m, s = band(lambda r: r.typing["2"])
+    >>> 0.0 <= b <= 1.0 and s >= 0.0
+    True
+    """
+    values = [float(getter(r)) for r in seeds()]
+    mean, sd = fe.spread(values)
+    return values[0], mean, sd
+
+
+def band_text(getter, fmt: str = ".3f") -> str:
+    """``"book (mean ± sd)"`` of a measurement over the five seeds, as text.
+
+    Examples
+    --------
+    >>> band_text(lambda r: 0.5)
+    '0.500 (0.500 ± 0.000)'
+    """
+    b, m, s = band(getter)
+    return f"{b:{fmt}} ({m:{fmt}} ± {s:{fmt}})"
+
+
+def _count(rule) -> int:
+    return sum(bool(rule(r)) for r in seeds())
+
+
+def _judged(getter, rule):
+    """A claim's value: the book seed's number(s), mean ± sd over the seeds, and how many seeds satisfy ``rule``."""
+    values = [getter(r) for r in seeds()]
+    columns = np.array([list(v) if isinstance(v, (tuple, list)) else [v] for v in values], dtype=float)
+    spreads = " / ".join(f"{mean:.3f} ± {sd:.3f}" for mean, sd in (fe.spread(col) for col in columns.T))
+    return {"book": values[0], "mean ± sd": spreads, "seeds holding": f"{_count(rule)} of {len(seeds())}"}
+
+
+# ----------------------------------------------------------------------------- tables
+def training_table() -> Markdown:
+    """How the encoders were trained: steps, passes, weight decay, wall time."""
+    from mlm_book.nn.train import learning_rate  # noqa: F401  (documentation link target)
+
+    rows = []
+    tokens = fe.split().train_tokens.size
+    for label, setup, result in (("book (5 seeds)", fe.SETUP, seeds()[0]),
+                                 ("twice as long", fe.LONGER, fe.seed_results(fe.LONGER)),
+                                 ("kept share 0.2", fe.MORE_KEPT, fe.seed_results(fe.MORE_KEPT)),
+                                 ("BERT's 40 passes", fe.BERT_PASSES, fe.seed_results(fe.BERT_PASSES))):
+        cfg = fe.training_config(setup)
+        passes = cfg.steps * cfg.batch_size * setup.length / tokens
+        rows.append((label, cfg.steps, f"{passes:.0f}", f"{cfg.weight_decay:.4f}", f"{setup.kept:.1f}",
+                     f"{result.seconds:.0f} s"))
+    return table(("encoder", "steps", "passes over the training filings", "weight decay λ", "kept share κ",
+                  "training time (one core)"), rows)
+
+
+def ce_table() -> Markdown:
+    """Masked-LM cross-entropy at the selected positions, training fit and held out, against the unigram."""
+    rows = []
+    for split_name, label in (("train", "training filings (fit)"), ("test", "held-out filings")):
+        rows.append((label, band_text(lambda r: r.ce[split_name]["all"]),
+                     band_text(lambda r: r.ce[split_name]["mask"]),
+                     f"{book().ce[split_name]['unigram']:.3f}",
+                     band_text(lambda r: r.ce[split_name]["unigram"] - r.ce[split_name]["all"])))
+    return table(("windows from", "all selected positions", "[MASK] positions", "unigram",
+                  "gain over the unigram"), rows)
+
+
+def typing_table() -> Markdown:
+    """Company vs product, leave-one-alias-out: the cap, skip-gram and the encoder's layers."""
+    r = static()
+    rows = [("per-alias majority (static cap)", f"{r.alias_cap.accuracy:.3f}"),
+            ("skip-gram vectors", f"{r.typing.accuracy:.3f}")]
+    rows += [(f"encoder layer {layer}", band_text(lambda m, layer=layer: m.typing[layer])) for layer in _LAYERS]
+    return table(("representation", "accuracy: book seed (mean ± sd of 5)"), rows)
+
+
+def kestrel_table() -> Markdown:
+    """*kestrel* alone: majority, five-fold accuracy by layer, and the position-leak reading of layer 0."""
+    r = static()
+    rows = [("majority share", f"{r.kestrel_cap.accuracy:.3f}")]
+    rows += [(f"layer {layer}, centred", band_text(lambda m, layer=layer: m.kestrel[layer])) for layer in _LAYERS]
+    rows.append(("layer 0, nearest-centre reading", band_text(lambda m: m.leak["nearest"])))
+    return table(("kestrel: five-fold probe", "accuracy: book seed (mean ± sd of 5)"), rows)
+
+
+def kestrel_folds_table() -> Markdown:
+    """Layer 0 on *kestrel*, fold by fold: each fold's training majority and its test accuracy."""
+    rows = [(f"fold {k + 1}", "PRODUCT" if majority else "ORG", f"{accuracy:.3f}")
+            for k, (majority, accuracy) in enumerate(book().kestrel["folds0"])]
+    return table(("stratified fold", "training majority", "test accuracy"), rows)
+
+
+def polarity_table() -> Markdown:
+    """News polarity, pooled per-word five-fold: cap, layers 0-2, control, direction words vs verbs."""
+    r = static()
+    rows = [("per-word majority (static cap)", f"{r.polarity_cap.accuracy:.3f}")]
+    rows += [(f"layer {layer}", band_text(lambda m, layer=layer: m.polarity["pooled"][layer])) for layer in _LAYERS]
+    rows.append(("layer 1, shuffled labels", band_text(lambda m: m.polarity["control1"])))
+    rows.append(("layer 1, the six direction words", band_text(lambda m: _group(m, DIRECTION_WORDS))))
+    rows.append(("layer 1, the seven evaluative verbs", band_text(lambda m: m.polarity["verbs_pooled"])))
+    for size in book().polarity["subsampled"]:
+        rows.append((f"layer 1, direction words subsampled to {size}",
+                     band_text(lambda m, size=size: m.polarity["subsampled"][size])))
+    return table(("news polarity", "accuracy: book seed (mean ± sd of 5)"), rows)
+
+
+def _group(m: fe.FilingMeasurements, words) -> float:
+    right = sum(v["accuracy"] * v["n"] for w, v in m.polarity["words"].items() if w in words)
+    total = sum(v["n"] for w, v in m.polarity["words"].items() if w in words)
+    return right / total
+
+
+def polarity_words_table() -> Markdown:
+    """Layer-1 accuracy of each of the 13 polarity words (book seed, and mean ± sd)."""
+    words = book().polarity["words"]
+    rows = [(word, "direction" if word in DIRECTION_WORDS else "evaluative verb", words[word]["n"],
+             band_text(lambda m, word=word: m.polarity["words"][word]["accuracy"]))
+            for word in sorted(words, key=lambda w: (w not in DIRECTION_WORDS, w))]
+    return table(("word", "kind", "labelled occurrences", "layer-1 accuracy"), rows)
+
+
+def lexicon_table() -> Markdown:
+    """Leave-one-out lexicon polarity on mean vectors, against chance ± 2 SE and semantic orientation."""
+    r = static()
+    se = math.sqrt(0.25 / 35)
+    rows = [("chance (± 2 SE)", f"0.500 ± {2 * se:.3f}"), ("skip-gram vectors", f"{r.lexicon_probe.accuracy:.3f}")]
+    rows += [(f"encoder layer {layer}, mean over occurrences", band_text(lambda m, layer=layer: m.lexicon[layer]))
+             for layer in _LAYERS]
+    rows.append(("document-pooled semantic orientation", f"{r.orientation.accuracy:.3f}"))
+    return table(("35 lexicon words", "accuracy"), rows)
+
+
+def visible_table() -> Markdown:
+    """The visible-word check for the five seeds and the diagnostic runs."""
+    rows = [("book seed (mean ± sd of 5)", band_text(lambda m: m.visible["guess"]),
+             band_text(lambda m: m.visible["plugin"]), band_text(lambda m: m.visible["visible"]),
+             band_text(lambda m: m.visible["plugin"] - m.visible["visible"]))]
+    for label, setup in (("twice as long", fe.LONGER), ("kept share 0.2", fe.MORE_KEPT),
+                         ("BERT's 40 passes", fe.BERT_PASSES)):
+        m = fe.seed_results(setup).visible
+        rows.append((label, f"{m['guess']:.3f}", f"{m['plugin']:.3f}", f"{m['visible']:.3f}",
+                     f"{m['plugin'] - m['visible']:.3f}"))
+    return table(("encoder", "[MASK] guess", "Theorem 2 plug-in", "visible word", "shortfall"), rows)
+
+
+def visible_by_frequency(m: fe.FilingMeasurements | None = None) -> list[tuple[str, int, float, float, float]]:
+    """The visible-word check by corpus-frequency tercile of the word: (tercile, words, guess, plug-in, visible)."""
+    m = book() if m is None else m
+    v = m.visible
+    counts = np.asarray(v["per_count"])
+    edges = np.quantile(counts, [1 / 3, 2 / 3])
+    which = np.searchsorted(edges, counts, side="right")
+    out = []
+    for k, label in enumerate(("rarest third", "middle third", "commonest third")):
+        rows = which == k
+        out.append((label, int(rows.sum()), float(np.mean(np.asarray(v["per_guess"])[rows])),
+                    float(np.mean(np.asarray(v["per_plugin"])[rows])),
+                    float(np.mean(np.asarray(v["per_visible"])[rows]))))
+    return out
+
+
+def geometry_table() -> Markdown:
+    """Definition 3 for *kestrel* by layer, and the top layer's token cloud against the isotropic reference."""
+    rows = []
+    for layer in _LAYERS:
+        g = lambda m, key, layer=layer: m.geometry["kestrel"][layer][key]  # noqa: E731
+        rows.append((f"layer {layer}", band_text(lambda m: g(m, "self_similarity")),
+                     band_text(lambda m: g(m, "baseline")), band_text(lambda m: g(m, "adjusted")),
+                     band_text(lambda m: g(m, "mev"))))
+    return table(("kestrel", "self-similarity", "baseline", "adjusted", "MEV"), rows)
+
+
+# ----------------------------------------------------------------------------- figures
+def _layer_band(getter):
+    values = np.array([[getter(m, layer) for layer in _LAYERS] for m in seeds()])
+    return values[0], values.mean(axis=0), values.std(axis=0, ddof=1), values
+
+
+def figure_loss():
+    """Training loss (nats per selected position, 50-step means) of the five seeds and of the 40-pass contrast."""
+    fig, ax = subplots(width=WIDE, height=3.2)
+    window = 50
+
+    def smooth(losses):
+        n = losses.size // window * window
+        return np.arange(n // window) * window + window / 2, losses[:n].reshape(-1, window).mean(axis=1)
+
+    for k, seed in enumerate(fe.SEEDS):
+        x, y = smooth(fe.trained_encoder(fe.seed_setup(seed)).losses)
+        ax.plot(x, y, color=PALETTE["blue"] if k == 0 else PALETTE["sky"], lw=2 if k == 0 else 1,
+                label="book seed" if k == 0 else ("four more seeds" if k == 1 else None))
+    x, y = smooth(fe.trained_encoder(fe.BERT_PASSES).losses)
+    ax.plot(x, y, color=PALETTE["vermillion"], lw=1.5, label=f"BERT's 40 passes ({fe.training_config(fe.BERT_PASSES).steps} steps)")
+    unigram = book().ce["train"]["unigram"]
+    ax.axhline(unigram, color=PALETTE["black"], ls="--", lw=1, label="unigram")
+    ax.set_xlabel("step")
+    ax.set_ylabel("loss (nats per selected position)")
+    ax.set_ylim(0, unigram + 1.5)
+    ax.legend(loc="upper right")
+    return fig
+
+
+def figure_typing():
+    """Company vs product by layer, with seed bands: across aliases (left) and *kestrel* alone (right)."""
+    r = static()
+    fig, axes = subplots(1, 2, width=WIDE, height=3.4, sharey=True)
+    x = np.arange(3)
+    panels = ((axes[0], lambda m, layer: m.typing[layer], r.alias_cap.accuracy, "per-alias majority",
+               "21 aliases, leave one alias out", r.typing.accuracy),
+              (axes[1], lambda m, layer: m.kestrel[layer], r.kestrel_cap.accuracy, "majority share",
+               "kestrel alone, five folds", None))
+    for ax, getter, cap, cap_label, title, skipgram in panels:
+        first, mean, sd, values = _layer_band(getter)
+        for row in values[1:]:
+            ax.plot(x, row, color=PALETTE["sky"], lw=1, alpha=0.8)
+        ax.fill_between(x, mean - sd, mean + sd, color=PALETTE["sky"], alpha=0.3, lw=0, label="mean ± sd, 5 seeds")
+        ax.plot(x, first, color=PALETTE["blue"], marker="o", lw=2, label="book seed")
+        ax.axhline(cap, color=PALETTE["black"], ls="--", lw=1, label=cap_label)
+        if skipgram is not None:
+            ax.plot([-0.25], [skipgram], marker="s", color=PALETTE["orange"], ls="none", label="skip-gram")
+        ax.set_xticks(x, ["layer 0", "layer 1", "layer 2"])
+        ax.set_title(title)
+        ax.set_ylim(0.3, 1.02)
+        ax.legend(loc="lower right")
+    axes[0].set_ylabel("accuracy (company vs product)")
+    return fig
+
+
+def figure_cue():
+    """Layer-2 *kestrel* accuracy when one window position is masked, position by position (seed band)."""
+    values = np.array([[np.nan if v is None else v for v in m.cue] for m in seeds()], dtype=float)
+    positions = np.arange(values.shape[1])
+    fig, ax = subplots(width=WIDE, height=3.0)
+    read = ~np.isnan(values).all(axis=0)                  # every position but kestrel's own
+    mean, sd = np.full(values.shape[1], np.nan), np.full(values.shape[1], np.nan)
+    mean[read], sd[read] = values[:, read].mean(axis=0), values[:, read].std(axis=0, ddof=1)
+    ax.fill_between(positions, mean - sd, mean + sd, color=PALETTE["sky"], alpha=0.35, lw=0,
+                    label="mean ± sd, 5 seeds")
+    ax.plot(positions, values[0], color=PALETTE["blue"], marker="o", ms=3, lw=1.5, label="book seed")
+    ax.axhline(np.nanmean([m.kestrel["2"] for m in seeds()]), color=PALETTE["black"], ls="--", lw=1,
+               label="nothing masked (mean)")
+    centre = values.shape[1] // 2
+    ax.axvline(centre, color=PALETTE["grey"] if "grey" in PALETTE else PALETTE["black"], lw=0.8, ls=":")
+    ax.text(centre + 0.3, 0.02, "kestrel", transform=ax.get_xaxis_transform(), fontsize=9)
+    ax.set_xlabel("window position shown as [MASK] (0-based; kestrel sits at 16)")
+    ax.set_ylabel("layer-2 accuracy")
+    ax.legend(loc="lower left")
+    return fig
+
+
+def figure_polarity_words():
+    """Layer-1 polarity accuracy of each word (mean ± sd over seeds), direction words against verbs."""
+    words = sorted(book().polarity["words"], key=lambda w: (w not in DIRECTION_WORDS, w))
+    values = np.array([[m.polarity["words"][w]["accuracy"] for w in words] for m in seeds()])
+    fig, ax = subplots(width=WIDE, height=3.4)
+    x = np.arange(len(words))
+    colours = [PALETTE["green"] if w in DIRECTION_WORDS else PALETTE["vermillion"] for w in words]
+    ax.bar(x, values.mean(axis=0), yerr=values.std(axis=0, ddof=1), color=colours, capsize=3, alpha=0.85)
+    ax.plot(x, values[0], ls="none", marker="o", color=PALETTE["black"], ms=4, label="book seed")
+    ax.axhline(0.5, color=PALETTE["black"], lw=0.8, ls=":")
+    ax.set_xticks(x, [f"{w}\n({book().polarity['words'][w]['n']})" for w in words], rotation=60)
+    ax.set_ylabel("layer-1 accuracy")
+    ax.set_ylim(0, 1.05)
+    from matplotlib.patches import Patch
+    handles = [Patch(color=PALETTE["green"], label="direction words"),
+               Patch(color=PALETTE["vermillion"], label="evaluative verbs")]
+    ax.legend(handles=handles + ax.get_legend_handles_labels()[0][:1], loc="lower left")
+    return fig
+
+
+def figure_visible():
+    """Per held-out word: the encoder's visible-word probability against Theorem 2's plug-in (book seed)."""
+    v = book().visible
+    fig, ax = subplots(width=NARROW, height=4.2)
+    counts = np.asarray(v["per_count"])
+    points = ax.scatter(v["per_plugin"], v["per_visible"], c=np.log10(counts), cmap="viridis", s=10, alpha=0.8)
+    ax.plot([0, 1], [0, 1], color=PALETTE["black"], lw=0.8, ls="--", label="encoder = plug-in")
+    ax.set_xlabel("Theorem 2's plug-in from the [MASK] guess")
+    ax.set_ylabel("encoder's probability of the visible word")
+    ax.set_xlim(0, 1.02)
+    ax.set_ylim(0, 1.02)
+    bar = fig.colorbar(points, ax=ax)
+    bar.set_label("log10 corpus count of the word")
+    ax.legend(loc="upper left")
+    return fig
+
+
+# ----------------------------------------------------------------------------- claims
+def _c(getter, rule):
+    return lambda: _judged(getter, rule)
+
+
+def _ok(rule):
+    return lambda value: bool(rule(book()))
+
+
+def _r():
+    return static()
+
+
+_CAP = lambda: static().alias_cap.accuracy  # noqa: E731
+_POLCAP = lambda: static().polarity_cap.accuracy  # noqa: E731
+
+
+def _claim(id_, quantity, seed, rule_text, getter, rule, expected="reproduced", fmt=".3f"):
+    """A learned claim measured at the five seeds; it passes when its verdict is ``expected`` (what chapter 6 states)."""
+    return Claim(id_, quantity + " (5 training seeds)", seed=seed, rule=rule_text, compute=_c(getter, rule),
+                 accept=_ok(rule), fmt=fmt, expected=expected)
+
+
+CLAIMS = (
+    Claim("S8-01", "Filing encoder's shape: d, heads, blocks, window length", seed="64, 4, 2, 32",
+          rule="the same", compute=lambda: (fe.SETUP.d_model, fe.SETUP.n_heads, fe.SETUP.n_blocks, fe.SETUP.length),
+          accept=lambda v: v == (64, 4, 2, 32)),
+    _claim("S8-04", "Cross-entropy at the selected positions of fresh corruptions of training windows: all / "
+           "[MASK] only (training fit)", "1.843 / 1.851", "≤ unigram − 2.5 nats; mask-only within 0.1 of all",
+           lambda m: (m.ce["train"]["all"], m.ce["train"]["mask"]),
+           lambda m: m.ce["train"]["all"] <= m.ce["train"]["unigram"] - 2.5
+           and abs(m.ce["train"]["mask"] - m.ce["train"]["all"]) <= 0.1),
+    _claim("S8-06", "Held-out filings: cross-entropy at all / [MASK] positions (the reference reports only a fit)",
+           "—", "held-out all ≤ unigram − 1 nat (a real gain on unseen filings)",
+           lambda m: (m.ce["test"]["all"], m.ce["test"]["mask"]),
+           lambda m: m.ce["test"]["all"] <= m.ce["test"]["unigram"] - 1.0),
+    Claim("S8-07", "Largest distance between two of kestrel's layer-0 vectors read at the window centre "
+          "(every seed)", seed="0 (static)", rule="exactly 0 at every seed",
+          compute=lambda: max(m.layer0_spread for m in seeds()), accept=lambda v: v == 0.0, fmt=".1e"),
+    _claim("S8-14", "Leave-one-alias-out typing on encoder layer 0 (centred, static)", "0.852",
+           "≤ per-alias cap + 0.005", lambda m: m.typing["0"], lambda m: m.typing["0"] <= _CAP() + 0.005),
+    _claim("S8-15", "Leave-one-alias-out typing on encoder layer 1", "0.948", "≥ per-alias cap + 0.05",
+           lambda m: m.typing["1"], lambda m: m.typing["1"] >= _CAP() + 0.05),
+    _claim("S8-16", "Leave-one-alias-out typing on encoder layer 2", "0.966",
+           "≥ per-alias cap + 0.05 and ≥ layer 1 − 0.02", lambda m: m.typing["2"],
+           lambda m: m.typing["2"] >= _CAP() + 0.05 and m.typing["2"] >= m.typing["1"] - 0.02, expected="seed-dependent"),
+    _claim("S8-18", "kestrel: five-fold (stratified) accuracy on layer 0, an intercept-only probe", "0.339",
+           "≤ majority share", lambda m: m.kestrel["0"],
+           lambda m: m.kestrel["0"] <= static().kestrel_cap.accuracy + 1e-12),
+    _claim("S8-19", "kestrel: five-fold accuracy on layers 1 and 2", "1.000 and 1.000", "≥ 0.97 at both",
+           lambda m: (m.kestrel["1"], m.kestrel["2"]), lambda m: min(m.kestrel["1"], m.kestrel["2"]) >= 0.97),
+    Claim("S8-20", "Layer 0 on kestrel, fold by fold: every fold predicts its training majority, so a fold's "
+          "accuracy is its share of that class (book seed)", seed="—",
+          rule="each fold's accuracy equals its test share of the training majority (to 1e-12)",
+          compute=lambda: _folds_match(), accept=lambda v: v <= 1e-12, fmt=".1e"),
+    _claim("S1-04", "Five-fold accuracy typing kestrel's occurrences on encoder layers 1 / 2", "1.000",
+           "≥ 0.97 at layer 1 or 2", lambda m: (m.kestrel["1"], m.kestrel["2"]),
+           lambda m: max(m.kestrel["1"], m.kestrel["2"]) >= 0.97),
+    _claim("S6-11", "Position leak: layer 0 at the nearest-centre position, five-fold on kestrel", "0.907",
+           "≥ majority + 0.2 and above the centred layer 0", lambda m: m.leak["nearest"],
+           lambda m: m.leak["nearest"] >= static().kestrel_cap.accuracy + 0.2 and m.leak["nearest"] > m.leak["centred"]),
+    Claim("S6-12", "Nearest-centre slots of kestrel's PRODUCT mentions (windows every 16 tokens): lowest, highest, "
+          "and how many of them", seed="61 of 61 at slots 22-24",
+          rule="regenerated corpus: every PRODUCT mention in at most 3 adjacent slots, all right of the centre",
+          compute=lambda: _product_slots(), accept=lambda v: v[1] - v[0] <= 2 and v[0] > 16, fmt="d"),
+    Claim("S6-13", "Centred reading: slot of every read token in its window (window 32) / distinct slots",
+          seed="16 of 32", rule="one slot, 16 (0-based)", compute=lambda: _centred_slots(),
+          accept=lambda v: v == (16, 1), fmt="d"),
+    _claim("S8-27", "News polarity, pooled per-word five-fold, layer 0 (centred, static)", "0.518", "≤ per-word cap",
+           lambda m: m.polarity["pooled"]["0"], lambda m: m.polarity["pooled"]["0"] <= _POLCAP() + 1e-12),
+    _claim("S8-28", "News polarity, pooled, layer 1", "0.868", "≥ per-word cap + 0.2",
+           lambda m: m.polarity["pooled"]["1"], lambda m: m.polarity["pooled"]["1"] >= _POLCAP() + 0.2),
+    _claim("S8-29", "News polarity, pooled, layer 2", "0.863", "≥ cap + 0.2 and |layer 2 − layer 1| ≤ 0.03",
+           lambda m: m.polarity["pooled"]["2"],
+           lambda m: m.polarity["pooled"]["2"] >= _POLCAP() + 0.2
+           and abs(m.polarity["pooled"]["2"] - m.polarity["pooled"]["1"]) <= 0.03),
+    _claim("S8-30", "Shuffled-label control, layer 1", "0.536", "≤ per-word cap + 0.02",
+           lambda m: m.polarity["control1"], lambda m: m.polarity["control1"] <= _POLCAP() + 0.02),
+    _claim("S8-31", "The six direction words: lowest layer-1 accuracy among them", "0.945–0.991", "each ≥ 0.90",
+           lambda m: min(m.polarity["words"][w]["accuracy"] for w in m.polarity["words"] if w in DIRECTION_WORDS),
+           lambda m: min(m.polarity["words"][w]["accuracy"] for w in m.polarity["words"] if w in DIRECTION_WORDS)
+           >= 0.90, expected="not reproduced"),
+    _claim("S8-32", "Evaluative verbs pooled vs direction words pooled, layer 1", "0.357–0.853 vs 0.945–0.991",
+           "verbs ≤ direction words − 0.15", lambda m: (m.polarity["verbs_pooled"], _group(m, DIRECTION_WORDS)),
+           lambda m: m.polarity["verbs_pooled"] <= _group(m, DIRECTION_WORDS) - 0.15),
+    _claim("S8-34", "Sample-size control: direction words subsampled to the verbs' smallest / median / largest "
+           "counts (layer 1), vs the verbs pooled", "≈ 0.88 / 0.91 / 0.94 vs 0.550",
+           "every subsample ≥ verbs pooled + 0.2",
+           lambda m: tuple(m.polarity["subsampled"].values()) + (m.polarity["verbs_pooled"],),
+           lambda m: min(m.polarity["subsampled"].values()) >= m.polarity["verbs_pooled"] + 0.2, expected="seed-dependent"),
+    _claim("S8-43", "Visible-word check on 512 held-out words: mean probability of the [MASK] guess on the word",
+           "0.591", "reported (a probability in (0, 1))", lambda m: m.visible["guess"],
+           lambda m: 0 < m.visible["guess"] < 1),
+    _claim("S8-44", "Theorem 2 (ii)'s plug-in from those guesses (the book's V, κ = r = 0.1), averaged", "0.950",
+           "above the guess (the kept tokens make a visible word evidence)", lambda m: m.visible["plugin"],
+           lambda m: m.visible["plugin"] > m.visible["guess"]),
+    _claim("S8-45", "The encoder's probability of the word when it is visible, vs the plug-in", "0.734 vs 0.950",
+           "reported; the point: below the plug-in (a shortfall)",
+           lambda m: (m.visible["visible"], m.visible["plugin"]), lambda m: m.visible["visible"] < m.visible["plugin"]),
+    Claim("S8-46", "Kept share of a selected position on the filings", seed="1 in 10", rule="κ = 0.1",
+          compute=lambda: round(fe.SETUP.kept, 12), accept=lambda v: abs(v - 0.1) < 1e-12),
+    _claim("S5-13", "kestrel self-similarity at layers 0 / 1 / 2 (centred reading)", "1.000 / 0.862 / 0.846",
+           "layer 0 = 1 to 1e-12; layers 1-2 < 0.95",
+           lambda m: tuple(m.geometry["kestrel"][k]["self_similarity"] for k in _LAYERS),
+           lambda m: abs(m.geometry["kestrel"]["0"]["self_similarity"] - 1) <= 1e-12
+           and max(m.geometry["kestrel"][k]["self_similarity"] for k in ("1", "2")) < 0.95),
+    _claim("S5-14", "kestrel MEV at layers 0 / 1 / 2", "1.000 / 0.868 / 0.862", "layer 0 = 1 to 1e-12; layers 1-2 < 0.95",
+           lambda m: tuple(m.geometry["kestrel"][k]["mev"] for k in _LAYERS),
+           lambda m: abs(m.geometry["kestrel"]["0"]["mev"] - 1) <= 1e-12
+           and max(m.geometry["kestrel"][k]["mev"] for k in ("1", "2")) < 0.95),
+    _claim("S5-15", "Anisotropy baseline (1000 uniformly drawn tokens, centred) at layers 0 / 1 / 2",
+           "0.182 / 0.320 / 0.048", "layer 1 > layer 0 (layer 2 < layer 1 reported either way)",
+           lambda m: tuple(m.geometry["kestrel"][k]["baseline"] for k in _LAYERS),
+           lambda m: m.geometry["kestrel"]["1"]["baseline"] > m.geometry["kestrel"]["0"]["baseline"], expected="not reproduced"),
+    _claim("S5-16", "kestrel adjusted self-similarity at layers 0 / 1 / 2", "0.818 / 0.542 / 0.798",
+           "layer 1 < layer 0, and layer 1 the minimum",
+           lambda m: tuple(m.geometry["kestrel"][k]["adjusted"] for k in _LAYERS),
+           lambda m: m.geometry["kestrel"]["1"]["adjusted"] < m.geometry["kestrel"]["0"]["adjusted"]
+           and m.geometry["kestrel"]["1"]["adjusted"] <= m.geometry["kestrel"]["2"]["adjusted"]),
+    Claim("S5-19", "kestrel's layer-0 vectors: self-similarity − 1 and MEV − 1 (one point), worst seed",
+          seed="single point", rule="both 0 to 1e-12 at every seed",
+          compute=lambda: max(max(abs(m.geometry["kestrel"]["0"]["self_similarity"] - 1),
+                                  abs(m.geometry["kestrel"]["0"]["mev"] - 1)) for m in seeds()),
+          accept=lambda v: v <= 1e-12, fmt=".1e"),
+    _claim("S5-22", "Filing baseline at layer 2 vs layer 1", "0.048 vs 0.320", "layer 2 < layer 1",
+           lambda m: (m.geometry["kestrel"]["2"]["baseline"], m.geometry["kestrel"]["1"]["baseline"]),
+           lambda m: m.geometry["kestrel"]["2"]["baseline"] < m.geometry["kestrel"]["1"]["baseline"]),
+    Claim("S5-23", "A cloud with mean cosine near 0 that is not isotropic: 1000 vectors in 64 dimensions, half "
+          "along +u and half along −u (plus unit noise): mean cosine, and MEV against the isotropic reference",
+          seed="(logical)", rule="|mean cosine| ≤ 0.01 and MEV ≥ 10 × the isotropic reference",
+          compute=lambda: _two_sided_cone(), accept=lambda v: abs(v[0]) <= 0.01 and v[1] >= 10 * v[2]),
+    _claim("S5-24", "MEV of 1000 uniformly drawn top-layer token vectors vs the isotropic 1000 × 64 reference",
+           "0.093 vs 0.0156", "≥ 2 × the finite-sample isotropic reference",
+           lambda m: (m.geometry["pool_mev"], m.geometry["isotropic_mev"]),
+           lambda m: m.geometry["pool_mev"] >= 2 * m.geometry["isotropic_mev"]),
+)
+
+
+def _folds_match() -> float:
+    """Largest gap between a layer-0 fold's accuracy and its test share of the training majority (book seed)."""
+    import numpy as np_
+    from mlm_book import probe
+    from mlm_book.finance.world import ENTITY_PRODUCT
+
+    corpus = static().corpus
+    index = np_.flatnonzero((corpus.tokens == "kestrel") & (corpus.entity > 0))
+    labels = (corpus.entity[index] == ENTITY_PRODUCT).astype(np_.int64)
+    splits = probe.kfold_splits(labels.size, 5, np_.random.default_rng(fe._FOLD_SEED), labels=labels)
+    gaps = [abs(accuracy - float(np_.mean(labels[test] == majority)))
+            for (majority, accuracy), (_, test) in zip(book().kestrel["folds0"], splits)]
+    return max(gaps)
+
+
+def _product_slots() -> tuple[int, int, int]:
+    r = static()
+    slots = r.nearest_positions[(r.corpus.tokens == "kestrel") & (r.corpus.entity == 2)]
+    return int(slots.min()), int(slots.max()), int(slots.size)
+
+
+def _centred_slots() -> tuple[int, int]:
+    """Where [`centred_windows`][mlm_book.finance.windows.centred_windows] puts each of the stream's tokens: its slot (the same for all) and the number of distinct slots."""
+    from mlm_book.finance.windows import centred_windows
+
+    r = static()
+    windows, valid = centred_windows(np.arange(r.ids.size), r.corpus.document, length=fe.SETUP.length, pad_id=-1)
+    slots = np.argmax(windows == np.arange(r.ids.size)[:, None], axis=1)
+    return int(slots[0]), int(np.unique(slots).size)
+
+
+def _two_sided_cone() -> tuple[float, float, float]:
+    """Mean cosine, MEV and the isotropic MEV of a cloud split evenly along +u and −u (seeded)."""
+    from mlm_book import geometry
+
+    rng = np.random.default_rng(0)
+    n, d = 1000, 64
+    u = np.zeros(d)
+    u[0] = 6.0
+    signs = np.repeat([1.0, -1.0], n // 2)[:, None]
+    cloud = signs * u + rng.standard_normal((n, d))
+    return (geometry.anisotropy_baseline(cloud), geometry.mev(cloud),
+            geometry.isotropic_mev(n, d, rng, repeats=20).mean)
