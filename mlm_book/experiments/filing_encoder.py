@@ -14,7 +14,7 @@ Every setting was fixed before any measurement of this module was looked at:
   is exactly how every measured token is read ([`mlm_book.finance.windows.centred_windows`][mlm_book.finance.windows.centred_windows]),
   so training and measurement see windows of one distribution;
 * *how long, the batch and the optimiser*: the HMM encoder's
-  ([`mlm_book.experiments.hmm_encoder.SETUP`][mlm_book.experiments.hmm_encoder.SETUP]): 3000 steps of 3840 token slots (120 windows of
+  ([`HMMEncoderSetup`][mlm_book.experiments.hmm_encoder.HMMEncoderSetup]): 3000 steps of 3840 token slots (120 windows of
   32 against its 160 sequences of 24), AdamW at peak rate 1e-2 warmed up over 200 steps,
   cosine to 2 %, a unit-scale token table, and the weight decay set by the same rule, a
   total decay $\lambda \sum_t \eta_t = 0.5$ (BERT's). That is about 240 passes over the
