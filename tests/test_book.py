@@ -66,6 +66,10 @@ def test_the_claims_page_shows_every_claim_passing(site):
     ids = [claim.id for claim in ledger.all_claims()]
     assert all(f'<tr id="{claim_id}">' in html for claim_id in ids)
     assert "FAIL" not in html
+    # the verdicts over training seeds are summarised, and each stated verdict appears in its row
+    counts = re.search(r"<strong>(\d+)</strong> are reproduced .*?<strong>(\d+)</strong> seed-dependent.*?"
+                       r"<strong>(\d+)</strong> not reproduced", html, re.S)
+    assert counts and sum(map(int, counts.groups())) == sum(c.expected is not None for c in ledger.all_claims())
 
 
 @pytest.mark.parametrize("folder, name", [("mathjax", "tex-svg-full.js"), ("iframe-worker", "shim.js")])
