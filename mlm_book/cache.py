@@ -127,6 +127,18 @@ class CacheEntry:
     key: str
     directory: Path
 
+    def __post_init__(self):
+        if not isinstance(self.name, str):
+            raise TypeError(f"name must be a string, got {type(self.name).__name__}")
+        if not self.name or any(ch in self.name for ch in "/\\ "):
+            raise ValueError(f"name must be a non-empty string without slashes or spaces, got {self.name!r}")
+        if not isinstance(self.key, str):
+            raise TypeError(f"key must be a string (a cache_key), got {type(self.key).__name__}")
+        if not self.key or any(ch not in "0123456789abcdef" for ch in self.key):
+            raise ValueError(f"key must be a lower-case hex digest (a cache_key), got {self.key!r}")
+        if not isinstance(self.directory, Path):
+            raise TypeError(f"directory must be a pathlib.Path, got {type(self.directory).__name__}")
+
     @property
     def stem(self) -> str:
         return f"{self.name}-{self.key[:20]}"

@@ -33,7 +33,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mlm_book.validation import as_float_array, check_generator, check_positive_float, check_positive_int
+from mlm_book.validation import (
+    as_float_array,
+    as_int_array,
+    check_bool,
+    check_generator,
+    check_instance,
+    check_positive_float,
+    check_positive_int,
+    check_real,
+)
 
 __all__ = [
     "PROBE_STRENGTH",
@@ -73,6 +82,10 @@ DECREMENT_ULPS = 64.0
 #: as constant: float64 rounding of a constant column stays many orders below it.
 CONSTANT_FEATURE_TOLERANCE = 1e-10
 
+#: Most row indices `kfold_splits` returns (``n_folds * n_samples``, 800 MB of int64): far above any
+#: probe the book fits (hundreds to thousands of rows), far below a size that exhausts memory.
+MAX_SPLIT_INDICES = 10**8
+
 
 @dataclass(frozen=True)
 class Standardizer:
@@ -91,12 +104,34 @@ class Standardizer:
     scale: np.ndarray
     active: np.ndarray
 
+    def __post_init__(self):
+        mean = as_float_array(self.mean, "mean", ndim=1)
+        scale = as_float_array(self.scale, "scale", ndim=1)
+        try:
+            active = np.asarray(self.active) if isinstance(self.active, (np.ndarray, list, tuple)) else None
+        except ValueError:  # ragged
+            active = None
+        if active is None or active.dtype != bool or active.ndim != 1:
+            raise TypeError(f"active must be a one-dimensional array of bool, got {_kind(self.active)}")
+        if not (mean.shape == scale.shape == active.shape):
+            raise ValueError(f"mean, scale and active must have the same shape (d,), "
+                             f"got {mean.shape}, {scale.shape} and {active.shape}")
+        if np.any(scale <= 0):
+            raise ValueError("scale must be positive (one for constant features)")
+
     def transform(self, features) -> np.ndarray:
         """Standardise ``features`` (n, d) with the training statistics; constant features -> 0."""
         array = _features(features, "features")
         if array.shape[1] != self.mean.shape[0]:
             raise ValueError(f"features must have {self.mean.shape[0]} columns, got {array.shape[1]}")
         return np.where(self.active, (array - self.mean) / self.scale, 0.0)
+
+
+def _kind(value) -> str:
+    """Type, and shape and dtype of an array, for error messages."""
+    if isinstance(value, np.ndarray):
+        return f"array of dtype {value.dtype} and shape {value.shape}"
+    return type(value).__name__
 
 
 def _features(features, name: str) -> np.ndarray:
@@ -107,7 +142,11 @@ def _features(features, name: str) -> np.ndarray:
 
 
 def _labels(labels, name: str, n: int | None = None) -> np.ndarray:
-    array = np.asarray(labels)
+    try:
+        array = np.asarray(labels)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"{name} must be a one-dimensional array of integer class labels (not ragged), "
+                        f"got {type(labels).__name__}") from error
     if array.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional, got shape {array.shape}")
     if array.dtype == bool or not np.issubdtype(array.dtype, np.integer):
@@ -165,6 +204,25 @@ class ProbeModel:
     iterations: int
     gradient_norm: float
     objective: float
+
+    def __post_init__(self):
+        classes = as_int_array(self.classes, "classes", ndim=1)
+        if classes.size < 2 or np.any(np.diff(classes) <= 0):
+            raise ValueError(f"classes must be at least two sorted distinct labels, got {classes.tolist()[:10]}")
+        check_instance(self.standardizer, "standardizer", Standardizer)
+        weights = as_float_array(self.weights, "weights", ndim=2)
+        intercepts = as_float_array(self.intercepts, "intercepts", ndim=1)
+        d = self.standardizer.mean.shape[0]
+        if weights.shape != (d, classes.size - 1):
+            raise ValueError(f"weights must have shape (d, K - 1) = ({d}, {classes.size - 1}) for the "
+                             f"standardizer's d and the K classes, got {weights.shape}")
+        if intercepts.shape != (classes.size - 1,):
+            raise ValueError(f"intercepts must have shape (K - 1,) = ({classes.size - 1},) for the K classes, "
+                             f"got {intercepts.shape}")
+        check_real(self.strength, "strength", low=0.0)
+        check_positive_int(self.iterations, "iterations", minimum=0)
+        check_real(self.gradient_norm, "gradient_norm", low=0.0)
+        check_real(self.objective, "objective")
 
     def logits(self, features) -> np.ndarray:
         """Class logits, shape (n, K), with the reference class's logit fixed at zero."""
@@ -461,7 +519,7 @@ def kfold_splits(n_samples: int, n_folds: int, rng: np.random.Generator, *,
     Parameters
     ----------
     n_samples : int
-        Number of rows.
+        Number of rows; ``n_folds * n_samples`` is at most `MAX_SPLIT_INDICES`.
     n_folds : int
         Number of folds, $2 \le$ ``n_folds`` $\le$ ``n_samples``.
     rng : numpy.random.Generator
@@ -485,12 +543,19 @@ def kfold_splits(n_samples: int, n_folds: int, rng: np.random.Generator, *,
     if n_folds > n_samples:
         raise ValueError(f"n_folds must be at most n_samples ({n_samples}), got {n_folds}")
     rng = check_generator(rng)
+    y = None
+    if labels is not None:
+        y = _labels(labels, "labels")
+        if y.shape[0] != n_samples:
+            raise ValueError(f"labels must have one label per sample (n_samples = {n_samples}), got {y.shape[0]}")
+    if n_folds * n_samples > MAX_SPLIT_INDICES:
+        raise ValueError(f"n_samples * n_folds must be at most {MAX_SPLIT_INDICES} (each fold's split holds "
+                         f"every row index), got n_samples = {n_samples}, n_folds = {n_folds}")
     fold_of = np.empty(n_samples, dtype=np.int64)
-    if labels is None:
+    if y is None:
         order = rng.permutation(n_samples)
         fold_of[order] = np.arange(n_samples) % n_folds
     else:
-        y = _labels(labels, "labels", n_samples)
         offset = 0
         for value in np.unique(y):
             members = rng.permutation(np.flatnonzero(y == value))
@@ -517,7 +582,11 @@ def leave_one_group_out(groups) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
     >>> [test.tolist() for _, test in leave_one_group_out([2, 1, 2, 3])]
     [[1], [0, 2], [3]]
     """
-    array = np.asarray(groups)
+    try:
+        array = np.asarray(groups)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"groups must be a one-dimensional array of group ids (not ragged), "
+                        f"got {type(groups).__name__}") from error
     if array.ndim != 1:
         raise ValueError(f"groups must be one-dimensional, got shape {array.shape}")
     values = np.unique(array)
@@ -550,6 +619,46 @@ class CrossValidation:
     stderr: float
     control: bool
 
+    def __post_init__(self):
+        check_real(self.accuracy, "accuracy", low=0.0, high=1.0)
+        folds = as_float_array(self.fold_accuracies, "fold_accuracies", ndim=1)
+        if folds.size == 0 or np.any((folds < 0) | (folds > 1)):
+            raise ValueError(f"fold_accuracies must hold at least one accuracy, each in [0, 1], "
+                             f"got {folds.tolist()[:10]}")
+        check_positive_int(self.n_test, "n_test")
+        check_real(self.stderr, "stderr", low=0.0)
+        check_bool(self.control, "control")
+
+
+def _splits(splits, n: int) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    """``splits`` as (train, test) pairs of int64 row indices in ``[0, n)``, each test set non-empty."""
+    try:
+        if isinstance(splits, (str, bytes)):
+            raise TypeError
+        pairs = tuple(splits)
+    except TypeError:
+        raise TypeError(f"splits must be a sequence of (train_index, test_index) pairs, got {_kind(splits)}") from None
+    if not pairs:
+        raise ValueError("splits must hold at least one (train, test) pair")
+    checked = []
+    for number, pair in enumerate(pairs):
+        try:
+            if isinstance(pair, (str, bytes)):
+                raise TypeError
+            train, test = pair
+        except (TypeError, ValueError):
+            raise TypeError(f"splits[{number}] must be a (train_index, test_index) pair, got {_kind(pair)}") from None
+        train = as_int_array(train, f"splits[{number}] train_index", ndim=1)
+        test = as_int_array(test, f"splits[{number}] test_index", ndim=1)
+        if test.size == 0:
+            raise ValueError(f"splits[{number}] has an empty test_index")
+        for part, index in (("train_index", train), ("test_index", test)):
+            if index.size and (index.min() < 0 or index.max() >= n):
+                raise ValueError(f"splits[{number}] {part} must hold row indices in [0, {n}), "
+                                 f"got values from {index.min()} to {index.max()}")
+        checked.append((train, test))
+    return tuple(checked)
+
 
 def cross_validate(features, labels, splits, *, strength: float = PROBE_STRENGTH, control: bool = False,
                    rng: np.random.Generator | None = None) -> CrossValidation:
@@ -564,6 +673,7 @@ def cross_validate(features, labels, splits, *, strength: float = PROBE_STRENGTH
     features : array_like, shape (n, d)
     labels : array_like of int, shape (n,)
     splits : sequence of (train_index, test_index)
+        Integer row indices in ``[0, n)``, each test index non-empty.
         From [`kfold_splits`][mlm_book.probe.kfold_splits] or [`leave_one_group_out`][mlm_book.probe.leave_one_group_out].
     strength : float, default `PROBE_STRENGTH`
     control : bool, default False
@@ -595,15 +705,11 @@ def cross_validate(features, labels, splits, *, strength: float = PROBE_STRENGTH
         if rng is None:
             raise ValueError("rng must be given when control is true")
         rng = check_generator(rng)
-    splits = tuple(splits)
-    if not splits:
-        raise ValueError("splits must hold at least one (train, test) pair")
+    splits = _splits(splits, x.shape[0])
     correct = 0
     total = 0
     folds = []
     for number, (train, test) in enumerate(splits):
-        train = np.asarray(train, dtype=np.int64)
-        test = np.asarray(test, dtype=np.int64)
         train_y = y[train]
         if np.unique(train_y).size < 2:
             raise ValueError(f"splits[{number}] has a single class in its training labels")

@@ -324,10 +324,14 @@ OPEN: dict[str, str] = {
         "name nan -> silent NaN/inf in the result",
     "mlm_book.experiments.ch06_finance.Chapter6Config":
         "corpus nan -> silent NaN/inf in the result",
+    "mlm_book.experiments.ch06_finance.Chapter6Results":
+        "config nan -> silent NaN/inf in the result",
     "mlm_book.finance.caps.MajorityCap":
         "accuracy nan -> silent NaN/inf in the result",
     "mlm_book.finance.corpus.Corpus":
         "tokens nan -> silent NaN/inf in the result",
+    "mlm_book.finance.corpus.corpus_fingerprint":
+        "corpus None -> AttributeError: 'NoneType' object has no attribute 'tokens'",
     "mlm_book.finance.orientation.Orientation":
         "words nan -> silent NaN/inf in the result",
     "mlm_book.finance.skipgram.SkipGramModel":
@@ -344,6 +348,8 @@ OPEN: dict[str, str] = {
         "length 1000000000000 -> MemoryError: Unable to allocate 7.28 TiB for an array with shape (1000000000000,) a...",
     "mlm_book.finance.windows.fixed_windows":
         "document ndarray(1,)/int64 -> ValueError not naming 'document': every filing must have at least length = 4 ...",
+    "mlm_book.finance.windows.nearest_centre":
+        "document ndarray(1,)/int64 -> ValueError not naming 'document': window_starts must index windows inside the stream",
     "mlm_book.geometry.Proposition2Check":
         "k nan -> silent NaN/inf in the result",
     "mlm_book.geometry.mev_variational_gap":

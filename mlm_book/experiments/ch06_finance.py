@@ -41,7 +41,7 @@ from mlm_book.finance.world import COMPANIES, DIRECTION_WORDS, ENTITY_ORG, ENTIT
 from mlm_book.figures import NARROW, PALETTE, SENSE_COLORS, WIDE, subplots
 from mlm_book.ledger import Claim
 from mlm_book.report import Markdown, table
-from mlm_book.validation import check_positive_int
+from mlm_book.validation import check_positive_int, check_real
 
 __all__ = [
     "Chapter6Config", "Chapter6Results", "CorpusCounts", "results", "book_corpus", "book_vocabulary", "settings_table", "example_filing",
@@ -138,6 +138,27 @@ class CorpusCounts:
     vocabulary_size: int
     coverage: float
     unigram_cross_entropy: float
+
+    def __post_init__(self):
+        for name in ("n_documents", "n_tokens", "n_words", "n_sentences", "lexicon_occurrences",
+                     "vocabulary_words", "vocabulary_size"):
+            check_positive_int(getattr(self, name), name, minimum=0)
+        for name in ("kestrel", "aliases"):
+            value = getattr(self, name)
+            if not isinstance(value, tuple) or len(value) != 3:
+                raise TypeError(f"{name} must be a tuple of three counts (all, ORG, PRODUCT), got {value!r:.60}")
+            for count in value:
+                check_positive_int(count, name, minimum=0)
+        for name in ("direction", "verbs"):
+            value = getattr(self, name)
+            if not isinstance(value, dict):
+                raise TypeError(f"{name} must be a dict of word -> count, got {type(value).__name__}")
+            for word, count in value.items():
+                if not isinstance(word, str):
+                    raise TypeError(f"{name} must have words (str) as keys, got {type(word).__name__}")
+                check_positive_int(count, f"{name}[{word!r}]", minimum=0)
+        check_real(self.coverage, "coverage", low=0.0, high=1.0)
+        check_real(self.unigram_cross_entropy, "unigram_cross_entropy", low=0.0)
 
 
 @dataclass(frozen=True, eq=False)

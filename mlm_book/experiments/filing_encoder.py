@@ -57,7 +57,7 @@ from mlm_book.finance.world import DIRECTION_WORDS, ENTITY_PRODUCT, EVALUATIVE_V
 from mlm_book.ledger import Claim
 from mlm_book.nn import encoder as enc
 from mlm_book.nn.train import TrainConfig, TrainResult, cached_training, is_cached_training, learning_rate
-from mlm_book.validation import check_positive_int
+from mlm_book.validation import as_int_array, check_positive_int
 
 __all__ = [
     "FilingEncoderSetup", "SETUP", "SEEDS", "LONGER", "MORE_KEPT", "BERT_PASSES", "seed_setup", "book_setups", "Split",
@@ -218,6 +218,12 @@ class Split:
     test_documents: np.ndarray
     train_tokens: np.ndarray
     test_tokens: np.ndarray
+
+    def __post_init__(self):
+        for name in ("test_documents", "train_tokens", "test_tokens"):
+            index = as_int_array(getattr(self, name), name, ndim=1)
+            if index.size and index.min() < 0:
+                raise ValueError(f"{name} must hold non-negative indices, got {index.min()}")
 
 
 @functools.cache

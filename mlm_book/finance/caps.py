@@ -25,7 +25,7 @@ import numpy as np
 
 from mlm_book.finance.corpus import Corpus
 from mlm_book.finance.world import COMPANIES
-from mlm_book.validation import as_int_array, check_positive_int
+from mlm_book.validation import as_int_array, check_instance, check_positive_int
 
 __all__ = ["MajorityCap", "majority_cap", "alias_cap", "word_cap", "polarity_words", "polarity_cap"]
 
@@ -94,6 +94,7 @@ def alias_cap(corpus: Corpus) -> MajorityCap:
     >>> cap.n == int((corpus.entity > 0).sum()), 0.5 <= cap.accuracy <= 1.0
     (True, True)
     """
+    check_instance(corpus, "corpus", Corpus)
     typed = corpus.entity > 0
     return majority_cap(corpus.entity[typed], corpus.alias[typed])
 
@@ -111,6 +112,7 @@ def word_cap(corpus: Corpus, alias: str = "kestrel") -> MajorityCap:
     ...
     ValueError: alias must be one of the 21 company aliases, got 'nightingale'
     """
+    check_instance(corpus, "corpus", Corpus)
     names = [company.alias for company in COMPANIES]
     if alias not in names:
         raise ValueError(f"alias must be one of the {len(names)} company aliases, got {alias!r}")
@@ -131,6 +133,7 @@ def polarity_words(corpus: Corpus, min_count: int = 20) -> tuple[str, ...]:
     >>> set(polarity_words(corpus, 1)) <= set(corpus.tokens[corpus.news != 0].tolist())
     True
     """
+    check_instance(corpus, "corpus", Corpus)
     check_positive_int(min_count, "min_count")
     words, counts = np.unique(corpus.tokens[corpus.news != 0], return_counts=True)
     order = np.lexsort((words, -counts))
@@ -150,7 +153,7 @@ def polarity_cap(corpus: Corpus, min_count: int = 20) -> MajorityCap:
     """
     words = polarity_words(corpus, min_count)
     if not words:
-        raise ValueError(f"no word has {min_count} or more labelled occurrences")
+        raise ValueError(f"min_count = {min_count} is more than any word's number of labelled occurrences")
     labelled = (corpus.news != 0) & np.isin(corpus.tokens, words)
     word_index = np.searchsorted(np.array(sorted(words)), corpus.tokens[labelled])
     return majority_cap(corpus.news[labelled], word_index)
