@@ -21,10 +21,9 @@ Every setting was fixed before any measurement of this module was looked at:
   training filings.
 
 The length was first set by BERT's rule instead, about 40 passes over the training text (1M
-steps of 256 sequences of 512 tokens over 3.3 billion words): 499 steps here. That encoder
-was still learning when its schedule ended (its training loss fell by 0.1 nats over each of
-its last 50-step stretches, to 4.0 nats against the unigram's 5.3), because 40 passes of a
-corpus this small are few updates. Its numbers are kept as a contrast
+steps of 256 sequences of 512 tokens over 3.3 billion words): about 500 steps here. That
+encoder was still learning steeply when its schedule ended (chapter 6 plots its loss beside
+the book's), because 40 passes of a corpus this small are few updates. Its numbers are kept as a contrast
 ([`BERT_PASSES`][mlm_book.experiments.filing_encoder.BERT_PASSES]), and the book's encoder takes the HMM encoder's step count,
 the other rule fixed in advance; no claim's value chose between them.
 
