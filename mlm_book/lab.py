@@ -1,6 +1,6 @@
 r"""The lab's data: everything the interactive page shows, computed here, none of it in the browser.
 
-The lab (``docs/lab.md``, drawn by ``docs/assets/lab.js``) has three views, and
+The lab (``docs/lab.md``, drawn by ``docs/assets/lab.js``) has four views (three in Figure A, the clouds of Figure B), and
 [`viz_payload`][mlm_book.lab.viz_payload] returns one JSON-serialisable dict with every
 number they show; the docs build writes it into the page (``docs/hooks/lab.py``), and a
 test checks that the page's copy equals this function's result exactly. The browser only
@@ -18,14 +18,29 @@ lays out what it is given and follows the reader's choices.
   (the HMM's exact conditionals, the trained encoder, Theorem 2's population optimum) the
   four log-odds that make up the gap $\delta$ of each draw, and $\delta$ itself exactly as
   chapter 3 reports it.
+* **Filing view** (``"filings"``): four windows of chapter 6's held-out filings
+  ([`filing_windows`][mlm_book.lab.filing_windows] says which, and why), read by the filing
+  encoder. For every token that is not [PAD]: the encoder's five best guesses with that token
+  shown as [MASK], the probability that guess puts on the token, the probability the encoder
+  keeps on the token when it is visible, and Theorem 2's plug-in from the guess
+  ([`mlm_book.channel.optimum`][mlm_book.channel.optimum] under the encoder's own channel):
+  the word-by-word version of chapter 6's visible-word check, whose means the caption copies.
 * **Clouds** (``"clouds"``): $w$'s test occurrences at layers 0, 1, 2 on their own two
   principal axes (a seeded subset of [`CLOUD_POINTS`][mlm_book.lab.CLOUD_POINTS] points,
   coordinates to four significant digits), with true senses and exact sense posteriors, and
   beside them chapter 4's Definition 3 measures and chapter 5's probe accuracies, copied
   from their tables unrounded.
+* **kestrel's clouds** (``"kestrel"``): the 116 typed occurrences of *kestrel* in the
+  filings at layers 0, 1, 2, each read at the centre of its own window, on their own two
+  principal axes and coloured by their gold type (company or product); beside them chapter
+  6's Definition 3 measures, probes and majority shares, copied unrounded from
+  [`filing_encoder.seed_results`][mlm_book.experiments.filing_encoder.seed_results] with their
+  mean and standard deviation over the five training seeds. At layer 0 the 116 vectors are
+  one vector, $E[\text{kestrel}] + P_{16}$: the payload says so instead of projecting it.
 
-The filing view and *kestrel*'s cloud need a filing encoder that the book does not have yet;
-the payload leaves them out.
+The filing view's probabilities, the clouds' coordinates and *kestrel*'s explained shares are
+rounded to [`FILING_DIGITS`][mlm_book.lab.FILING_DIGITS] significant digits (the page shows at
+most three decimals); every other number is the package's float.
 """
 
 from __future__ import annotations
@@ -37,7 +52,8 @@ import json
 import numpy as np
 
 __all__ = ["SENTENCE_SEED", "SENTENCE_SAMPLE", "SENSE_CONFIDENCE", "SUBSTITUTE_SEED", "CLOUD_POINTS",
-           "DISPLAYS", "DELTA_FLOOR", "default_sentence", "substitutes", "hmm_view", "cycle_view", "cloud_view",
+           "DISPLAYS", "DELTA_FLOOR", "FILING_TOP", "FILING_DIGITS", "ENTITY_COLORS", "default_sentence",
+           "substitutes", "hmm_view", "cycle_view", "cloud_view", "filing_windows", "filing_view", "kestrel_view",
            "viz_payload", "payload_json"]
 
 SENTENCE_SEED = 20261301
@@ -55,9 +71,16 @@ DISPLAYS = ("mask", "self", "random")
 DELTA_FLOOR = 1e-17
 """Where exact zeros of $|\\delta|$ are drawn on the log axis (as in chapter 3's histogram)."""
 
+FILING_TOP = 5
+"""The filing view's bars: the encoder's this-many best guesses for a masked word."""
+FILING_DIGITS = 4
+"""Significant digits of the filing view's probabilities and of the clouds' coordinates in the payload."""
+ENTITY_COLORS = {"ORG": "green", "PRODUCT": "purple"}
+"""*kestrel*'s two types in the lab, as names of the book's palette (unlike $w$'s two senses' colours)."""
+
 _PROBABILITY_DECIMALS = 3
 _LOG_ODDS_DECIMALS = 4
-_COORDINATE_DIGITS = 4
+_COORDINATE_DIGITS = FILING_DIGITS
 
 
 def _probabilities(row) -> list[float]:
@@ -297,8 +320,207 @@ def cloud_view() -> dict:
     return copy.deepcopy(_cloud_view())
 
 
-def _questions(hmm: dict, cycles: dict, clouds: dict) -> list[dict]:
-    """The page's three guided questions, answered from the payload's own numbers."""
+# ----------------------------------------------------------------------------- the filings
+_FILING_CHOICES = (
+    ("kestrel-org", "kestrel, the company"),
+    ("kestrel-product", "kestrel, the product"),
+    ("direction", "a direction word"),
+    ("verb", "an evaluative verb"),
+)
+
+
+@functools.cache
+def _filing_windows() -> tuple[dict, ...]:
+    from mlm_book.experiments import filing_encoder as fe
+    from mlm_book.finance.world import (
+        DIRECTION_WORDS,
+        ENTITY_ORG,
+        ENTITY_PRODUCT,
+        EVALUATIVE_VERBS,
+    )
+
+    corpus = fe._world().corpus
+    held = np.isin(corpus.document, fe.split().test_documents)
+    kestrel = held & (corpus.tokens == "kestrel")
+    rules = {
+        "kestrel-org": kestrel & (corpus.entity == ENTITY_ORG),
+        "kestrel-product": kestrel & (corpus.entity == ENTITY_PRODUCT),
+        "direction": held & np.isin(corpus.tokens, DIRECTION_WORDS) & (corpus.news != 0),
+        "verb": held & np.isin(corpus.tokens, EVALUATIVE_VERBS) & (corpus.news != 0),
+    }
+    out = []
+    for key, title in _FILING_CHOICES:
+        index = int(np.flatnonzero(rules[key])[0])
+        word = str(corpus.tokens[index])
+        out.append({"key": key, "title": title if key.startswith("kestrel") else f"{title}: {word}",
+                    "index": index, "document": int(corpus.document[index]), "word": word,
+                    "news": int(corpus.news[index])})
+    return tuple(out)
+
+
+def filing_windows() -> list[dict]:
+    r"""The filing view's four windows: which token each is centred on, and why that one.
+
+    The rule, fixed before any of the encoder's numbers was looked at: in the held-out filings
+    (the encoder never trained on them), taken in stream order, the first mention of *kestrel*
+    as the company, the first as the product, the first direction word (*rose*, *jumped*, ...)
+    in a sentence that reports news, and the first evaluative verb (*beat*, *outpaced*, ...) in
+    one. Each window is that token's own centred window, exactly as chapter 6 reads a token:
+    the token at position 16 of 32, cut at its filing's edges ([PAD] beyond them).
+
+    Returns
+    -------
+    list of dict
+        ``key``, ``title``, ``index`` (the centre token's index in the corpus stream),
+        ``document``, ``word`` and ``news`` (the sentence's news label, 0 for none).
+
+    Examples
+    --------
+    >>> [w["key"] for w in filing_windows()]
+    ['kestrel-org', 'kestrel-product', 'direction', 'verb']
+    """
+    return copy.deepcopy(list(_filing_windows()))
+
+
+@functools.cache
+def _filing_view() -> dict:
+    from mlm_book.channel import optimum
+    from mlm_book.experiments import filing_encoder as fe
+    from mlm_book.finance.windows import centre_position, centred_windows
+    from mlm_book.finance.world import ENTITY_NAMES
+    from mlm_book.nn import encoder as enc
+
+    world = fe._world()
+    corpus = world.corpus
+    result = fe.trained_encoder()
+    config = result.encoder
+    V = config.vocab_size
+    channel = fe.SETUP.channel(V)
+    words = list(world.vocabulary.words)
+    counts = np.bincount(world.ids, minlength=V)
+    chosen = _filing_windows()
+    centres = np.array([w["index"] for w in chosen], dtype=np.int64)
+    clean, valid = centred_windows(world.ids, corpus.document, length=config.length, pad_id=config.pad_id,
+                                   select=centres)
+    centre = centre_position(config.length)
+    visible = enc.predict_proba(result.params, config, clean)                        # (4, n, V)
+    windows = []
+    for k, choice in enumerate(chosen):
+        row = clean[k]
+        real = np.flatnonzero(valid[k])
+        masked = np.repeat(row[None], real.size, axis=0)
+        masked[np.arange(real.size), real] = config.mask_id
+        guess = enc.predict_proba(result.params, config, masked)[np.arange(real.size), real]   # (m, V)
+        tokens = row[real]
+        plugin = optimum(guess, tokens, channel)[np.arange(real.size), tokens]
+        stream = choice["index"] - centre + real                                    # corpus index of each slot
+        slots = [None] * config.length
+        for j, position in enumerate(real.tolist()):
+            top = np.argsort(-guess[j], kind="stable")[:FILING_TOP]
+            token = int(tokens[j])
+            slot = {"word": words[token], "entity": ENTITY_NAMES[int(corpus.entity[stream[j]])],
+                    "count": int(counts[token]),
+                    "top": [[words[int(y)], _significant(guess[j, y])] for y in top],
+                    "guess": _significant(guess[j, token]), "visible": _significant(visible[k, position, token]),
+                    "plugin": _significant(plugin[j])}
+            if corpus.tokens[stream[j]] != words[token]:
+                slot["text"] = str(corpus.tokens[stream[j]])                          # the filing's word, read as [UNK]
+            slots[position] = slot
+        windows.append({**choice, "slots": slots})
+    runs = fe.all_seed_results()
+    book = fe.seed_results()
+    check = {key: book.visible[key] for key in ("guess", "plugin", "visible")}
+    spread = {key: list(fe.spread([run.visible[key] for run in runs])) for key in check}
+    return {
+        "centre": centre,
+        "length": config.length,
+        "top": FILING_TOP,
+        "vocab_size": V,
+        "channel": {"rho": channel.rho, "mask": channel.mask, "random": channel.random, "keep": channel.keep},
+        "windows": windows,
+        "default": {"window": 0, "position": centre},
+        "caption": {**check, "n_words": len(book.visible["per_guess"]), "seeds": len(runs), "spread": spread},
+    }
+
+
+def filing_view() -> dict:
+    """The filing view's part of the payload (a fresh copy)."""
+    return copy.deepcopy(_filing_view())
+
+
+_KESTREL_LAYER_NAMES = (
+    "layer 0: input E[kestrel] + P16 (the window's centre)",
+    "layer 1: residual stream after block 1",
+    "layer 2: residual stream after block 2 (before the final LayerNorm)",
+)
+_GEOMETRY_KEYS = ("self_similarity", "baseline", "adjusted", "mev", "token_mev", "isotropic_mev")
+
+
+@functools.cache
+def _kestrel_view() -> dict:
+    from mlm_book import geometry
+    from mlm_book.experiments import ch06_finance
+    from mlm_book.experiments import filing_encoder as fe
+    from mlm_book.finance.world import ENTITY_PRODUCT
+
+    corpus = fe._world().corpus
+    index = np.flatnonzero((corpus.tokens == "kestrel") & (corpus.entity > 0))
+    product = (corpus.entity[index] == ENTITY_PRODUCT).astype(np.int64)
+    states = fe.centre_states(fe.trained_encoder(), index)                          # (m, 3, d)
+    book, runs = fe.seed_results(), fe.all_seed_results()
+    static = ch06_finance.results()
+
+    def band(getter) -> list[float]:
+        return list(fe.spread([getter(run) for run in runs]))
+
+    layers = []
+    for layer in range(states.shape[1]):
+        vectors = states[:, layer]
+        distinct = int(np.unique(vectors, axis=0).shape[0])
+        key = str(layer)
+        g = book.geometry["kestrel"][key]
+        entry = {"layer": layer, "vector": _KESTREL_LAYER_NAMES[layer], "distinct_vectors": distinct,
+                 "single_point": distinct == 1}
+        if distinct == 1:
+            # Every occurrence is the same vector: there is no spread, so no principal axis to project on.
+            entry.update({"x": [], "y": [], "explained": []})
+        else:
+            projection = geometry.principal_axes(vectors, 2)
+            coords = projection.coordinates.copy()
+            if np.corrcoef(coords[:, 0], product)[0, 1] < 0:  # products to the right, as w's sense b
+                coords[:, 0] = -coords[:, 0]
+            entry.update({"x": [_significant(v) for v in coords[:, 0]], "y": [_significant(v) for v in coords[:, 1]],
+                          "explained": [_significant(e) for e in projection.explained[:2]]})
+        entry.update({name: float(g[name]) for name in _GEOMETRY_KEYS})
+        entry.update({"probe": float(book.kestrel[key]), "typing": float(book.typing[key])})
+        entry["spread"] = {**{name: band(lambda run, name=name, key=key: run.geometry["kestrel"][key][name])
+                              for name in _GEOMETRY_KEYS},
+                           "probe": band(lambda run, key=key: run.kestrel[key]),
+                           "typing": band(lambda run, key=key: run.typing[key])}
+        layers.append(entry)
+    return {
+        "word": "kestrel",
+        "n_occurrences": int(index.size),
+        "types": [int(t) for t in product],
+        "type_names": ["ORG", "PRODUCT"],
+        "counts": [int((product == 0).sum()), int(product.sum())],
+        "majority": float(static.kestrel_cap.accuracy),
+        "alias_majority": float(static.alias_cap.accuracy),
+        "layer0_spread": float(book.layer0_spread),
+        "seeds": len(runs),
+        "default": 1,
+        "layers": layers,
+    }
+
+
+def kestrel_view() -> dict:
+    """*kestrel*'s clouds and chapter 6's measures for Figure B (a fresh copy)."""
+    return copy.deepcopy(_kestrel_view())
+
+
+def _questions(hmm: dict, cycles: dict, clouds: dict, filings: dict, kestrel: dict) -> list[dict]:
+    """The page's guided questions, answered from the payload's own numbers."""
+    from mlm_book.finance.world import DIRECTION_WORDS
     names = _token_names()
     kl_self = [view["self"]["kl"] for view in hmm["views"]]
     worst = int(np.argmax(kl_self))
@@ -306,6 +528,21 @@ def _questions(hmm: dict, cycles: dict, clouds: dict) -> list[dict]:
     encoder, population, exact = family["encoder"], family["population"], family["exact"]
     above = sum(abs(e) > abs(p) for e, p in zip(encoder["delta"], population["delta"]))
     gap = [clouds["bayes"] - layer["probe"] for layer in clouds["layers"]]
+    direction = next(w for w in filings["windows"] if w["key"] == "direction")
+    centre = direction["slots"][filings["centre"]]
+    guesses = ", ".join(f"{word} {p:.3f}" for word, p in centre["top"])
+    among = sum(word in DIRECTION_WORDS for word, _ in centre["top"])
+    slots = [(s["plugin"] - s["visible"], k, i, s) for k, w in enumerate(filings["windows"])
+             for i, s in enumerate(w["slots"]) if s is not None]
+    ranked = sorted(slots, key=lambda item: (-item[0], item[1], item[2]))
+    short, k_short, i_short, lacking = ranked[0]
+    median_count = float(np.median([s["count"] for *_, s in slots]))
+    rare = (": the largest shortfalls are at rare words, as chapter 6 finds over its held-out words"
+            if max(s["count"] for *_, s in ranked[:3]) < median_count else "")
+    top3 = ", ".join(f"{s['word']} ({s['count']})" for *_, s in ranked[:3])
+    reading = (": the context says that a direction word goes here, not which one the filing used"
+               if among >= FILING_TOP - 1 else "")
+    k_layers = kestrel["layers"]
     return [
         {"id": "q1", "answer": (
             f"Position {worst + 1} ({names[hmm['tokens'][worst]]}): with the token itself shown there, "
@@ -326,6 +563,26 @@ def _questions(hmm: dict, cycles: dict, clouds: dict) -> list[dict]:
             f"{clouds['layers'][0]['distinct_vectors']} distinct vectors there, one per position: nothing in them "
             "tells the senses apart."),
          "value": {"gaps": gap}},
+        {"id": "q4", "answer": (
+            f"With {centre['word']} masked, the encoder's five best guesses are {guesses}: "
+            f"{'all five' if among == FILING_TOP else f'{among} of the five'} are direction words{reading}. Visible, {centre['word']} keeps {centre['visible']:.3f} of the encoder's mass; "
+            f"Theorem 2's plug-in from the masked guess says {centre['plugin']:.3f}."),
+         "value": {"window": direction["key"], "direction_words": among}},
+        {"id": "q5", "answer": (
+            f"{lacking['word']} in the window “{filings['windows'][k_short]['title']}” (position {i_short + 1}): "
+            f"the masked guess puts {lacking['guess']:.3f} on it, the plug-in says a visible {lacking['word']} should keep "
+            f"{lacking['plugin']:.3f}, and the encoder keeps {lacking['visible']:.3f}, {short:.3f} short. The three "
+            f"largest shortfalls of the {len(slots)} words are at {top3} (in brackets, how often the word occurs "
+            f"in the filings; the median word of the four windows occurs {median_count:,.0f} times){rare}."),
+         "value": {"window": k_short, "position": i_short, "shortfall": short}},
+        {"id": "q6", "answer": (
+            f"At layer 0 all {kestrel['n_occurrences']} occurrences of kestrel are one vector, E[kestrel] + P16, so a "
+            f"probe can only learn the majority: its five-fold accuracy is {k_layers[0]['probe']:.3f}, the majority "
+            f"share {kestrel['majority']:.3f}. After one attention block the probe is right "
+            f"{k_layers[1]['probe']:.3f} of the time, and {k_layers[2]['probe']:.3f} after the second: the type is "
+            f"read off the neighbouring words (“the kestrel turbine” for the product, “kestrel turbine services” for "
+            f"the company)."),
+         "value": {"probes": [layer["probe"] for layer in k_layers]}},
     ]
 
 
@@ -338,24 +595,30 @@ def _token_names() -> list[str]:
 def viz_payload() -> dict:
     """Everything the lab page shows, as one JSON-serialisable dict (a fresh copy on every call).
 
-    Keys: ``version``; ``tokens`` (the 25 token names and ``[MASK]``, by id); ``palette`` and
-    ``sense_colors`` (the book's colours, [`mlm_book.figures`][mlm_book.figures]); ``hmm``
-    ([`hmm_view`][mlm_book.lab.hmm_view]), ``cycles`` ([`cycle_view`][mlm_book.lab.cycle_view]),
-    ``clouds`` ([`cloud_view`][mlm_book.lab.cloud_view]); ``questions`` (the guided questions'
+    Keys: ``version``; ``tokens`` (the 25 token names and ``[MASK]``, by id); ``palette``,
+    ``sense_colors`` and ``entity_colors`` (the book's colours, [`mlm_book.figures`][mlm_book.figures],
+    and [`ENTITY_COLORS`][mlm_book.lab.ENTITY_COLORS]); ``hmm`` ([`hmm_view`][mlm_book.lab.hmm_view]),
+    ``cycles`` ([`cycle_view`][mlm_book.lab.cycle_view]), ``filings``
+    ([`filing_view`][mlm_book.lab.filing_view]), ``clouds`` ([`cloud_view`][mlm_book.lab.cloud_view]),
+    ``kestrel`` ([`kestrel_view`][mlm_book.lab.kestrel_view]); ``questions`` (the guided questions'
     answers). Only dicts, lists, strings, ints and finite floats: ``json.loads(json.dumps(p)) == p``.
     """
     from mlm_book.figures import PALETTE, SENSE_COLORS
 
     hmm, cycles, clouds = hmm_view(), cycle_view(), cloud_view()
+    filings, kestrel = filing_view(), kestrel_view()
     return {
-        "version": 1,
+        "version": 2,
         "tokens": _token_names(),
         "palette": dict(PALETTE),
         "sense_colors": list(SENSE_COLORS),
+        "entity_colors": {name: PALETTE[color] for name, color in ENTITY_COLORS.items()},
         "hmm": hmm,
         "cycles": cycles,
+        "filings": filings,
         "clouds": clouds,
-        "questions": _questions(hmm, cycles, clouds),
+        "kestrel": kestrel,
+        "questions": _questions(hmm, cycles, clouds, filings, kestrel),
     }
 
 

@@ -2,9 +2,10 @@
 
 The built page must hold exactly ``mlm_book.lab.viz_payload()`` (S10-14), small enough; in the
 browser, over ``file://``, the first view must be drawn within a second of navigation, and every
-number shown after a choice (a position and a display, a cycle, a layer) must be the payload's;
-no console error; at 390 px nothing may stick out of the column. A screenshot of each view is
-saved under the test's ``tmp_path``.
+number shown after a choice (a position and a display, a cycle, a filing window and a word, a
+word and a layer of Figure B) must be the payload's, formatted as the page says; no console
+error; at 390 px nothing may stick out of the column. A screenshot of each view is saved under
+the test's ``tmp_path``.
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ from __future__ import annotations
 import html
 import json
 import re
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import pytest
 from test_site import READER_CHECKS
 
-from mlm_book.experiments import ch04_geometry, ch05_probing
+from mlm_book.experiments import ch04_geometry, ch05_probing, lab_figures
 from mlm_book.experiments.lab_figures import PAYLOAD_LIMIT
 from mlm_book.lab import payload_json, viz_payload
 
@@ -51,7 +53,7 @@ def test_the_payload_is_small_and_only_on_the_lab_page(site):
         assert "lab-data" not in text and "assets/lab.js" not in text and "assets/lab.css" not in text, page
     lab = (site / "lab.html").read_text(encoding="utf-8")
     assert 'href="assets/lab.css"' in lab and 'src="assets/lab.js"' in lab
-    assert "will come with the filing encoder" in re.sub(r"\s+", " ", lab)
+    assert 'id="lab-filings"' in lab and 'id="lab-clouds"' in lab
 
 
 def test_the_chapters_print_the_numbers_the_lab_shows(site, payload):
@@ -174,6 +176,113 @@ def test_the_views_show_the_payloads_numbers(site, browser, payload, tmp_path):
     page.screenshot(path=str(tmp_path / "lab-1280.png"), full_page=True)
     context.close()
     assert not errors, errors
+
+
+def _fixed(x: float, digits: int = 3) -> str:
+    """JavaScript's ``x.toFixed(digits)``: the exact binary value rounded, a tie going up (for x ≥ 0)."""
+    return str(Decimal(x).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
+
+
+def _prob(x: float) -> str:
+    """The page's ``prob(x)``: three decimals, or ``toExponential(1)`` below 0.001."""
+    if x == 0:
+        return "0"
+    if x < 1e-3:
+        mantissa, exponent = f"{x:.1e}".split("e")
+        return f"{mantissa}e{int(exponent)}"
+    return _fixed(x)
+
+
+def _expect_slot(page, slot: dict):
+    for name in ("guess", "visible", "plugin"):
+        _expect(page, f"filing-{name}", slot[name], _prob(slot[name]))
+    labels = page.locator("#lab-filings svg text.lab-label").all_text_contents()
+    values = page.locator("#lab-filings svg text.lab-bar-value").all_text_contents()
+    rows = [(word, p) for word, p in slot["top"]]
+    if slot["word"] not in [word for word, _ in rows]:
+        rows.append((slot["word"], slot["guess"]))
+    assert labels == [word + (" ✓" if word == slot["word"] else "") for word, _ in rows]
+    assert values == [_prob(p) for _, p in rows]
+
+
+def test_the_filing_view_and_kestrel_show_the_payloads_numbers(site, browser, payload, tmp_path):
+    context, page, errors = _open(browser, site, 1280)
+    filings = payload["filings"]
+    centre = filings["centre"]
+
+    # the default: the first window, its centre word
+    first = filings["windows"][0]
+    _expect_slot(page, first["slots"][centre])
+    caption = filings["caption"]
+    for name in ("guess", "plugin", "visible"):
+        _expect(page, f"filing-caption-{name}", caption[name], _fixed(caption[name]))
+
+    # the window and word of the largest shortfall (question 5), picked with the mouse
+    where = payload["questions"][4]["value"]
+    page.locator(f'input[name="lab-filing-window"][value="{where["window"]}"]').check()
+    window = filings["windows"][where["window"]]
+    _expect_slot(page, window["slots"][centre])                  # a new window starts at its centre
+    page.locator(f'label:has(input[name="lab-filing-position"][value="{where["position"]}"])').click()
+    slot = window["slots"][where["position"]]
+    _expect_slot(page, slot)
+    assert slot["plugin"] - slot["visible"] == where["shortfall"]
+    # the keyboard: the next word of the window
+    page.locator(f'input[name="lab-filing-position"][value="{where["position"]}"]').focus()
+    page.keyboard.press("ArrowRight")
+    following = next(i for i in range(where["position"] + 1, filings["length"]) if window["slots"][i] is not None)
+    assert page.locator('input[name="lab-filing-position"]:checked').get_attribute("value") == str(following)
+    _expect_slot(page, window["slots"][following])
+    # [PAD] slots are not words: the product window's chips are its real slots only
+    page.locator('input[name="lab-filing-window"][value="1"]').check()
+    product = filings["windows"][1]
+    assert page.locator('input[name="lab-filing-position"]').count() == sum(s is not None for s in product["slots"])
+    assert "[PAD]" in page.locator("#lab-filings .lab-pad").last.inner_text()
+    page.locator("#lab-filings").screenshot(path=str(tmp_path / "filing-view.png"))
+
+    # Figure B: kestrel, at each layer
+    kestrel = payload["kestrel"]
+    assert lab_figures.kestrel_shown()["equal to chapter 6"]         # the payload is chapter 6's (S7-06)
+    page.locator('input[name="lab-word"][value="kestrel"]').check()
+    names = {"self-similarity": "self_similarity", "baseline": "baseline", "adjusted": "adjusted", "mev": "mev",
+             "token-mev": "token_mev", "kestrel-probe": "probe", "typing": "typing"}
+    for layer in (0, 2, 1):
+        page.locator(f'input[name="lab-layer"][value="{layer}"]').check()
+        row = kestrel["layers"][layer]
+        for name, key in names.items():
+            _expect(page, name, row[key], _fixed(row[key]))
+            mean, sd = row["spread"][key]
+            assert page.locator(f'[data-lab="{name}-spread"]').inner_text() == f"{_fixed(mean)} ± {_fixed(sd)}"
+        _expect(page, "majority", kestrel["majority"], _fixed(kestrel["majority"]))
+        _expect(page, "alias-majority", kestrel["alias_majority"], _fixed(kestrel["alias_majority"]))
+        points = page.locator("#lab-clouds svg .lab-point").count()
+        if layer == 0:
+            assert row["single_point"] and points == 1
+            assert page.locator('#lab-clouds [data-lab="single-point"]').text_content() == "one point: layer 0 is static"
+        else:
+            assert points == kestrel["n_occurrences"]
+            assert page.locator("#lab-clouds svg rect.lab-point").count() == kestrel["counts"][1]  # products
+        page.locator("#lab-clouds").screenshot(path=str(tmp_path / f"kestrel-layer-{layer}.png"))
+    # back to w: its own cloud and table
+    page.locator('input[name="lab-word"][value="w"]').check()
+    assert page.locator("#lab-clouds svg circle").count() == payload["clouds"]["n_shown"]
+    _expect(page, "bayes", payload["clouds"]["bayes"], f"{payload['clouds']['bayes']:.3f}")
+    for question in payload["questions"][3:]:
+        assert page.locator(f'[data-lab-answer="{question["id"]}"]').text_content() == question["answer"]
+    context.close()
+
+    # at 390 px, the product window and kestrel's layer-1 table fit the column (no scrolling box needed)
+    context, page, more = _open(browser, site, 390)
+    page.locator('input[name="lab-filing-window"][value="1"]').check()
+    page.locator('input[name="lab-word"][value="kestrel"]').check()
+    widest = page.evaluate("""() => Math.max(...[...document.querySelectorAll(
+        '#lab-filings, #lab-filings svg, #lab-filings dl, #lab-clouds, #lab-clouds svg, #lab-clouds table')]
+        .map(e => e.getBoundingClientRect().right))""")
+    scroll = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    page.locator("#lab-filings").screenshot(path=str(tmp_path / "filing-view-390.png"))
+    page.locator("#lab-clouds").screenshot(path=str(tmp_path / "kestrel-390.png"))
+    context.close()
+    assert widest <= 390 and scroll == 0, (widest, scroll)
+    assert not errors and not more, errors + more
 
 
 def test_every_control_has_a_label(site, browser):

@@ -1,4 +1,4 @@
-/* The lab: three interactive views drawn from the payload that the build inlines into the page
+/* The lab: four interactive views drawn from the payload that the build inlines into the page
    (<script type="application/json" id="lab-data">, written by mlm_book.lab.viz_payload).
 
    Every number shown comes from the payload; this script only lays things out (bar lengths,
@@ -309,85 +309,307 @@
     update();
   }
 
+  // ------------------------------------------------------------------ Figure A: filing view
+  /* A probability: three decimals, or two significant digits in scientific notation below 0.001 (the payload
+     holds four significant digits). */
+  function prob(x) {
+    if (x === 0) { return "0"; }
+    return x < 1e-3 ? x.toExponential(1) : x.toFixed(3);
+  }
+  var TYPE_WORDS = { ORG: "the company", PRODUCT: "the product" };
+
+  function filingView(root) {
+    var F = D.filings;
+    var E = D.entity_colors;
+    var state = { window: F.default.window, position: F.default.position };
+
+    var windows = el("fieldset", { "class": "lab-displays" }, [el("legend", { text: "Window" })]);
+    F.windows.forEach(function (w, k) {
+      windows.appendChild(radio("lab-filing-window", k, k === state.window, w.title));
+    });
+    var sentence = el("fieldset", { "class": "lab-sentence" });
+    var key = el("p", { "class": "lab-legend" }, ["kestrel outlined: ",
+      el("span", { "class": "lab-swatch", style: "background:" + E.ORG }), " the company, ",
+      el("span", { "class": "lab-swatch", style: "background:" + E.PRODUCT }), " the product (the corpus's gold " +
+      "types). The window is centred on the word with the bar above it; [PAD] slots lie beyond the filing's edges " +
+      "and are not read."]);
+    var about = el("p", { "class": "lab-reads", "aria-live": "polite" });
+    var readout = el("dl", { "class": "lab-readout" });
+    var legend = el("p", { "class": "lab-legend" }, [
+      el("span", { "class": "lab-swatch", style: "background:" + COLOR.encoder }),
+      " the filing encoder's " + F.top + " best guesses with the chosen word shown as [MASK] (✓ the filing's word, " +
+      "added as a last bar when it is not among them)"]);
+    var bars = el("div", { "class": "lab-plot" });
+    var c = F.caption, ch = F.channel;
+    function band(k) { return fixed(c.spread[k][0]) + " ± " + fixed(c.spread[k][1]); }
+    var caption = el("p", { "class": "lab-caption" }, [
+      "Chapter 6 makes the same check on " + c.n_words + " words of the held-out filings, each at the centre of its " +
+      "own window: on average the masked guess puts ",
+      value("filing-caption-guess", c.guess, fixed(c.guess)), " on the word, Theorem 2's plug-in is ",
+      value("filing-caption-plugin", c.plugin, fixed(c.plugin)), ", and the encoder keeps ",
+      value("filing-caption-visible", c.visible, fixed(c.visible)), " on the visible word (the book's training " +
+      "seed; over the " + c.seeds + " seeds the plug-in is " + band("plugin") + " and the kept share " +
+      band("visible") + "). The encoder was trained through BERT's channel over its " + F.vocab_size +
+      " words: a position is selected with probability " + ch.rho + ", and then shows [MASK] with probability " +
+      ch.mask + ", a random word with probability " + ch.random + " and itself with probability " +
+      fixed(ch.keep, 1) + "."]);
+    append(root, [windows, sentence, key, about, readout, legend, bars, caption]);
+
+    function current() { return F.windows[state.window].slots[state.position]; }
+
+    function drawSentence() {
+      var W = F.windows[state.window];
+      clear(sentence);
+      sentence.appendChild(el("legend", { text: "Word: pick one to mask" }));
+      var pads = 0, seen = false;
+      function flush() {
+        if (!pads) { return; }
+        sentence.appendChild(el("span", { "class": "lab-pad", text: pads + " × [PAD] (" +
+                                          (seen ? "after the filing's end" : "before the filing's start") + ")" }));
+        pads = 0;
+      }
+      W.slots.forEach(function (s, i) {
+        if (s === null) { pads += 1; return; }
+        flush();
+        seen = true;
+        var typed = s.entity !== "-";
+        var cls = "lab-chip" + (typed ? " lab-chip--w" : "") + (i === F.centre ? " lab-chip--centre" : "");
+        var title = "position " + (i + 1) + ": " + s.word + (s.text ? " (the filing's word " + s.text +
+                    " is not in the vocabulary)" : "") + (typed ? ", " + TYPE_WORDS[s.entity] : "") +
+                    (i === F.centre ? ", the window's centre" : "");
+        sentence.appendChild(radio("lab-filing-position", i, i === state.position,
+          [el("span", { "class": "lab-chip-pos", text: String(i + 1) }),
+           el("span", { "class": "lab-chip-token", text: s.word })],
+          { "class": cls, style: typed ? "--lab-sense:" + E[s.entity] : null, title: title }));
+      });
+      flush();
+    }
+
+    function update() {
+      var s = current();
+      clear(about);
+      append(about, ["Position " + (state.position + 1) + ": ", el("b", { text: s.word }),
+        s.text ? " (the filing's word " + s.text + ", outside the vocabulary)" : "",
+        s.entity !== "-" ? " (" + TYPE_WORDS[s.entity] + ")" : "",
+        ", which occurs " + s.count.toLocaleString("en") + " times in the filings."]);
+      clear(readout);
+      var rows = [
+        ["[MASK] guess's probability of " + s.word, value("filing-guess", s.guess, prob(s.guess))],
+        ["kept on the visible word", value("filing-visible", s.visible, prob(s.visible))],
+        ["Theorem 2's plug-in", value("filing-plugin", s.plugin, prob(s.plugin))]
+      ];
+      rows.forEach(function (row) { append(readout, [el("dt", { text: row[0] }), el("dd", null, row[1])]); });
+      drawBars();
+    }
+
+    function drawBars() {
+      var s = current();
+      var rows = s.top.map(function (pair) { return { word: pair[0], p: pair[1] }; });
+      var has = rows.some(function (r) { return r.word === s.word; });
+      if (!has) { rows.push({ word: s.word, p: s.guess }); }
+      var width = Math.min(widthOf(bars, 600), 640);
+      var label = width < 420 ? 96 : 120, right = 62, rowH = 24, top = 22;
+      var span = Math.max(width - label - right, 60);
+      var height = top + rows.length * rowH + 4;
+      var g = svg("svg", { width: width, height: height, viewBox: "0 0 " + width + " " + height, role: "img",
+                           "aria-label": "Bars of the filing encoder's " + F.top + " best guesses at position " +
+                           (state.position + 1) + " shown as [MASK]" + (has ? "" : ", and the filing's word") });
+      [0, 0.25, 0.5, 0.75, 1].forEach(function (x) {
+        var X = label + x * span;
+        g.appendChild(svg("line", { x1: X, x2: X, y1: top - 4, y2: height - 2, "class": "lab-grid" }));
+        g.appendChild(svg("text", { x: X, y: top - 8, "text-anchor": "middle", "class": "lab-tick", text: String(x) }));
+      });
+      rows.forEach(function (r, k) {
+        var Y = top + k * rowH, mine = r.word === s.word;
+        g.appendChild(svg("text", { x: label - 6, y: Y + rowH / 2 + 4, "text-anchor": "end",
+                                    "class": "lab-label" + (mine ? " lab-label--true" : ""),
+                                    text: r.word + (mine ? " ✓" : "") }));
+        var w = Math.max(r.p * span, r.p > 0 ? 0.5 : 0);
+        g.appendChild(svg("rect", { x: label, y: Y + 5, width: w, height: rowH - 10, fill: COLOR.encoder }));
+        g.appendChild(svg("text", { x: label + w + 4, y: Y + rowH / 2 + 4, "class": "lab-bar-value", text: prob(r.p) }));
+      });
+      clear(bars);
+      bars.appendChild(g);
+    }
+
+    windows.addEventListener("change", function (e) {
+      state.window = Number(e.target.value);
+      state.position = F.centre;
+      drawSentence();
+      update();
+    });
+    sentence.addEventListener("change", function (e) { state.position = Number(e.target.value); update(); });
+    redraws.push(drawBars);
+    drawSentence();
+    update();
+  }
+
   // ------------------------------------------------------------------ Figure B: clouds
   function cloudView(root) {
-    var B = D.clouds;
-    var state = { layer: B.default };
-    var layers = el("fieldset", { "class": "lab-displays" }, [el("legend", { text: "Layer" })]);
-    B.layers.forEach(function (L) {
-      layers.appendChild(radio("lab-layer", L.layer, L.layer === state.layer, L.vector));
-    });
+    var SETS = { w: D.clouds, kestrel: D.kestrel };
+    var K = D.kestrel, E = D.entity_colors;
+    var state = { word: "w", layer: D.clouds.default };
+    var words = el("fieldset", { "class": "lab-displays" }, [el("legend", { text: "Word" }),
+      radio("lab-word", "w", true, "w (the HMM, Chapters 4 and 5)"),
+      radio("lab-word", "kestrel", false, "kestrel (the filings, Chapter 6)")]);
+    var layers = el("fieldset", { "class": "lab-displays" });
     var wrap = el("div", { "class": "lab-cloud" });
     var plot = el("div", { "class": "lab-plot lab-cloud-plot" });
     var side = el("div", { "class": "lab-cloud-side" });
     append(wrap, [plot, side]);
-    var legend = el("p", { "class": "lab-legend" }, [
-      el("span", { "class": "lab-dot", style: "background:" + SENSE[0] }), " sense a ",
-      el("span", { "class": "lab-dot", style: "background:" + SENSE[1] }), " sense b (the sense each occurrence " +
-      "was drawn in); a faint dot is an occurrence whose sense the sentence leaves uncertain (exact posterior " +
-      "near one half)."]);
-    var caption = el("p", { "class": "lab-caption", text:
-      B.n_shown.toLocaleString("en") + " of the " + B.n_occurrences.toLocaleString("en") + " test occurrences of w " +
-      "are drawn (a seeded random subset, the same at every layer); every measure beside the cloud uses all of them." });
-    append(root, [layers, wrap, legend, caption]);
+    var legend = el("p", { "class": "lab-legend" });
+    var caption = el("p", { "class": "lab-caption" });
+    append(root, [words, layers, wrap, legend, caption]);
+
+    function drawLayers() {
+      var B = SETS[state.word];
+      clear(layers);
+      layers.appendChild(el("legend", { text: "Layer" }));
+      B.layers.forEach(function (L) {
+        layers.appendChild(radio("lab-layer", L.layer, L.layer === state.layer, L.vector));
+      });
+      clear(legend);
+      clear(caption);
+      if (state.word === "w") {
+        append(legend, [
+          el("span", { "class": "lab-dot", style: "background:" + SENSE[0] }), " sense a ",
+          el("span", { "class": "lab-dot", style: "background:" + SENSE[1] }), " sense b (the sense each occurrence " +
+          "was drawn in); a faint dot is an occurrence whose sense the sentence leaves uncertain (exact posterior " +
+          "near one half)."]);
+        caption.textContent = B.n_shown.toLocaleString("en") + " of the " + B.n_occurrences.toLocaleString("en") +
+          " test occurrences of w are drawn (a seeded random subset, the same at every layer); every measure beside " +
+          "the cloud uses all of them.";
+      } else {
+        append(legend, [
+          el("span", { "class": "lab-dot", style: "background:" + E.ORG }), " the company (" + K.counts[0] + ") ",
+          el("span", { "class": "lab-swatch", style: "background:" + E.PRODUCT }), " the product (" + K.counts[1] +
+          "), products to the right. The colour is each mention's gold type from the corpus, not a posterior: " +
+          "no dot is shaded, because the type is known. Mentions whose windows read alike land on almost the " +
+          "same point, so a dark clump stands for many of them."]);
+        caption.textContent = "All " + K.n_occurrences + " typed mentions of kestrel in the filings, each read at " +
+          "the centre of its own window as Chapter 6 reads them. Beside the cloud: Chapter 6's numbers for the " +
+          "book's training seed, and their mean ± sd over the " + K.seeds + " training seeds; the majority shares " +
+          "are what one vector per word can reach at best.";
+      }
+    }
+
+    function row(label, name, x, spread) {
+      var cells = [el("th", { scope: "row", text: label }), el("td", null, value(name, x, fixed(x)))];
+      if (state.word === "kestrel") {
+        var text = spread ? fixed(spread[0]) + " ± " + fixed(spread[1]) : "—";
+        cells.push(el("td", null, el("span", { "class": "lab-spread", "data-lab": name + "-spread",
+                                               "data-value": spread ? String(spread[0]) : "", text: text })));
+      }
+      return el("tr", null, cells);
+    }
 
     function update() {
-      var L = B.layers[state.layer];
+      var B = SETS[state.word], L = B.layers[state.layer];
       clear(side);
-      var rows = [
-        ["self-similarity", "self-similarity", L.self_similarity],
-        ["anisotropy baseline", "baseline", L.baseline],
-        ["adjusted self-similarity", "adjusted", L.adjusted],
-        ["MEV", "mev", L.mev],
-        ["MEV of random tokens", "token-mev", L.token_mev],
-        ["sense probe accuracy", "probe", L.probe],
-        ["shuffled-label control", "control", L.control],
-        ["static cap", "cap", B.cap],
-        ["exact Bayes accuracy", "bayes", B.bayes]
-      ];
-      var table = el("table", { "class": "lab-table lab-measures" }, [
-        el("caption", { text: "Layer " + L.layer + ": Chapter 4's measures, Chapter 5's probe" }),
-        el("tbody", null, rows.map(function (row) {
-          return el("tr", null, [el("th", { scope: "row", text: row[0] }),
-                                 el("td", null, value(row[1], row[2], fixed(row[2])))]);
-        }))]);
-      side.appendChild(table);
+      var rows, head = null, title;
+      if (state.word === "w") {
+        title = "Layer " + L.layer + ": Chapter 4's measures, Chapter 5's probe";
+        rows = [
+          row("self-similarity", "self-similarity", L.self_similarity),
+          row("anisotropy baseline", "baseline", L.baseline),
+          row("adjusted self-similarity", "adjusted", L.adjusted),
+          row("MEV", "mev", L.mev),
+          row("MEV of random tokens", "token-mev", L.token_mev),
+          row("sense probe accuracy", "probe", L.probe),
+          row("shuffled-label control", "control", L.control),
+          row("static cap", "cap", B.cap),
+          row("exact Bayes accuracy", "bayes", B.bayes)
+        ];
+      } else {
+        var S = L.spread;
+        title = "Layer " + L.layer + ": Chapter 6's measures and probes";
+        head = el("thead", null, el("tr", null, [el("td"), el("th", { scope: "col", text: "book seed" }),
+                                                 el("th", { scope: "col", text: K.seeds + " seeds" })]));
+        rows = [
+          row("self-similarity", "self-similarity", L.self_similarity, S.self_similarity),
+          row("anisotropy baseline", "baseline", L.baseline, S.baseline),
+          row("adjusted self-similarity", "adjusted", L.adjusted, S.adjusted),
+          row("MEV", "mev", L.mev, S.mev),
+          row("MEV of random tokens", "token-mev", L.token_mev, S.token_mev),
+          row("company or product: probe on kestrel (5 folds)", "kestrel-probe", L.probe, S.probe),
+          row("majority share on kestrel", "majority", K.majority),
+          row("typing across the aliases (one held out)", "typing", L.typing, S.typing),
+          row("per-alias majority", "alias-majority", K.alias_majority)
+        ];
+      }
+      side.appendChild(el("table", { "class": "lab-table lab-measures" },
+                          [el("caption", { text: title }), head, el("tbody", null, rows)]));
       drawCloud();
     }
 
     function drawCloud() {
-      var L = B.layers[state.layer];
+      var B = SETS[state.word], L = B.layers[state.layer];
+      var kestrel = state.word === "kestrel";
       var width = Math.min(widthOf(plot, 360), 420);
       var height = Math.round(width * 0.85);
       var pad = 34;
-      var xs = L.x, ys = L.y;
-      var xmin = Math.min.apply(null, xs), xmax = Math.max.apply(null, xs);
-      var ymin = Math.min.apply(null, ys), ymax = Math.max.apply(null, ys);
-      var xr = (xmax - xmin) || 1, yr = (ymax - ymin) || 1;
-      function X(x) { return pad + (x - xmin) / xr * (width - pad - 10); }
-      function Y(y) { return height - pad - (y - ymin) / yr * (height - pad - 10); }
+      var inner = { x: pad, y: 10, w: width - pad - 10, h: height - pad - 10 };
       var g = svg("svg", { width: width, height: height, viewBox: "0 0 " + width + " " + height, role: "img",
-                           "aria-label": "The test occurrences of w at layer " + L.layer + " on their own two principal " +
-                           "axes, coloured by sense and shaded by the exact sense posterior" });
-      g.appendChild(svg("rect", { x: pad, y: 10, width: width - pad - 10, height: height - pad - 10, "class": "lab-frame" }));
-      for (var k = 0; k < xs.length; k++) {
-        var p = B.posterior_b[k];
-        var sure = Math.abs(2 * p - 1);  // 0 when the sentence leaves the sense at one half, 1 when certain
-        g.appendChild(svg("circle", { cx: X(xs[k]).toFixed(1), cy: Y(ys[k]).toFixed(1), r: state.layer === 0 ? 4 : 2,
-                                      fill: SENSE[B.senses[k]], "fill-opacity": (0.06 + 0.7 * sure).toFixed(2) }));
+                           "aria-label": kestrel ? (L.single_point ? "One point: at layer 0 all " + B.n_occurrences +
+                             " mentions of kestrel are the same vector" : "The " + B.n_occurrences + " mentions of " +
+                             "kestrel at layer " + L.layer + " on their own two principal axes, coloured by type")
+                           : "The test occurrences of w at layer " + L.layer + " on their own two principal " +
+                             "axes, coloured by sense and shaded by the exact sense posterior" });
+      g.appendChild(svg("rect", { x: inner.x, y: inner.y, width: inner.w, height: inner.h, "class": "lab-frame" }));
+      var cx = inner.x + inner.w / 2, cy = inner.y + inner.h / 2;
+      if (kestrel && L.single_point) {
+        g.appendChild(svg("circle", { cx: cx, cy: cy, r: 6, fill: P.black, "class": "lab-point" }));
+        g.appendChild(svg("text", { x: cx, y: cy - 26, "text-anchor": "middle", "class": "lab-label",
+                                    "data-lab": "single-point", text: "one point: layer 0 is static" }));
+        g.appendChild(svg("text", { x: cx, y: cy + 28, "text-anchor": "middle", "class": "lab-tick",
+                                    text: "all " + B.n_occurrences + " mentions are E[kestrel] + P16" }));
+        g.appendChild(svg("text", { x: cx, y: height - 12, "text-anchor": "middle", "class": "lab-tick",
+                                    text: "no principal axes: nothing varies" }));
+      } else {
+        var xs = L.x, ys = L.y;
+        var xmin = Math.min.apply(null, xs), xmax = Math.max.apply(null, xs);
+        var ymin = Math.min.apply(null, ys), ymax = Math.max.apply(null, ys);
+        var xr = (xmax - xmin) || 1, yr = (ymax - ymin) || 1;
+        var m = 6;  // keep the markers inside the frame
+        var X = function (x) { return inner.x + m + (x - xmin) / xr * (inner.w - 2 * m); };
+        var Y = function (y) { return inner.y + inner.h - m - (y - ymin) / yr * (inner.h - 2 * m); };
+        for (var k = 0; k < xs.length; k++) {
+          var px = X(xs[k]), py = Y(ys[k]);
+          if (kestrel) {
+            var type = B.types[k];
+            if (type === 0) {
+              g.appendChild(svg("circle", { cx: px.toFixed(1), cy: py.toFixed(1), r: 3.5, fill: E.ORG,
+                                            "fill-opacity": 0.55, "class": "lab-point" }));
+            } else {
+              g.appendChild(svg("rect", { x: (px - 3.2).toFixed(1), y: (py - 3.2).toFixed(1), width: 6.4, height: 6.4,
+                                          fill: E.PRODUCT, "fill-opacity": 0.55, "class": "lab-point" }));
+            }
+          } else {
+            var p = B.posterior_b[k];
+            var sure = Math.abs(2 * p - 1);  // 0 when the sentence leaves the sense at one half, 1 when certain
+            g.appendChild(svg("circle", { cx: px.toFixed(1), cy: py.toFixed(1), r: state.layer === 0 ? 4 : 2,
+                                          fill: SENSE[B.senses[k]], "fill-opacity": (0.06 + 0.7 * sure).toFixed(2) }));
+          }
+        }
+        g.appendChild(svg("text", { x: cx, y: height - 12, "text-anchor": "middle",
+                                    "class": "lab-tick", text: "PC 1 (" + Math.round(100 * L.explained[0]) +
+                                    "% of centred variance)" }));
+        g.appendChild(svg("text", { x: 14, y: cy, "text-anchor": "middle", "class": "lab-tick",
+                                    transform: "rotate(-90 14 " + cy + ")",
+                                    text: "PC 2 (" + Math.round(100 * L.explained[1]) + "%)" }));
       }
-      g.appendChild(svg("text", { x: pad + (width - pad - 10) / 2, y: height - 12, "text-anchor": "middle",
-                                  "class": "lab-tick", text: "PC 1 (" + Math.round(100 * L.explained[0]) +
-                                  "% of centred variance)" }));
-      g.appendChild(svg("text", { x: 14, y: 10 + (height - pad - 10) / 2, "text-anchor": "middle", "class": "lab-tick",
-                                  transform: "rotate(-90 14 " + (10 + (height - pad - 10) / 2) + ")",
-                                  text: "PC 2 (" + Math.round(100 * L.explained[1]) + "%)" }));
       clear(plot);
       plot.appendChild(g);
     }
 
+    words.addEventListener("change", function (e) {
+      state.word = e.target.value;
+      drawLayers();
+      update();
+    });
     layers.addEventListener("change", function (e) { state.layer = Number(e.target.value); update(); });
     redraws.push(drawCloud);
+    drawLayers();
     update();
   }
 
@@ -399,7 +621,7 @@
     });
   }
 
-  var mounts = { "lab-hmm": hmmView, "lab-cycles": cycleView, "lab-clouds": cloudView };
+  var mounts = { "lab-hmm": hmmView, "lab-cycles": cycleView, "lab-filings": filingView, "lab-clouds": cloudView };
   Object.keys(mounts).forEach(function (id) {
     var root = document.getElementById(id);
     if (root) { mounts[id](root); }

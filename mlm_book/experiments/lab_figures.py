@@ -11,6 +11,14 @@ computes. The claims here read that payload:
 * the caption's held-out mean KL and entropy, which must be chapter 2's exactly;
 * Figure B's numbers at layer 1, which must equal chapter 4's and chapter 5's tables exactly,
   and its caption's reading of layers 0 and 1 (chance, then almost Bayes);
+* Figure A's filing view: four windows, the five best guesses at every word that is not
+  [PAD] (structural), and its readout at each window's centre, which must be chapter 6's
+  visible-word reading of that word (the encoder's masked guess, the probability kept on the
+  visible word, Theorem 2's plug-in) to the payload's four significant digits;
+* Figure B for *kestrel*: every measure and probe shown must equal chapter 6's
+  ([`filing_encoder.seed_results`][mlm_book.experiments.filing_encoder.seed_results], the
+  majority shares of [`ch06_finance.results`][mlm_book.experiments.ch06_finance.results])
+  exactly, and layer 0 must be shown as the one point it is;
 * the payload is deterministic: recomputed from scratch it gives the same JSON, byte for byte.
   That the page holds exactly this JSON is checked by the site's browser test
   (``tests/test_lab.py``).
@@ -25,7 +33,8 @@ import math
 
 from mlm_book.ledger import Claim
 
-__all__ = ["PAYLOAD_LIMIT", "default_example", "figure_b_default", "recomputed_identically", "CLAIMS"]
+__all__ = ["PAYLOAD_LIMIT", "default_example", "figure_b_default", "filing_structure", "filing_centres",
+           "kestrel_shown", "recomputed_identically", "CLAIMS"]
 
 PAYLOAD_LIMIT = 1_500_000
 """Largest size of the lab's JSON payload in bytes (UTF-8)."""
@@ -79,12 +88,88 @@ def _layers_read() -> dict:
             "cap": clouds["cap"], "Bayes": clouds["bayes"]}
 
 
+def filing_structure() -> dict:
+    """Figure A's filing view as the payload has it: windows, guesses per word, and whether every word has them."""
+    from mlm_book.lab import FILING_TOP, viz_payload
+
+    filings = viz_payload()["filings"]
+    slots = [slot for window in filings["windows"] for slot in window["slots"] if slot is not None]
+    return {"windows": len(filings["windows"]), "top": filings["top"], "words": len(slots),
+            "every word has its guesses": all(len(slot["top"]) == FILING_TOP for slot in slots),
+            "no [PAD] word": all(slot["word"] != "[PAD]" for slot in slots)}
+
+
+def _within_rounding(shown: float, exact: float, digits: int) -> bool:
+    """``shown`` is ``exact`` to ``digits`` significant digits: at most half a unit of the last digit away.
+
+    The lab computes a window in one batch and chapter 6 all four centres in another, so the two
+    floats may differ in their last bits, and a value on a rounding boundary may round either way:
+    hence the comparison with the unrounded value (with 2 % slack on the half unit) rather than
+    of two rounded strings.
+    """
+    if exact == 0.0:
+        return shown == 0.0
+    unit = 10.0 ** (math.floor(math.log10(abs(exact))) - digits + 1)
+    return abs(shown - exact) <= 0.51 * unit
+
+
+def filing_centres() -> dict:
+    """The filing view's readout at each window's centre, beside chapter 6's visible-word reading of that word.
+
+    Chapter 6 reads a word at the centre of its own window, masked and visible
+    (``filing_encoder._centre_proba``), and applies Theorem 2 under the encoder's channel; each
+    window of the lab is centred on its word, so the two must agree to the payload's rounding.
+    """
+    import numpy as np
+
+    from mlm_book.channel import optimum
+    from mlm_book.experiments import filing_encoder as fe
+    from mlm_book.lab import FILING_DIGITS, viz_payload
+
+    filings = viz_payload()["filings"]
+    result = fe.trained_encoder()
+    index = np.array([window["index"] for window in filings["windows"]], dtype=np.int64)
+    words = fe._world().ids[index]
+    rows = np.arange(index.size)
+    guess = fe._centre_proba(result, index, mask_centre=True)
+    visible = fe._centre_proba(result, index, mask_centre=False)
+    plugin = optimum(guess, words, fe.SETUP.channel(result.encoder.vocab_size))[rows, words]
+    chapter = {"guess": guess[rows, words], "visible": visible[rows, words], "plugin": plugin}
+    shown = {key: [window["slots"][filings["centre"]][key] for window in filings["windows"]] for key in chapter}
+    agree = all(_within_rounding(a, b, FILING_DIGITS) for key in chapter for a, b in zip(shown[key], chapter[key]))
+    return {"words": [window["word"] for window in filings["windows"]], "kept": shown["visible"],
+            "plug-in": shown["plugin"], "equal to chapter 6's reading": agree}
+
+
+def kestrel_shown() -> dict:
+    """Figure B's *kestrel* numbers as the payload has them, and whether they equal chapter 6's."""
+    from mlm_book.experiments import ch06_finance
+    from mlm_book.experiments import filing_encoder as fe
+    from mlm_book.lab import viz_payload
+
+    kestrel = viz_payload()["kestrel"]
+    book, runs, static = fe.seed_results(), fe.all_seed_results(), ch06_finance.results()
+    keys = ("self_similarity", "baseline", "adjusted", "mev", "token_mev", "isotropic_mev")
+    equal = kestrel["majority"] == static.kestrel_cap.accuracy and kestrel["alias_majority"] == static.alias_cap.accuracy
+    for entry in kestrel["layers"]:
+        layer = str(entry["layer"])
+        geometry = book.geometry["kestrel"][layer]
+        equal &= all(entry[key] == geometry[key] for key in keys)
+        equal &= entry["probe"] == book.kestrel[layer] and entry["typing"] == book.typing[layer]
+        equal &= entry["spread"]["probe"] == list(fe.spread([run.kestrel[layer] for run in runs]))
+    layer0 = kestrel["layers"][0]
+    return {"layer 1 adjusted": kestrel["layers"][1]["adjusted"], "layer 1 probe": kestrel["layers"][1]["probe"],
+            "majority": kestrel["majority"], "equal to chapter 6": bool(equal),
+            "layer 0 one point": layer0["single_point"] and kestrel["layer0_spread"] == 0.0}
+
+
 def recomputed_identically() -> dict:
     """The payload built twice from scratch (the lab's own caches cleared): same JSON? and its size in kB."""
     from mlm_book import lab
 
     first = lab.payload_json(lab.viz_payload())
-    for cached in (lab._hmm_view, lab._cycle_view, lab._cloud_view, lab.default_sentence):
+    for cached in (lab._hmm_view, lab._cycle_view, lab._cloud_view, lab._filing_windows, lab._filing_view,
+                   lab._kestrel_view, lab.default_sentence):
         cached.cache_clear()
     second = lab.payload_json(lab.viz_payload())
     return {"identical": first == second, "kB": len(second.encode("utf-8")) / 1000}
@@ -95,6 +180,21 @@ def _probability(x) -> bool:
 
 
 CLAIMS = (
+    Claim("S7-03", "Lab, Figure A filing view: filing windows from chapter 6's held-out filings; clicking a word "
+          "shows the filing encoder's best guesses with that word masked", seed="4 windows, top-5",
+          rule="structural: 4 windows; 5 guesses at every word that is not [PAD]",
+          compute=filing_structure,
+          accept=lambda v: v["windows"] == 4 and v["top"] == 5 and v["every word has its guesses"]
+          and v["no [PAD] word"]),
+    Claim("S7-04", "Lab, Figure A filing readout: the encoder's probability of the visible word beside Theorem 2's "
+          "plug-in from its own [MASK] guess (at each window's centre word)", seed="—",
+          rule="structural: at each window's centre, chapter 6's visible-word reading of that word (S8-43 to S8-45) "
+          "to the payload's 4 significant digits",
+          compute=filing_centres, accept=lambda v: v["equal to chapter 6's reading"]),
+    Claim("S7-06", "Lab, Figure B for kestrel: its mentions at layers 0-2 on their own principal axes beside "
+          "Definition 3's measures, the probes and the majority shares", seed="—",
+          rule="every number exactly chapter 6's (book seed, and mean ± sd over its seeds); layer 0 shown as one point",
+          compute=kestrel_shown, accept=lambda v: v["equal to chapter 6"] and v["layer 0 one point"]),
     Claim("S7-07", "Lab, Figure A default example (the default sentence's sense-a w shown as [MASK]): "
           "KL(exact posterior ‖ HMM encoder)", seed="0.016", rule="illustrative: reported; finite and ≥ 0",
           compute=lambda: default_example()["kl"], accept=lambda v: math.isfinite(v) and v >= 0.0),
