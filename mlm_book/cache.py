@@ -222,6 +222,11 @@ def _clean_temporaries(entry: CacheEntry) -> None:
         _remove(leftover)
 
 
+def _check_entry(entry) -> None:
+    if not isinstance(entry, CacheEntry):
+        raise TypeError(f"entry must be a CacheEntry, got {type(entry).__name__}")
+
+
 def store(entry: CacheEntry, arrays: Mapping[str, np.ndarray], metadata: Mapping | None = None) -> None:
     """Write ``arrays`` (and JSON ``metadata``) under ``entry``; the manifest is written last.
 
@@ -229,6 +234,9 @@ def store(entry: CacheEntry, arrays: Mapping[str, np.ndarray], metadata: Mapping
     the entry's lock (as [`cached`][mlm_book.cache.cached] does) when other processes may
     read the same entry.
     """
+    _check_entry(entry)
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise TypeError(f"metadata must be a mapping (JSON object) or None, got {type(metadata).__name__}")
     if not isinstance(arrays, Mapping) or not arrays:
         raise ValueError("arrays must be a non-empty mapping of names to arrays")
     clean = {}
@@ -258,6 +266,7 @@ def load(entry: CacheEntry) -> tuple[dict[str, np.ndarray], dict] | None:
     array, unreadable file) is deleted so that it is rebuilt. The entry's lock is held
     meanwhile, so an entry that another process is still writing is waited for, not deleted.
     """
+    _check_entry(entry)
     with _locked(entry):
         return _load(entry)
 
