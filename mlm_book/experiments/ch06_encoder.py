@@ -87,8 +87,6 @@ def _judged(getter, rule):
 # ----------------------------------------------------------------------------- tables
 def training_table() -> Markdown:
     """How the encoders were trained: steps, passes, weight decay, wall time."""
-    from mlm_book.nn.train import learning_rate  # noqa: F401  (documentation link target)
-
     rows = []
     tokens = fe.split().train_tokens.size
     for label, setup, result in (("book (5 seeds)", fe.SETUP, seeds()[0]),
@@ -362,10 +360,6 @@ def _ok(rule):
     return lambda value: bool(rule(book()))
 
 
-def _r():
-    return static()
-
-
 _CAP = lambda: static().alias_cap.accuracy  # noqa: E731
 _POLCAP = lambda: static().polarity_cap.accuracy  # noqa: E731
 
@@ -493,24 +487,19 @@ CLAIMS = (
 
 def _folds_match() -> float:
     """Largest gap between a layer-0 fold's accuracy and its test share of the training majority (book seed)."""
-    import numpy as np_
-    from mlm_book import probe
     from mlm_book.finance.world import ENTITY_PRODUCT
 
     corpus = static().corpus
-    index = np_.flatnonzero((corpus.tokens == "kestrel") & (corpus.entity > 0))
-    labels = (corpus.entity[index] == ENTITY_PRODUCT).astype(np_.int64)
-    splits = probe.kfold_splits(labels.size, 5, np_.random.default_rng(fe._FOLD_SEED), labels=labels)
-    gaps = [abs(accuracy - float(np_.mean(labels[test] == majority)))
-            for (majority, accuracy), (_, test) in zip(book().kestrel["folds0"], splits)]
+    index = np.flatnonzero((corpus.tokens == "kestrel") & (corpus.entity > 0))
+    labels = (corpus.entity[index] == ENTITY_PRODUCT).astype(np.int64)
+    gaps = [abs(accuracy - float(np.mean(labels[test] == majority)))
+            for (majority, accuracy), (_, test) in zip(book().kestrel["folds0"], fe._kfold(labels))]
     return max(gaps)
-
 
 def _product_slots() -> tuple[int, int, int]:
     r = static()
     slots = r.nearest_positions[(r.corpus.tokens == "kestrel") & (r.corpus.entity == 2)]
     return int(slots.min()), int(slots.max()), int(slots.size)
-
 
 def _centred_slots() -> tuple[int, int]:
     """Where [`centred_windows`][mlm_book.finance.windows.centred_windows] puts each of the stream's tokens: its slot (the same for all) and the number of distinct slots."""
@@ -520,7 +509,6 @@ def _centred_slots() -> tuple[int, int]:
     windows, valid = centred_windows(np.arange(r.ids.size), r.corpus.document, length=fe.SETUP.length, pad_id=-1)
     slots = np.argmax(windows == np.arange(r.ids.size)[:, None], axis=1)
     return int(slots[0]), int(np.unique(slots).size)
-
 
 def _two_sided_cone() -> tuple[float, float, float]:
     """Mean cosine, MEV and the isotropic MEV of a cloud split evenly along +u and −u (seeded)."""

@@ -266,6 +266,14 @@ def _given_or_book(r) -> Chapter6Results:
     return r
 
 
+def _config_or_default(config) -> Chapter6Config:
+    """``config``, or the book's ``Chapter6Config()`` for ``None``; anything else is refused by name."""
+    config = Chapter6Config() if config is None else config
+    if not isinstance(config, Chapter6Config):
+        raise TypeError(f"config must be a Chapter6Config or None, got {type(config).__name__}")
+    return config
+
+
 @functools.cache
 def _book_corpus(config: Chapter6Config) -> Corpus:
     return generate_corpus(config.corpus, np.random.default_rng(config.corpus_seed))
@@ -293,10 +301,7 @@ def book_corpus(config: Chapter6Config | None = None) -> Corpus:
     >>> book_corpus() is book_corpus(Chapter6Config())
     True
     """
-    config = Chapter6Config() if config is None else config
-    if not isinstance(config, Chapter6Config):
-        raise TypeError(f"config must be a Chapter6Config or None, got {type(config).__name__}")
-    return _book_corpus(config)
+    return _book_corpus(_config_or_default(config))
 
 
 @functools.cache
@@ -325,10 +330,7 @@ def book_vocabulary(config: Chapter6Config | None = None) -> Vocabulary:
     >>> vocabulary.size == vocabulary.n_words + 2, vocabulary.words[:2]
     (True, ('[UNK]', '[SEP]'))
     """
-    config = Chapter6Config() if config is None else config
-    if not isinstance(config, Chapter6Config):
-        raise TypeError(f"config must be a Chapter6Config or None, got {type(config).__name__}")
-    return _book_vocabulary(config)
+    return _book_vocabulary(_config_or_default(config))
 
 
 def results(config: Chapter6Config | None = None) -> Chapter6Results:
