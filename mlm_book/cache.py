@@ -2,9 +2,10 @@
 
 An entry is a set of named NumPy arrays saved as ``<name>-<key>.npz`` next to a JSON
 manifest ``<name>-<key>.json``. The key hashes three things: the entry's name, its
-configuration (any JSON-serialisable mapping, canonically encoded) and the source text of
-the code that produced it. Editing that code, or changing one hyper-parameter, gives a
-new key, so a stale result is never found.
+configuration (any JSON-serialisable mapping, canonically encoded) and the code that
+produced it (its source without docstrings or comments). Editing that code, or changing
+one hyper-parameter, gives a new key, so a stale result is never found; editing its prose
+does not.
 
 Nothing is trusted on the way back in. The manifest records the SHA-256 of the ``.npz``
 bytes, the name, shape and dtype of every array, and the SHA-256 of its own metadata; a
@@ -25,6 +26,7 @@ environment variable ``MLM_BOOK_CACHE`` points.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import hashlib
 import inspect
@@ -32,6 +34,7 @@ import json
 import os
 import shutil
 import tempfile
+import textwrap
 import time
 import types
 import warnings
@@ -73,20 +76,45 @@ def cache_dir() -> Path:
 
 
 def source_of(producers: Iterable[Callable | types.ModuleType | str]) -> str:
-    """Concatenated source text of functions, classes or modules (strings pass through).
+    r"""The code of functions, classes or modules, without docstrings or comments.
+
+    Each producer's source is parsed and unparsed with every docstring removed, so a key
+    changes when the code does and not when its prose does: a new doctest example or a
+    reworded comment keeps every trained encoder. Strings pass through unchanged.
 
     Examples
     --------
     >>> "def source_of" in source_of([source_of])
     True
+    >>> "Examples" in source_of([source_of])
+    False
+    >>> print(_code_without_prose("def f():\n    'prose'\n    return 1  # why"))
+    def f():
+        return 1
     """
     parts = []
     for producer in producers:
         if isinstance(producer, str):
             parts.append(producer)
         else:
-            parts.append(inspect.getsource(producer))
+            try:
+                source = inspect.getsource(producer)
+            except (TypeError, OSError) as error:
+                raise TypeError(f"producers must hold functions, classes, modules or strings with source, "
+                                f"got {type(producer).__name__}: {error}") from error
+            parts.append(_code_without_prose(source))
     return "\n".join(parts)
+
+
+def _code_without_prose(source: str) -> str:
+    tree = ast.parse(textwrap.dedent(source))
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+    return ast.unparse(tree)
 
 
 def _canonical_json(config: Mapping) -> str:
