@@ -30,12 +30,14 @@ import ast
 import contextlib
 import hashlib
 import inspect
+import io
 import json
 import os
 import shutil
 import tempfile
 import textwrap
 import time
+import tokenize
 import types
 import warnings
 from collections.abc import Callable, Iterable, Mapping
@@ -78,8 +80,8 @@ def cache_dir() -> Path:
 def source_of(producers: Iterable[Callable | types.ModuleType | str]) -> str:
     r"""The code of functions, classes or modules, without docstrings or comments.
 
-    Each producer's source is parsed and unparsed with every docstring removed, so a key
-    changes when the code does and not when its prose does: a new doctest example or a
+    Docstrings and comments are cut from each producer's source text, so a key changes
+    when the code does and not when its prose does: a new doctest example or a
     reworded comment keeps every trained encoder. Strings pass through unchanged.
 
     Examples
@@ -107,14 +109,29 @@ def source_of(producers: Iterable[Callable | types.ModuleType | str]) -> str:
 
 
 def _code_without_prose(source: str) -> str:
-    tree = ast.parse(textwrap.dedent(source))
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                    and isinstance(body[0].value.value, str):
-                node.body = body[1:] or [ast.Pass()]
-    return ast.unparse(tree)
+    # Cut by position from the text itself: ast.unparse would re-render the code, and it
+    # renders f-strings differently across Python versions (so keys would too).
+    source = textwrap.dedent(source)
+    lines = source.splitlines()
+    dropped: set[int] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+                    and isinstance(first.value.value, str) and _alone_on_its_lines(first, lines):
+                dropped.update(range(first.lineno, first.end_lineno + 1))
+    ends = {row: column for kind, _, (row, column), _, _ in tokenize.generate_tokens(io.StringIO(source).readline)
+            if kind == tokenize.COMMENT}
+    kept = (line[:ends.get(number, len(line))].rstrip() for number, line in enumerate(lines, 1)
+            if number not in dropped)
+    return "\n".join(line for line in kept if line)
+
+
+def _alone_on_its_lines(node: ast.stmt, lines: list[str]) -> bool:
+    # ast's column offsets count UTF-8 bytes, not characters.
+    before = lines[node.lineno - 1].encode()[:node.col_offset].decode()
+    after = lines[node.end_lineno - 1].encode()[node.end_col_offset:].decode()
+    return not before.strip() and (not after.strip() or after.strip().startswith("#"))
 
 
 def _canonical_json(config: Mapping) -> str:

@@ -34,6 +34,36 @@ def test_a_change_of_config_or_code_is_a_new_entry(tmp_path, change):
     assert len(calls) == 2
 
 
+
+def _key_of_module(tmp_path, name, text):
+    import importlib.util
+
+    path = tmp_path / f"{name}.py"
+    path.write_text(text, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return cache.cache_key("demo", {}, [module])
+
+
+CODE = 'def scale(x):\n    return 2 * x\n\nLABEL = f"{scale(1)!r:>4}"\n'
+PROSE = ('"""A module — with a non-ASCII docstring."""\n\n# why it doubles\ndef scale(x):\n'
+         '    """Twice ``x``.\n\n    >>> scale(2)\n    4\n    """\n    return 2 * x  # exact in floats\n\n'
+         'LABEL = f"{scale(1)!r:>4}"\n')
+
+
+ONE_LINE = 'def scale(x): "doc"; return 2 * x\n'
+
+
+@pytest.mark.parametrize("before, after, same", [
+    (CODE, PROSE, True),                                      # docstrings and comments only
+    (CODE, CODE.replace("2 * x", "3 * x"), False),            # the code itself
+    (ONE_LINE, ONE_LINE.replace("2 * x", "3 * x"), False),    # code sharing a docstring's line is kept
+])
+def test_keys_follow_code_not_prose(tmp_path, before, after, same):
+    assert (_key_of_module(tmp_path, "before", before) == _key_of_module(tmp_path, "after", after)) is same
+
+
 def _entry(tmp_path):
     return cache.CacheEntry("demo", cache.cache_key("demo", {"a": 1}, ["src"]), tmp_path)
 
