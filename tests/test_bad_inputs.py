@@ -51,6 +51,8 @@ import mlm_book  # noqa: E402
 
 #: Seconds one call may take before it counts as a hang (the slowest doctest call is ~0.1 s).
 BUDGET = 3.0
+#: Calls of one callable whose arguments are kept as candidate examples (the quickest wins).
+CANDIDATE_CALLS = 4
 #: Modules whose doctests are not run to record examples (they touch the environment or argv).
 NO_RECORDING = {"mlm_book.cli", "mlm_book.cache"}
 #: Public callables not driven here, with the reason.
@@ -95,7 +97,14 @@ def record_examples(callables: dict[str, object]) -> dict[str, dict]:
     records: dict[str, tuple[float, dict]] = {}
     restore = []
 
+    calls: dict[str, int] = {}
+
     def note(key, signature, args, kwargs, call):
+        # Only a callable's first few calls are candidates: a training loop calls the layers
+        # thousands of times, and deep-copying each call's arguments would dominate the run.
+        calls[key] = calls.get(key, 0) + 1
+        if calls[key] > CANDIDATE_CALLS:
+            return call()
         try:
             snapshot = copy.deepcopy(dict(signature.bind(*args, **kwargs).arguments))
         except Exception:
@@ -107,6 +116,12 @@ def record_examples(callables: dict[str, object]) -> dict[str, dict]:
             records[key] = (elapsed, snapshot)
         return result
 
+    # Find the doctests before wrapping: the finder skips a function whose globals are not its
+    # module's, so a wrapped function's own docstring would never run.
+    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    modules = _modules()
+    tests = [test for module in modules if module.__name__ not in NO_RECORDING
+             for test in finder.find(module)]
     wrappers = {}
     for key, obj in callables.items():
         signature = _signature(obj)
@@ -127,20 +142,19 @@ def record_examples(callables: dict[str, object]) -> dict[str, dict]:
             def wrapper(*args, __key=key, __sig=signature, __fn=obj, **kwargs):
                 return note(__key, __sig, args, kwargs, lambda: __fn(*args, **kwargs))
             wrappers[obj] = wrapper
-    modules = _modules()
     for module in modules:
         for attribute, value in list(vars(module).items()):
             if inspect.isfunction(value) and value in wrappers:
                 restore.append((module, attribute, value))
                 setattr(module, attribute, wrappers[value])
+    for test in tests:  # each test's globals are a copy of its module's, taken before wrapping
+        test.globs.update({name: wrappers[value] for name, value in test.globs.items()
+                           if inspect.isfunction(value) and value in wrappers})
     try:
-        finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            for module in modules:
-                if module.__name__ not in NO_RECORDING:
-                    for test in finder.find(module):
-                        runner.run(test, out=lambda text: None)
+            for test in tests:
+                runner.run(test, out=lambda text: None)
     finally:
         for owner, attribute, value in reversed(restore):
             if value is None:
