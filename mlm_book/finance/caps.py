@@ -19,13 +19,14 @@ Examples
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
 
 from mlm_book.finance.corpus import Corpus
 from mlm_book.finance.world import COMPANIES
-from mlm_book.validation import as_int_array, check_instance, check_positive_int
+from mlm_book.validation import as_int_array, check_instance, check_positive_int, check_probability
 
 __all__ = ["MajorityCap", "majority_cap", "alias_cap", "word_cap", "polarity_words", "polarity_cap"]
 
@@ -48,6 +49,16 @@ class MajorityCap:
         Occurrences per group and label (labels in sorted order, ``labels``).
     labels : tuple
         Label values in sorted order.
+
+    Raises
+    ------
+    TypeError
+        If a field has the wrong type (``counts`` must hold integers, ``groups`` and
+        ``labels`` integer values).
+    ValueError
+        If ``counts`` has a negative entry or a shape other than ``(len(groups), len(labels))``,
+        ``groups`` or ``labels`` is not strictly increasing, or ``n``, ``correct`` and
+        ``accuracy`` disagree with ``counts``.
     """
 
     accuracy: float
@@ -56,6 +67,35 @@ class MajorityCap:
     groups: tuple
     counts: np.ndarray
     labels: tuple
+
+    def __post_init__(self):
+        for name in ("groups", "labels"):
+            values = getattr(self, name)
+            if not isinstance(values, (tuple, list)):
+                raise TypeError(f"{name} must be a tuple of integers, got {type(values).__name__}")
+            bad = [value for value in values if isinstance(value, bool) or not isinstance(value, (int, np.integer))]
+            if bad:
+                raise TypeError(f"{name} must hold integers, got {type(bad[0]).__name__}")
+            if not values or any(a >= b for a, b in itertools.pairwise(values)):
+                raise ValueError(f"{name} must be non-empty and strictly increasing (sorted distinct values)")
+            object.__setattr__(self, name, tuple(int(value) for value in values))
+        counts = as_int_array(self.counts, "counts", ndim=2)
+        if counts.shape != (len(self.groups), len(self.labels)):
+            raise ValueError(f"counts must have shape (len(groups), len(labels)) = "
+                             f"{(len(self.groups), len(self.labels))}, got {counts.shape}")
+        if counts.min() < 0:
+            raise ValueError("counts must be non-negative")
+        n = check_positive_int(self.n, "n")
+        if n != int(counts.sum()):
+            raise ValueError(f"n must equal the total of counts ({int(counts.sum())}), got {n}")
+        correct = check_positive_int(self.correct, "correct", minimum=0)
+        if correct != int(counts.max(axis=1).sum()):
+            raise ValueError(f"correct must be the sum of the per-group majorities of counts "
+                             f"({int(counts.max(axis=1).sum())}), got {correct}")
+        accuracy = check_probability(self.accuracy, "accuracy")
+        if abs(accuracy - correct / n) > 1e-12:
+            raise ValueError(f"accuracy must equal correct / n = {correct / n}, got {accuracy}")
+        object.__setattr__(self, "counts", counts)
 
 
 def majority_cap(labels, groups) -> MajorityCap:
@@ -107,6 +147,9 @@ def word_cap(corpus: Corpus, alias: str = "kestrel") -> MajorityCap:
     >>> import numpy as np
     >>> from mlm_book.finance.corpus import CorpusConfig, generate_corpus
     >>> corpus = generate_corpus(CorpusConfig(n_documents=20), np.random.default_rng(0))
+    >>> cap = word_cap(corpus, "kestrel")
+    >>> cap.groups, cap.n == int(((corpus.entity > 0) & (corpus.alias == 0)).sum())
+    ((0,), True)
     >>> word_cap(corpus, "nightingale")
     Traceback (most recent call last):
     ...

@@ -49,7 +49,7 @@ from mlm_book.finance.world import (
     ASPECTS, COMPANIES, DIRECTION_WORDS, ENTITY_NONE, ENTITY_ORG, ENTITY_PRODUCT, EVALUATIVE_VERBS,
     LEXICON, NEGATIVE_SEEDS, POSITIVE_SEEDS, SEGMENTS,
 )
-from mlm_book.validation import check_generator, check_positive_int, check_probability
+from mlm_book.validation import as_int_array, check_generator, check_instance, check_positive_int, check_probability
 
 __all__ = ["CorpusConfig", "Corpus", "generate_corpus", "render_document", "corpus_fingerprint", "SEP"]
 
@@ -321,6 +321,15 @@ class Corpus:
         Shape ``(n_documents,)``: each filing's company index.
     config : CorpusConfig
         The settings that made it.
+
+    Raises
+    ------
+    TypeError
+        If ``tokens`` is not an array of str, an annotation not an array of integers, or
+        ``config`` not a `CorpusConfig`.
+    ValueError
+        If an array has the wrong shape, ``document`` does not run through the filings in
+        order, ``position`` is not each token's index in its filing, or a code is out of range.
     """
 
     tokens: np.ndarray
@@ -336,6 +345,54 @@ class Corpus:
     tone: np.ndarray
     filer: np.ndarray
     config: CorpusConfig
+
+    def __post_init__(self):
+        # Vectorised checks only: the book's corpus has ~10^5 tokens and is rebuilt often.
+        check_instance(self.config, "config", CorpusConfig)
+        tokens = self.tokens
+        if not isinstance(tokens, np.ndarray) or tokens.dtype.kind != "U":
+            raise TypeError(f"tokens must be a numpy array of str, got {type(tokens).__name__}"
+                            + (f" of dtype {tokens.dtype}" if isinstance(tokens, np.ndarray) else ""))
+        if tokens.ndim != 1 or tokens.size == 0:
+            raise ValueError(f"tokens must be a non-empty 1-dimensional array, got shape {tokens.shape}")
+        n = tokens.shape[0]
+        arrays = {}
+        for name in ("document", "sentence", "position", "entity", "alias", "aspect", "news", "head", "lexicon"):
+            array = as_int_array(getattr(self, name), name, ndim=1)
+            if array.shape != (n,):
+                raise ValueError(f"{name} must have one entry per token of tokens ({n}), got shape {array.shape}")
+            arrays[name] = array
+        for name in ("tone", "filer"):
+            array = as_int_array(getattr(self, name), name, ndim=1)
+            if array.shape != (self.config.n_documents,):
+                raise ValueError(f"{name} must have one entry per filing (config.n_documents = "
+                                 f"{self.config.n_documents}), got shape {array.shape}")
+            arrays[name] = array
+        n_documents = self.config.n_documents
+        document, sentence, position = arrays["document"], arrays["sentence"], arrays["position"]
+        # filings are stored one after another, none empty: 0, ..., 0, 1, ..., n_documents - 1
+        steps = np.diff(document)
+        if document[0] != 0 or document[-1] != n_documents - 1 or np.any((steps != 0) & (steps != 1)):
+            raise ValueError(f"document must run through the filings 0 .. {n_documents - 1} of tone and filer "
+                             f"in order (steps of 0 or 1), got values from {int(document.min())} "
+                             f"to {int(document.max())}")
+        if sentence[0] < 0 or np.any(np.diff(sentence) < 0):
+            raise ValueError("sentence must be non-negative and non-decreasing")
+        first = np.concatenate([[0], np.flatnonzero(steps) + 1])
+        if np.any(position != np.arange(n) - first[document]):
+            raise ValueError("position must be each token's index inside its filing of document (0, 1, ...)")
+        ranges = {"entity": (ENTITY_NONE, ENTITY_PRODUCT), "alias": (-1, len(COMPANIES) - 1),
+                  "aspect": (-1, len(ASPECTS) - 1), "news": (-1, 1), "head": (-1, n - 1), "lexicon": (-1, 1),
+                  "tone": (-1, 1), "filer": (0, len(COMPANIES) - 1)}
+        for name, (low, high) in ranges.items():
+            array = arrays[name]
+            if array.size and (array.min() < low or array.max() > high):
+                raise ValueError(f"{name} must hold values in [{low}, {high}], got values from "
+                                 f"{int(array.min())} to {int(array.max())}")
+        if np.any(arrays["tone"] == 0):
+            raise ValueError("tone must be +1 or -1 for every filing")
+        for name, array in arrays.items():
+            object.__setattr__(self, name, array)
 
     @property
     def n_documents(self) -> int:
@@ -556,6 +613,13 @@ def render_document(corpus: Corpus, document: int, *, annotate: bool = True) -> 
     Alias tokens show ``[ORG]`` / ``[PRODUCT]``; direction words and verbs ``[+]`` / ``[-]``
     (the news they report); lexicon words ``{+}`` / ``{-}``.
 
+    Raises
+    ------
+    TypeError
+        If ``corpus`` is not a `Corpus` or ``document`` not an integer.
+    ValueError
+        If ``document`` is negative or not below the number of filings.
+
     Examples
     --------
     >>> import numpy as np
@@ -563,6 +627,7 @@ def render_document(corpus: Corpus, document: int, *, annotate: bool = True) -> 
     >>> "[ORG]" in render_document(corpus, 0)
     True
     """
+    check_instance(corpus, "corpus", Corpus)
     check_positive_int(document, "document", minimum=0)
     if document >= corpus.n_documents:
         raise ValueError(f"document must be below n_documents = {corpus.n_documents}, got {document}")
@@ -588,12 +653,18 @@ def render_document(corpus: Corpus, document: int, *, annotate: bool = True) -> 
 def corpus_fingerprint(corpus: Corpus) -> str:
     """SHA-256 of the corpus text and every annotation array: equal iff byte-identical.
 
+    Raises
+    ------
+    TypeError
+        If ``corpus`` is not a `Corpus`.
+
     Examples
     --------
     >>> import numpy as np
     >>> len(corpus_fingerprint(generate_corpus(CorpusConfig(n_documents=1), np.random.default_rng(0))))
     64
     """
+    check_instance(corpus, "corpus", Corpus)
     digest = hashlib.sha256(" ".join(corpus.tokens.tolist()).encode())
     for name in ("document", "sentence", "position", "entity", "alias", "aspect", "news", "head",
                  "lexicon", "tone", "filer"):

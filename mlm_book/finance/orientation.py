@@ -37,7 +37,7 @@ import numpy as np
 
 from mlm_book.finance.corpus import Corpus
 from mlm_book.finance.world import LEXICON, NEGATIVE_SEEDS, POSITIVE_SEEDS
-from mlm_book.validation import check_instance, check_probability, check_sequence
+from mlm_book.validation import as_float_array, as_int_array, check_instance, check_probability, check_sequence
 
 __all__ = ["Orientation", "document_counts", "semantic_orientation"]
 
@@ -56,6 +56,16 @@ class Orientation:
     accuracy : float
         Share of words whose SO sign matches the lexicon (zero scores count one half).
     positive_seeds, negative_seeds : tuple of str
+
+    Raises
+    ------
+    TypeError
+        If ``words`` or a seed set is not a sequence of str, ``score`` not real numbers,
+        ``truth`` not integers, or ``accuracy`` not a real number.
+    ValueError
+        If ``words`` or a seed set is empty, ``score`` or ``truth`` does not have one entry
+        per word, ``score`` is not finite, ``truth`` is not +1 / -1, or ``accuracy`` is
+        outside ``[0, 1]``.
     """
 
     words: tuple[str, ...]
@@ -64,6 +74,24 @@ class Orientation:
     accuracy: float
     positive_seeds: tuple[str, ...]
     negative_seeds: tuple[str, ...]
+
+    def __post_init__(self):
+        for name in ("words", "positive_seeds", "negative_seeds"):
+            items = tuple(check_sequence(getattr(self, name), name, of=str))
+            if not items:
+                raise ValueError(f"{name} must not be empty")
+            object.__setattr__(self, name, items)
+        n_words = len(self.words)
+        score = as_float_array(self.score, "score", ndim=1)
+        truth = as_int_array(self.truth, "truth", ndim=1)
+        for name, array in (("score", score), ("truth", truth)):
+            if array.shape != (n_words,):
+                raise ValueError(f"{name} must have one entry per word of words ({n_words}), got shape {array.shape}")
+        if np.any(np.abs(truth) != 1):
+            raise ValueError("truth must hold lexicon polarities +1 or -1")
+        check_probability(self.accuracy, "accuracy")
+        object.__setattr__(self, "score", score)
+        object.__setattr__(self, "truth", truth)
 
 
 def document_counts(corpus: Corpus, words: Sequence[str]) -> np.ndarray:

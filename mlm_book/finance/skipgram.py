@@ -29,10 +29,20 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from mlm_book.validation import (as_float_array, as_int_array, check_generator, check_positive_int, check_probability,
-                                 check_tokens)
+from mlm_book.validation import (as_float_array, as_int_array, check_generator, check_instance, check_positive_int,
+                                 check_probability, check_tokens)
 
 __all__ = ["SkipGramConfig", "SkipGramModel", "skipgram_pairs", "train_skipgram", "cosine_neighbours"]
+
+#: Most (centre, context) pairs and most vector-table entries a call may build: each is
+#: hundreds of MB at this size, far beyond the book's corpus (~10^5 pairs, ~10^5 entries).
+MAX_PAIRS = 10**8
+MAX_TABLE = 10**8
+
+
+def _check_drop(drop) -> None:
+    if drop is not None and (isinstance(drop, bool) or not isinstance(drop, (int, np.integer))):
+        raise TypeError(f"drop must be an integer id or None, got {type(drop).__name__}")
 
 
 @dataclass(frozen=True)
@@ -91,12 +101,37 @@ class SkipGramModel:
     epoch_loss : numpy.ndarray, shape (epochs,)
         Mean loss per positive pair (nats) during each epoch.
     config : SkipGramConfig
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not a `SkipGramConfig` or an array does not hold real numbers.
+    ValueError
+        If an array is not finite, the vector tables are not both ``(V, config.dim)`` with
+        ``V >= 1``, or ``epoch_loss`` is negative or not of length ``config.epochs``.
     """
 
     input_vectors: np.ndarray
     output_vectors: np.ndarray
     epoch_loss: np.ndarray
     config: SkipGramConfig
+
+    def __post_init__(self):
+        config = check_instance(self.config, "config", SkipGramConfig)
+        for name in ("input_vectors", "output_vectors"):
+            table = as_float_array(getattr(self, name), name, ndim=2)
+            if table.shape[0] < 1 or table.shape[1] != config.dim:
+                raise ValueError(f"{name} must have shape (V, config.dim = {config.dim}) with V >= 1, "
+                                 f"got {table.shape}")
+            object.__setattr__(self, name, table)
+        if self.input_vectors.shape != self.output_vectors.shape:
+            raise ValueError(f"input_vectors and output_vectors must have the same shape, "
+                             f"got {self.input_vectors.shape} and {self.output_vectors.shape}")
+        loss = as_float_array(self.epoch_loss, "epoch_loss", ndim=1)
+        if loss.shape != (config.epochs,) or np.any(loss < 0):
+            raise ValueError(f"epoch_loss must hold config.epochs = {config.epochs} non-negative losses, "
+                             f"got shape {loss.shape}")
+        object.__setattr__(self, "epoch_loss", loss)
 
 
 def skipgram_pairs(ids, document, window: int = 2, *, drop: int | None = 1) -> tuple[np.ndarray, np.ndarray]:
@@ -117,6 +152,15 @@ def skipgram_pairs(ids, document, window: int = 2, *, drop: int | None = 1) -> t
     -------
     centre, context : numpy.ndarray of int, shape (n_pairs,)
 
+    Raises
+    ------
+    TypeError
+        If ``ids`` or ``document`` does not hold integers, ``window`` is not an integer, or
+        ``drop`` is neither an integer nor ``None``.
+    ValueError
+        If ``ids`` and ``document`` differ in shape, ``window`` is below 1, or the pairs
+        could number more than ``MAX_PAIRS``.
+
     Examples
     --------
     >>> c, o = skipgram_pairs([5, 6, 1, 7, 8], [0, 0, 0, 0, 1], window=1)
@@ -128,11 +172,17 @@ def skipgram_pairs(ids, document, window: int = 2, *, drop: int | None = 1) -> t
     if ids.shape != document.shape:
         raise ValueError(f"ids and document must have the same shape, got {ids.shape} and {document.shape}")
     check_positive_int(window, "window")
+    _check_drop(drop)
     if drop is not None:
         keep = ids != drop
         ids, document = ids[keep], document[keep]
+    # offsets of n or more pair nothing, so a window wider than the stream is the stream's width
+    reach = max(1, min(window, ids.size))
+    if 2 * ids.size * reach > MAX_PAIRS:
+        raise ValueError(f"window = {window} on {ids.size} ids could make up to {2 * ids.size * reach} pairs, "
+                         f"more than the limit {MAX_PAIRS}")
     centres, contexts = [], []
-    for offset in list(range(1, window + 1)) + list(range(-1, -window - 1, -1)):
+    for offset in list(range(1, reach + 1)) + list(range(-1, -reach - 1, -1)):
         if offset > 0:
             c, o, same = ids[:-offset], ids[offset:], document[:-offset] == document[offset:]
         else:
@@ -182,6 +232,15 @@ def train_skipgram(ids, document, vocab_size: int, config: SkipGramConfig, rng: 
     -------
     SkipGramModel
 
+    Raises
+    ------
+    TypeError
+        If ``config`` is not a `SkipGramConfig`, ``rng`` not a Generator, ``ids`` not integers
+        or ``drop`` neither an integer nor ``None``.
+    ValueError
+        If an id is outside ``[0, vocab_size)``, ``vocab_size * config.dim`` exceeds
+        ``MAX_TABLE``, or the stream has no pair within the window.
+
     Examples
     --------
     >>> import numpy as np
@@ -193,6 +252,10 @@ def train_skipgram(ids, document, vocab_size: int, config: SkipGramConfig, rng: 
         raise TypeError(f"config must be a SkipGramConfig, got {type(config).__name__}")
     check_generator(rng)
     vocab_size = check_positive_int(vocab_size, "vocab_size")
+    if vocab_size * config.dim > MAX_TABLE:
+        raise ValueError(f"vocab_size = {vocab_size} times config.dim = {config.dim} vector entries is more "
+                         f"than the limit {MAX_TABLE}")
+    _check_drop(drop)
     ids = as_int_array(ids, "ids", ndim=1)
     if ids.size and (ids.min() < 0 or ids.max() >= vocab_size):
         raise ValueError(f"ids must be in [0, {vocab_size})")
@@ -253,6 +316,14 @@ def cosine_neighbours(vectors, query: int, k: int = 5, *, exclude=()) -> tuple[n
     ids : numpy.ndarray of int, shape (k,)
     cosines : numpy.ndarray, shape (k,)
 
+    Raises
+    ------
+    TypeError
+        If ``vectors`` is not real numbers or ``query``, ``k`` or ``exclude`` not integers.
+    ValueError
+        If ``vectors`` has no row or is not finite, ``query`` is not a row index, its row is
+        zero, or ``k`` exceeds the rows left after ``query`` and ``exclude``.
+
     Examples
     --------
     >>> ids, cos = cosine_neighbours([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0]], 0, k=1)
@@ -260,6 +331,8 @@ def cosine_neighbours(vectors, query: int, k: int = 5, *, exclude=()) -> tuple[n
     ([1], 0.994)
     """
     vectors = as_float_array(vectors, "vectors", ndim=2)
+    if vectors.shape[0] == 0:
+        raise ValueError(f"vectors must have at least one row, got shape {vectors.shape}")
     check_positive_int(query, "query", minimum=0)
     if query >= vectors.shape[0]:
         raise ValueError(f"query must be a row index below {vectors.shape[0]}, got {query}")

@@ -177,6 +177,8 @@ def build_vocabulary(tokens: Iterable[str], min_count: int = 5) -> Vocabulary:
     ------
     ValueError
         If ``min_count`` < 1 or a token is one of the reserved strings ``[UNK]``, ``[MASK]``, ``[PAD]``.
+    TypeError
+        If ``tokens`` is a string or not iterable, or holds an item that is not a str.
 
     Examples
     --------
@@ -191,7 +193,11 @@ def build_vocabulary(tokens: Iterable[str], min_count: int = 5) -> Vocabulary:
     # a bare string would count its characters, and None or a number is no corpus at all
     if isinstance(tokens, (str, bytes)) or not isinstance(tokens, Iterable):
         raise TypeError(f"tokens must be an iterable of str (e.g. a list of words), got {type(tokens).__name__}")
-    counts = Counter(tokens)
+    try:
+        counts = Counter(tokens)
+    except TypeError:
+        # an unhashable item (a nested list, an array) cannot be a word
+        raise TypeError("tokens must hold strings (a flat list of words), got an unhashable item") from None
     bad = [token for token in counts if not isinstance(token, str)]
     if bad:
         raise TypeError(f"tokens must hold strings, got {type(bad[0]).__name__}")

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mlm_book.finance.corpus import SEP, Corpus
-from mlm_book.validation import check_instance, check_positive_int
+from mlm_book.validation import check_instance, check_positive_int, check_probability
 
 __all__ = ["Vote", "word_positions", "lexicon_vote"]
 
@@ -48,6 +48,15 @@ class Vote:
         Lexicon occurrences scored.
     n_ties : int
         Occurrences whose vote tied.
+
+    Raises
+    ------
+    TypeError
+        If ``window``, ``n`` or ``n_ties`` is not an integer (``window`` may be ``None``), or an
+        accuracy not a real number.
+    ValueError
+        If ``window`` or ``n`` is below 1, ``n_ties`` is not in ``[0, n)``, or an accuracy is
+        outside ``[0, 1]``.
     """
 
     window: int | None
@@ -55,6 +64,16 @@ class Vote:
     accuracy_decided: float
     n: int
     n_ties: int
+
+    def __post_init__(self):
+        if self.window is not None:
+            check_positive_int(self.window, "window")
+        check_probability(self.accuracy, "accuracy")
+        check_probability(self.accuracy_decided, "accuracy_decided")
+        n = check_positive_int(self.n, "n")
+        # lexicon_vote raises when every vote ties, so at least one vote is decided
+        if check_positive_int(self.n_ties, "n_ties", minimum=0) >= n:
+            raise ValueError(f"n_ties must be below n = {n} (at least one decided vote), got {self.n_ties}")
 
 
 def word_positions(corpus: Corpus) -> np.ndarray:

@@ -40,6 +40,10 @@ from mlm_book.validation import as_int_array, check_positive_int
 
 __all__ = ["centre_position", "centred_windows", "fixed_windows", "gather_windows", "nearest_centre"]
 
+#: Most window slots one call may build (each slot takes an id, a flag and intermediates:
+#: ~1 GB at this size, against ~2 * 10^6 slots for the book's corpus).
+MAX_SLOTS = 5 * 10**7
+
 
 def _document_array(document) -> np.ndarray:
     array = as_int_array(document, "document", ndim=1)
@@ -93,6 +97,15 @@ def centred_windows(ids, document, *, length: int = 32, pad_id: int, select=None
     valid : numpy.ndarray of bool, shape (m, length)
         False on padded slots.
 
+    Raises
+    ------
+    TypeError
+        If ``ids``, ``document``, ``select`` or ``pad_id`` does not hold integers.
+    ValueError
+        If ``document`` is empty or decreasing, ``ids`` and ``document`` differ in shape,
+        ``length`` is below 2, ``select`` is out of range, or the windows would have more
+        than ``MAX_SLOTS`` slots.
+
     Examples
     --------
     >>> import numpy as np
@@ -110,6 +123,9 @@ def centred_windows(ids, document, *, length: int = 32, pad_id: int, select=None
     index = np.arange(ids.size) if select is None else as_int_array(select, "select", ndim=1)
     if index.size and (index.min() < 0 or index.max() >= ids.size):
         raise ValueError(f"select must hold stream indices in [0, {ids.size})")
+    if max(index.size, 1) * length > MAX_SLOTS:
+        raise ValueError(f"length = {length} for {index.size} windows is {max(index.size, 1) * length} slots, "
+                         f"more than the limit {MAX_SLOTS}")
     first, stop = _bounds(document)
     source = index[:, None] + (np.arange(length) - centre)[None, :]
     valid = (source >= first[index][:, None]) & (source < stop[index][:, None])
@@ -145,7 +161,7 @@ def fixed_windows(document, *, length: int = 32, stride: int = 16) -> np.ndarray
     >>> fixed_windows([0, 0, 1], length=4, stride=2)
     Traceback (most recent call last):
     ...
-    ValueError: every filing must have at least length = 4 tokens for a fixed window; the shortest has 1
+    ValueError: every filing of document must have at least length = 4 tokens for a fixed window; the shortest has 1
     """
     document = _document_array(document)
     check_positive_int(length, "length", minimum=2)
@@ -156,7 +172,7 @@ def fixed_windows(document, *, length: int = 32, stride: int = 16) -> np.ndarray
     starts = np.concatenate([[0], change])
     sizes = np.diff(np.concatenate([starts, [document.size]]))
     if sizes.min() < length:
-        raise ValueError(f"every filing must have at least length = {length} tokens for a fixed window; "
+        raise ValueError(f"every filing of document must have at least length = {length} tokens for a fixed window; "
                          f"the shortest has {int(sizes.min())}")
     regular = (sizes - length) // stride + 1                      # windows that fit at k * stride
     covered = (regular - 1) * stride + length                     # tokens they cover
@@ -180,6 +196,13 @@ def gather_windows(ids, window_starts, *, length: int = 32) -> np.ndarray:
     length : int
         Window length.
 
+    Raises
+    ------
+    TypeError
+        If ``ids`` or ``window_starts`` does not hold integers, or ``length`` is not an integer.
+    ValueError
+        If ``length`` is below 1 or a window does not lie inside ``ids``.
+
     Examples
     --------
     >>> gather_windows([5, 6, 7, 8, 9], [0, 2], length=3).tolist()
@@ -189,7 +212,7 @@ def gather_windows(ids, window_starts, *, length: int = 32) -> np.ndarray:
     starts = as_int_array(window_starts, "window_starts", ndim=1)
     check_positive_int(length, "length")
     if starts.size and (starts.min() < 0 or starts.max() + length > ids.size):
-        raise ValueError(f"window_starts must index windows of length {length} inside the stream")
+        raise ValueError(f"window_starts must index windows of length {length} inside ids ({ids.size} tokens)")
     return ids[starts[:, None] + np.arange(length)[None, :]]
 
 
@@ -212,6 +235,15 @@ def nearest_centre(document, window_starts, *, length: int = 32):
     position : numpy.ndarray of int, shape (n,)
         The token's position inside that window, in ``[0, length)``.
 
+    Raises
+    ------
+    TypeError
+        If ``document`` or ``window_starts`` does not hold integers, or ``length`` is not an integer.
+    ValueError
+        If ``document`` is empty or decreasing, ``length`` is below 2, ``window_starts`` is
+        empty, decreasing or indexes a window outside ``document`` or across two filings, or
+        the windows do not cover every token.
+
     Examples
     --------
     >>> import numpy as np
@@ -227,9 +259,10 @@ def nearest_centre(document, window_starts, *, length: int = 32):
     if starts.size == 0 or np.any(np.diff(starts) < 0):
         raise ValueError("window_starts must be a non-empty non-decreasing array")
     if starts.min() < 0 or starts.max() + length > document.size:
-        raise ValueError("window_starts must index windows inside the stream")
+        raise ValueError(f"window_starts must index windows of length = {length} inside document "
+                         f"({document.size} tokens)")
     if np.any(document[starts] != document[starts + length - 1]):
-        raise ValueError("every window must lie inside one filing")
+        raise ValueError("every window of window_starts must lie inside one filing of document")
     token = np.arange(document.size)
     last = np.searchsorted(starts, token, side="right") - 1       # last window starting at or before
     best = np.full(token.size, -1)

@@ -32,6 +32,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 __all__ = [
     "Company", "Aspect", "COMPANIES", "ASPECTS", "DIRECTION_WORDS", "EVALUATIVE_VERBS",
     "LEXICON", "POSITIVE_SEEDS", "NEGATIVE_SEEDS", "SEGMENTS", "ENTITY_NONE", "ENTITY_ORG",
@@ -45,12 +47,32 @@ ENTITY_NAMES = ("-", "ORG", "PRODUCT")
 
 @dataclass(frozen=True)
 class Company:
-    """A filer: "<alias> <noun> <suffix>" names the company, "the <alias> <noun>" its product."""
+    """A filer: "<alias> <noun> <suffix>" names the company, "the <alias> <noun>" its product.
+
+    Each field is one lower-case token (no spaces): a filing writes it as a single word.
+
+    Raises
+    ------
+    TypeError
+        If a field is not a str.
+    ValueError
+        If a field is empty or contains whitespace.
+
+    Examples
+    --------
+    >>> company = Company("kestrel", "turbine", "turbines", "services")
+    >>> company.name, company.product
+    (('kestrel', 'turbine', 'services'), ('the', 'kestrel', 'turbine'))
+    """
 
     alias: str
     noun: str
     plural: str
     suffix: str
+
+    def __post_init__(self):
+        for name in ("alias", "noun", "plural", "suffix"):
+            _check_word(getattr(self, name), name)
 
     @property
     def name(self) -> tuple[str, ...]:
@@ -65,10 +87,45 @@ class Company:
 
 @dataclass(frozen=True)
 class Aspect:
-    """A financial line item and the polarity of its increase (+1 good news, -1 bad news)."""
+    """A financial line item and the polarity of its increase (+1 good news, -1 bad news).
+
+    Raises
+    ------
+    TypeError
+        If ``words`` is not a tuple or list of str, or ``polarity`` not an integer.
+    ValueError
+        If ``words`` is empty or holds an empty or spaced word, or ``polarity`` is not +1 or -1.
+
+    Examples
+    --------
+    >>> aspect = Aspect(("net", "income"), 1)
+    >>> " ".join(aspect.words), aspect.polarity
+    ('net income', 1)
+    """
 
     words: tuple[str, ...]
     polarity: int
+
+    def __post_init__(self):
+        if not isinstance(self.words, (tuple, list)):
+            raise TypeError(f"words must be a tuple of str, got {type(self.words).__name__}")
+        if not self.words:
+            raise ValueError("words must hold at least one word")
+        for word in self.words:
+            _check_word(word, "words")
+        object.__setattr__(self, "words", tuple(self.words))
+        if isinstance(self.polarity, bool) or not isinstance(self.polarity, (int, np.integer)):
+            raise TypeError(f"polarity must be the integer +1 or -1, got {type(self.polarity).__name__}")
+        if self.polarity not in (1, -1):
+            raise ValueError(f"polarity must be +1 or -1, got {self.polarity}")
+
+
+def _check_word(value, name: str) -> None:
+    """A token of the filings: a non-empty str without whitespace."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, got {type(value).__name__}")
+    if not value or value.split() != [value]:
+        raise ValueError(f"{name} must be one word (non-empty, no spaces), got {value!r}")
 
 
 def _company(alias: str, noun: str, suffix: str, plural: str | None = None) -> Company:
