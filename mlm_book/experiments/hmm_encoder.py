@@ -75,14 +75,14 @@ __all__ = [
 _KINDS = {"mask": 1, "random": 2, "kept": 3}
 
 
-def _check_finite_numbers(value, name: str, depth: int = 0) -> None:
+def _check_finite_numbers(value, name: str) -> None:
     """Raise if a (nested) dict, list or tuple of measured numbers holds NaN, an infinity or a complex."""
     if isinstance(value, dict):
         for item in value.values():
-            _check_finite_numbers(item, name, depth + 1)
+            _check_finite_numbers(item, name)
     elif isinstance(value, (list, tuple)):
         for item in value:
-            _check_finite_numbers(item, name, depth + 1)
+            _check_finite_numbers(item, name)
     elif isinstance(value, np.ndarray):
         if value.dtype.kind == "c" or (value.dtype.kind == "f" and not np.all(np.isfinite(value))):
             raise ValueError(f"{name} must hold finite real numbers only")
