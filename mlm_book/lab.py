@@ -129,10 +129,31 @@ def default_sentence() -> dict:
 
 
 def substitutes(tokens) -> list[int]:
-    """One random substitute per position: uniform over the 24 tokens other than the one there (seeded)."""
+    """One random substitute per position: uniform over the 24 tokens other than the one there (seeded).
+
+    Parameters
+    ----------
+    tokens : array_like of int, shape (n,)
+        A sentence of the book's HMM (ids in ``[0, 25)``).
+
+    Raises
+    ------
+    TypeError
+        If ``tokens`` does not hold integers.
+    ValueError
+        If ``tokens`` is not a non-empty 1-D sequence of ids in ``[0, 25)``.
+
+    Examples
+    --------
+    >>> shown = substitutes([0, 5, 24])
+    >>> len(shown), all(s != t and 0 <= s < 25 for s, t in zip(shown, [0, 5, 24]))
+    (3, True)
+    """
     from mlm_book.hmm import default_hmm
+    from mlm_book.validation import check_tokens
 
     vocab = default_hmm().vocab_size
+    tokens = check_tokens(tokens, "tokens", vocab, ndim=1).tolist()
     draws = np.random.default_rng(SUBSTITUTE_SEED).integers(0, vocab - 1, size=len(tokens))
     return [int(d + (d >= t)) for d, t in zip(draws, tokens)]
 

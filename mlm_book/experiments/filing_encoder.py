@@ -56,7 +56,16 @@ from mlm_book.finance.world import DIRECTION_WORDS, ENTITY_PRODUCT, EVALUATIVE_V
 from mlm_book.ledger import Claim
 from mlm_book.nn import encoder as enc
 from mlm_book.nn.train import TrainConfig, TrainResult, cached_training, is_cached_training, learning_rate
-from mlm_book.validation import as_int_array, check_positive_int
+from mlm_book.validation import (
+    as_float_array,
+    as_int_array,
+    check_bool,
+    check_instance,
+    check_positive_int,
+    check_probability,
+    check_real,
+    check_sequence,
+)
 
 __all__ = [
     "FilingEncoderSetup", "SETUP", "SEEDS", "LONGER", "MORE_KEPT", "BERT_PASSES", "seed_setup", "book_setups", "Split",
@@ -94,6 +103,25 @@ class FilingEncoderSetup:
         Seed of that draw.
     seed : int
         Training seed (initialisation and batch order).
+
+    Raises
+    ------
+    TypeError
+        If a number is of the wrong kind (``final_lr_fraction``, ``rho``, ``mask``, ``random``).
+    ValueError
+        If a size is not a positive integer or ``n_heads`` does not divide ``d_model``, not
+        exactly one of ``steps`` and ``passes`` is set, a rate, share or seed is out of its
+        range (``final_lr_fraction``, ``mask`` and ``random`` in [0, 1], ``rho`` in (0, 1],
+        ``mask + random`` at most 1), or a number is not finite.
+
+    Examples
+    --------
+    >>> SETUP.steps, round(SETUP.kept, 12)
+    (3000, 0.1)
+    >>> replace(SETUP, mask=0.95)
+    Traceback (most recent call last):
+    ...
+    ValueError: mask + random must be at most 1, got 0.95 + 0.1
     """
 
     d_model: int = 64
@@ -134,6 +162,16 @@ class FilingEncoderSetup:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+        if self.d_model % self.n_heads:
+            raise ValueError(f"n_heads must divide d_model, got d_model={self.d_model}, n_heads={self.n_heads}")
+        # checked, never converted: the fields enter the cache keys as given
+        check_probability(self.final_lr_fraction, "final_lr_fraction")
+        if check_probability(self.rho, "rho") == 0:
+            raise ValueError("rho must be > 0: a channel that selects nothing gives no loss to train on")
+        for name in ("mask", "random"):
+            check_probability(getattr(self, name), name)
+        if self.mask + self.random > 1.0 + 1e-12:
+            raise ValueError(f"mask + random must be at most 1, got {self.mask} + {self.random}")
 
     @property
     def kept(self) -> float:
@@ -189,7 +227,14 @@ def seed_setup(seed: int, setup: FilingEncoderSetup = SETUP) -> FilingEncoderSet
 
 
 def book_setups() -> tuple[FilingEncoderSetup, ...]:
-    """Every filing encoder the book reads: the five seeds, then the diagnostic runs and the 40-pass contrast."""
+    """Every filing encoder the book reads: the five seeds, then the diagnostic runs and the 40-pass contrast.
+
+    Examples
+    --------
+    >>> setups = book_setups()
+    >>> len(setups), setups[0] == SETUP, setups[-3:] == (LONGER, MORE_KEPT, BERT_PASSES)
+    (8, True, True)
+    """
     return (*(seed_setup(seed) for seed in SEEDS), LONGER, MORE_KEPT, BERT_PASSES)
 
 
@@ -256,7 +301,13 @@ def training_config(setup: FilingEncoderSetup = SETUP) -> TrainConfig:
     (3000, 200, 120, 0.01)
     >>> training_config(BERT_PASSES).steps
     499
+
+    Raises
+    ------
+    TypeError
+        If ``setup`` is not a [`FilingEncoderSetup`][mlm_book.experiments.filing_encoder.FilingEncoderSetup].
     """
+    check_instance(setup, "setup", FilingEncoderSetup)
     if setup.steps is not None:
         steps = setup.steps
     else:
@@ -318,13 +369,26 @@ def ensure_trained(setups=None) -> int:
     ----------
     setups : iterable of FilingEncoderSetup, optional
         Default [`book_setups`][mlm_book.experiments.filing_encoder.book_setups].
+
+    Raises
+    ------
+    TypeError
+        If ``setups`` is not a sequence of
+        [`FilingEncoderSetup`][mlm_book.experiments.filing_encoder.FilingEncoderSetup] objects.
+
+    Examples
+    --------
+    >>> ensure_trained([])          # nothing asked for, nothing trained
+    0
+    >>> ensure_trained([SETUP.encoder(867)])
+    Traceback (most recent call last):
+    ...
+    TypeError: setups must hold FilingEncoderSetup items, got EncoderConfig
     """
     from mlm_book.parallel import run_in_processes
 
-    setups = list(dict.fromkeys(book_setups() if setups is None else setups))
-    for setup in setups:
-        if not isinstance(setup, FilingEncoderSetup):
-            raise TypeError(f"setups must hold FilingEncoderSetup objects, got {type(setup).__name__}")
+    setups = book_setups() if setups is None else check_sequence(setups, "setups", of=FilingEncoderSetup)
+    setups = list(dict.fromkeys(setups))
     missing = [setup for setup in setups if cache.load(_measurement_entry(setup)) is None]
     missing.sort(key=lambda setup: -training_config(setup).steps)   # longest first: the pool's tail stays short
     run_in_processes(_train_and_measure, missing)
@@ -366,6 +430,31 @@ def ensure_book_encoders() -> int:
 # ----------------------------------------------------------------------------- reading the encoder
 def centre_states(result: TrainResult, select, *, mask_centre: bool = False, mask_at: int | None = None,
                   batch: int = 512) -> np.ndarray:
+    """The reading itself, unchecked (the public ``centre_states`` below checks its arguments first)."""
+    world = _world()
+    select = np.asarray(select, dtype=np.int64)
+    config = result.encoder
+    windows, _ = centred_windows(world.ids, world.corpus.document, length=config.length,
+                                 pad_id=config.pad_id, select=select)
+    centre = centre_position(config.length)
+    if mask_centre:
+        windows[:, centre] = config.mask_id
+    if mask_at is not None:
+        windows[:, mask_at] = np.where(windows[:, mask_at] == config.pad_id, config.pad_id, config.mask_id)
+    out = np.empty((select.size, config.n_blocks + 1, config.d_model))
+    for start in range(0, select.size, batch):
+        hidden = enc.hidden_states(result.params, config, windows[start:start + batch])
+        out[start:start + batch] = np.stack([h[:, centre] for h in hidden], axis=1)
+    return out
+
+
+# This function's source keys the cached measurements (_measurement_code), so the argument
+# checks live in the public wrapper below instead of in its body.
+_read_centre_states = centre_states
+
+
+def centre_states(result: TrainResult, select, *, mask_centre: bool = False, mask_at: int | None = None,
+                  batch: int = 512) -> np.ndarray:
     """Hidden states of the centre row of each selected token's own centred window.
 
     Parameters
@@ -385,22 +474,44 @@ def centre_states(result: TrainResult, select, *, mask_centre: bool = False, mas
     -------
     numpy.ndarray, shape (m, n_blocks + 1, d), float64
         Layer 0 ($E[x] + P_{16}$), then the residual stream after each block.
+
+    Raises
+    ------
+    TypeError
+        If ``result`` is not a ``TrainResult``, ``select``, ``mask_at`` or ``batch`` does not
+        hold integers, or ``mask_centre`` is not a bool.
+    ValueError
+        If ``result`` is not a filing encoder over chapter 6's vocabulary, ``select`` is not a
+        non-empty 1-D array of stream indices, ``mask_at`` is not a window position, or
+        ``batch`` is not positive.
+
+    Examples
+    --------
+    >>> states = centre_states(trained_encoder(), [0, 1, 2])
+    >>> states.shape, states.dtype
+    ((3, 3, 64), dtype('float64'))
     """
+    # read by its attributes (tests stand a random encoder in for the trained one)
+    config = getattr(result, "encoder", None)
+    if not isinstance(config, enc.EncoderConfig) or not hasattr(result, "params"):
+        raise TypeError(f"result must be a trained encoder (a TrainResult), got {type(result).__name__}")
     world = _world()
-    select = np.asarray(select, dtype=np.int64)
-    config = result.encoder
-    windows, _ = centred_windows(world.ids, world.corpus.document, length=config.length,
-                                 pad_id=config.pad_id, select=select)
-    centre = centre_position(config.length)
-    if mask_centre:
-        windows[:, centre] = config.mask_id
+    if not (config.pad and config.vocab_size == world.vocabulary.size):
+        raise ValueError(f"result must be a filing encoder (with [PAD], over chapter 6's {world.vocabulary.size} "
+                         f"words), got encoder {config!r}")
+    select = as_int_array(select, "select", ndim=1)
+    if select.size == 0:
+        raise ValueError("select must hold at least one stream index")
+    if select.min() < 0 or select.max() >= world.ids.size:
+        raise ValueError(f"select must hold stream indices in [0, {world.ids.size}), got values from "
+                         f"{select.min()} to {select.max()}")
+    mask_centre = check_bool(mask_centre, "mask_centre")
     if mask_at is not None:
-        windows[:, mask_at] = np.where(windows[:, mask_at] == config.pad_id, config.pad_id, config.mask_id)
-    out = np.empty((select.size, config.n_blocks + 1, config.d_model))
-    for start in range(0, select.size, batch):
-        hidden = enc.hidden_states(result.params, config, windows[start:start + batch])
-        out[start:start + batch] = np.stack([h[:, centre] for h in hidden], axis=1)
-    return out
+        mask_at = check_positive_int(mask_at, "mask_at", minimum=0)
+        if mask_at >= config.length:
+            raise ValueError(f"mask_at must be a window position in [0, {config.length}), got {mask_at}")
+    batch = check_positive_int(batch, "batch")
+    return _read_centre_states(result, select, mask_centre=mask_centre, mask_at=mask_at, batch=batch)
 
 
 def _centre_proba(result: TrainResult, select, *, mask_centre: bool, batch: int = 512) -> np.ndarray:
@@ -470,6 +581,15 @@ class FilingMeasurements:
     geometry : dict
         Definition 3 for *kestrel* and the layer baselines, by layer; the MEV of the token pool at
         the top layer and its isotropic reference.
+
+    Raises
+    ------
+    TypeError
+        If ``seed`` or ``steps`` is not an integer, ``seconds`` or ``layer0_spread`` not a real
+        number, ``cue`` not a list or a measurement table not a dict.
+    ValueError
+        If ``seed`` or ``seconds`` is negative, ``steps`` not positive, ``layer0_spread`` negative,
+        a ``cue`` entry not an accuracy in [0, 1] (or ``None``), or any number not finite.
     """
 
     seed: int
@@ -485,6 +605,36 @@ class FilingMeasurements:
     lexicon: dict
     visible: dict
     geometry: dict
+
+
+def _check_measurements(record: FilingMeasurements) -> None:
+    """Raise if a field of ``record`` is of the wrong kind, out of range or not finite."""
+    from mlm_book.experiments.hmm_encoder import _check_finite_numbers, _check_seed
+
+    _check_seed(record.seed, "seed")
+    check_positive_int(record.steps, "steps")
+    check_real(record.seconds, "seconds", low=0.0)
+    check_real(record.layer0_spread, "layer0_spread", low=0.0)
+    check_instance(record.cue, "cue", (list, tuple))
+    for accuracy in record.cue:
+        if accuracy is not None:
+            check_probability(accuracy, "cue")
+    for name in ("ce", "typing", "kestrel", "leak", "polarity", "lexicon", "visible", "geometry"):
+        _check_finite_numbers(check_instance(getattr(record, name), name, dict), name)
+
+
+# FilingMeasurements' own source keys the cached measurements (_measurement_code): a
+# __post_init__ there would re-measure every seed, so its checks wrap the generated __init__.
+_unchecked_measurements_init = FilingMeasurements.__init__
+
+
+@functools.wraps(_unchecked_measurements_init)
+def _checked_measurements_init(self, *args, **kwargs):
+    _unchecked_measurements_init(self, *args, **kwargs)
+    _check_measurements(self)
+
+
+FilingMeasurements.__init__ = _checked_measurements_init
 
 
 def _ce(result: TrainResult, setup: FilingEncoderSetup, tokens: np.ndarray) -> dict:
@@ -591,14 +741,21 @@ def _measurement_code():
     """The code a measurement depends on: the measuring functions here (not the module, so that prose and
     presentation edits do not re-measure), the encoder, the probe, geometry and the finance modules."""
     from mlm_book.nn import layers, train
-    here = [FilingMeasurements, _measure, _ce, _polarity, _kfold, _contiguous_folds, centre_states, _centre_proba,
-            _world, split, _source]
+    here = [FilingMeasurements, _measure, _ce, _polarity, _kfold, _contiguous_folds, _read_centre_states,
+            _centre_proba, _world, split, _source]
     return [*here, geometry, probe, enc, layers, train, windows_module, corpus_module, vocab_module]
+
+
+@functools.cache
+def _measurement_source() -> str:
+    # The code text read once per process (the same key as hashing the producers themselves):
+    # re-reading eight modules for each setup took about 0.3 s a setup in ensure_trained.
+    return cache.source_of(_measurement_code())
 
 
 def _measurement_entry(setup: FilingEncoderSetup) -> cache.CacheEntry:
     name = f"filing-measurements-{setup.seed}-{training_config(setup).steps}-{setup.mask:g}"
-    return cache.CacheEntry(name, cache.cache_key(name, _measurement_key(setup), _measurement_code()),
+    return cache.CacheEntry(name, cache.cache_key(name, _measurement_key(setup), [_measurement_source()]),
                             cache.cache_dir())
 
 
@@ -625,12 +782,19 @@ def all_seed_results(setup: FilingEncoderSetup = SETUP) -> tuple[FilingMeasureme
 def spread(values) -> tuple[float, float]:
     """Mean and sample standard deviation of per-seed values.
 
+    Raises
+    ------
+    TypeError
+        If ``values`` is not a sequence of real numbers.
+    ValueError
+        If ``values`` holds fewer than two numbers, or NaN or an infinity.
+
     Examples
     --------
     >>> spread([1.0, 2.0, 3.0])
     (2.0, 1.0)
     """
-    array = np.asarray(list(values), dtype=np.float64)
+    array = as_float_array(check_sequence(values, "values"), "values")
     if array.ndim != 1 or array.size < 2:
         raise ValueError(f"values must hold at least two numbers, got {array.size}")
     return float(array.mean()), float(array.std(ddof=1))

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import math
+import numbers
 from dataclasses import dataclass, field, replace
 from functools import cache
 
@@ -36,7 +37,16 @@ from mlm_book.nn import encoder as enc
 from mlm_book.nn import gradcheck, layers
 from mlm_book.nn.train import TrainConfig, TrainResult, cached_training
 from mlm_book.scoring import cross_entropy, entropy, kl_divergence
-from mlm_book.validation import check_positive_int
+from mlm_book.validation import (
+    as_float_array,
+    as_int_array,
+    check_instance,
+    check_positive_int,
+    check_probability,
+    check_real,
+    check_sequence,
+    check_tokens,
+)
 
 __all__ = [
     "HMMEncoderSetup",
@@ -63,6 +73,39 @@ __all__ = [
 
 #: Display kinds of [`mlm_book.channel.corrupt`][mlm_book.channel.corrupt].
 _KINDS = {"mask": 1, "random": 2, "kept": 3}
+
+
+def _check_finite_numbers(value, name: str) -> None:
+    """Raise if a (nested) dict, list or tuple of measured numbers holds NaN, an infinity or a complex."""
+    if isinstance(value, dict):
+        for item in value.values():
+            _check_finite_numbers(item, name)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _check_finite_numbers(item, name)
+    elif isinstance(value, np.ndarray):
+        if value.dtype.kind == "c" or (value.dtype.kind == "f" and not np.all(np.isfinite(value))):
+            raise ValueError(f"{name} must hold finite real numbers only")
+    elif isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must hold real numbers, got {type(value).__name__}")
+    elif isinstance(value, numbers.Real) and not math.isfinite(value):
+        raise ValueError(f"{name} must hold finite numbers only, got {value}")
+
+
+def _has_negative(value) -> bool:
+    if isinstance(value, dict):
+        return any(_has_negative(item) for item in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_has_negative(item) for item in value)
+    return isinstance(value, numbers.Real) and value < 0
+
+
+def _check_seed(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+    if value < 0:
+        raise ValueError(f"{name} must be a non-negative integer, got {value}")
+    return int(value)
 
 
 @dataclass(frozen=True)
@@ -105,6 +148,25 @@ class HMMEncoderSetup:
         Held-out sequences for [`evaluation`][mlm_book.experiments.hmm_encoder.evaluation].
     eval_seed : int
         Seed of the held-out sample and its corruption (distinct from training's).
+
+    Raises
+    ------
+    TypeError
+        If ``encoder`` or ``training`` is not an ``EncoderConfig`` / ``TrainConfig``, or a
+        number is of the wrong kind.
+    ValueError
+        If ``rho`` is not in (0, 1], ``mask`` or ``random`` not in [0, 1] or their sum above 1,
+        ``length`` not in [1, ``encoder.length``], ``eval_sequences`` not positive or
+        ``eval_seed`` negative.
+
+    Examples
+    --------
+    >>> SETUP.length, round(SETUP.channel().keep, 12)
+    (24, 0.1)
+    >>> replace(SETUP, length=25)
+    Traceback (most recent call last):
+    ...
+    ValueError: length must be at most the encoder's position table (24), got 25
     """
 
     encoder: enc.EncoderConfig = enc.EncoderConfig(vocab_size=25, length=24, d_model=32, n_blocks=2, n_heads=4,
@@ -117,6 +179,23 @@ class HMMEncoderSetup:
     length: int = 24
     eval_sequences: int = 400
     eval_seed: int = 7919
+
+    def __post_init__(self):
+        check_instance(self.encoder, "encoder", enc.EncoderConfig)
+        check_instance(self.training, "training", TrainConfig)
+        check_probability(self.rho, "rho")
+        if self.rho == 0:
+            raise ValueError("rho must be > 0: a channel that selects nothing gives no loss to train on")
+        for name in ("mask", "random"):
+            check_probability(getattr(self, name), name)
+        if self.mask + self.random > 1.0 + 1e-12:
+            raise ValueError(f"mask + random must be at most 1, got {self.mask} + {self.random}")
+        check_positive_int(self.length, "length")
+        if self.length > self.encoder.length:
+            raise ValueError(f"length must be at most the encoder's position table ({self.encoder.length}), "
+                             f"got {self.length}")
+        check_positive_int(self.eval_sequences, "eval_sequences")
+        _check_seed(self.eval_seed, "eval_seed")
 
     def channel(self) -> Channel:
         """The training and evaluation channel."""
@@ -215,15 +294,22 @@ def ensure_trained(setups) -> int:
     Raises
     ------
     TypeError
-        If an element is not an [`HMMEncoderSetup`][mlm_book.experiments.hmm_encoder.HMMEncoderSetup].
+        If ``setups`` is not a sequence or an element is not an
+        [`HMMEncoderSetup`][mlm_book.experiments.hmm_encoder.HMMEncoderSetup].
+
+    Examples
+    --------
+    >>> ensure_trained([])          # nothing asked for, nothing trained
+    0
+    >>> ensure_trained([SETUP.training])
+    Traceback (most recent call last):
+    ...
+    TypeError: setups must hold HMMEncoderSetup items, got TrainConfig
     """
     from mlm_book.nn.train import is_cached_training
     from mlm_book.parallel import run_in_processes
 
-    setups = list(dict.fromkeys(setups))
-    for setup in setups:
-        if not isinstance(setup, HMMEncoderSetup):
-            raise TypeError(f"setups must hold HMMEncoderSetup objects, got {type(setup).__name__}")
+    setups = list(dict.fromkeys(check_sequence(setups, "setups", of=HMMEncoderSetup)))
     missing = []
     for setup in setups:
         name, encoder, training, _, channel, source_key = _training_arguments(setup)
@@ -234,7 +320,14 @@ def ensure_trained(setups) -> int:
 
 
 def book_setups() -> tuple[HMMEncoderSetup, ...]:
-    """Every HMM encoder the book reads: the book's seeds, then the contrast."""
+    """Every HMM encoder the book reads: the book's seeds, then the contrast.
+
+    Examples
+    --------
+    >>> setups = book_setups()
+    >>> len(setups), setups[0] == SETUP, setups[-1] == CONTRAST
+    (6, True, True)
+    """
     return (*(seed_setup(seed) for seed in SEEDS), CONTRAST)
 
 
@@ -251,13 +344,37 @@ def hidden_states(tokens) -> list[np.ndarray]:
     list of ndarray, each (B, n, 32), float64
         Index 0: the input $E[x] + P$; index 1, 2: the residual stream after block 1, 2
         (the last one before the final LayerNorm).
+
+    Raises
+    ------
+    TypeError
+        If ``tokens`` does not hold integers.
+    ValueError
+        If ``tokens`` is not 2-D, empty, longer than 24 or holds ids outside ``[0, 26)`` (the
+        25 tokens and the input-only [MASK]).
+
+    Examples
+    --------
+    >>> [h.shape for h in hidden_states([[0, 1, 2]])]
+    [(1, 3, 32), (1, 3, 32), (1, 3, 32)]
     """
+    # checked before the encoder is loaded, with the encoder's own rule (ids up to [MASK])
+    tokens = check_tokens(tokens, "tokens", SETUP.encoder.input_vocab_size, ndim=2)
+    if tokens.shape[1] > SETUP.encoder.length:
+        raise ValueError(f"tokens has length {tokens.shape[1]}, longer than the encoder's {SETUP.encoder.length}")
     result = trained_encoder()
     return enc.hidden_states(result.params, result.encoder, tokens)
 
 
 def token_table() -> np.ndarray:
-    """The trained token table $E$ of the 25 real tokens (the [MASK] row excluded), ``(25, 32)`` float64."""
+    """The trained token table $E$ of the 25 real tokens (the [MASK] row excluded), ``(25, 32)`` float64.
+
+    Examples
+    --------
+    >>> table = token_table()
+    >>> table.shape, table.dtype
+    ((25, 32), dtype('float64'))
+    """
     result = trained_encoder()
     return np.asarray(result.params["E"][:result.encoder.vocab_size], dtype=np.float64)
 
@@ -278,7 +395,33 @@ def encoder_conditionals(tokens, positions) -> np.ndarray:
     Returns
     -------
     ndarray, shape (B, 25)
+
+    Raises
+    ------
+    TypeError
+        If ``tokens`` or ``positions`` does not hold integers.
+    ValueError
+        If ``tokens`` is not 2-D, empty, longer than 24 or holds ids outside ``[0, 26)`` (the
+        25 tokens and [MASK]), or ``positions`` is neither one position nor one per row, or
+        lies outside the sequences.
+
+    Examples
+    --------
+    >>> q = encoder_conditionals([[0, 1, 2, 3], [4, 5, 6, 7]], [1, 3])
+    >>> q.shape, bool(np.allclose(q.sum(axis=1), 1.0))
+    ((2, 25), True)
     """
+    config = SETUP.encoder
+    tokens = check_tokens(tokens, "tokens", config.input_vocab_size, ndim=2)
+    if tokens.shape[1] > config.length:
+        raise ValueError(f"tokens has length {tokens.shape[1]}, longer than the encoder's {config.length}")
+    positions = as_int_array(positions, "positions", ndim=(0, 1))
+    if positions.size not in (1, len(tokens)):
+        raise ValueError(f"positions must hold one position or one per row of tokens ({len(tokens)}), "
+                         f"got {positions.size}")
+    if positions.min() < 0 or positions.max() >= tokens.shape[1]:
+        raise ValueError(f"positions must lie in [0, {tokens.shape[1]}) (the length of tokens), got values from "
+                         f"{positions.min()} to {positions.max()}")
     result = trained_encoder()
     config = result.encoder
     tokens = np.array(tokens, dtype=np.int64, copy=True)
@@ -321,6 +464,24 @@ class EncoderEvaluation:
         At kept positions, the mean probability on the visible token: the encoder's; Theorem
         2 (ii) applied to the encoder's own guess with [MASK] there; that guess alone; and
         the exact posterior's.
+
+    Raises
+    ------
+    TypeError
+        If ``setup`` is not an [`HMMEncoderSetup`][mlm_book.experiments.hmm_encoder.HMMEncoderSetup],
+        ``counts`` or ``kl_by_kind`` not a dict, or a number of the wrong kind.
+    ValueError
+        If a count is not positive (``n_sequences``, ``n_positions``) or negative (``counts``),
+        a cross-entropy, entropy, KL or standard error is negative or not finite (the mean
+        entropy must be positive), or a kept-token mean is not a probability.
+
+    Examples
+    --------
+    >>> ev = evaluation()
+    >>> ev.n_sequences, ev.n_positions == sum(ev.counts.values())
+    (400, True)
+    >>> bool(0 < ev.mean_kl < ev.mean_entropy)
+    True
     """
 
     setup: HMMEncoderSetup = field(repr=False)
@@ -339,6 +500,24 @@ class EncoderEvaluation:
     kept_plugin: float
     kept_mask_guess: float
     kept_exact: float
+
+    def __post_init__(self):
+        check_instance(self.setup, "setup", HMMEncoderSetup)
+        for name in ("n_sequences", "n_positions"):
+            check_positive_int(getattr(self, name), name)
+        for name in ("counts", "kl_by_kind"):
+            check_instance(getattr(self, name), name, dict)
+        for count in self.counts.values():
+            check_positive_int(count, "counts", minimum=0)
+        for value in self.kl_by_kind.values():
+            check_real(value, "kl_by_kind", low=0.0)
+        for name in ("exact_ce", "encoder_ce", "exact_ce_se", "gap_se", "mean_kl", "theorem1_gap"):
+            check_real(getattr(self, name), name, low=0.0)
+        check_real(self.mean_entropy, "mean_entropy", low=0.0)
+        if self.mean_entropy == 0:
+            raise ValueError("mean_entropy must be > 0 (kl_share divides by it)")
+        for name in ("kept_encoder", "kept_plugin", "kept_mask_guess", "kept_exact"):
+            check_probability(getattr(self, name), name)
 
     @property
     def ce_gap(self) -> float:
@@ -437,7 +616,25 @@ def loss_curve_figure(setup: HMMEncoderSetup = SETUP, window: int = 50):
     Returns
     -------
     matplotlib.figure.Figure
+
+    Raises
+    ------
+    TypeError
+        If ``setup`` is not an [`HMMEncoderSetup`][mlm_book.experiments.hmm_encoder.HMMEncoderSetup]
+        or ``window`` not an integer.
+    ValueError
+        If ``window`` is not in [1, the setup's training steps].
+
+    Examples
+    --------
+    >>> fig = loss_curve_figure()
+    >>> len(fig.axes[0].lines), fig.axes[0].get_xlabel()
+    (3, 'Adam step')
     """
+    check_instance(setup, "setup", HMMEncoderSetup)
+    window = check_positive_int(window, "window")
+    if window > setup.training.steps:
+        raise ValueError(f"window must be at most the {setup.training.steps} training steps, got {window}")
     from mlm_book.figures import PALETTE, WIDE, subplots
 
     losses = trained_encoder(setup).losses
@@ -467,10 +664,33 @@ class FourCycleSummary:
     ----------
     encoder, population : ndarray, shape (count,)
         Per-draw gaps $\\delta$ on the same draws (chapter 3's protocol).
+
+    Raises
+    ------
+    TypeError
+        If ``encoder`` or ``population`` is not an array of real numbers.
+    ValueError
+        If either is not 1-D, is empty or not finite, or their lengths differ.
+
+    Examples
+    --------
+    >>> summary = FourCycleSummary(encoder=np.array([0.1, -0.4, 0.2]), population=np.array([0.0, 0.01, -0.02]))
+    >>> summary.encoder_median, summary.encoder_max, summary.population_median
+    (0.2, 0.4, 0.01)
     """
 
     encoder: np.ndarray = field(repr=False)
     population: np.ndarray = field(repr=False)
+
+    def __post_init__(self):
+        for name in ("encoder", "population"):
+            gaps = as_float_array(getattr(self, name), name, ndim=1)
+            if gaps.size == 0:
+                raise ValueError(f"{name} must hold at least one gap")
+            object.__setattr__(self, name, gaps)
+        if self.encoder.shape != self.population.shape:
+            raise ValueError(f"encoder and population must hold gaps of the same draws, got {self.encoder.size} "
+                             f"and {self.population.size}")
 
     @property
     def encoder_median(self) -> float:
@@ -507,12 +727,39 @@ class KeyBiasCheck:
         to 0.
     sequences : int
         Sequences in the batch.
+
+    Raises
+    ------
+    TypeError
+        If ``gradient_rms`` is not a dict, ``value_rms`` not a tuple or list, or a number of the
+        wrong kind.
+    ValueError
+        If a root-mean-square or ``zeroed_difference`` is negative or not finite, or
+        ``sequences`` is not positive.
+
+    Examples
+    --------
+    >>> check = key_bias_check(sequences=8)
+    >>> check.sequences, len(check.value_rms), sorted(check.gradient_rms)
+    (8, 2, ['float32', 'float64'])
+    >>> bool(check.zeroed_difference < 1e-4)
+    True
     """
 
     gradient_rms: dict
     value_rms: tuple
     zeroed_difference: float
     sequences: int
+
+    def __post_init__(self):
+        check_instance(self.gradient_rms, "gradient_rms", dict)
+        check_instance(self.value_rms, "value_rms", (tuple, list))
+        for name in ("gradient_rms", "value_rms"):
+            _check_finite_numbers(getattr(self, name), name)
+            if _has_negative(getattr(self, name)):
+                raise ValueError(f"{name} must hold root-mean-squares (>= 0)")
+        check_real(self.zeroed_difference, "zeroed_difference", low=0.0)
+        check_positive_int(self.sequences, "sequences")
 
 
 @cache

@@ -64,9 +64,23 @@ def _caption() -> dict:
 
 
 def figure_b_default(layer: int = 1) -> dict:
-    """Figure B's numbers at ``layer`` as the payload has them, and whether they equal the chapters' tables."""
+    """Figure B's numbers at ``layer`` as the payload has them, and whether they equal the chapters' tables.
+
+    Raises
+    ------
+    TypeError
+        If ``layer`` is not an integer.
+    ValueError
+        If ``layer`` is not one of the clouds' layers 0, 1, 2.
+    """
     from mlm_book.experiments import ch04_geometry, ch05_probing
     from mlm_book.lab import viz_payload
+    from mlm_book.validation import check_positive_int
+
+    # checked before the payload is built (seconds on a warm cache)
+    layers = len(ch04_geometry.LAYER_NAMES)
+    if check_positive_int(layer, "layer", minimum=0) >= layers:
+        raise ValueError(f"layer must be one of the clouds' layers 0 to {layers - 1}, got {layer}")
 
     clouds = viz_payload()["clouds"]
     shown = clouds["layers"][layer]
