@@ -24,7 +24,7 @@ import ast
 import math
 import numbers
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import cache, partial
 
 import numpy as np
 
@@ -65,6 +65,10 @@ __all__ = [
     "loss_curve_figure",
     "FourCycleSummary",
     "four_cycle_summary",
+    "seed_evaluations",
+    "seed_four_cycles",
+    "seed_band",
+    "band_cell",
     "KeyBiasCheck",
     "key_bias_check",
     "gradient_check_result",
@@ -422,7 +426,11 @@ def encoder_conditionals(tokens, positions) -> np.ndarray:
     if positions.min() < 0 or positions.max() >= tokens.shape[1]:
         raise ValueError(f"positions must lie in [0, {tokens.shape[1]}) (the length of tokens), got values from "
                          f"{positions.min()} to {positions.max()}")
-    result = trained_encoder()
+    return _conditionals(SETUP, tokens, positions)
+
+
+def _conditionals(setup: HMMEncoderSetup, tokens, positions) -> np.ndarray:
+    result = trained_encoder(setup)
     config = result.encoder
     tokens = np.array(tokens, dtype=np.int64, copy=True)
     positions = np.broadcast_to(np.asarray(positions, dtype=np.int64), (len(tokens),))
@@ -810,14 +818,100 @@ def key_bias_check(setup: HMMEncoderSetup = SETUP, sequences: int = 400, seed: i
 
 
 @cache
-def four_cycle_summary() -> FourCycleSummary:
-    """Chapter 3's four-cycle protocol on the encoder (query: [MASK] at i, x_j set to b, rest clean)."""
+def four_cycle_summary(setup: HMMEncoderSetup = SETUP) -> FourCycleSummary:
+    """Chapter 3's four-cycle protocol on the encoder (query: [MASK] at i, x_j set to b, rest clean).
+
+    Parameters
+    ----------
+    setup : HMMEncoderSetup, optional
+        Which trained encoder (default the book's; [`seed_setup`][mlm_book.experiments.hmm_encoder.seed_setup]
+        for another training seed). The draws are the same for every encoder.
+    """
     from mlm_book.experiments import ch03_pseudo_likelihood as ch03
 
-    deltas = ch03.four_cycle_deltas(encoder_conditionals, mask_id=SETUP.encoder.mask_id)
+    if not isinstance(setup, HMMEncoderSetup):
+        raise TypeError(f"setup must be an HMMEncoderSetup, got {type(setup).__name__}")
+    deltas = ch03.four_cycle_deltas(partial(_conditionals, setup), mask_id=setup.encoder.mask_id)
     families = ch03.exact_families()
     population = next(value for key, value in families.items() if key.startswith("population"))
     return FourCycleSummary(encoder=deltas, population=population)
+
+
+# --------------------------------------------------------------------------- seed spread
+@cache
+def seed_evaluations() -> tuple[EncoderEvaluation, ...]:
+    """[`evaluation`][mlm_book.experiments.hmm_encoder.evaluation] of the encoder at each of
+    [`SEEDS`][mlm_book.experiments.hmm_encoder.SEEDS], the book's seed first: same held-out
+    sample, same channel, only the training seed differs.
+
+    Examples
+    --------
+    >>> evaluations = seed_evaluations()
+    >>> len(evaluations), evaluations[0].mean_kl == evaluation().mean_kl
+    (5, True)
+    """
+    return tuple(evaluation(seed_setup(seed)) for seed in SEEDS)
+
+
+@cache
+def seed_four_cycles() -> tuple[FourCycleSummary, ...]:
+    """[`four_cycle_summary`][mlm_book.experiments.hmm_encoder.four_cycle_summary] at each of
+    [`SEEDS`][mlm_book.experiments.hmm_encoder.SEEDS], the book's seed first (the same 200 draws)."""
+    return tuple(four_cycle_summary(seed_setup(seed)) for seed in SEEDS)
+
+
+def seed_band(getter, results=None) -> tuple[float, float, float, float, float]:
+    """``(book, mean, sd, min, max)`` of ``getter(result)`` over the training seeds.
+
+    Parameters
+    ----------
+    getter : callable
+        Maps one seed's result to a number.
+    results : sequence, optional
+        Per-seed results, the book's first (default
+        [`seed_evaluations`][mlm_book.experiments.hmm_encoder.seed_evaluations]).
+
+    Examples
+    --------
+    >>> book, mean, sd, low, high = seed_band(lambda e: e.mean_kl)
+    >>> low <= book <= high and low <= mean <= high and sd > 0
+    True
+    """
+    if not callable(getter):
+        raise TypeError(f"getter must be callable, got {type(getter).__name__}")
+    values = np.array([float(getter(r)) for r in (seed_evaluations() if results is None else results)])
+    if values.size < 2 or not np.all(np.isfinite(values)):
+        raise ValueError(f"getter must give a finite number for each of at least two seeds, got {values}")
+    return (float(values[0]), float(values.mean()), float(values.std(ddof=1)), float(values.min()),
+            float(values.max()))
+
+
+def band_cell(getter, fmt: str = ".3f", results=None, *, with_range: bool = True) -> str:
+    """``"mean ± sd (min–max)"`` of a per-seed number, as a table cell (``"mean ± sd"`` without the range).
+
+    Examples
+    --------
+    >>> band_cell(lambda e: e.n_positions, ".0f")
+    '1476 ± 0 (1476–1476)'
+    >>> band_cell(lambda e: e.n_positions, ".0f", with_range=False)
+    '1476 ± 0'
+    """
+    if not isinstance(fmt, str):
+        raise TypeError(f"fmt must be a format specification (str), got {type(fmt).__name__}")
+    _, mean, sd, low, high = seed_band(getter, results)
+    return f"{mean:{fmt}} ± {sd:{fmt}}" + (f" ({low:{fmt}}–{high:{fmt}})" if with_range else "")
+
+
+def _judged(getter, rule, results=None) -> dict:
+    """A claim's value: the book seed's value, and how many of the seeds satisfy ``rule``."""
+    results = seed_evaluations() if results is None else results
+    values = [getter(r) for r in results]
+    columns = np.array([list(v.values()) if isinstance(v, dict) else [v] for v in values], dtype=np.float64)
+    # an exact quantity (the same at every seed) differs only by rounding: show its sd as 0
+    spreads = " / ".join(f"{column.mean():.3g} ± {column.std(ddof=1) if column.std() > 1e-12 else 0:.2g}"
+                         for column in columns.T)
+    return {"book": values[0], "mean ± sd": spreads,
+            "seeds holding": f"{sum(bool(rule(r)) for r in results)} of {len(results)}"}
 
 
 # --------------------------------------------------------------------------- checks
@@ -907,6 +1001,15 @@ def _ev() -> EncoderEvaluation:
     return evaluation()
 
 
+def _seeded(id_, quantity, *, seed, rule, getter, holds, results=seed_evaluations, fmt=".3f",
+            expected="reproduced"):
+    """A learned claim judged at every training seed: it passes when its verdict is ``expected``
+    (what chapters 2 and 3 state), and shows the book seed's value with the count of seeds."""
+    return Claim(id_, f"{quantity} ({len(SEEDS)} training seeds)", seed=seed, rule=rule,
+                 compute=lambda: _judged(getter, holds, results()), accept=lambda v: True, fmt=fmt,
+                 expected=expected)
+
+
 CLAIMS = (
     Claim("S3-18", "HMM encoder architecture: pre-LN blocks without causal mask, learned positions, tied E, final "
           "LN, logits LN(x_L)E^T/√d + b", seed="2 blocks", rule="2 blocks; head reproduced from the last hidden "
@@ -929,46 +1032,47 @@ CLAIMS = (
           rule="|CE − mean entropy| ≤ 3 SE",
           compute=lambda: {"CE": _ev().exact_ce, "entropy": _ev().mean_entropy, "SE": _ev().exact_ce_se},
           accept=lambda v: abs(v["CE"] - v["entropy"]) <= 3 * v["SE"]),
-    Claim("S3-23", "Cross-entropy of the HMM encoder on the same positions", seed="1.917 nats",
-          rule="encoder CE − exact CE ∈ [0, 0.1] nats",
-          compute=lambda: {"encoder": _ev().encoder_ce, "exact": _ev().exact_ce},
-          accept=lambda v: 0.0 <= v["encoder"] - v["exact"] <= 0.1),
-    Claim("S3-24", "Sampled CE gap, encoder − exact, with its paired standard error and the mean KL",
-          seed="0.022", rule="gap > 0 and |gap − mean KL| ≤ 3 SE",
-          compute=lambda: {"gap": _ev().ce_gap, "SE": _ev().gap_se, "KL": _ev().mean_kl},
-          accept=lambda v: v["gap"] > 0 and abs(v["gap"] - v["KL"]) <= 3 * v["SE"]),
-    Claim("S3-25", "Mean KL(exact posterior ‖ HMM encoder) over the held-out selected positions; its share of the "
-          "mean entropy; Thm 1 per position on the encoder's outputs (max |CE − H − KL|)", seed="0.032 nats",
-          rule="KL ≤ 0.06 nats and share < 3 %; Thm 1 gap ≤ 1e-10",
-          compute=lambda: {"KL": _ev().mean_kl, "share": _ev().kl_share, "Thm 1 gap": _ev().theorem1_gap},
-          accept=lambda v: v["KL"] <= 0.06 and v["share"] < 0.03 and v["Thm 1 gap"] <= 1e-10, fmt=".3g"),
-    Claim("S3-26", "Mean entropy of the exact posterior over those positions, and KL as a share of it",
-          seed="1.874 nats; 1.7 %", rule="computed exactly per position; share < 3 %",
-          compute=lambda: {"entropy": _ev().mean_entropy, "share": _ev().kl_share},
-          accept=lambda v: 0.0 < v["entropy"] < math.log(25) and v["share"] < 0.03),
-    Claim("S3-27", "Mean KL(exact ‖ encoder) by what the selected position shows", seed="[MASK] 0.021, random "
-          "0.098, kept 0.040", rule="[MASK] < kept < random; each ≤ 2.5 × the seed value",
-          compute=lambda: dict(_ev().kl_by_kind),
-          accept=lambda v: v["mask"] < v["kept"] < v["random"] and v["mask"] <= 2.5 * 0.021
-          and v["random"] <= 2.5 * 0.098 and v["kept"] <= 2.5 * 0.040),
-    Claim("S3-28", "Mean probability the encoder puts on the visible token at kept positions", seed="0.747",
-          rule="within 0.05 of S3-29", compute=lambda: {"encoder": _ev().kept_encoder, "plug-in": _ev().kept_plugin},
-          accept=lambda v: abs(v["encoder"] - v["plug-in"]) <= 0.05),
-    Claim("S3-29", "Thm 2 (ii) applied to the encoder's own [MASK] guess at those positions (V = 25, κ = r = 0.1), "
-          "averaged", seed="0.761", rule="within 0.05 of S3-28",
-          compute=lambda: {"plug-in": _ev().kept_plugin, "encoder": _ev().kept_encoder},
-          accept=lambda v: abs(v["encoder"] - v["plug-in"]) <= 0.05),
-    Claim("S3-30", "Mean probability the encoder's [MASK] guess alone puts on that token", seed="0.176",
-          rule="encoder's kept-token probability and the plug-in both ≥ 2 × the guess",
-          compute=lambda: {"guess": _ev().kept_mask_guess, "encoder": _ev().kept_encoder,
-                           "plug-in": _ev().kept_plugin},
-          accept=lambda v: v["encoder"] >= 2 * v["guess"] and v["plug-in"] >= 2 * v["guess"]),
-    Claim("S4-16", "Four-cycle |δ| of the trained HMM encoder's conditionals ([MASK] at i, x_j set to b), same 200 "
-          "draws: median, max, and the population optimum's median", seed="median 0.130, max 1.623",
-          rule="median ≥ 0.02 and > the population optimum's median",
-          compute=lambda: {"median": four_cycle_summary().encoder_median, "max": four_cycle_summary().encoder_max,
-                           "population median": four_cycle_summary().population_median},
-          accept=lambda v: v["median"] >= 0.02 and v["median"] > v["population median"], fmt=".3g"),
+    _seeded("S3-23", "Cross-entropy of the HMM encoder on the same positions", seed="1.917 nats",
+            rule="encoder CE − exact CE ∈ [0, 0.1] nats",
+            getter=lambda e: {"encoder": e.encoder_ce, "exact": e.exact_ce},
+            holds=lambda e: 0.0 <= e.encoder_ce - e.exact_ce <= 0.1),
+    _seeded("S3-24", "Sampled CE gap, encoder − exact, with its paired standard error and the mean KL",
+            seed="0.022", rule="gap > 0 and |gap − mean KL| ≤ 3 SE",
+            getter=lambda e: {"gap": e.ce_gap, "SE": e.gap_se, "KL": e.mean_kl},
+            holds=lambda e: e.ce_gap > 0 and abs(e.ce_gap - e.mean_kl) <= 3 * e.gap_se),
+    _seeded("S3-25", "Mean KL(exact posterior ‖ HMM encoder) over the held-out selected positions; its share of "
+            "the mean entropy; Thm 1 per position on the encoder's outputs (max |CE − H − KL|)", seed="0.032 nats",
+            rule="KL ≤ 0.06 nats and share < 3 %; Thm 1 gap ≤ 1e-10",
+            getter=lambda e: {"KL": e.mean_kl, "share": e.kl_share, "Thm 1 gap": e.theorem1_gap},
+            holds=lambda e: e.mean_kl <= 0.06 and e.kl_share < 0.03 and e.theorem1_gap <= 1e-10, fmt=".3g"),
+    _seeded("S3-26", "Mean entropy of the exact posterior over those positions, and KL as a share of it",
+            seed="1.874 nats; 1.7 %", rule="computed exactly per position; share < 3 %",
+            getter=lambda e: {"entropy": e.mean_entropy, "share": e.kl_share},
+            holds=lambda e: 0.0 < e.mean_entropy < math.log(25) and e.kl_share < 0.03),
+    _seeded("S3-27", "Mean KL(exact ‖ encoder) by what the selected position shows", seed="[MASK] 0.021, random "
+            "0.098, kept 0.040", rule="[MASK] < kept < random; each ≤ 2.5 × the seed value",
+            getter=lambda e: dict(e.kl_by_kind),
+            holds=lambda e: e.kl_by_kind["mask"] < e.kl_by_kind["kept"] < e.kl_by_kind["random"]
+            and e.kl_by_kind["mask"] <= 2.5 * 0.021 and e.kl_by_kind["random"] <= 2.5 * 0.098
+            and e.kl_by_kind["kept"] <= 2.5 * 0.040),
+    _seeded("S3-28", "Mean probability the encoder puts on the visible token at kept positions", seed="0.747",
+            rule="within 0.05 of S3-29", getter=lambda e: {"encoder": e.kept_encoder, "plug-in": e.kept_plugin},
+            holds=lambda e: abs(e.kept_encoder - e.kept_plugin) <= 0.05),
+    _seeded("S3-29", "Thm 2 (ii) applied to the encoder's own [MASK] guess at those positions (V = 25, κ = r = 0.1), "
+            "averaged", seed="0.761", rule="within 0.05 of S3-28",
+            getter=lambda e: {"plug-in": e.kept_plugin, "encoder": e.kept_encoder},
+            holds=lambda e: abs(e.kept_encoder - e.kept_plugin) <= 0.05),
+    _seeded("S3-30", "Mean probability the encoder's [MASK] guess alone puts on that token", seed="0.176",
+            rule="encoder's kept-token probability and the plug-in both ≥ 2 × the guess",
+            getter=lambda e: {"guess": e.kept_mask_guess, "encoder": e.kept_encoder, "plug-in": e.kept_plugin},
+            holds=lambda e: e.kept_encoder >= 2 * e.kept_mask_guess and e.kept_plugin >= 2 * e.kept_mask_guess),
+    _seeded("S4-16", "Four-cycle |δ| of the trained HMM encoder's conditionals ([MASK] at i, x_j set to b), same 200 "
+            "draws: median, max, and the population optimum's median", seed="median 0.130, max 1.623",
+            rule="median ≥ 0.02 and > the population optimum's median",
+            getter=lambda f: {"median": f.encoder_median, "max": f.encoder_max,
+                              "population median": f.population_median},
+            holds=lambda f: f.encoder_median >= 0.02 and f.encoder_median > f.population_median,
+            results=seed_four_cycles, fmt=".3g"),
     Claim("S10-04", "Both encoders (HMM and filings) are trained from scratch in NumPy with hand-written gradients: "
           "autograd imports in the package; gradient-check error with and without padded keys", seed="2 encoders",
           rule="no autograd library imported anywhere in mlm_book; gradient checks ≤ 1e-6",
