@@ -2,7 +2,7 @@
 
 Every check here fails before a trained encoder is loaded or the lab's payload is built, so
 the file runs in seconds and never trains. It also pins what keeps the cached measurements
-valid: the code hashed into their key is the unchecked reader, not its checked wrapper.
+valid: the code hashed into their key is the reader, not its checks.
 """
 
 from __future__ import annotations
@@ -64,12 +64,13 @@ def test_filing_measurements_accept_a_record_and_replace_rechecks():
         dataclasses.replace(record, steps=-2)
 
 
-def test_the_measurement_key_hashes_the_unchecked_code():
-    # the checks live outside the hashed code, so adding them kept every cached measurement
+def test_the_measurement_key_hashes_the_reader_not_its_checks():
+    # the checks live outside the hashed code, so changing them does not re-measure any seed
     code = fe._measurement_code()
     assert fe._read_centre_states in code and fe.centre_states not in code
     assert cache.source_of([fe._read_centre_states]).startswith("def centre_states(")
-    assert "__post_init__" not in cache.source_of([fe.FilingMeasurements])
+    assert "_check_measurements(self)" in cache.source_of([fe.FilingMeasurements])
+    assert fe._check_measurements not in code
     assert fe._measurement_source() == cache.source_of(code)
 
 

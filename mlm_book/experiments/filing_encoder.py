@@ -606,6 +606,10 @@ class FilingMeasurements:
     visible: dict
     geometry: dict
 
+    def __post_init__(self):
+        # the checks live outside the class: its source keys the cached measurements, theirs does not
+        _check_measurements(self)
+
 
 def _check_measurements(record: FilingMeasurements) -> None:
     """Raise if a field of ``record`` is of the wrong kind, out of range or not finite."""
@@ -622,19 +626,6 @@ def _check_measurements(record: FilingMeasurements) -> None:
     for name in ("ce", "typing", "kestrel", "leak", "polarity", "lexicon", "visible", "geometry"):
         _check_finite_numbers(check_instance(getattr(record, name), name, dict), name)
 
-
-# FilingMeasurements' own source keys the cached measurements (_measurement_code): a
-# __post_init__ there would re-measure every seed, so its checks wrap the generated __init__.
-_unchecked_measurements_init = FilingMeasurements.__init__
-
-
-@functools.wraps(_unchecked_measurements_init)
-def _checked_measurements_init(self, *args, **kwargs):
-    _unchecked_measurements_init(self, *args, **kwargs)
-    _check_measurements(self)
-
-
-FilingMeasurements.__init__ = _checked_measurements_init
 
 
 def _ce(result: TrainResult, setup: FilingEncoderSetup, tokens: np.ndarray) -> dict:
