@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from mlm_book.figures import NARROW, PALETTE, SENSE_COLORS, WIDE, subplots
 from mlm_book.finance.world import DIRECTION_WORDS, EVALUATIVE_VERBS
 from mlm_book.ledger import Claim
 from mlm_book.report import Markdown, table
+from mlm_book.validation import check_instance, check_real
 
 __all__ = [
     "seeds", "book", "band", "band_text", "static", "training_table", "ce_table", "typing_table",
@@ -36,12 +38,24 @@ def seeds() -> tuple[fe.FilingMeasurements, ...]:
 
 
 def book() -> fe.FilingMeasurements:
-    """Measurements of the book's seed."""
+    """Measurements of the book's seed.
+
+    Examples
+    --------
+    >>> book().seed == fe.SETUP.seed, book() is seeds()[0]
+    (True, True)
+    """
     return seeds()[0]
 
 
 def static():
-    """Chapter 6's static results ([`mlm_book.experiments.ch06_finance.results`][mlm_book.experiments.ch06_finance.results])."""
+    """Chapter 6's static results ([`mlm_book.experiments.ch06_finance.results`][mlm_book.experiments.ch06_finance.results]).
+
+    Examples
+    --------
+    >>> static().counts.n_documents, static() is static()     # memoised: built once per process
+    (300, True)
+    """
     from mlm_book.experiments import ch06_finance
     return ch06_finance.results()
 
@@ -49,13 +63,22 @@ def static():
 def band(getter) -> tuple[float, float, float]:
     """``(book, mean, sd)`` of ``getter(measurements)`` over the five seeds.
 
+    Raises
+    ------
+    TypeError
+        If ``getter`` is not callable or returns something other than a real number.
+    ValueError
+        If ``getter`` returns NaN or an infinity.
+
     Examples
     --------
     >>> b, m, s = band(lambda r: r.typing["2"])
     >>> 0.0 <= b <= 1.0 and s >= 0.0
     True
     """
-    values = [float(getter(r)) for r in seeds()]
+    if not callable(getter):
+        raise TypeError(f"getter must be callable (measurements -> number), got {type(getter).__name__}")
+    values = [check_real(getter(r), "getter(measurements)") for r in seeds()]
     mean, sd = fe.spread(values)
     return values[0], mean, sd
 
@@ -63,13 +86,34 @@ def band(getter) -> tuple[float, float, float]:
 def band_text(getter, fmt: str = ".3f") -> str:
     """``"book (mean ± sd)"`` of a measurement over the five seeds, as text.
 
+    Raises
+    ------
+    TypeError
+        If ``getter`` is not callable (or returns no real number), or ``fmt`` is not a str.
+    ValueError
+        If ``fmt`` is not a float format spec with width and precision at most 100, or
+        ``getter`` returns NaN or an infinity.
+
     Examples
     --------
     >>> band_text(lambda r: 0.5)
     '0.500 (0.500 ± 0.000)'
     """
+    _check_format(fmt)
     b, m, s = band(getter)
     return f"{b:{fmt}} ({m:{fmt}} ± {s:{fmt}})"
+
+
+def _check_format(fmt) -> None:
+    """Refuse, by name, a ``fmt`` that cannot format a float, or would build a huge string."""
+    if not isinstance(fmt, str):
+        raise TypeError(f"fmt must be a format spec (str) such as '.3f', got {type(fmt).__name__}")
+    if any(int(number) > 100 for number in re.findall(r"\d+", fmt)):
+        raise ValueError(f"fmt must have width and precision at most 100, got {fmt!r}")
+    try:
+        format(0.5, fmt)
+    except ValueError:
+        raise ValueError(f"fmt must be a format spec for a float such as '.3f', got {fmt!r}") from None
 
 
 def _count(rule) -> int:
@@ -86,7 +130,13 @@ def _judged(getter, rule):
 
 # ----------------------------------------------------------------------------- tables
 def training_table() -> Markdown:
-    """How the encoders were trained: steps, passes, weight decay, wall time."""
+    """How the encoders were trained: steps, passes, weight decay, wall time.
+
+    Examples
+    --------
+    >>> [row.split(" | ")[1:3] for row in training_table().splitlines()[2:]]     # steps, passes
+    [['3000', '241'], ['6000', '482'], ['3000', '241'], ['499', '40']]
+    """
     rows = []
     tokens = fe.split().train_tokens.size
     for label, setup, result in (("book (5 seeds)", fe.SETUP, seeds()[0]),
@@ -102,7 +152,14 @@ def training_table() -> Markdown:
 
 
 def ce_table() -> Markdown:
-    """Masked-LM cross-entropy at the selected positions, training fit and held out, against the unigram."""
+    """Masked-LM cross-entropy at the selected positions, training fit and held out, against the unigram.
+
+    Examples
+    --------
+    >>> rows = ce_table().splitlines()
+    >>> [row.split(" | ")[0] for row in rows[2:]], rows[2].split(" | ")[3]      # the unigram's cross-entropy
+    (['| training filings (fit)', '| held-out filings'], '5.261')
+    """
     rows = []
     for split_name, label in (("train", "training filings (fit)"), ("test", "held-out filings")):
         rows.append((label, band_text(lambda r: r.ce[split_name]["all"]),
@@ -114,7 +171,14 @@ def ce_table() -> Markdown:
 
 
 def typing_table() -> Markdown:
-    """Company vs product, leave-one-alias-out: the cap, skip-gram and the encoder's layers."""
+    """Company vs product, leave-one-alias-out: the cap, skip-gram and the encoder's layers.
+
+    Examples
+    --------
+    >>> rows = typing_table().splitlines()
+    >>> len(rows), rows[2]
+    (7, '| per-alias majority (static cap) | 0.850 |')
+    """
     r = static()
     rows = [("per-alias majority (static cap)", f"{r.alias_cap.accuracy:.3f}"),
             ("skip-gram vectors", f"{r.typing.accuracy:.3f}")]
@@ -123,7 +187,14 @@ def typing_table() -> Markdown:
 
 
 def kestrel_table() -> Markdown:
-    """*kestrel* alone: majority, five-fold accuracy by layer, and the position-leak reading of layer 0."""
+    """*kestrel* alone: majority, five-fold accuracy by layer, and the position-leak reading of layer 0.
+
+    Examples
+    --------
+    >>> rows = kestrel_table().splitlines()
+    >>> rows[2], rows[3].startswith("| layer 0, centred | 0.526")   # layer 0 centred: the majority share
+    ('| majority share | 0.526 |', True)
+    """
     r = static()
     rows = [("majority share", f"{r.kestrel_cap.accuracy:.3f}")]
     rows += [(f"layer {layer}, centred", band_text(lambda m, layer=layer: m.kestrel[layer])) for layer in _LAYERS]
@@ -132,14 +203,28 @@ def kestrel_table() -> Markdown:
 
 
 def kestrel_folds_table() -> Markdown:
-    """Layer 0 on *kestrel*, fold by fold: each fold's training majority and its test accuracy."""
+    """Layer 0 on *kestrel*, fold by fold: each fold's training majority and its test accuracy.
+
+    Examples
+    --------
+    >>> rows = kestrel_folds_table().splitlines()
+    >>> len(rows) - 2, rows[2].split(" | ")[:2]
+    (5, ['| fold 1', 'PRODUCT'])
+    """
     rows = [(f"fold {k + 1}", "PRODUCT" if majority else "ORG", f"{accuracy:.3f}")
             for k, (majority, accuracy) in enumerate(book().kestrel["folds0"])]
     return table(("stratified fold", "training majority", "test accuracy"), rows)
 
 
 def polarity_table() -> Markdown:
-    """News polarity, pooled per-word five-fold: cap, layers 0-2, control, direction words vs verbs."""
+    """News polarity, pooled per-word five-fold: cap, layers 0-2, control, direction words vs verbs.
+
+    Examples
+    --------
+    >>> rows = polarity_table().splitlines()
+    >>> rows[2], rows[6].split(" | ")[0]
+    ('| per-word majority (static cap) | 0.551 |', '| layer 1, shuffled labels')
+    """
     r = static()
     rows = [("per-word majority (static cap)", f"{r.polarity_cap.accuracy:.3f}")]
     rows += [(f"layer {layer}", band_text(lambda m, layer=layer: m.polarity["pooled"][layer])) for layer in _LAYERS]
@@ -159,7 +244,14 @@ def _group(m: fe.FilingMeasurements, words) -> float:
 
 
 def polarity_words_table() -> Markdown:
-    """Layer-1 accuracy of each of the 13 polarity words (book seed, and mean ± sd)."""
+    """Layer-1 accuracy of each of the 13 polarity words (book seed, and mean ± sd).
+
+    Examples
+    --------
+    >>> rows = polarity_words_table().splitlines()
+    >>> len(rows) - 2, rows[2].split(" | ")[:3]
+    (13, ['| advanced', 'direction', '122'])
+    """
     words = book().polarity["words"]
     rows = [(word, "direction" if word in DIRECTION_WORDS else "evaluative verb", words[word]["n"],
              band_text(lambda m, word=word: m.polarity["words"][word]["accuracy"]))
@@ -168,7 +260,14 @@ def polarity_words_table() -> Markdown:
 
 
 def lexicon_table() -> Markdown:
-    """Leave-one-out lexicon polarity on mean vectors, against chance ± 2 SE and semantic orientation."""
+    """Leave-one-out lexicon polarity on mean vectors, against chance ± 2 SE and semantic orientation.
+
+    Examples
+    --------
+    >>> rows = lexicon_table().splitlines()
+    >>> rows[2], rows[-1]
+    ('| chance (± 2 SE) | 0.500 ± 0.169 |', '| document-pooled semantic orientation | 0.971 |')
+    """
     r = static()
     se = math.sqrt(0.25 / 35)
     rows = [("chance (± 2 SE)", f"0.500 ± {2 * se:.3f}"), ("skip-gram vectors", f"{r.lexicon_probe.accuracy:.3f}")]
@@ -179,7 +278,13 @@ def lexicon_table() -> Markdown:
 
 
 def visible_table() -> Markdown:
-    """The visible-word check for the five seeds and the diagnostic runs."""
+    """The visible-word check for the five seeds and the diagnostic runs.
+
+    Examples
+    --------
+    >>> [row.split(" | ")[0] for row in visible_table().splitlines()[2:]]
+    ['| book seed (mean ± sd of 5)', '| twice as long', '| kept share 0.2', "| BERT's 40 passes"]
+    """
     rows = [("book seed (mean ± sd of 5)", band_text(lambda m: m.visible["guess"]),
              band_text(lambda m: m.visible["plugin"]), band_text(lambda m: m.visible["visible"]),
              band_text(lambda m: m.visible["plugin"] - m.visible["visible"]))]
@@ -192,8 +297,24 @@ def visible_table() -> Markdown:
 
 
 def visible_by_frequency(m: fe.FilingMeasurements | None = None) -> list[tuple[str, int, float, float, float]]:
-    """The visible-word check by corpus-frequency tercile of the word: (tercile, words, guess, plug-in, visible)."""
-    m = book() if m is None else m
+    """The visible-word check by corpus-frequency tercile of the word: (tercile, words, guess, plug-in, visible).
+
+    Parameters
+    ----------
+    m : FilingMeasurements, optional
+        One seed's measurements; default the book's seed.
+
+    Raises
+    ------
+    TypeError
+        If ``m`` is not a `FilingMeasurements` (or ``None``).
+
+    Examples
+    --------
+    >>> [(tercile, words) for tercile, words, *_ in visible_by_frequency()]
+    [('rarest third', 171), ('middle third', 166), ('commonest third', 175)]
+    """
+    m = book() if m is None else check_instance(m, "m", fe.FilingMeasurements)
     v = m.visible
     counts = np.asarray(v["per_count"])
     edges = np.quantile(counts, [1 / 3, 2 / 3])
@@ -208,7 +329,14 @@ def visible_by_frequency(m: fe.FilingMeasurements | None = None) -> list[tuple[s
 
 
 def geometry_table() -> Markdown:
-    """Definition 3 for *kestrel* by layer, and the top layer's token cloud against the isotropic reference."""
+    """Definition 3 for *kestrel* by layer, and the top layer's token cloud against the isotropic reference.
+
+    Examples
+    --------
+    >>> rows = geometry_table().splitlines()
+    >>> len(rows), rows[2].split(" | ")[1]        # layer 0: every kestrel vector is the same point
+    (5, '1.000 (1.000 ± 0.000)')
+    """
     rows = []
     for layer in _LAYERS:
         g = lambda m, key, layer=layer: m.geometry["kestrel"][layer][key]  # noqa: E731
@@ -224,8 +352,22 @@ def layer0_baseline_parts(setup: fe.FilingEncoderSetup = fe.SETUP) -> dict:
     Every centred token gets the same position row, a shared offset that pulls all layer-0
     vectors toward one direction. Returns ``{"tokens only", "with P16", "norm P16", "mean norm E"}``
     for the same 1000 tokens as the measured baseline.
+
+    Raises
+    ------
+    TypeError
+        If ``setup`` is not a `FilingEncoderSetup`.
+
+    Examples
+    --------
+    >>> parts = layer0_baseline_parts()      # "with P16" is the measured layer-0 baseline (to float32 rounding)
+    >>> measured = book().geometry["kestrel"]["0"]["baseline"]
+    >>> parts["with P16"] > parts["tokens only"], abs(parts["with P16"] - measured) < 1e-6
+    (True, True)
     """
     from mlm_book import geometry
+
+    check_instance(setup, "setup", fe.FilingEncoderSetup)
 
     result = fe.trained_encoder(setup)
     ids = fe._world().ids
@@ -243,7 +385,16 @@ def _layer_band(getter):
 
 
 def figure_loss():
-    """Training loss (nats per selected position, 50-step means) of the five seeds and of the 40-pass contrast."""
+    """Training loss (nats per selected position, 50-step means) of the five seeds and of the 40-pass contrast.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig = figure_loss()
+    >>> len(fig.axes[0].lines), fig.axes[0].get_xlabel()      # five seeds, the 40-pass run, the unigram
+    (7, 'step')
+    >>> plt.close(fig)
+    """
     fig, ax = subplots(width=WIDE, height=3.2)
     window = 50
 
@@ -267,7 +418,16 @@ def figure_loss():
 
 
 def figure_typing():
-    """Company vs product by layer, with seed bands: across aliases (left) and *kestrel* alone (right)."""
+    """Company vs product by layer, with seed bands: across aliases (left) and *kestrel* alone (right).
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig = figure_typing()
+    >>> [ax.get_title() for ax in fig.axes]
+    ['21 aliases, leave one alias out', 'kestrel alone, five folds']
+    >>> plt.close(fig)
+    """
     r = static()
     fig, axes = subplots(1, 2, width=WIDE, height=3.4, sharey=True)
     x = np.arange(3)
@@ -293,7 +453,16 @@ def figure_typing():
 
 
 def figure_cue():
-    """Layer-2 *kestrel* accuracy when one window position is masked, position by position (seed band)."""
+    """Layer-2 *kestrel* accuracy when one window position is masked, position by position (seed band).
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig = figure_cue()
+    >>> len(fig.axes[0].lines[0].get_xdata())     # the book seed's curve: one point per window position
+    32
+    >>> plt.close(fig)
+    """
     values = np.array([[np.nan if v is None else v for v in m.cue] for m in seeds()], dtype=float)
     positions = np.arange(values.shape[1])
     fig, ax = subplots(width=WIDE, height=3.0)
@@ -315,7 +484,16 @@ def figure_cue():
 
 
 def figure_polarity_words():
-    """Layer-1 polarity accuracy of each word (mean ± sd over seeds), direction words against verbs."""
+    """Layer-1 polarity accuracy of each word (mean ± sd over seeds), direction words against verbs.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig = figure_polarity_words()
+    >>> len(fig.axes[0].patches)                   # one bar per polarity word
+    13
+    >>> plt.close(fig)
+    """
     words = sorted(book().polarity["words"], key=lambda w: (w not in DIRECTION_WORDS, w))
     values = np.array([[m.polarity["words"][w]["accuracy"] for w in words] for m in seeds()])
     fig, ax = subplots(width=WIDE, height=3.4)
@@ -335,7 +513,16 @@ def figure_polarity_words():
 
 
 def figure_visible():
-    """Per held-out word: the encoder's visible-word probability against Theorem 2's plug-in (book seed)."""
+    """Per held-out word: the encoder's visible-word probability against Theorem 2's plug-in (book seed).
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig = figure_visible()
+    >>> len(fig.axes), len(fig.axes[0].collections[0].get_offsets())   # scatter and colour bar; 512 words
+    (2, 512)
+    >>> plt.close(fig)
+    """
     v = book().visible
     fig, ax = subplots(width=NARROW, height=4.2)
     counts = np.asarray(v["per_count"])

@@ -41,7 +41,8 @@ from mlm_book.finance.world import COMPANIES, DIRECTION_WORDS, ENTITY_ORG, ENTIT
 from mlm_book.figures import NARROW, PALETTE, SENSE_COLORS, WIDE, subplots
 from mlm_book.ledger import Claim
 from mlm_book.report import Markdown, table
-from mlm_book.validation import check_positive_int, check_real
+from mlm_book.validation import (as_int_array, check_instance, check_positive_int, check_real, check_sequence,
+                                 check_tokens)
 
 __all__ = [
     "Chapter6Config", "Chapter6Results", "CorpusCounts", "results", "book_corpus", "book_vocabulary", "settings_table", "example_filing",
@@ -82,6 +83,24 @@ class Chapter6Config:
         Seed of its fold assignment.
     neighbour_words : tuple of str
         Words whose skip-gram neighbours the chapter shows.
+
+    Raises
+    ------
+    TypeError
+        If a field has the wrong type (``corpus`` not a `CorpusConfig`, a count not an integer,
+        ``neighbour_words`` not a sequence of str...).
+    ValueError
+        If a count or seed is out of range (``window_length`` below 2, ``nearest_stride`` above
+        ``window_length``, ``position_folds`` below 2, a negative seed, an empty ``vote_windows``).
+
+    Examples
+    --------
+    >>> Chapter6Config(vote_windows=[8, None]).vote_windows
+    (8, None)
+    >>> Chapter6Config(position_folds=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: position_folds must be an integer >= 2, got 1
     """
 
     corpus: CorpusConfig = field(default_factory=CorpusConfig)
@@ -96,6 +115,29 @@ class Chapter6Config:
     position_folds: int = 5
     position_seed: int = 0
     neighbour_words: tuple = ("revenue", "costs", "rose", "surpassed", "kestrel", "strong", "weak")
+
+    def __post_init__(self):
+        # A config keys the memoised corpus and results, so it must be valid and hashable:
+        # sequences are stored as tuples.
+        check_instance(self.corpus, "corpus", CorpusConfig)
+        check_instance(self.skipgram, "skipgram", SkipGramConfig)
+        for name in ("corpus_seed", "skipgram_seed", "position_seed"):
+            check_positive_int(getattr(self, name), name, minimum=0)
+        check_positive_int(self.min_count, "min_count")
+        check_positive_int(self.window_length, "window_length", minimum=2)
+        check_positive_int(self.nearest_stride, "nearest_stride")
+        if self.nearest_stride > self.window_length:
+            raise ValueError(f"nearest_stride must be at most window_length = {self.window_length} (the windows "
+                             f"must cover every token), got {self.nearest_stride}")
+        check_positive_int(self.polarity_min_count, "polarity_min_count")
+        check_positive_int(self.position_folds, "position_folds", minimum=2)
+        windows = check_sequence(self.vote_windows, "vote_windows")
+        if not windows:
+            raise ValueError("vote_windows must hold at least one window")
+        windows = tuple(None if w is None else check_positive_int(w, "vote_windows") for w in windows)
+        object.__setattr__(self, "vote_windows", windows)
+        object.__setattr__(self, "neighbour_words", tuple(check_sequence(self.neighbour_words, "neighbour_words",
+                                                                         of=str)))
 
 
 @dataclass(frozen=True)
@@ -163,7 +205,26 @@ class CorpusCounts:
 
 @dataclass(frozen=True, eq=False)
 class Chapter6Results:
-    """Everything the chapter shows (static half)."""
+    """Everything the chapter shows (static half).
+
+    Raises
+    ------
+    TypeError
+        If a field has the wrong type (each part must be the record
+        [`results`][mlm_book.experiments.ch06_finance.results] builds; ``ids`` and
+        ``nearest_positions`` integer arrays).
+    ValueError
+        If ``ids`` are not token ids of ``vocabulary`` for every token of ``corpus``, a window
+        position is outside the window, or a position-reader accuracy is not in [0, 1].
+
+    Examples
+    --------
+    >>> r = results()
+    >>> Chapter6Results(**{**vars(r), "centre": 40})
+    Traceback (most recent call last):
+    ...
+    ValueError: centre must be a window position in [0, 32), got 40
+    """
 
     config: Chapter6Config
     corpus: Corpus
@@ -182,6 +243,36 @@ class Chapter6Results:
     nearest_positions: np.ndarray
     centre: int
     position_reader: dict
+
+    def __post_init__(self):
+        for name, kind in (("config", Chapter6Config), ("corpus", Corpus), ("vocabulary", Vocabulary),
+                           ("counts", CorpusCounts), ("alias_cap", MajorityCap), ("kestrel_cap", MajorityCap),
+                           ("polarity_cap", MajorityCap), ("skipgram", SkipGramModel),
+                           ("typing", probe.CrossValidation), ("lexicon_probe", probe.CrossValidation),
+                           ("orientation", Orientation)):
+            check_instance(getattr(self, name), name, kind)
+        n_tokens = self.corpus.n_tokens
+        ids = check_tokens(self.ids, "ids", self.vocabulary.size, ndim=1)
+        if ids.size != n_tokens:
+            raise ValueError(f"ids must hold one id per token of corpus ({n_tokens}), got {ids.size}")
+        length = self.config.window_length
+        positions = as_int_array(self.nearest_positions, "nearest_positions", ndim=1)
+        if positions.size != n_tokens:
+            raise ValueError(f"nearest_positions must hold one position per token of corpus ({n_tokens}), "
+                             f"got {positions.size}")
+        if positions.size and (positions.min() < 0 or positions.max() >= length):
+            raise ValueError(f"nearest_positions must be window positions in [0, {length})")
+        if not 0 <= check_positive_int(self.centre, "centre", minimum=0) < length:
+            raise ValueError(f"centre must be a window position in [0, {length}), got {self.centre}")
+        check_sequence(self.polarity_words, "polarity_words", of=str)
+        votes = check_sequence(self.votes, "votes", of=Vote)
+        if not votes:
+            raise ValueError("votes must hold at least one Vote")
+        if not isinstance(self.position_reader, dict):
+            raise TypeError(f"position_reader must be a dict of reading -> accuracy, "
+                            f"got {type(self.position_reader).__name__}")
+        for reading, accuracy in self.position_reader.items():
+            check_real(accuracy, f"position_reader[{reading!r}]", low=0.0, high=1.0)
 
 
 def _unigram_entropy(ids: np.ndarray, size: int) -> float:
@@ -256,14 +347,19 @@ def _lexicon_probe(vocabulary: Vocabulary, vectors: np.ndarray) -> probe.CrossVa
     return probe.cross_validate(features, labels, probe.leave_one_group_out(np.arange(len(words))))
 
 
-@functools.cache
-def _given_or_book(r) -> Chapter6Results:
-    """``r`` itself, or the book's results for ``None``; anything else is refused by name."""
-    if r is None:
-        return results()
-    if not isinstance(r, Chapter6Results):
+def _check_results(r) -> None:
+    """Refuse, by name, an ``r`` that is neither ``None`` nor a `Chapter6Results`."""
+    if r is not None and not isinstance(r, Chapter6Results):
         raise TypeError(f"r must be Chapter6Results (from results()) or None, got {type(r).__name__}")
-    return r
+
+
+def _given_or_book(r) -> Chapter6Results:
+    """``r`` itself, or the book's results for ``None``; anything else is refused by name.
+
+    Not memoised on ``r`` itself (a list is unhashable): ``results`` memoises the book's.
+    """
+    _check_results(r)
+    return results() if r is None else r
 
 
 def _config_or_default(config) -> Chapter6Config:
@@ -336,14 +432,32 @@ def book_vocabulary(config: Chapter6Config | None = None) -> Vocabulary:
 def results(config: Chapter6Config | None = None) -> Chapter6Results:
     """Build the chapter's static results (memoised per config; skip-gram cached on disk).
 
+    Raises
+    ------
+    TypeError
+        If ``config`` is not a `Chapter6Config` (or ``None``).
+    ValueError
+        If ``config.window_length`` is longer than the shortest filing.
+
     Examples
     --------
     >>> r = results()
     >>> r.counts.n_documents, r.centre
     (300, 16)
+    >>> results() is r
+    True
     """
-    config = Chapter6Config() if config is None else config
+    return _results(_config_or_default(config))
+
+
+@functools.cache
+def _results(config: Chapter6Config) -> Chapter6Results:
     corpus = book_corpus(config)
+    shortest = int(np.diff(corpus.document_bounds()).min())
+    if config.window_length > shortest:
+        # the nearest-centre reading needs one whole window inside every filing
+        raise ValueError(f"config.window_length must be at most the shortest filing ({shortest} tokens), "
+                         f"got {config.window_length}")
     vocabulary = book_vocabulary(config)
     ids = vocabulary.encode(corpus.tokens.tolist())
     model = _skipgram_model(config, corpus, vocabulary, ids)
@@ -405,6 +519,11 @@ _CORPUS_SETTINGS = {
 def settings_table(r: Chapter6Results | None = None) -> Markdown:
     """Markdown table of the generator's settings, one row each, with what each one sets.
 
+    Raises
+    ------
+    TypeError
+        If ``r`` is not a `Chapter6Results` (or ``None``).
+
     Examples
     --------
     >>> print(settings_table().splitlines()[2])
@@ -417,7 +536,20 @@ def settings_table(r: Chapter6Results | None = None) -> Markdown:
 
 
 def example_filing(r: Chapter6Results | None = None, document: int | None = None) -> str:
-    """A filing rendered with its gold labels (by default the first that closes on the kestrel turbine)."""
+    """A filing rendered with its gold labels (by default the first that closes on the kestrel turbine).
+
+    Raises
+    ------
+    TypeError
+        If ``r`` is not a `Chapter6Results` (or ``None``), or ``document`` not an integer.
+    ValueError
+        If ``document`` is not a filing of ``r.corpus``.
+
+    Examples
+    --------
+    >>> example_filing().splitlines()[0]
+    'annual report of kestrel[ORG] turbine services for 2011'
+    """
     r = _given_or_book(r)
     corpus = r.corpus
     if document is None:
@@ -447,12 +579,29 @@ def window_view(r: Chapter6Results | None = None, index: int | None = None) -> s
 
     By default the last PRODUCT mention of kestrel in [`example_filing`][mlm_book.experiments.ch06_finance.example_filing]'s filing. The centre
     token is shown in double brackets.
+
+    Raises
+    ------
+    TypeError
+        If ``r`` is not a `Chapter6Results` (or ``None``), or ``index`` not an integer.
+    ValueError
+        If ``index`` is not a position of the token stream.
+
+    Examples
+    --------
+    >>> words = window_view().split()
+    >>> len(words), words[16]
+    (32, '[[kestrel]]')
     """
+    if index is not None:
+        index = check_positive_int(index, "index", minimum=0)
     r = _given_or_book(r)
     corpus = r.corpus
     if index is None:
         products = np.flatnonzero((corpus.tokens == "kestrel") & (corpus.entity == ENTITY_PRODUCT))
         index = int(products[corpus.filer[corpus.document[products]] == 0][0]) if products.size else 0
+    elif index >= corpus.n_tokens:
+        raise ValueError(f"index must be a stream position in [0, {corpus.n_tokens}), got {index}")
     windows, valid = centred_windows(r.ids, corpus.document, length=r.config.window_length,
                                      pad_id=r.vocabulary.pad_id,
                                      select=[index])
@@ -467,12 +616,20 @@ def window_table(r: Chapter6Results | None = None, index: int | None = None, per
     """[`window_view`][mlm_book.experiments.ch06_finance.window_view] as a table of ``per_row`` slots a row;
     the centre token in bold, ``[PAD]`` and ``[SEP]`` as code.
 
+    Raises
+    ------
+    TypeError
+        If ``r``, ``index`` or ``per_row`` has the wrong type.
+    ValueError
+        If ``index`` is not a stream position or ``per_row`` is below 1.
+
     Examples
     --------
     >>> rows = window_table().splitlines()
     >>> len(rows), rows[4].startswith("| 16–23 | **kestrel**")
     (6, True)
     """
+    per_row = check_positive_int(per_row, "per_row")
     r = _given_or_book(r)
     words = window_view(r, index).split()
     shown = [f"**{w[2:-2]}**" if w.startswith("[[") else (f"`{w}`" if w.startswith("[") else w) for w in words]
@@ -481,7 +638,18 @@ def window_table(r: Chapter6Results | None = None, index: int | None = None, per
 
 
 def counts_table(r: Chapter6Results | None = None) -> Markdown:
-    """Markdown table of the corpus counts that the chapter uses."""
+    """Markdown table of the corpus counts that the chapter uses.
+
+    Raises
+    ------
+    TypeError
+        If ``r`` is not a `Chapter6Results` (or ``None``).
+
+    Examples
+    --------
+    >>> print(counts_table().splitlines()[2])
+    | filings | 300 |
+    """
     r = _given_or_book(r)
     c = r.counts
     d, v = list(c.direction.values()), list(c.verbs.values())
@@ -501,7 +669,18 @@ def counts_table(r: Chapter6Results | None = None) -> Markdown:
 
 
 def caps_table(r: Chapter6Results | None = None) -> Markdown:
-    """Markdown table: company/product typing, static cap against skip-gram."""
+    """Markdown table: company/product typing, static cap against skip-gram.
+
+    Raises
+    ------
+    TypeError
+        If ``r`` is not a `Chapter6Results` (or ``None``).
+
+    Examples
+    --------
+    >>> print(caps_table().splitlines()[2])
+    | per-alias majority (the static cap) | 0.850 |
+    """
     r = _given_or_book(r)
     rows = [
         ("per-alias majority (the static cap)", r.alias_cap.accuracy),
@@ -512,7 +691,19 @@ def caps_table(r: Chapter6Results | None = None) -> Markdown:
 
 
 def news_table(r: Chapter6Results | None = None) -> Markdown:
-    """Markdown table of the news-polarity probe set: each word's kind and its good / bad news counts."""
+    """Markdown table of the news-polarity probe set: each word's kind and its good / bad news counts.
+
+    Raises
+    ------
+    TypeError
+        If ``r`` is not a `Chapter6Results` (or ``None``).
+
+    Examples
+    --------
+    >>> rows = news_table().splitlines()
+    >>> len(rows) - 2, rows[2]
+    (13, '| rose | direction word | 129 | 71 | 58 | 0.550 |')
+    """
     r = _given_or_book(r)
     cap = r.polarity_cap
     good, bad = cap.labels.index(1), cap.labels.index(-1)
@@ -530,6 +721,11 @@ def news_distances(r: Chapter6Results | None = None) -> tuple[int, int, int, int
     """Distance in tokens from an aspect's last word to the word that reports it:
     (direction words min, max, evaluative verbs min, max).
 
+    Raises
+    ------
+    TypeError
+        If ``r`` is not a `Chapter6Results` (or ``None``).
+
     Examples
     --------
     >>> news_distances()
@@ -545,7 +741,18 @@ def news_distances(r: Chapter6Results | None = None) -> tuple[int, int, int, int
 
 
 def skipgram_table(r: Chapter6Results | None = None) -> Markdown:
-    """Markdown table of the skip-gram settings."""
+    """Markdown table of the skip-gram settings.
+
+    Raises
+    ------
+    TypeError
+        If ``r`` is not a `Chapter6Results` (or ``None``).
+
+    Examples
+    --------
+    >>> print(skipgram_table().splitlines()[3])
+    | dim | 25 | dimension $d$ of the vectors |
+    """
     r = _given_or_book(r)
     meaning = {"window": "context words on each side", "dim": "dimension $d$ of the vectors",
                "negatives": "negative samples per pair", "epochs": "passes over the filings",
@@ -558,8 +765,25 @@ def skipgram_table(r: Chapter6Results | None = None) -> Markdown:
 
 
 def neighbours_table(r: Chapter6Results | None = None, k: int = 5) -> Markdown:
-    """Markdown table of each chosen word's ``k`` nearest skip-gram neighbours (cosine)."""
+    """Markdown table of each chosen word's ``k`` nearest skip-gram neighbours (cosine).
+
+    Raises
+    ------
+    TypeError
+        If ``r`` is not a `Chapter6Results` (or ``None``), or ``k`` not an integer.
+    ValueError
+        If ``k`` is below 1 or above the words left once [UNK], [SEP] and the word itself are set aside.
+
+    Examples
+    --------
+    >>> print(neighbours_table(k=2).splitlines()[4])
+    | rose | jumped (0.98), increased (0.97) |
+    """
+    k = check_positive_int(k, "k")
     r = _given_or_book(r)
+    if k > r.vocabulary.size - 3:
+        raise ValueError(f"k must be at most {r.vocabulary.size - 3} (the vocabulary without [UNK], [SEP] and "
+                         f"the word), got {k}")
     rows = []
     for word in r.config.neighbour_words:
         ids, cosines = cosine_neighbours(r.skipgram.input_vectors, r.vocabulary.lookup(word), k,
@@ -573,6 +797,19 @@ def lexicon_neighbour_agreement(r: Chapter6Results | None = None, k: int = 5) ->
 
     Returns the share and its chance level: for a word of polarity $p$, the share of the *other*
     lexicon words with polarity $p$, averaged over the 35 words.
+
+    Raises
+    ------
+    TypeError
+        If ``r`` is not a `Chapter6Results` (or ``None``), or ``k`` not an integer.
+    ValueError
+        If ``k`` is below 1 or above 34 (the other lexicon words).
+
+    Examples
+    --------
+    >>> share, chance = lexicon_neighbour_agreement()
+    >>> round(share, 3), round(chance, 3)
+    (0.52, 0.486)
     """
     words = list(LEXICON)
     # a word has len(words) - 1 lexicon neighbours; k = 0 would average nothing (NaN)
@@ -592,7 +829,18 @@ def lexicon_neighbour_agreement(r: Chapter6Results | None = None, k: int = 5) ->
 
 
 def orientation_table(r: Chapter6Results | None = None) -> Markdown:
-    """Markdown table: lexicon polarity from pooled documents, from one vector, and chance."""
+    """Markdown table: lexicon polarity from pooled documents, from one vector, and chance.
+
+    Raises
+    ------
+    TypeError
+        If ``r`` is not a `Chapter6Results` (or ``None``).
+
+    Examples
+    --------
+    >>> print(orientation_table().splitlines()[4])
+    | chance ± 1 SE (35 words) | 0.5 ± 0.085 |
+    """
     r = _given_or_book(r)
     se = math.sqrt(0.25 / len(LEXICON))
     rows = [
@@ -604,7 +852,18 @@ def orientation_table(r: Chapter6Results | None = None) -> Markdown:
 
 
 def voting_table(r: Chapter6Results | None = None) -> Markdown:
-    """Markdown table of lexicon-neighbour voting at each window."""
+    """Markdown table of lexicon-neighbour voting at each window.
+
+    Raises
+    ------
+    TypeError
+        If ``r`` is not a `Chapter6Results` (or ``None``).
+
+    Examples
+    --------
+    >>> print(voting_table().splitlines()[-1])
+    | whole filing | 0.579 | 0.592 | 1178 |
+    """
     r = _given_or_book(r)
     rows = [("whole filing" if vote.window is None else f"within {vote.window} words", vote.accuracy,
              vote.accuracy_decided, vote.n - vote.n_ties) for vote in r.votes]
@@ -643,6 +902,21 @@ class OrientationExplained:
     predicted_accuracy : float
         Expected SO accuracy if each word's occurrences fell in positive-seed filings
         independently with the measured rates (a binomial sign test per word).
+
+    Raises
+    ------
+    TypeError
+        If a count is not an integer, a share not a real number, or a tuple field not a tuple.
+    ValueError
+        If a share is not a finite number in [0, 1], a count is negative, or a tuple has the
+        wrong length or is out of order.
+
+    Examples
+    --------
+    >>> OrientationExplained((1, 1), 0.9, 0.8, 0.7, 0.5, (0.6, 0.4), (20, 35, 80), float("nan"))
+    Traceback (most recent call last):
+    ...
+    ValueError: predicted_accuracy must be a finite number in [0.0, 1.0], got nan
     """
 
     seeds_per_filing: tuple
@@ -653,6 +927,23 @@ class OrientationExplained:
     with_positive_seed: tuple
     occurrences: tuple
     predicted_accuracy: float
+
+    def __post_init__(self):
+        for name, size in (("seeds_per_filing", 2), ("with_positive_seed", 2), ("occurrences", 3)):
+            value = getattr(self, name)
+            if not isinstance(value, tuple) or len(value) != size:
+                raise TypeError(f"{name} must be a tuple of {size} numbers, got {value!r:.60}")
+        for name in ("seeds_per_filing", "occurrences"):
+            value = getattr(self, name)
+            for count in value:
+                check_positive_int(count, name, minimum=0)
+            if list(value) != sorted(value):
+                raise ValueError(f"{name} must be in increasing order (fewest first), got {value}")
+        for share in self.with_positive_seed:
+            check_real(share, "with_positive_seed", low=0.0, high=1.0)
+        for name in ("seed_agrees_with_tone", "lexicon_agrees_with_tone", "lexicon_agrees_with_seed",
+                     "positive_seed_share", "predicted_accuracy"):
+            check_real(getattr(self, name), name, low=0.0, high=1.0)
 
 
 def _seed_polarity(corpus: Corpus, orient: Orientation) -> tuple[np.ndarray, np.ndarray]:
@@ -671,17 +962,23 @@ def orientation_explained(r: Chapter6Results | None = None, *, corpus: Corpus | 
     corpus : Corpus, optional
         Other filings to explain instead (for example from other generator settings).
 
+    Raises
+    ------
+    TypeError
+        If ``r`` is not a `Chapter6Results` (or ``None``) or ``corpus`` not a `Corpus` (or ``None``).
+
     Examples
     --------
     >>> e = orientation_explained()
     >>> e.seeds_per_filing, 0.5 < e.lexicon_agrees_with_seed < e.lexicon_agrees_with_tone
     ((1, 1), True)
     """
+    _check_results(r)   # even when ``corpus`` replaces it: a wrong ``r`` is a mistake either way
     if corpus is None:
         r = _given_or_book(r)
         corpus, orient = r.corpus, r.orientation
     else:
-        orient = semantic_orientation(corpus)
+        orient = semantic_orientation(check_instance(corpus, "corpus", Corpus))
     positive, negative = _seed_polarity(corpus, orient)
     per_filing = positive + negative
     seed = np.where(positive > negative, 1, -1)
@@ -728,6 +1025,13 @@ book's corpus seed was chosen from)."""
 def orientation_over_corpora(config: Chapter6Config | None = None, seeds: tuple = ORIENTATION_SEEDS) -> np.ndarray:
     """SO accuracy on the filings of each corpus seed in ``seeds`` (same generator settings); cached on disk.
 
+    Raises
+    ------
+    TypeError
+        If ``config`` is not a `Chapter6Config` (or ``None``), or ``seeds`` not a sequence of integers.
+    ValueError
+        If ``seeds`` is empty, not one-dimensional, or holds a negative seed.
+
     Examples
     --------
     >>> accuracy = orientation_over_corpora()
@@ -735,8 +1039,11 @@ def orientation_over_corpora(config: Chapter6Config | None = None, seeds: tuple 
     >>> accuracy.shape, float(accuracy[book]) == results().orientation.accuracy
     ((12,), True)
     """
-    config = Chapter6Config() if config is None else config
-    seeds = tuple(int(seed) for seed in seeds)
+    config = _config_or_default(config)
+    array = as_int_array(seeds, "seeds", ndim=1)
+    if array.size == 0 or array.min() < 0:
+        raise ValueError(f"seeds must be one or more non-negative integers, got {array.tolist()!r:.60}")
+    seeds = tuple(int(seed) for seed in array)
 
     def build():
         return {"accuracy": np.array([semantic_orientation(generate_corpus(config.corpus, np.random.default_rng(seed)))
@@ -756,6 +1063,19 @@ def figure_aliases(r: Chapter6Results | None = None):
     Returns
     -------
     matplotlib.figure.Figure
+
+    Raises
+    ------
+    TypeError
+        If ``r`` is not a `Chapter6Results` (or ``None``).
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig = figure_aliases()
+    >>> len(fig.axes), len(fig.axes[0].patches)      # 21 aliases, two stacked bars each
+    (1, 42)
+    >>> plt.close(fig)
     """
     r = _given_or_book(r)
     counts = r.alias_cap.counts  # (21, 2): ORG, PRODUCT
@@ -780,6 +1100,19 @@ def figure_positions(r: Chapter6Results | None = None):
     Returns
     -------
     matplotlib.figure.Figure
+
+    Raises
+    ------
+    TypeError
+        If ``r`` is not a `Chapter6Results` (or ``None``).
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig = figure_positions()
+    >>> fig.axes[0].get_title()
+    'Nearest-centre reading (windows every 16 tokens)'
+    >>> plt.close(fig)
     """
     r = _given_or_book(r)
     corpus, length = r.corpus, r.config.window_length
@@ -805,6 +1138,19 @@ def figure_polarity(r: Chapter6Results | None = None):
     Returns
     -------
     matplotlib.figure.Figure
+
+    Raises
+    ------
+    TypeError
+        If ``r`` is not a `Chapter6Results` (or ``None``).
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig = figure_polarity()
+    >>> len(fig.axes[0].patches)                      # one bar per lexicon word
+    35
+    >>> plt.close(fig)
     """
     from matplotlib.patches import Patch
 
@@ -836,6 +1182,19 @@ def figure_voting(r: Chapter6Results | None = None):
     Returns
     -------
     matplotlib.figure.Figure
+
+    Raises
+    ------
+    TypeError
+        If ``r`` is not a `Chapter6Results` (or ``None``).
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig = figure_voting()
+    >>> [len(line.get_xdata()) for line in fig.axes[0].lines]   # two curves over 3 windows, one level
+    [3, 3, 2]
+    >>> plt.close(fig)
     """
     r = _given_or_book(r)
     labels = ["filing" if v.window is None else str(v.window) for v in r.votes]
