@@ -29,7 +29,17 @@ import numpy as np
 from mlm_book.hmm import forward_backward, sample
 from mlm_book.channel import Channel, context_prediction, corrupt, optimum, selection_count
 from mlm_book.scoring import entropy, kl_divergence
-from mlm_book.validation import check_generator, check_positive_int, check_table_size, check_tokens
+from mlm_book.validation import (
+    as_float_array,
+    check_generator,
+    check_instance,
+    check_positive_int,
+    check_probability,
+    check_real,
+    check_sequence,
+    check_table_size,
+    check_tokens,
+)
 
 __all__ = [
     "path_joint",
@@ -47,6 +57,10 @@ __all__ = [
 #: Largest $V^n S^n$ [`path_joint`][mlm_book.bruteforce.path_joint] will build (about 100 MB of float64 work).
 MAX_PATH_ENTRIES = 12_000_000
 
+#: Largest ``(rates + 1) * batch * length * V`` posterior table [`fixed_count_errors`][mlm_book.bruteforce.fixed_count_errors]
+#: holds (2^26 float64: 512 MiB).
+MAX_POSTERIOR_ENTRIES = 2**26
+
 
 def _arrays(hmm):
     for attribute in ("transition", "emission", "initial"):
@@ -58,7 +72,8 @@ def _arrays(hmm):
 
 def _check_position(position, length: int) -> None:
     if isinstance(position, bool) or not isinstance(position, (int, np.integer)) or not 0 <= position < length:
-        raise ValueError(f"position must be an int in [0, {length}), got {position!r}")
+        raise ValueError(f"position must be an int in [0, {length}) (a position of shown, of length {length}), "
+                         f"got {position!r}")
 
 
 def _fixed_count_inputs(hmm, channel: Channel, shown, position: int):
@@ -178,6 +193,11 @@ def brute_force_posterior(hmm, channel: Channel, shown, position: int) -> np.nda
     numpy.ndarray
         ``(V,)``.
 
+    Raises
+    ------
+    ValueError
+        If ``position`` is not a position of ``shown``.
+
     Examples
     --------
     >>> from mlm_book.hmm import default_hmm
@@ -248,6 +268,16 @@ class DenseTable:
 
     joint: np.ndarray
     channel: Channel
+
+    def __post_init__(self):
+        check_instance(self.channel, "channel", Channel)
+        joint = as_float_array(self.joint, "joint", ndim=5)
+        W, V = self.channel.vocab_size + 1, self.channel.vocab_size
+        if joint.shape != (3, W, W, W, V):
+            raise ValueError(f"joint must have shape (3, V+1, V+1, V+1, V) = {(3, W, W, W, V)} for the channel's "
+                             f"V, got {joint.shape}")
+        if np.any(joint < 0):
+            raise ValueError("joint must hold probabilities (non-negative)")
 
     def displays(self) -> np.ndarray:
         """All ``(V+1)**3`` displays as a ``((V+1)**3, 3)`` array, in the table's order."""
@@ -346,6 +376,12 @@ def fixed_count_posterior_by_sets(hmm, channel: Channel, shown, position: int) -
     numpy.ndarray
         ``(B, V)``.
 
+    Raises
+    ------
+    ValueError
+        If ``position`` is not a position of ``shown``, or a display cannot
+        arise from a fixed-count selection containing ``position``.
+
     Examples
     --------
     >>> from mlm_book.hmm import default_hmm
@@ -379,7 +415,7 @@ def fixed_count_posterior_by_sets(hmm, channel: Channel, shown, position: int) -
     p_state = result.posterior.reshape(batch, len(sets), length, -1)[:, :, position]
     log_weight = np.where(possible, result.log_evidence.reshape(batch, len(sets)), -np.inf)
     if np.any(np.all(~possible, axis=1)):
-        raise ValueError("shown has a display that no fixed-count selection set can produce")
+        raise ValueError("shown has a display that no fixed-count selection set containing position can produce")
     weight = np.exp(log_weight - log_weight.max(axis=1, keepdims=True))
     p = np.einsum("bm,bms,sy->by", weight, p_state, emission)
     q = p * S[shown[:, position]]
@@ -506,6 +542,18 @@ class FixedCountError:
     max_kl: float
     mean_entropy: float
 
+    def __post_init__(self):
+        check_positive_int(self.length, "length")
+        check_probability(self.rho, "rho")
+        check_positive_int(self.count, "count")
+        if self.count > self.length:
+            raise ValueError(f"count must be at most length ({self.length}), got {self.count}")
+        check_probability(self.rate, "rate")
+        check_positive_int(self.positions, "positions")
+        check_probability(self.max_abs, "max_abs")
+        for name in ("mean_kl", "max_kl", "mean_entropy"):
+            check_real(getattr(self, name), name, low=0.0)
+
 
 def fixed_count_errors(hmm, channel: Channel, length: int, batch: int, rng: np.random.Generator,
                        rates=(None,)) -> tuple[FixedCountError, ...]:
@@ -531,6 +579,12 @@ def fixed_count_errors(hmm, channel: Channel, length: int, batch: int, rng: np.r
     tuple of FixedCountError
         One per rate, in order.
 
+    Raises
+    ------
+    ValueError
+        If a rate is outside [0, 1] or the posterior tables of ``batch * length``
+        displays exceed ``MAX_POSTERIOR_ENTRIES``.
+
     Examples
     --------
     >>> from mlm_book.hmm import default_hmm
@@ -539,15 +593,24 @@ def fixed_count_errors(hmm, channel: Channel, length: int, batch: int, rng: np.r
     >>> nominal.count, nominal.mean_kl > 1e-4, matched.max_abs < 1e-12   # k = 1: others are clean
     (1, True, True)
     """
+    rates = check_sequence(rates, "rates")
+    return _fixed_count_errors(hmm, channel, length, batch, rng, rates, [f"rates[{i}]" for i in range(len(rates))])
+
+
+def _fixed_count_errors(hmm, channel, length, batch, rng, rates, names) -> tuple[FixedCountError, ...]:
+    """[`fixed_count_errors`][mlm_book.bruteforce.fixed_count_errors], with each rate checked under the caller's name."""
     if not isinstance(channel, Channel):
         raise TypeError(f"channel must be a Channel, got {type(channel).__name__}")
     length = check_positive_int(length, "length")
     batch = check_positive_int(batch, "batch")
     rng = check_generator(rng)
-    fixed = Channel(channel.vocab_size, channel.rho, channel.mask, channel.random, "fixed", channel.replacement)
-    rates = tuple(channel.rho if rate is None else rate for rate in rates)
     if not rates:
         raise ValueError("rates must hold at least one rate")
+    rates = tuple(channel.rho if rate is None else check_probability(rate, name) for rate, name in zip(rates, names))
+    check_table_size(batch * length, 1, MAX_POSTERIOR_ENTRIES,
+                     f"posteriors of batch={batch} sentences of length={length} for {len(rates)} rate(s)",
+                     factor=channel.vocab_size * (len(rates) + 1))
+    fixed = Channel(channel.vocab_size, channel.rho, channel.mask, channel.random, "fixed", channel.replacement)
     closed_forms = [Channel(channel.vocab_size, rate, channel.mask, channel.random, "independent",
                             channel.replacement) for rate in rates]
     _, tokens = sample(hmm, batch, length, rng)
@@ -610,6 +673,12 @@ def fixed_count_error(hmm, channel: Channel, length: int, batch: int, rng: np.ra
     -------
     FixedCountError
 
+    Raises
+    ------
+    ValueError
+        If ``rate`` is outside [0, 1] or the posterior tables of ``batch * length``
+        displays exceed ``MAX_POSTERIOR_ENTRIES``.
+
     Examples
     --------
     >>> from mlm_book.hmm import default_hmm
@@ -617,4 +686,4 @@ def fixed_count_error(hmm, channel: Channel, length: int, batch: int, rng: np.ra
     >>> e.count, e.max_abs > 1e-3
     (1, True)
     """
-    return fixed_count_errors(hmm, channel, length, batch, rng, rates=(rate,))[0]
+    return _fixed_count_errors(hmm, channel, length, batch, rng, (rate,), ("rate",))[0]

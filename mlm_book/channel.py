@@ -37,11 +37,13 @@ import numpy as np
 
 from mlm_book.hmm import forward_backward
 from mlm_book.validation import (
+    as_float_array,
     as_int_array,
     check_distribution,
     check_generator,
     check_positive_int,
     check_probability,
+    check_table_size,
     check_tokens,
 )
 
@@ -70,6 +72,9 @@ __all__ = [
 NOT_SELECTED, MASKED, RANDOM, KEPT = 0, 1, 2, 3
 
 _SELECTIONS = ("independent", "fixed")
+
+#: Largest vocabulary [`zipf_unigram`][mlm_book.channel.zipf_unigram] builds a table for (2^27 float64: 1 GiB).
+MAX_UNIGRAM_SIZE = 2**27
 
 
 @dataclass(frozen=True, eq=False)
@@ -282,6 +287,24 @@ class CorruptedBatch:
     shown: np.ndarray
     selected: np.ndarray
     kind: np.ndarray
+
+    def __post_init__(self):
+        shown = as_int_array(self.shown, "shown", ndim=2)
+        if shown.size and shown.min() < 0:
+            raise ValueError(f"shown must hold display ids >= 0, got {int(shown.min())}")
+        selected = np.asarray(self.selected) if isinstance(self.selected, np.ndarray) else None
+        if selected is None or selected.dtype != bool:
+            raise TypeError(f"selected must be a numpy array of bool, got {type(self.selected).__name__}"
+                            + ("" if selected is None else f" of dtype {selected.dtype}"))
+        kind = as_int_array(self.kind, "kind", ndim=2)
+        if not (shown.shape == selected.shape == kind.shape):
+            raise ValueError(f"shown, selected and kind must have the same shape (B, n), "
+                             f"got {shown.shape}, {selected.shape} and {kind.shape}")
+        if kind.size and (kind.min() < NOT_SELECTED or kind.max() > KEPT):
+            raise ValueError(f"kind must hold codes {NOT_SELECTED}..{KEPT}, got values from "
+                             f"{int(kind.min())} to {int(kind.max())}")
+        if np.any(selected != (kind != NOT_SELECTED)):
+            raise ValueError("selected must be True exactly where kind is not NOT_SELECTED")
 
 
 def corrupt(channel: Channel, tokens, rng: np.random.Generator) -> CorruptedBatch:
@@ -607,14 +630,21 @@ def visible_mass(p_visible, channel: Channel, token: int | None = None):
     -------
     float or numpy.ndarray
 
+    Raises
+    ------
+    TypeError
+        If ``p_visible`` is not numeric.
+    ValueError
+        If ``p_visible`` is not in [0, 1] or the visible token is impossible.
+
     Examples
     --------
     >>> round(float(visible_mass(0.176, Channel(vocab_size=25))), 3)
     0.847
     """
     channel = _check_channel(channel)
-    p = np.asarray(p_visible, dtype=np.float64)
-    if np.any(~np.isfinite(p)) or np.any((p < 0) | (p > 1)):
+    p = as_float_array(p_visible, "p_visible")
+    if np.any((p < 0) | (p > 1)):
         raise ValueError("p_visible must hold probabilities in [0, 1]")
     ru = channel.random * _unigram_at(channel, token)
     denominator = channel.keep * p + ru
@@ -671,6 +701,11 @@ def zipf_unigram(vocab_size: int, exponent: float = 1.0) -> np.ndarray:
     numpy.ndarray
         ``(vocab_size,)``, decreasing, sums to one.
 
+    Raises
+    ------
+    ValueError
+        If ``vocab_size`` exceeds ``MAX_UNIGRAM_SIZE`` or ``exponent`` is negative.
+
     Examples
     --------
     >>> u = zipf_unigram(4)
@@ -678,6 +713,7 @@ def zipf_unigram(vocab_size: int, exponent: float = 1.0) -> np.ndarray:
     [0.48, 0.24, 0.16, 0.12]
     """
     vocab_size = check_positive_int(vocab_size, "vocab_size")
+    check_table_size(vocab_size, 1, MAX_UNIGRAM_SIZE, f"a unigram over vocab_size={vocab_size} tokens")
     if isinstance(exponent, bool) or not isinstance(exponent, (int, float)) or not math.isfinite(exponent) or exponent < 0:
         raise ValueError(f"exponent must be a finite number >= 0, got {exponent!r}")
     weights = np.arange(1, vocab_size + 1, dtype=np.float64) ** (-float(exponent))

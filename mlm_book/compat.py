@@ -39,13 +39,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from mlm_book.channel import Channel, exact_posterior
-from mlm_book.hmm import HiddenMarkovLanguage, check_hmm, token_conditionals
+from mlm_book.hmm import MAX_SAMPLE_ENTRIES, HiddenMarkovLanguage, check_hmm, token_conditionals
 from mlm_book.hmm import sample as sample_hmm
 from mlm_book.validation import (
     SUM_TOLERANCE,
     as_float_array,
     as_int_array,
     check_generator,
+    check_positive_float,
     check_positive_int,
     check_table_size,
 )
@@ -74,10 +75,26 @@ MAX_TABLE_ENTRIES = 2**25
 ConditionalFamily = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
-def _check_family(conditional) -> ConditionalFamily:
+def _check_family(conditional, name: str = "conditional") -> ConditionalFamily:
     if not callable(conditional):
-        raise TypeError(f"conditional must be callable (tokens, positions) -> (B, V), got {type(conditional).__name__}")
+        raise TypeError(f"{name} must be callable (tokens, positions) -> (B, V), got {type(conditional).__name__}")
     return conditional
+
+
+def _check_mask_id(mask_id) -> int | None:
+    return None if mask_id is None else check_positive_int(mask_id, "mask_id", minimum=0)
+
+
+def _per_row(value, name: str, batch: int) -> np.ndarray:
+    """``value`` as ``(batch,)`` int64: a scalar is broadcast, anything else must have that shape."""
+    array = as_int_array(value, name)
+    if array.ndim > 1 or (array.ndim == 1 and array.shape[0] not in (1, batch)):
+        raise ValueError(f"{name} must be an int or have shape ({batch},) (one per row), got shape {array.shape}")
+    return np.broadcast_to(array, (batch,)).copy()
+
+
+def _table_what(vocab_size: int, length: int) -> str:
+    return f"a joint table of vocab_size**length = {vocab_size}**{length} sequences"
 
 
 def _check_sequences(tokens, name: str) -> np.ndarray:
@@ -112,35 +129,51 @@ def query(conditional: ConditionalFamily, tokens, positions, *, mask_id: int | N
 
     Raises
     ------
+    TypeError
+        If ``mask_id`` is not an integer or ``positions`` not integers.
+    ValueError
+        If ``positions`` is neither a scalar nor of shape ``(B,)``.
     ValueError
         If the answer has the wrong shape, or its rows are not probability vectors
         (the message names ``conditional``).
 
     Examples
     --------
-    >>> uniform = lambda tokens, positions: np.full((len(tokens), 3), 1 / 3)
+    >>> uniform = lambda tokens, positions: [[1 / 3] * 3] * len(tokens)
     >>> query(uniform, [[0, 1], [2, 2]], 0).shape
     (2, 3)
-    >>> query(lambda t, p: np.full((len(t), 3), 0.5), [[0, 1]], 0)
+    >>> query(lambda t, p: [[0.5] * 3] * len(t), [[0, 1]], 0)
     Traceback (most recent call last):
     ...
     ValueError: conditional must return probability vectors: rows sum to 1 within 1e-09, largest deviation 0.5
     """
+    return _query(conditional, tokens, positions, mask_id, "tokens")
+
+
+def _query(conditional, tokens, positions, mask_id, name: str) -> np.ndarray:
+    """[`query`][mlm_book.compat.query]; ``name`` is the caller's argument the sequences were built from."""
     conditional = _check_family(conditional)
     tokens = _check_sequences(tokens, "tokens")
-    positions = np.broadcast_to(as_int_array(positions, "positions"), (tokens.shape[0],)).copy()
+    positions = _per_row(positions, "positions", tokens.shape[0])
+    mask_id = _check_mask_id(mask_id)
     if positions.min() < 0 or positions.max() >= tokens.shape[1]:
         raise ValueError(f"positions must lie in [0, {tokens.shape[1]}), got {positions.min()} to {positions.max()}")
     if mask_id is not None:
         tokens = tokens.copy()
         tokens[np.arange(len(tokens)), positions] = mask_id
-    answer = np.asarray(conditional(tokens, positions), dtype=np.float64)
+    try:
+        answer = np.asarray(conditional(tokens, positions), dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        if name == "tokens":
+            raise
+        # the family only sees the rows built here: say which argument they came from
+        raise (TypeError if isinstance(error, TypeError) else ValueError)(f"conditional refused the sequences built from {name}: {error}") from error
     if answer.ndim != 2 or answer.shape[0] != tokens.shape[0]:
         raise ValueError(f"conditional must return shape (B, V) = ({tokens.shape[0]}, V), got {answer.shape}")
     context = tokens.copy()
     context[np.arange(len(context)), positions] = 0  # the queried position may show [MASK]
     if context.max() >= answer.shape[1]:
-        raise ValueError(f"tokens must be ids in [0, V) = [0, {answer.shape[1]}) away from the queried position, "
+        raise ValueError(f"{name} must be ids in [0, V) = [0, {answer.shape[1]}) away from the queried position, "
                          f"got {context.max()}")
     if not np.all(np.isfinite(answer)) or np.any(answer < 0):
         raise ValueError("conditional must return probability vectors: finite and non-negative entries")
@@ -284,6 +317,8 @@ def brook_log_ratio(conditional: ConditionalFamily, x, y, *, mask_id: int | None
     Raises
     ------
     ValueError
+        If ``x`` or ``y`` holds ids outside the family's vocabulary.
+    ValueError
         If a needed conditional probability is zero (the joint is not positive).
 
     Examples
@@ -293,17 +328,23 @@ def brook_log_ratio(conditional: ConditionalFamily, x, y, *, mask_id: int | None
     >>> bool(abs(brook_log_ratio(joint_conditionals(joint), x, y) - np.log(joint[x] / joint[y])) < 1e-12)
     True
     """
-    single = np.ndim(x) == 1
-    x = _check_sequences(np.atleast_2d(as_int_array(x, "x")), "x")
-    y = _check_sequences(np.atleast_2d(as_int_array(y, "y")), "y")
+    conditional = _check_family(conditional)
+    x, y = as_int_array(x, "x", ndim=(1, 2)), as_int_array(y, "y", ndim=(1, 2))
+    single = x.ndim == 1
+    x = _check_sequences(np.atleast_2d(x), "x")
+    y = _check_sequences(np.atleast_2d(y), "y")
     if x.shape != y.shape:
         raise ValueError(f"x and y must have the same shape, got {x.shape} and {y.shape}")
+    mask_id = _check_mask_id(mask_id)
     batch, length = x.shape
     # mixed[b, i] = (x_<i, ., y_>i): prefix from x, suffix from y.
     before = np.arange(length)[None, :] < np.arange(length)[:, None]   # [i, k]: k < i
     mixed = np.where(before[None], x[:, None, :], y[:, None, :])         # (B, n, n)
     positions = np.tile(np.arange(length), batch)
-    q = query(conditional, mixed.reshape(batch * length, length), positions, mask_id=mask_id)
+    q = _query(conditional, mixed.reshape(batch * length, length), positions, mask_id, "x and y")
+    for name, array in (("x", x), ("y", y)):
+        if array.max() >= q.shape[1]:
+            raise ValueError(f"{name} must be token ids in [0, V) = [0, {q.shape[1]}), got {int(array.max())}")
     rows = np.arange(batch * length)
     numerator, denominator = q[rows, x.ravel()], q[rows, y.ravel()]
     if np.any(numerator <= 0) or np.any(denominator <= 0):
@@ -343,6 +384,8 @@ def rebuild_joint(conditional: ConditionalFamily, vocab_size: int, length: int, 
 
     Raises
     ------
+    TypeError
+        If ``mask_id`` is not an integer.
     ValueError
         If any needed conditional probability is zero (not a positive joint), or if
         $V^n$ exceeds $2^{25}$.
@@ -356,7 +399,9 @@ def rebuild_joint(conditional: ConditionalFamily, vocab_size: int, length: int, 
     """
     vocab_size = check_positive_int(vocab_size, "vocab_size")
     length = check_positive_int(length, "length", minimum=2)
-    check_table_size(vocab_size, length, MAX_TABLE_ENTRIES, f"a joint table of {vocab_size}**{length} sequences")
+    check_table_size(vocab_size, length, MAX_TABLE_ENTRIES, _table_what(vocab_size, length))
+    conditional = _check_family(conditional)
+    mask_id = _check_mask_id(mask_id)
     if reference is None:
         reference = np.zeros(length, dtype=np.int64)
     reference = as_int_array(reference, "reference", ndim=1)
@@ -370,7 +415,7 @@ def rebuild_joint(conditional: ConditionalFamily, vocab_size: int, length: int, 
         rows[:, i:] = reference[i:]
         blocks.append(rows)
         positions.append(np.full(len(prefixes), i))
-    q = query(conditional, np.concatenate(blocks), np.concatenate(positions), mask_id=mask_id)
+    q = _query(conditional, np.concatenate(blocks), np.concatenate(positions), mask_id, "reference")
     if q.shape[1] != vocab_size:
         raise ValueError(f"conditional must return {vocab_size} probabilities per row, got {q.shape[1]}")
     if np.any(q <= 0):
@@ -417,6 +462,8 @@ def four_cycle_gap(conditional: ConditionalFamily, tokens, first, second, a, a_a
     Raises
     ------
     ValueError
+        If a position is outside the sequence, or a value outside the vocabulary.
+    ValueError
         If $i = j$ in some row, or a needed probability is zero.
 
     Examples
@@ -426,13 +473,19 @@ def four_cycle_gap(conditional: ConditionalFamily, tokens, first, second, a, a_a
     >>> bool(abs(delta[0]) < 1e-13)
     True
     """
+    conditional = _check_family(conditional)
     tokens = _check_sequences(tokens, "tokens")
-    batch = tokens.shape[0]
+    batch, length = tokens.shape
     values = {}
     for name, value in (("first", first), ("second", second), ("a", a), ("a_alt", a_alt),
                         ("b", b), ("b_alt", b_alt)):
-        array = np.broadcast_to(as_int_array(value, name), (batch,)).copy()
+        array = _per_row(value, name, batch)
+        low, high = (0, length) if name in ("first", "second") else (0, None)
+        if array.min() < low or (high is not None and array.max() >= high):
+            where = f"positions in [0, {length})" if high is not None else "non-negative token ids"
+            raise ValueError(f"{name} must hold {where}, got values from {int(array.min())} to {int(array.max())}")
         values[name] = array
+    mask_id = _check_mask_id(mask_id)
     i, j = values["first"], values["second"]
     if np.any(i == j):
         raise ValueError("first and second must differ in every row")
@@ -444,8 +497,12 @@ def four_cycle_gap(conditional: ConditionalFamily, tokens, first, second, a, a_a
         block = tokens.copy()
         block[rows, other] = setting
         blocks.append((block, position))
-    q = query(conditional, np.concatenate([blk for blk, _ in blocks]),
-              np.concatenate([pos for _, pos in blocks]), mask_id=mask_id).reshape(4, batch, -1)
+    q = _query(conditional, np.concatenate([blk for blk, _ in blocks]),
+               np.concatenate([pos for _, pos in blocks]), mask_id, "tokens, a, a_alt, b and b_alt").reshape(4, batch, -1)
+    for name in ("a", "a_alt", "b", "b_alt"):
+        if values[name].max() >= q.shape[-1]:
+            raise ValueError(f"{name} must be token ids in [0, V) = [0, {q.shape[-1]}), "
+                             f"got {int(values[name].max())}")
     a_, a2, b_, b2 = values["a"], values["a_alt"], values["b"], values["b_alt"]
     needed = np.stack([q[0, rows, a_], q[0, rows, a2], q[1, rows, a_], q[1, rows, a2],
                        q[2, rows, b_], q[2, rows, b2], q[3, rows, b_], q[3, rows, b2]])
@@ -480,6 +537,20 @@ class FourCycleDraws:
     b: np.ndarray
     b_alt: np.ndarray
 
+    def __post_init__(self):
+        tokens = _check_sequences(self.tokens, "tokens")
+        batch, length = tokens.shape
+        for name in ("first", "second", "a", "a_alt", "b", "b_alt"):
+            array = as_int_array(getattr(self, name), name, ndim=1)
+            if array.shape != (batch,):
+                raise ValueError(f"{name} must have shape ({batch},) (one per sequence of tokens), got {array.shape}")
+            high = length if name in ("first", "second") else None
+            if array.min() < 0 or (high is not None and array.max() >= high):
+                where = f"positions in [0, {length})" if high is not None else "non-negative token ids"
+                raise ValueError(f"{name} must hold {where}, got values from {int(array.min())} to {int(array.max())}")
+        if np.any(np.asarray(self.first) == np.asarray(self.second)):
+            raise ValueError("first and second must differ in every row")
+
     def gaps(self, conditional: ConditionalFamily, *, mask_id: int | None = None) -> np.ndarray:
         """[`four_cycle_gap`][mlm_book.compat.four_cycle_gap] of ``conditional`` on these draws, ``(B,)``."""
         return four_cycle_gap(conditional, self.tokens, self.first, self.second, self.a, self.a_alt,
@@ -513,6 +584,7 @@ def choose_four_cycles(tokens, reference: ConditionalFamily, rng: np.random.Gene
     FourCycleDraws
     """
     tokens = _check_sequences(tokens, "tokens")
+    reference = _check_family(reference, "reference")
     rng = check_generator(rng)
     batch, length = tokens.shape
     if adjacent:
@@ -521,7 +593,7 @@ def choose_four_cycles(tokens, reference: ConditionalFamily, rng: np.random.Gene
     else:
         first = rng.integers(0, length, size=batch)
         second = (first + rng.integers(1, length, size=batch)) % length
-    q = query(reference, np.concatenate([tokens, tokens]), np.concatenate([first, second]))
+    q = _query(reference, np.concatenate([tokens, tokens]), np.concatenate([first, second]), None, "tokens")
     order = np.argsort(-q, axis=1, kind="stable")[:, :2]
     return FourCycleDraws(tokens=tokens, first=first, second=second, a=order[:batch, 0], a_alt=order[:batch, 1],
                           b=order[batch:, 0], b_alt=order[batch:, 1])
@@ -531,6 +603,11 @@ def hmm_four_cycle_draws(hmm: HiddenMarkovLanguage, rng: np.random.Generator, *,
                          length: int = 24, adjacent: bool = True) -> FourCycleDraws:
     """The book's draws: ``count`` HMM sequences, a pair each, the HMM's two likeliest values at each.
 
+    Raises
+    ------
+    ValueError
+        If ``count * length`` draws exceed the HMM sampler's limit.
+
     Examples
     --------
     >>> from mlm_book.hmm import default_hmm
@@ -538,9 +615,13 @@ def hmm_four_cycle_draws(hmm: HiddenMarkovLanguage, rng: np.random.Generator, *,
     >>> draws.tokens.shape, bool(np.all(draws.second == draws.first + 1))
     ((5, 6), True)
     """
+    hmm = check_hmm(hmm)
     rng = check_generator(rng)
     count = check_positive_int(count, "count")
     length = check_positive_int(length, "length", minimum=2)
+    width = max(hmm.n_states, hmm.vocab_size)
+    check_table_size(count * length, 1, MAX_SAMPLE_ENTRIES,
+                     f"count={count} sequences of length={length} over {width} states or tokens", factor=width)
     _, tokens = sample_hmm(hmm, count, length, rng)
     return choose_four_cycles(tokens, hmm_conditionals(hmm), rng, adjacent=adjacent)
 
@@ -577,6 +658,13 @@ def four_cycle_protocol(conditional: ConditionalFamily, hmm: HiddenMarkovLanguag
     numpy.ndarray
         ``(count,)`` gaps in nats.
 
+    Raises
+    ------
+    ValueError
+        If ``count * length`` draws exceed the HMM sampler's limit.
+    TypeError
+        If ``mask_id`` is not an integer.
+
     Examples
     --------
     >>> from mlm_book.hmm import default_hmm
@@ -585,6 +673,8 @@ def four_cycle_protocol(conditional: ConditionalFamily, hmm: HiddenMarkovLanguag
     >>> bool(np.abs(delta).max() < 1e-11)
     True
     """
+    conditional = _check_family(conditional)
+    mask_id = _check_mask_id(mask_id)
     draws = hmm_four_cycle_draws(hmm, rng, count=count, length=length, adjacent=adjacent)
     return draws.gaps(conditional, mask_id=mask_id)
 
@@ -592,6 +682,13 @@ def four_cycle_protocol(conditional: ConditionalFamily, hmm: HiddenMarkovLanguag
 def random_positive_joint(length: int, vocab_size: int, rng: np.random.Generator, *,
                           concentration: float = 1.0) -> np.ndarray:
     r"""A random strictly positive joint over ``length`` positions: a Dirichlet draw, shape ``(V,) * n``.
+
+    Raises
+    ------
+    ValueError
+        If ``vocab_size**length`` exceeds ``MAX_TABLE_ENTRIES``.
+    TypeError
+        If ``concentration`` is not a real number.
 
     Examples
     --------
@@ -602,8 +699,7 @@ def random_positive_joint(length: int, vocab_size: int, rng: np.random.Generator
     length = check_positive_int(length, "length", minimum=2)
     vocab_size = check_positive_int(vocab_size, "vocab_size", minimum=2)
     rng = check_generator(rng)
-    if not concentration > 0 or not np.isfinite(concentration):
-        raise ValueError(f"concentration must be a positive finite number, got {concentration}")
-    size = check_table_size(vocab_size, length, MAX_TABLE_ENTRIES, f"a joint table of {vocab_size}**{length} sequences")
+    concentration = check_positive_float(concentration, "concentration")
+    size = check_table_size(vocab_size, length, MAX_TABLE_ENTRIES, _table_what(vocab_size, length))
     weights = rng.gamma(concentration, size=size) + 1e-12
     return (weights / weights.sum()).reshape((vocab_size,) * length)

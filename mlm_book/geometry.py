@@ -38,7 +38,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mlm_book.validation import as_float_array, check_generator, check_positive_int, check_real
+from mlm_book.validation import (
+    as_float_array,
+    check_generator,
+    check_positive_int,
+    check_real,
+    check_table_size,
+)
 
 __all__ = [
     "TRACY_WIDOM_MEAN",
@@ -68,6 +74,25 @@ __all__ = [
 #: of a white Wishart matrix fluctuates around the Marchenko–Pastur edge by this many
 #: Tracy–Widom scale units on average (Johnstone 2001 gives the centring and scale).
 TRACY_WIDOM_MEAN = -1.2065335745820
+
+#: Largest random matrix (entries) one simulation draw or one batch of directions may
+#: allocate: 2^26 float64 is 512 MB.
+MAX_SAMPLE_ENTRIES = 2**26
+
+#: Largest total number of simulated entries (``repeats * n * d``) of an isotropic reference;
+#: beyond it the simulation would run for minutes.
+MAX_SIMULATED_ENTRIES = 2**33
+
+
+def _check_simulation(n: int, d: int, repeats: int, *, n_name: str = "n", d_name: str = "d") -> None:
+    """Refuse an isotropic simulation too large to allocate or to finish, before drawing."""
+    check_table_size(n * d, 1, MAX_SAMPLE_ENTRIES, f"an isotropic sample of {n_name}={n} by {d_name}={d}")
+    check_table_size(n * d, 1, MAX_SIMULATED_ENTRIES, f"repeats={repeats} isotropic samples of "
+                     f"{n_name}={n} by {d_name}={d}", factor=repeats)
+
+
+def _check_fraction(value, name: str, low: float = 0.0, high: float = 1.0) -> None:
+    check_real(value, name, low=low, high=high)
 
 
 def _cloud(vectors, name: str, *, nonzero_rows: bool) -> np.ndarray:
@@ -170,6 +195,11 @@ def sample_rows(vectors, size: int, rng: np.random.Generator) -> np.ndarray:
     -------
     numpy.ndarray, shape (size, d)
 
+    Raises
+    ------
+    ValueError
+        If ``size`` exceeds the number of rows of ``vectors``.
+
     Examples
     --------
     >>> pool = np.arange(10.0).reshape(5, 2)
@@ -180,7 +210,7 @@ def sample_rows(vectors, size: int, rng: np.random.Generator) -> np.ndarray:
     size = check_positive_int(size, "size", minimum=2)
     rng = check_generator(rng)
     if size > pool.shape[0]:
-        raise ValueError(f"size must be at most the number of rows ({pool.shape[0]}), got {size}")
+        raise ValueError(f"size must be at most the number of rows of vectors ({pool.shape[0]}), got {size}")
     return pool[rng.choice(pool.shape[0], size=size, replace=False)]
 
 
@@ -237,14 +267,19 @@ def adjusted_self_similarity(vectors, baseline: float) -> float:
     -------
     float
 
+    Raises
+    ------
+    TypeError
+        If ``baseline`` is not a real number.
+    ValueError
+        If ``baseline`` is not a finite mean cosine in [-1, 1].
+
     Examples
     --------
     >>> round(adjusted_self_similarity([[1.0, 0.0], [1.0, 1.0]], 0.5), 4)
     0.2071
     """
-    baseline = float(baseline)
-    if not np.isfinite(baseline) or not -1.0 <= baseline <= 1.0:
-        raise ValueError(f"baseline must be a mean cosine in [-1, 1], got {baseline}")
+    baseline = check_real(baseline, "baseline", low=-1.0, high=1.0)   # a mean cosine
     return self_similarity(vectors) - baseline
 
 
@@ -313,6 +348,15 @@ class IsotropicReference:
     repeats: int
     asymptotic: float
 
+    def __post_init__(self):
+        check_positive_int(self.n, "n", minimum=2)
+        check_positive_int(self.d, "d")
+        _check_fraction(self.mean, "mean")
+        check_real(self.std, "std", low=0.0)
+        check_real(self.stderr, "stderr", low=0.0)
+        check_positive_int(self.repeats, "repeats", minimum=2)
+        _check_fraction(self.asymptotic, "asymptotic")
+
     @property
     def naive(self) -> float:
         """The large-sample limit $1/d$, which a finite cloud does not reach."""
@@ -340,6 +384,12 @@ def isotropic_mev(n: int, d: int, rng: np.random.Generator, *, repeats: int = 10
     -------
     IsotropicReference
 
+    Raises
+    ------
+    ValueError
+        If ``n`` or ``repeats`` is below 2, ``d`` below 1, or ``n * d`` (one draw) or
+        ``repeats * n * d`` (the whole simulation) exceeds its limit.
+
     Examples
     --------
     >>> ref = isotropic_mev(1000, 64, np.random.default_rng(0), repeats=20)
@@ -350,6 +400,7 @@ def isotropic_mev(n: int, d: int, rng: np.random.Generator, *, repeats: int = 10
     d = check_positive_int(d, "d")
     rng = check_generator(rng)
     repeats = check_positive_int(repeats, "repeats", minimum=2)
+    _check_simulation(n, d, repeats)
     values = np.empty(repeats)
     for index in range(repeats):  # one matrix at a time keeps memory at n*d floats
         sample = rng.standard_normal((n, d))
@@ -441,6 +492,11 @@ def mev_variational_gap(vectors, rng: np.random.Generator | None = None, *, dire
     eigensolver), and returns their absolute difference. With ``rng``, also draws ``directions``
     random unit vectors and adds by how much the best of them exceeds MEV (it never should).
 
+    Raises
+    ------
+    ValueError
+        If ``directions`` random directions would exceed ``MAX_SAMPLE_ENTRIES``.
+
     Examples
     --------
     >>> H = np.random.default_rng(1).standard_normal((40, 5))
@@ -448,6 +504,12 @@ def mev_variational_gap(vectors, rng: np.random.Generator | None = None, *, dire
     True
     """
     array = _cloud(vectors, "vectors", nonzero_rows=False)
+    if rng is not None:
+        rng = check_generator(rng)
+        directions = check_positive_int(directions, "directions")
+        check_table_size(max(array.shape), 1, MAX_SAMPLE_ENTRIES,
+                         f"directions={directions} random directions for vectors of shape {array.shape}",
+                         factor=directions)
     value = mev(array)
     energy = float(np.einsum("ij,ij->", array, array))
     _, eigenvectors = np.linalg.eigh(array.T @ array)
@@ -455,8 +517,6 @@ def mev_variational_gap(vectors, rng: np.random.Generator | None = None, *, dire
     projected = array @ top
     gap = abs(value - float(projected @ projected) / energy)
     if rng is not None:
-        rng = check_generator(rng)
-        directions = check_positive_int(directions, "directions")
         units = rng.standard_normal((array.shape[1], directions))
         units /= np.linalg.norm(units, axis=0, keepdims=True)
         shares = np.einsum("ij,ij->j", array @ units, array @ units) / energy
@@ -531,6 +591,19 @@ class Proposition2Check:
     upper_slack: float
     eckart_young: float
 
+    def __post_init__(self):
+        check_positive_int(self.k, "k", minimum=2)
+        check_positive_int(self.d, "d")
+        check_positive_int(self.rank, "rank")
+        if self.rank > min(self.k, self.d):
+            raise ValueError(f"rank must be at most min(k, d) = {min(self.k, self.d)}, got {self.rank}")
+        _check_fraction(self.mev, "mev")
+        for name in ("mean_gradient", "variational", "eckart_young"):
+            check_real(getattr(self, name), name, low=0.0)
+        # slacks are what a check measures: rounding may leave them a hair below zero
+        check_real(self.lower_slack, "lower_slack", low=-1.0, high=1.0)
+        check_real(self.upper_slack, "upper_slack", low=-1.0, high=1.0)
+
     @property
     def worst_gap(self) -> float:
         """Largest violation among (i), (ii), Eckart–Young and the two bounds of (iii)."""
@@ -595,6 +668,18 @@ class PrincipalAxes:
     axes: np.ndarray
     explained: np.ndarray
     mean: np.ndarray
+
+    def __post_init__(self):
+        coordinates = as_float_array(self.coordinates, "coordinates", ndim=2)
+        axes = as_float_array(self.axes, "axes", ndim=2)
+        explained = as_float_array(self.explained, "explained", ndim=1)
+        mean = as_float_array(self.mean, "mean", ndim=1)
+        n_axes, d = axes.shape
+        if coordinates.shape[1] != n_axes or explained.shape != (n_axes,) or mean.shape != (d,):
+            raise ValueError(f"coordinates (k, n_axes), axes (n_axes, d), explained (n_axes,) and mean (d,) "
+                             f"must agree, got {coordinates.shape}, {axes.shape}, {explained.shape} and {mean.shape}")
+        if np.any((explained < 0) | (explained > 1)):
+            raise ValueError("explained must hold variance shares in [0, 1]")
 
 
 def principal_axes(vectors, n_axes: int = 2) -> PrincipalAxes:
@@ -667,6 +752,15 @@ class CloudGeometry:
     token_mev: float
     isotropic_mev: float
 
+    def __post_init__(self):
+        check_positive_int(self.n_occurrences, "n_occurrences", minimum=2)
+        check_positive_int(self.dim, "dim")
+        _check_fraction(self.self_similarity, "self_similarity", -1.0)
+        _check_fraction(self.baseline, "baseline", -1.0)
+        _check_fraction(self.adjusted, "adjusted", -2.0)
+        for name in ("mev", "token_mev", "isotropic_mev"):
+            _check_fraction(getattr(self, name), name)
+
 
 def describe_cloud(word_vectors, pool_vectors, rng: np.random.Generator, *, repeats: int = 50) -> CloudGeometry:
     r"""Definition 3 for one word at one layer: its cloud against the layer's token pool.
@@ -688,6 +782,12 @@ def describe_cloud(word_vectors, pool_vectors, rng: np.random.Generator, *, repe
     -------
     CloudGeometry
 
+    Raises
+    ------
+    ValueError
+        If the clouds disagree, or ``repeats`` isotropic samples of the word's size
+        would exceed the simulation limits.
+
     Examples
     --------
     >>> rng = np.random.default_rng(0)
@@ -705,6 +805,8 @@ def describe_cloud(word_vectors, pool_vectors, rng: np.random.Generator, *, repe
         raise ValueError(f"pool_vectors must hold at least as many rows as word_vectors "
                          f"({word.shape[0]}), got {pool.shape[0]}")
     rng = check_generator(rng)
+    repeats = check_positive_int(repeats, "repeats", minimum=2)
+    _check_simulation(word.shape[0], word.shape[1], repeats, n_name="word_vectors rows", d_name="columns")
     similarity = self_similarity(word)
     baseline = anisotropy_baseline(pool)
     k, d = word.shape

@@ -40,8 +40,11 @@ from mlm_book.validation import (
     as_int_array,
     check_distribution,
     check_generator,
+    check_instance,
     check_positive_int,
     check_probability,
+    check_real,
+    check_sequence,
     check_table_size,
     check_tokens,
 )
@@ -70,6 +73,9 @@ __all__ = [
 STATIONARY_TOLERANCE = 1e-9
 #: Largest number of float64 entries [`enumerate_joint`][mlm_book.hmm.enumerate_joint] may hold at once (256 MiB).
 MAX_ENUMERATION_ENTRIES = 2**25
+#: Largest ``batch * length * max(S, V)`` [`sample`][mlm_book.hmm.sample] may draw through at
+#: once (its inverse-CDF step holds one CDF row per draw): 2^28 float64 is 2 GiB.
+MAX_SAMPLE_ENTRIES = 2**28
 
 
 # --------------------------------------------------------------------------------------
@@ -232,9 +238,13 @@ class HiddenMarkovLanguage:
         shared = self.shared_token
         if isinstance(shared, bool) or not isinstance(shared, (int, np.integer)) or not 0 <= shared < vocab_size:
             raise ValueError(f"shared_token must be a token id in [0, {vocab_size}), got {shared!r}")
-        senses = tuple(int(s) for s in self.sense_states)
+        senses = check_sequence(self.sense_states, "sense_states")
         if len(senses) != 2:
             raise ValueError("sense_states must hold two states")
+        for k, state in enumerate(senses):
+            if isinstance(state, bool) or not isinstance(state, (int, np.integer)):
+                raise TypeError(f"sense_states[{k}] must be an int state id, got {type(state).__name__}")
+        senses = tuple(int(s) for s in senses)
         for k, state in enumerate(senses):
             if not 0 <= state < n_states or regime[state] != k:
                 raise ValueError(f"sense_states[{k}] must be a state of regime {k}, got {state}")
@@ -244,9 +254,11 @@ class HiddenMarkovLanguage:
         emits_shared = np.flatnonzero(emission[:, shared] > 0)
         if sorted(emits_shared.tolist()) != sorted(senses):
             raise ValueError("shared_token must be emitted by exactly the two sense states")
-        names = tuple(str(name) for name in self.token_names)
+        names = tuple(str(name) for name in check_sequence(self.token_names, "token_names"))
         if len(names) != vocab_size:
             raise ValueError(f"token_names must have {vocab_size} entries, got {len(names)}")
+        if self.config is not None:
+            check_instance(self.config, "config", HMMConfig)
         for name, array in (("transition", transition), ("emission", emission), ("initial", initial),
                             ("regime", regime)):
             array = np.array(array, copy=True)
@@ -501,7 +513,8 @@ def sample(hmm: HiddenMarkovLanguage, batch: int, length: int,
     TypeError
         If ``hmm`` or ``rng`` has the wrong type, or ``batch``/``length`` is not an int.
     ValueError
-        If ``batch`` or ``length`` is below 1.
+        If ``batch`` or ``length`` is below 1, or ``batch * length`` draws would need more
+        than ``MAX_SAMPLE_ENTRIES`` CDF entries.
 
     Examples
     --------
@@ -513,6 +526,9 @@ def sample(hmm: HiddenMarkovLanguage, batch: int, length: int,
     hmm = check_hmm(hmm)
     batch = check_positive_int(batch, "batch")
     length = check_positive_int(length, "length")
+    check_table_size(batch * length, 1, MAX_SAMPLE_ENTRIES,
+                     f"sampling batch={batch} sequences of length={length} over {max(hmm.n_states, hmm.vocab_size)} "
+                     "states or tokens", factor=max(hmm.n_states, hmm.vocab_size))
     rng = check_generator(rng, "rng")
     transition_cdf = np.cumsum(hmm.transition, axis=1)
     emission_cdf = np.cumsum(hmm.emission, axis=1)
@@ -576,6 +592,16 @@ class ForwardBackward:
     posterior: np.ndarray
     leave_one_out: np.ndarray
     log_evidence: np.ndarray
+
+    def __post_init__(self):
+        posterior = as_float_array(self.posterior, "posterior", ndim=3)
+        leave = as_float_array(self.leave_one_out, "leave_one_out", ndim=3)
+        evidence = as_float_array(self.log_evidence, "log_evidence", ndim=1)
+        if leave.shape != posterior.shape or evidence.shape != posterior.shape[:1]:
+            raise ValueError(f"posterior and leave_one_out (B, n, S) and log_evidence (B,) must agree, got "
+                             f"{posterior.shape}, {leave.shape} and {evidence.shape}")
+        if np.any(posterior < 0) or np.any(leave < 0):
+            raise ValueError("posterior and leave_one_out must hold probabilities (non-negative)")
 
 
 def forward_backward(transition, initial, likelihood) -> ForwardBackward:
@@ -754,6 +780,13 @@ class BayesSenseAccuracy:
     n_occurrences: int
     standard_error: float
 
+    def __post_init__(self):
+        check_real(self.expected, "expected", low=0.0, high=1.0)
+        if self.realised is not None:
+            check_real(self.realised, "realised", low=0.0, high=1.0)
+        check_positive_int(self.n_occurrences, "n_occurrences")
+        check_real(self.standard_error, "standard_error", low=0.0)
+
 
 def bayes_sense_accuracy(hmm: HiddenMarkovLanguage, tokens, states=None) -> BayesSenseAccuracy:
     r"""Exact Bayes accuracy for the sense of the shared token on given clean sequences.
@@ -780,7 +813,8 @@ def bayes_sense_accuracy(hmm: HiddenMarkovLanguage, tokens, states=None) -> Baye
     Raises
     ------
     ValueError
-        If ``tokens`` holds no occurrence of the shared token, or shapes disagree.
+        If ``tokens`` holds no occurrence of the shared token or fewer than two sentences
+        (the standard error takes sentences as units), or shapes disagree.
 
     Examples
     --------
@@ -793,6 +827,9 @@ def bayes_sense_accuracy(hmm: HiddenMarkovLanguage, tokens, states=None) -> Baye
     """
     hmm = check_hmm(hmm)
     batch, _ = _as_batch(tokens, hmm.vocab_size)
+    if batch.shape[0] < 2:
+        # sentences are the units of the standard error: one sentence leaves it undefined
+        raise ValueError(f"tokens must hold at least two sentences (B >= 2), got shape {np.shape(tokens)}")
     occurrences = batch == hmm.shared_token
     count = int(occurrences.sum())
     if count == 0:
@@ -816,11 +853,8 @@ def bayes_sense_accuracy(hmm: HiddenMarkovLanguage, tokens, states=None) -> Baye
     np.add.at(sums, np.nonzero(occurrences)[0], best)
     counts = occurrences.sum(axis=1)
     n_sentences = batch.shape[0]
-    if n_sentences > 1:
-        spread = ((sums - mean * counts) ** 2).sum() * n_sentences / (n_sentences - 1)
-        error = float(np.sqrt(spread) / count)
-    else:
-        error = float("nan")
+    spread = ((sums - mean * counts) ** 2).sum() * n_sentences / (n_sentences - 1)
+    error = float(np.sqrt(spread) / count)
     return BayesSenseAccuracy(expected=mean, realised=realised, n_occurrences=count,
                               standard_error=error)
 

@@ -37,6 +37,7 @@ from mlm_book.validation import (
     check_generator,
     check_positive_float,
     check_positive_int,
+    check_table_size,
 )
 
 __all__ = [
@@ -72,6 +73,10 @@ SPIN_VALUES = np.array([-1.0, 1.0])
 NEIGHBOUR_SUMS = np.arange(-2.0, 3.0)
 #: Largest chain that the enumeration functions accept (2^16 states).
 MAX_ENUMERATED_LENGTH = 16
+
+#: Largest sample or histogram batch (entries) [`sample`][mlm_book.ising.sample] and
+#: [`sample_state_counts`][mlm_book.ising.sample_state_counts] allocate: 2^27 float64 is 1 GB.
+MAX_SAMPLE_ENTRIES = 2**27
 
 
 def _check_real(value, name: str) -> float:
@@ -263,6 +268,11 @@ def sample(chain: IsingChain, size: int, rng: np.random.Generator) -> np.ndarray
     $p(s_1) \propto e^{h s_1}\beta_1(s_1)$ and $p(s_{k+1} \mid s_k) \propto
     e^{J s_k s_{k+1} + h s_{k+1}} \beta_{k+1}(s_{k+1})$ exact; no Markov chain is run.
 
+    Raises
+    ------
+    ValueError
+        If ``size * n`` exceeds ``MAX_SAMPLE_ENTRIES``.
+
     Examples
     --------
     >>> s = sample(book_chain(), 4, np.random.default_rng(0))
@@ -271,6 +281,8 @@ def sample(chain: IsingChain, size: int, rng: np.random.Generator) -> np.ndarray
     """
     chain = _check_chain(chain)
     size = check_positive_int(size, "size")
+    check_table_size(size, 1, MAX_SAMPLE_ENTRIES, f"a sample of size={size} chains of {chain.n} spins",
+                     factor=chain.n)
     rng = check_generator(rng)
     n, h, J = chain.n, chain.h, chain.J
     pair = J * np.outer(SPIN_VALUES, SPIN_VALUES)  # [s, s']
@@ -315,6 +327,11 @@ def sample_state_counts(chain: IsingChain, size: int, rng: np.random.Generator,
     numpy.ndarray
         Counts, shape ``(2**n,)`` or ``(replicates, 2**n)``, summing to ``size``.
 
+    Raises
+    ------
+    ValueError
+        If ``replicates * 2**n`` exceeds ``MAX_SAMPLE_ENTRIES``.
+
     Examples
     --------
     >>> counts = sample_state_counts(book_chain(), 200, np.random.default_rng(0), replicates=3)
@@ -324,11 +341,15 @@ def sample_state_counts(chain: IsingChain, size: int, rng: np.random.Generator,
     chain = _check_chain(chain)
     size = check_positive_int(size, "size")
     rng = check_generator(rng)
+    _check_enumerable(chain.n)
+    if replicates is not None:
+        replicates = check_positive_int(replicates, "replicates")
+        check_table_size(2, chain.n, MAX_SAMPLE_ENTRIES, f"replicates={replicates} histograms of 2**{chain.n} states",
+                         factor=replicates)
     probabilities = np.exp(log_probabilities(chain))
     probabilities /= probabilities.sum()
     if replicates is None:
         return rng.multinomial(size, probabilities)
-    replicates = check_positive_int(replicates, "replicates")
     return rng.multinomial(size, probabilities, size=replicates)
 
 
@@ -338,6 +359,13 @@ def _local_fields(spins: np.ndarray) -> np.ndarray:
     m[..., 1:] += spins[..., :-1]
     m[..., :-1] += spins[..., 1:]
     return m
+
+
+def _check_overflow(value, what: str) -> None:
+    # |h| + 2|J| near the float64 limit makes a log-probability overflow: refuse, don't return inf
+    if not np.all(np.isfinite(value)):
+        raise ValueError(f"h and J are too large in magnitude: the {what} overflows float64 "
+                         "(keep |h| + 2|J| well below 1e308)")
 
 
 def _check_theta(h, J) -> tuple[np.ndarray, np.ndarray]:
@@ -376,6 +404,11 @@ def log_pseudo_likelihood(spins, h, J) -> np.ndarray:
     Computed directly from the sequences; [`pseudo_likelihood_objective`][mlm_book.ising.pseudo_likelihood_objective] computes
     its mean from local counts instead.
 
+    Raises
+    ------
+    ValueError
+        If ``h`` and ``J`` are so large that the value overflows float64.
+
     Examples
     --------
     >>> log_pseudo_likelihood([[1, -1], [1, 1]], 0.0, 0.0).round(4)
@@ -383,8 +416,11 @@ def log_pseudo_likelihood(spins, h, J) -> np.ndarray:
     """
     spins = check_spins(spins)
     h, J = _check_theta(h, J)
-    field = h + J * _local_fields(spins)
-    return (spins * field - np.logaddexp(field, -field)).sum(-1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        field = h + J * _local_fields(spins)
+        value = (spins * field - np.logaddexp(field, -field)).sum(-1)
+    _check_overflow(value, "log pseudo-likelihood")
+    return value
 
 
 def local_counts(spins) -> np.ndarray:
@@ -541,6 +577,11 @@ def log_likelihood_objective(statistics, theta, n: int):
         Shapes ``(...)``, ``(..., 2)``, ``(..., 2, 2)``; the gradient is $\bar T - E_\theta T$
         and the Hessian $-\mathrm{Cov}_\theta T$.
 
+    Raises
+    ------
+    ValueError
+        If ``statistics`` or ``theta`` is not of shape ``(..., 2)`` or they do not broadcast.
+
     Examples
     --------
     >>> chain = book_chain()
@@ -552,6 +593,15 @@ def log_likelihood_objective(statistics, theta, n: int):
     statistics = as_float_array(statistics, "statistics")
     theta = as_float_array(theta, "theta")
     n = _check_enumerable(n)
+    if statistics.shape[-1:] != (2,):
+        raise ValueError(f"statistics must have shape (..., 2), got {statistics.shape}")
+    if theta.shape[-1:] != (2,):
+        raise ValueError(f"theta must have shape (..., 2), got {theta.shape}")
+    try:
+        np.broadcast_shapes(statistics.shape, theta.shape)
+    except ValueError:
+        raise ValueError(f"statistics of shape {statistics.shape} does not broadcast against theta "
+                         f"{theta.shape}") from None
     # The states enter only through T(s): sum over its distinct values with multiplicities.
     table, log_multiplicity = _distinct_statistics(n)
     logits = theta @ table.T + log_multiplicity
@@ -582,8 +632,20 @@ class Estimate:
     gradient_norm: np.ndarray
     iterations: int
 
+    def __post_init__(self):
+        theta = as_float_array(self.theta, "theta")
+        if theta.shape[-1:] != (2,):
+            raise ValueError(f"theta must have shape (..., 2), got {theta.shape}")
+        norm = as_float_array(self.gradient_norm, "gradient_norm")
+        if norm.shape != theta.shape[:-1]:
+            raise ValueError(f"gradient_norm must have theta's batch shape {theta.shape[:-1]}, got {norm.shape}")
+        if np.any(norm < 0):
+            raise ValueError("gradient_norm must be non-negative (a max-abs gradient)")
+        check_positive_int(self.iterations, "iterations", minimum=0)
 
-def _newton(objective, start: np.ndarray, tolerance: float, max_iterations: int, what: str) -> Estimate:
+
+def _newton(objective, start: np.ndarray, tolerance: float, max_iterations: int, what: str,
+            data: str) -> Estimate:
     theta = start.copy()
     value, grad, hess = objective(theta)
     for iteration in range(max_iterations + 1):
@@ -592,14 +654,14 @@ def _newton(objective, start: np.ndarray, tolerance: float, max_iterations: int,
             # A tiny gradient far out along a ray where the objective keeps rising (separable
             # counts) shows itself by a vanishing curvature: no finite maximiser exists.
             if np.any(np.linalg.eigvalsh(-hess)[..., 0] < 1e-8):
-                raise ValueError(f"{what}: the objective has no finite maximiser; the counts do not "
+                raise ValueError(f"{what}: the objective has no finite maximiser; {data} do not "
                                  "identify (h, J) (too few or degenerate samples)")
             return Estimate(theta, norm, iteration)
         if iteration == max_iterations:
             break
         det = hess[..., 0, 0] * hess[..., 1, 1] - hess[..., 0, 1] * hess[..., 1, 0]
         if np.any(~(det > 0)) or np.any(~(hess[..., 0, 0] < 0)):
-            raise ValueError(f"{what}: the Hessian is not negative definite; the counts do not identify (h, J) "
+            raise ValueError(f"{what}: the Hessian is not negative definite; {data} do not identify (h, J) "
                              "(too few or degenerate samples)")
         step = -np.linalg.solve(hess, grad[..., None])[..., 0]
         step = np.where((norm > tolerance)[..., None], step, 0.0)
@@ -656,7 +718,8 @@ def fit_pseudo_likelihood(counts, per, *, tolerance: float = 1e-10, max_iteratio
     start = np.zeros(counts.shape[:-2] + (2,))
     pseudo_likelihood_objective(counts, start, per)  # checks per before Newton starts
     return _newton(lambda t: pseudo_likelihood_objective(counts, t, per), start, tolerance,
-                   check_positive_int(max_iterations, "max_iterations"), "fit_pseudo_likelihood")
+                   check_positive_int(max_iterations, "max_iterations"), "fit_pseudo_likelihood",
+                   "the counts per sequence (counts / per)")
 
 
 def fit_maximum_likelihood(statistics, n: int, *, tolerance: float = 1e-10, max_iterations: int = 100) -> Estimate:
@@ -691,7 +754,8 @@ def fit_maximum_likelihood(statistics, n: int, *, tolerance: float = 1e-10, max_
     tolerance = check_positive_float(tolerance, "tolerance")
     start = np.zeros(statistics.shape)
     return _newton(lambda t: log_likelihood_objective(statistics, t, n), start, tolerance,
-                   check_positive_int(max_iterations, "max_iterations"), "fit_maximum_likelihood")
+                   check_positive_int(max_iterations, "max_iterations"), "fit_maximum_likelihood",
+                   "the statistics")
 
 
 def masked_risk(chain: IsingChain, h: float, J: float) -> float:
@@ -704,6 +768,11 @@ def masked_risk(chain: IsingChain, h: float, J: float) -> float:
     states and $n$ positions. Theorem 3 says it equals $-\frac{1}{n} E \log
     \mathrm{PL}_{h,J}$, which [`pseudo_likelihood_objective`][mlm_book.ising.pseudo_likelihood_objective] computes from expected
     local counts instead.
+
+    Raises
+    ------
+    ValueError
+        If ``h`` and ``J`` are so large that the risk overflows float64.
 
     Examples
     --------
@@ -724,10 +793,13 @@ def masked_risk(chain: IsingChain, h: float, J: float) -> float:
     padded = np.pad(masked, ((0, 0), (0, 0), (1, 1)))
     positions = np.arange(n)
     neighbour_sum = padded[:, positions, positions] + padded[:, positions, positions + 2]  # (2^n, n)
-    field = h + J * neighbour_sum
     hidden = states  # the value to restore at I
-    loss = -(hidden * field - np.logaddexp(field, -field))  # (2^n, n): -log q(s_I | masked)
-    return float(probabilities @ loss.mean(axis=1))
+    with np.errstate(over="ignore", invalid="ignore"):
+        field = h + J * neighbour_sum
+        loss = -(hidden * field - np.logaddexp(field, -field))  # (2^n, n): -log q(s_I | masked)
+        risk = float(probabilities @ loss.mean(axis=1))
+    _check_overflow(risk, "masked risk")
+    return risk
 
 
 @dataclass(frozen=True)
@@ -758,6 +830,12 @@ class AsymptoticCovariances:
     variability: np.ndarray
     maximum_likelihood: np.ndarray
     pseudo_likelihood: np.ndarray
+
+    def __post_init__(self):
+        for name in ("fisher", "sensitivity", "variability", "maximum_likelihood", "pseudo_likelihood"):
+            matrix = as_float_array(getattr(self, name), name, ndim=2)
+            if matrix.shape != (2, 2):
+                raise ValueError(f"{name} must be a (2, 2) matrix over (h, J), got shape {matrix.shape}")
 
     @property
     def variance_ratio(self) -> np.ndarray:
