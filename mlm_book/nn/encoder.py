@@ -175,16 +175,16 @@ class EncoderConfig:
 def param_names(config: EncoderConfig) -> tuple[str, ...]:
     """Names of the parameter arrays, in a fixed order.
 
+    Raises
+    ------
+    TypeError
+        If ``config`` is not an [`EncoderConfig`][mlm_book.nn.encoder.EncoderConfig].
+
     Examples
     --------
     >>> names = param_names(EncoderConfig(vocab_size=5, length=3, d_model=8, n_blocks=1, n_heads=2))
     >>> names[:3], len(names)
     (('E', 'P', 'blocks.0.ln1.g'), 17)
-
-    Raises
-    ------
-    TypeError
-        If ``config`` is not an [`EncoderConfig`][mlm_book.nn.encoder.EncoderConfig].
     """
     check_instance(config, "config", EncoderConfig)
     names = ["E", "P"]
@@ -196,6 +196,11 @@ def param_names(config: EncoderConfig) -> tuple[str, ...]:
 def param_shapes(config: EncoderConfig) -> dict[str, tuple[int, ...]]:
     """Shape of every parameter array.
 
+    Raises
+    ------
+    TypeError
+        If ``config`` is not an [`EncoderConfig`][mlm_book.nn.encoder.EncoderConfig].
+
     Examples
     --------
     >>> shapes = param_shapes(EncoderConfig(vocab_size=25, length=24, d_model=32, n_blocks=2, n_heads=2))
@@ -203,11 +208,6 @@ def param_shapes(config: EncoderConfig) -> dict[str, tuple[int, ...]]:
     ((26, 32), (32, 96), (32, 128), (25,))
     >>> sum(int(np.prod(s)) for s in shapes.values())
     27097
-
-    Raises
-    ------
-    TypeError
-        If ``config`` is not an [`EncoderConfig`][mlm_book.nn.encoder.EncoderConfig].
     """
     check_instance(config, "config", EncoderConfig)
     d, k = config.d_model, config.mlp_ratio * config.d_model

@@ -128,15 +128,15 @@ def decayed_names(config: enc.EncoderConfig) -> tuple[str, ...]:
     and every ``W_*`` matrix are decayed; biases (``b_*``, ``b_out``) and LayerNorm gains and
     offsets (``*.g``, ``*.b``) are not.
 
-    Examples
-    --------
-    >>> decayed_names(enc.EncoderConfig(vocab_size=5, length=3, d_model=8, n_blocks=1, n_heads=2))
-    ('E', 'P', 'blocks.0.attn.W_qkv', 'blocks.0.attn.W_o', 'blocks.0.mlp.W_1', 'blocks.0.mlp.W_2')
-
     Raises
     ------
     TypeError
         If ``config`` is not an [`EncoderConfig`][mlm_book.nn.encoder.EncoderConfig].
+
+    Examples
+    --------
+    >>> decayed_names(enc.EncoderConfig(vocab_size=5, length=3, d_model=8, n_blocks=1, n_heads=2))
+    ('E', 'P', 'blocks.0.attn.W_qkv', 'blocks.0.attn.W_o', 'blocks.0.mlp.W_1', 'blocks.0.mlp.W_2')
     """
     check_instance(config, "config", enc.EncoderConfig)
     return tuple(name for name in enc.param_names(config)
@@ -146,18 +146,18 @@ def decayed_names(config: enc.EncoderConfig) -> tuple[str, ...]:
 def learning_rate(config: TrainConfig, step: int) -> float:
     r"""Learning rate at ``step`` (0-based): linear warm-up, then cosine to ``lr * final_lr_fraction``.
 
-    Examples
-    --------
-    >>> cfg = TrainConfig(steps=1000, lr=1e-3, warmup=100, final_lr_fraction=0.0)
-    >>> [round(learning_rate(cfg, s), 6) for s in (0, 99, 550, 999)]
-    [1e-05, 0.001, 0.0005, 0.0]
-
     Raises
     ------
     TypeError
         If ``config`` is not a [`TrainConfig`][mlm_book.nn.train.TrainConfig] or ``step`` is not an integer.
     ValueError
         If ``step`` is negative (steps past the last keep the final rate).
+
+    Examples
+    --------
+    >>> cfg = TrainConfig(steps=1000, lr=1e-3, warmup=100, final_lr_fraction=0.0)
+    >>> [round(learning_rate(cfg, s), 6) for s in (0, 99, 550, 999)]
+    [1e-05, 0.001, 0.0005, 0.0]
     """
     check_instance(config, "config", TrainConfig)
     step = check_positive_int(step, "step", minimum=0)
@@ -374,15 +374,15 @@ def train(encoder_config: enc.EncoderConfig, train_config: TrainConfig, source: 
 def channel_description(channel: Channel) -> dict:
     """The channel's settings as a JSON-serialisable dict (part of a cache key).
 
-    Examples
-    --------
-    >>> channel_description(Channel(vocab_size=25))["rho"]
-    0.15
-
     Raises
     ------
     TypeError
         If ``channel`` is not a [`Channel`][mlm_book.channel.Channel].
+
+    Examples
+    --------
+    >>> channel_description(Channel(vocab_size=25))["rho"]
+    0.15
     """
     check_instance(channel, "channel", Channel)
     return {"vocab_size": channel.vocab_size, "rho": channel.rho, "mask": channel.mask, "random": channel.random,
