@@ -328,8 +328,9 @@ def test_training_is_reproducible_and_cached(tmp_path):
 def test_nan_parameters_from_the_cache_are_refused(tmp_path, monkeypatch):
     def diverged(encoder_config, train_config, source, channel, rng, progress=None):
         params = enc.init_params(encoder_config, rng)
-        params["P"][0, 0] = np.nan
-        return train_module.TrainResult(encoder_config, train_config, params, np.zeros(train_config.steps), 0.0)
+        result = train_module.TrainResult(encoder_config, train_config, params, np.zeros(train_config.steps), 0.0)
+        params["P"][0, 0] = np.nan  # after the record's own check: the diverged run's arrays reach the store
+        return result
 
     monkeypatch.setattr(train_module, "train", diverged)
     with pytest.raises(ValueError, match=r"params loaded from cache entry 'tiny'\['P'\] contains NaN"):

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mlm_book.validation import check_real
+from mlm_book.validation import check_real, check_sequence
 
 __all__ = ["AdamConfig", "Adam"]
 
@@ -110,7 +110,8 @@ class Adam:
     Raises
     ------
     TypeError
-        If ``config`` is not an [`AdamConfig`][mlm_book.nn.adam.AdamConfig] or ``decayed`` is a single string.
+        If ``config`` is not an [`AdamConfig`][mlm_book.nn.adam.AdamConfig], ``params`` is not a dict of
+        float arrays, or ``decayed`` is a single string, not iterable or holds a non-string.
     ValueError
         If ``params`` is empty or ``decayed`` names a parameter that is not in it.
 
@@ -155,7 +156,7 @@ class Adam:
             decayed = self.names
         elif isinstance(decayed, str):
             raise TypeError("decayed must be an iterable of parameter names, not a single string")
-        decayed = frozenset(decayed)
+        decayed = frozenset(check_sequence(decayed, "decayed", of=str))
         unknown = sorted(decayed - set(self.names))
         if unknown:
             raise ValueError(f"decayed names parameters that do not exist: {unknown}")
@@ -196,15 +197,33 @@ class Adam:
             Same names and shapes as the parameters.
         lr : float
             Learning rate for this step.
+
+        Raises
+        ------
+        TypeError
+            If ``grads`` is not a dict, a gradient is not a real array (ragged, complex,
+            strings), or ``lr`` is not a real number.
+        ValueError
+            If ``grads`` has other names or shapes than the parameters or holds NaN or infinite
+            values, or ``lr`` is negative or not finite; the parameters are left unchanged.
         """
         if not isinstance(grads, dict):
             raise TypeError(f"grads must be a dict of str to arrays, got {type(grads).__name__}")
         if set(grads) != set(self.names):
             raise ValueError("grads must have exactly the parameters' names")
         for name in self.names:
-            if np.shape(grads[name]) != self.params[name].shape:
-                raise ValueError(f"grads[{name!r}] must have shape {self.params[name].shape}, "
-                                 f"got {np.shape(grads[name])}")
+            grad = grads[name]
+            if not isinstance(grad, np.ndarray):
+                try:
+                    grad = np.asarray(grad)
+                except (TypeError, ValueError) as error:
+                    raise TypeError(f"grads[{name!r}] must be a real array (not ragged), "
+                                    f"got {type(grads[name]).__name__}") from error
+            # O(1) per array: a complex gradient would lose its imaginary part in the copy below
+            if grad.dtype.kind not in "fiu":
+                raise TypeError(f"grads[{name!r}] must be a real array, got dtype {grad.dtype}")
+            if grad.shape != self.params[name].shape:
+                raise ValueError(f"grads[{name!r}] must have shape {self.params[name].shape}, got {grad.shape}")
         # a negative or NaN rate would ascend or poison every parameter; zero is a no-op step
         lr = check_real(lr, "lr", low=0.0)
         self.t += 1

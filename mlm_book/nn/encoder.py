@@ -34,7 +34,14 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from mlm_book.nn import layers
-from mlm_book.validation import as_int_array, check_positive_int, check_tokens
+from mlm_book.validation import (
+    as_int_array,
+    check_bool,
+    check_generator,
+    check_instance,
+    check_positive_int,
+    check_tokens,
+)
 
 __all__ = [
     "EncoderConfig",
@@ -50,6 +57,10 @@ __all__ = [
     "predict_proba",
     "hidden_states",
 ]
+
+#: Most parameters an encoder may have (4 GB in float32): far beyond a NumPy encoder, and a
+#: config past it is refused when made instead of failing to allocate (or looping) later.
+MAX_PARAMETERS = 10**9
 
 _BLOCK_PARAMS = ("ln1.g", "ln1.b", "attn.W_qkv", "attn.b_qkv", "attn.W_o", "attn.b_o",
                  "ln2.g", "ln2.b", "mlp.W_1", "mlp.b_1", "mlp.W_2", "mlp.b_2")
@@ -88,6 +99,12 @@ class EncoderConfig:
     pad : bool
         Add the input-only [PAD] id ``V + 1``, masked as a key wherever it appears.
 
+    Raises
+    ------
+    TypeError, ValueError
+        If a field has the wrong type or range, ``n_heads`` does not divide ``d_model``, or the
+        encoder would have more than ``MAX_PARAMETERS`` parameters.
+
     Examples
     --------
     >>> cfg = EncoderConfig(vocab_size=25, length=24, d_model=32, n_blocks=2, n_heads=2)
@@ -120,6 +137,14 @@ class EncoderConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or not math.isfinite(value):
                 raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+        # Python ints: numpy integer fields could overflow and wrap below the limit
+        V, n, d, L, r = (int(getattr(self, name)) for name in ("vocab_size", "length", "d_model", "n_blocks",
+                                                               "mlp_ratio"))
+        per_block = (4 + 2 * r) * d * d + (9 + r) * d  # as param_shapes lays them out
+        count = (V + 1 + int(self.pad) + n) * d + L * per_block + 2 * d + V
+        if count > MAX_PARAMETERS:
+            raise ValueError(f"an encoder with vocab_size={V}, length={n}, d_model={d}, n_blocks={L}, "
+                             f"mlp_ratio={r} has {count} parameters, more than the limit {MAX_PARAMETERS}")
 
     @property
     def mask_id(self) -> int:
@@ -150,12 +175,18 @@ class EncoderConfig:
 def param_names(config: EncoderConfig) -> tuple[str, ...]:
     """Names of the parameter arrays, in a fixed order.
 
+    Raises
+    ------
+    TypeError
+        If ``config`` is not an [`EncoderConfig`][mlm_book.nn.encoder.EncoderConfig].
+
     Examples
     --------
     >>> names = param_names(EncoderConfig(vocab_size=5, length=3, d_model=8, n_blocks=1, n_heads=2))
     >>> names[:3], len(names)
     (('E', 'P', 'blocks.0.ln1.g'), 17)
     """
+    check_instance(config, "config", EncoderConfig)
     names = ["E", "P"]
     for block in range(config.n_blocks):
         names += [f"blocks.{block}.{name}" for name in _BLOCK_PARAMS]
@@ -165,6 +196,11 @@ def param_names(config: EncoderConfig) -> tuple[str, ...]:
 def param_shapes(config: EncoderConfig) -> dict[str, tuple[int, ...]]:
     """Shape of every parameter array.
 
+    Raises
+    ------
+    TypeError
+        If ``config`` is not an [`EncoderConfig`][mlm_book.nn.encoder.EncoderConfig].
+
     Examples
     --------
     >>> shapes = param_shapes(EncoderConfig(vocab_size=25, length=24, d_model=32, n_blocks=2, n_heads=2))
@@ -173,6 +209,7 @@ def param_shapes(config: EncoderConfig) -> dict[str, tuple[int, ...]]:
     >>> sum(int(np.prod(s)) for s in shapes.values())
     27097
     """
+    check_instance(config, "config", EncoderConfig)
     d, k = config.d_model, config.mlp_ratio * config.d_model
     block = {"ln1.g": (d,), "ln1.b": (d,), "attn.W_qkv": (d, 3 * d), "attn.b_qkv": (3 * d,),
              "attn.W_o": (d, d), "attn.b_o": (d,), "ln2.g": (d,), "ln2.b": (d,),
@@ -206,6 +243,12 @@ def init_params(config: EncoderConfig, rng: np.random.Generator, dtype=np.float3
     -------
     dict of str to ndarray
 
+    Raises
+    ------
+    TypeError
+        If ``config`` is not an [`EncoderConfig`][mlm_book.nn.encoder.EncoderConfig], ``rng`` is not a
+        ``numpy.random.Generator`` or ``dtype`` is not float32 or float64.
+
     Examples
     --------
     >>> cfg = EncoderConfig(vocab_size=5, length=3, d_model=8, n_blocks=1, n_heads=2)
@@ -213,9 +256,12 @@ def init_params(config: EncoderConfig, rng: np.random.Generator, dtype=np.float3
     >>> p["E"].shape, p["E"].dtype, float(p["blocks.0.ln1.g"][0])
     ((6, 8), dtype('float32'), 1.0)
     """
-    from mlm_book.validation import check_generator
+    check_instance(config, "config", EncoderConfig)
     check_generator(rng)
-    dtype = np.dtype(dtype)
+    try:
+        dtype = np.dtype(dtype)
+    except (TypeError, ValueError):
+        raise TypeError(f"dtype must be float32 or float64, got {dtype!r}") from None
     if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise TypeError(f"dtype must be float32 or float64, got {dtype}")
     shapes = param_shapes(config)
@@ -244,7 +290,8 @@ def check_params(params, config: EncoderConfig, name: str = "params") -> dict[st
     Raises
     ------
     TypeError
-        Not a mapping, or an array of non-float dtype.
+        Not a mapping, an array of non-float dtype, ``config`` not an
+        [`EncoderConfig`][mlm_book.nn.encoder.EncoderConfig] or ``name`` not a string.
     ValueError
         A missing or extra name, a wrong shape, or a NaN/infinite entry (as a corrupted or
         diverged cache entry would have).
@@ -259,6 +306,8 @@ def check_params(params, config: EncoderConfig, name: str = "params") -> dict[st
     ...
     ValueError: params['P'] contains NaN or infinite values
     """
+    check_instance(config, "config", EncoderConfig)
+    check_instance(name, "name", str)
     if not hasattr(params, "keys"):
         raise TypeError(f"{name} must be a mapping of parameter names to arrays, got {type(params).__name__}")
     shapes = param_shapes(config)
@@ -345,7 +394,10 @@ def _check_shown(shown, config: EncoderConfig, name: str = "shown") -> np.ndarra
 
 
 def _check_selection(targets, selected, shape, config: EncoderConfig):
-    selected = np.asarray(selected)
+    try:
+        selected = np.asarray(selected)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"selected must be a boolean array (not ragged), got {type(selected).__name__}") from error
     if selected.dtype != bool:
         raise TypeError(f"selected must be a boolean array, got dtype {selected.dtype}")
     if selected.shape != shape:
@@ -360,6 +412,28 @@ def _check_selection(targets, selected, shape, config: EncoderConfig):
         raise ValueError(f"targets at selected positions must be token ids in [0, {config.vocab_size}) "
                          f"([MASK] is never a target), got values from {picked.min()} to {picked.max()}")
     return targets, selected
+
+
+def _check_dlogits(dlogits, cache) -> np.ndarray:
+    """``dlogits`` as an array of the shape of the logits that ``cache`` (from `forward`) belongs to."""
+    try:
+        encode_cache, _, config = cache
+        rows = encode_cache[1][1].shape[0]  # the head's normalised input y, one row per logit row
+    except (TypeError, ValueError, IndexError, AttributeError):
+        raise TypeError(f"cache must be the cache returned by forward, got {type(cache).__name__}") from None
+    if not isinstance(cache, tuple) or not isinstance(config, EncoderConfig):
+        raise TypeError(f"cache must be the cache returned by forward, got {type(cache).__name__}")
+    try:
+        array = np.asarray(dlogits)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"dlogits must be a real array (not ragged), got {type(dlogits).__name__}") from error
+    if array.dtype.kind not in "fiu":
+        raise TypeError(f"dlogits must be a real array, got dtype {array.dtype}")
+    if array.shape != (rows, config.vocab_size):
+        raise ValueError(f"dlogits must have the logits' shape {(rows, config.vocab_size)}, got {array.shape}")
+    if not np.isfinite(array.sum()) and not np.all(np.isfinite(array)):
+        raise ValueError("dlogits must be finite (no NaN or infinity)")
+    return array
 
 
 # --------------------------------------------------------------------------- public passes
@@ -383,6 +457,15 @@ def forward(params, config: EncoderConfig, shown, selected=None):
         (``(B*n, V)`` if ``selected`` is None).
     cache : tuple
         For [`backward`][mlm_book.nn.encoder.backward].
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not an [`EncoderConfig`][mlm_book.nn.encoder.EncoderConfig], ``params`` is not a
+        mapping of float arrays or ``shown`` (``selected``) does not hold integers (booleans).
+    ValueError
+        If ``params`` does not match ``config`` or is not finite, or ``shown`` is not a 2-D array of input ids no longer than ``config.length``, or ``selected``
+        does not have its shape or selects nothing.
 
     Examples
     --------
@@ -424,7 +507,28 @@ def backward(dlogits: np.ndarray, cache, *, input_grad: bool = False):
         Same names and shapes as the parameters.
     dx0 : ndarray, shape (B*n, d)
         Only if ``input_grad``.
+
+    Raises
+    ------
+    TypeError
+        If ``cache`` is not a cache from [`forward`][mlm_book.nn.encoder.forward], ``dlogits`` is not a
+        real array or ``input_grad`` is not a bool.
+    ValueError
+        If ``dlogits`` does not have the logits' shape or holds NaN or infinite values.
+
+    Examples
+    --------
+    The gradient of the sum of all logits: each output bias collects one unit per row.
+
+    >>> cfg = EncoderConfig(vocab_size=5, length=4, d_model=8, n_blocks=1, n_heads=2)
+    >>> p = init_params(cfg, np.random.default_rng(0), dtype=np.float64)
+    >>> z, cache = forward(p, cfg, [[0, 5, 2, 3]])
+    >>> g, dx0 = backward(np.ones_like(z), cache, input_grad=True)
+    >>> g["b_out"].tolist(), g["E"].shape, dx0.shape
+    ([4.0, 4.0, 4.0, 4.0, 4.0], (6, 8), (4, 8))
     """
+    check_bool(input_grad, "input_grad")
+    dlogits = _check_dlogits(dlogits, cache)
     encode_cache, emb_cache, config = cache
     dx0, grads, dE_out = _backward_encode(dlogits, encode_cache, config)
     _, emb = layers.embedding_backward(dx0, emb_cache)
@@ -458,6 +562,16 @@ def loss_and_grads(params, config: EncoderConfig, shown, targets, selected):
         Nats per selected position.
     grads : dict of str to ndarray
 
+    Raises
+    ------
+    TypeError
+        If ``config`` is not an [`EncoderConfig`][mlm_book.nn.encoder.EncoderConfig], ``params`` is not a
+        mapping of float arrays or ``shown`` and ``targets`` (``selected``) do not hold integers (booleans).
+    ValueError
+        If ``params`` does not match ``config`` or is not finite, or ``shown`` is not a 2-D array of input ids no longer than ``config.length``, ``targets`` or
+        ``selected`` does not have its shape, ``selected`` selects nothing or a selected target is
+        not in ``[0, V)``.
+
     Examples
     --------
     >>> cfg = EncoderConfig(vocab_size=5, length=4, d_model=8, n_blocks=2, n_heads=2)
@@ -475,6 +589,11 @@ def loss_and_grads(params, config: EncoderConfig, shown, targets, selected):
 
 def loss(params, config: EncoderConfig, shown, targets, selected) -> float:
     """The value of [`loss_and_grads`][mlm_book.nn.encoder.loss_and_grads] without the backward pass (selected rows only).
+
+    Raises
+    ------
+    TypeError, ValueError
+        As [`loss_and_grads`][mlm_book.nn.encoder.loss_and_grads], naming the bad argument.
 
     Examples
     --------
@@ -507,6 +626,15 @@ def logits(params, config: EncoderConfig, shown) -> np.ndarray:
     ndarray, shape (B, n, V)
         In the parameters' dtype.
 
+    Raises
+    ------
+    TypeError
+        If ``config`` is not an [`EncoderConfig`][mlm_book.nn.encoder.EncoderConfig], ``params`` is not a
+        mapping of float arrays or ``shown`` does not hold integers.
+    ValueError
+        If ``params`` does not match ``config`` or is not finite, or ``shown`` is not a 2-D array of
+        input ids no longer than ``config.length``.
+
     Examples
     --------
     >>> cfg = EncoderConfig(vocab_size=5, length=4, d_model=8, n_blocks=2, n_heads=2)
@@ -534,6 +662,15 @@ def predict_proba(params, config: EncoderConfig, shown) -> np.ndarray:
     -------
     ndarray, shape (B, n, V)
         Rows sum to one.
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not an [`EncoderConfig`][mlm_book.nn.encoder.EncoderConfig], ``params`` is not a
+        mapping of float arrays or ``shown`` does not hold integers.
+    ValueError
+        If ``params`` does not match ``config`` or is not finite, or ``shown`` is not a 2-D array of
+        input ids no longer than ``config.length``.
 
     Examples
     --------
@@ -565,6 +702,15 @@ def hidden_states(params, config: EncoderConfig, tokens) -> list[np.ndarray]:
     list of ndarray, each (B, n, d), float64
         Index 0 is the input $E[x] + P$; index $\\ell$ is the residual stream after block
         $\\ell$, before the final LayerNorm.
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not an [`EncoderConfig`][mlm_book.nn.encoder.EncoderConfig], ``params`` is not a
+        mapping of float arrays or ``tokens`` does not hold integers.
+    ValueError
+        If ``params`` does not match ``config`` or is not finite, or ``tokens`` is not a 2-D array of
+        input ids no longer than ``config.length``.
 
     Examples
     --------

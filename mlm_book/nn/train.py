@@ -18,9 +18,12 @@ parameter raises a ``ValueError``).
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import sys
 import time
+import types
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -33,7 +36,14 @@ from mlm_book.channel import Channel, corrupt
 from mlm_book.nn import adam as adam_module
 from mlm_book.nn import encoder as enc
 from mlm_book.nn import layers, runtime
-from mlm_book.validation import check_generator, check_positive_int
+from mlm_book.validation import (
+    check_bool,
+    check_generator,
+    check_instance,
+    check_positive_int,
+    check_real,
+    check_sequence,
+)
 
 __all__ = ["TrainConfig", "TrainResult", "decayed_names", "learning_rate", "train", "cached_training",
            "is_cached_training", "channel_description"]
@@ -118,11 +128,17 @@ def decayed_names(config: enc.EncoderConfig) -> tuple[str, ...]:
     and every ``W_*`` matrix are decayed; biases (``b_*``, ``b_out``) and LayerNorm gains and
     offsets (``*.g``, ``*.b``) are not.
 
+    Raises
+    ------
+    TypeError
+        If ``config`` is not an [`EncoderConfig`][mlm_book.nn.encoder.EncoderConfig].
+
     Examples
     --------
     >>> decayed_names(enc.EncoderConfig(vocab_size=5, length=3, d_model=8, n_blocks=1, n_heads=2))
     ('E', 'P', 'blocks.0.attn.W_qkv', 'blocks.0.attn.W_o', 'blocks.0.mlp.W_1', 'blocks.0.mlp.W_2')
     """
+    check_instance(config, "config", enc.EncoderConfig)
     return tuple(name for name in enc.param_names(config)
                  if name in ("E", "P") or name.rsplit(".", 1)[-1].startswith("W_"))
 
@@ -130,12 +146,21 @@ def decayed_names(config: enc.EncoderConfig) -> tuple[str, ...]:
 def learning_rate(config: TrainConfig, step: int) -> float:
     r"""Learning rate at ``step`` (0-based): linear warm-up, then cosine to ``lr * final_lr_fraction``.
 
+    Raises
+    ------
+    TypeError
+        If ``config`` is not a [`TrainConfig`][mlm_book.nn.train.TrainConfig] or ``step`` is not an integer.
+    ValueError
+        If ``step`` is negative (steps past the last keep the final rate).
+
     Examples
     --------
     >>> cfg = TrainConfig(steps=1000, lr=1e-3, warmup=100, final_lr_fraction=0.0)
     >>> [round(learning_rate(cfg, s), 6) for s in (0, 99, 550, 999)]
     [1e-05, 0.001, 0.0005, 0.0]
     """
+    check_instance(config, "config", TrainConfig)
+    step = check_positive_int(step, "step", minimum=0)
     if step < config.warmup:
         return config.lr * (step + 1) / config.warmup
     span = max(config.steps - 1 - config.warmup, 1)
@@ -159,14 +184,46 @@ class TrainResult:
     losses : ndarray, shape (steps,)
         Training loss (nats per selected position) of each step's fresh batch.
     seconds : float
-        Wall time of the training run (as recorded when it was built).
+        Wall time of the training run (as recorded when it was built), at least 0.
+
+    Raises
+    ------
+    TypeError
+        If a field has the wrong type (``params`` is checked as by
+        [`mlm_book.nn.encoder.check_params`][mlm_book.nn.encoder.check_params]).
+    ValueError
+        If ``params`` does not match ``encoder`` or is not finite, ``losses`` is not one finite
+        value per step, or ``seconds`` is negative or not finite.
+
+    Examples
+    --------
+    >>> cfg = enc.EncoderConfig(vocab_size=3, length=4, d_model=8, n_blocks=1, n_heads=2)
+    >>> params = enc.init_params(cfg, np.random.default_rng(0))
+    >>> result = TrainResult(cfg, TrainConfig(steps=2), params, np.array([1.1, 1.0]), 0.5)
+    >>> result.losses.shape, result.seconds
+    ((2,), 0.5)
     """
 
     encoder: enc.EncoderConfig
     train: TrainConfig
     params: dict = field(repr=False)
     losses: np.ndarray = field(repr=False)
-    seconds: float = float("nan")
+    seconds: float = 0.0
+
+    def __post_init__(self):
+        check_instance(self.encoder, "encoder", enc.EncoderConfig)
+        check_instance(self.train, "train", TrainConfig)
+        check_instance(self.params, "params", dict)
+        enc.check_params(self.params, self.encoder)
+        losses = self.losses
+        if not isinstance(losses, np.ndarray) or losses.dtype.kind != "f":
+            raise TypeError(f"losses must be a float numpy array, got {type(losses).__name__}"
+                            + (f" of dtype {losses.dtype}" if isinstance(losses, np.ndarray) else ""))
+        if losses.shape != (self.train.steps,):
+            raise ValueError(f"losses must have shape ({self.train.steps},) (one loss per step), got {losses.shape}")
+        if not np.all(np.isfinite(losses)):
+            raise ValueError("losses must be finite (no NaN or infinity)")
+        check_real(self.seconds, "seconds", low=0.0)
 
 
 def _pack(params: Mapping[str, np.ndarray], config: enc.EncoderConfig, dtype) -> dict[str, np.ndarray]:
@@ -188,6 +245,34 @@ def _check_channel(channel, config: enc.EncoderConfig) -> Channel:
         raise ValueError(f"channel.vocab_size ({channel.vocab_size}) must equal the encoder's vocab_size "
                          f"({config.vocab_size})")
     return channel
+
+
+def _check_configs(encoder_config, train_config) -> None:
+    check_instance(encoder_config, "encoder_config", enc.EncoderConfig)
+    check_instance(train_config, "train_config", TrainConfig)
+
+
+def _check_source(source) -> None:
+    if not callable(source):
+        raise TypeError(f"source must be callable (batch_size, rng) -> tokens, got {type(source).__name__}")
+
+
+def _check_progress(progress) -> None:
+    if progress is not None:
+        check_bool(progress, "progress")
+
+
+def _check_clean(clean, config: enc.EncoderConfig) -> np.ndarray:
+    """A batch from the source as int64 ids: 2-D, within the position table, real tokens or [PAD].
+
+    A few passes over a (B, n) int array: nothing next to the training step that reads it.
+    """
+    name = "source(...) tokens"
+    clean = enc._check_shown(clean, config, name)
+    if (clean == config.mask_id).any():
+        raise ValueError(f"{name} must be clean token ids in [0, {config.vocab_size}) (or [PAD]), "
+                         f"got the [MASK] id {config.mask_id}")
+    return clean
 
 
 def _corrupt_batch(channel: Channel, clean: np.ndarray, config: enc.EncoderConfig, rng: np.random.Generator):
@@ -236,26 +321,32 @@ def train(encoder_config: enc.EncoderConfig, train_config: TrainConfig, source: 
 
     Raises
     ------
+    TypeError
+        If an argument has the wrong type (``source`` not callable, ``progress`` neither a bool
+        nor None), or a batch from ``source`` does not hold integers.
+    ValueError
+        If ``channel.vocab_size`` differs from the encoder's, or a batch from ``source`` is not
+        2-D, is longer than ``encoder_config.length`` or holds an id outside ``[0, V)`` (or
+        [PAD]).
     FloatingPointError
         If the loss becomes NaN or infinite (the step is named).
 
     Examples
     --------
+    A source that repeats one sequence (the row is bound when the source is made):
+
     >>> cfg = enc.EncoderConfig(vocab_size=3, length=4, d_model=8, n_blocks=1, n_heads=2)
-    >>> source = lambda b, rng: np.tile(np.arange(4) % 3, (b, 1))
+    >>> source = lambda b, rng, row=np.arange(4) % 3: row[None].repeat(b, axis=0)
     >>> result = train(cfg, TrainConfig(steps=200, batch_size=8, lr=1e-2, warmup=10),
     ...                source, Channel(vocab_size=3, rho=0.5), np.random.default_rng(0), progress=False)
     >>> bool(result.losses[-20:].mean() < 0.5 * result.losses[:20].mean())
     True
     """
-    if not isinstance(encoder_config, enc.EncoderConfig):
-        raise TypeError(f"encoder_config must be an EncoderConfig, got {type(encoder_config).__name__}")
-    if not isinstance(train_config, TrainConfig):
-        raise TypeError(f"train_config must be a TrainConfig, got {type(train_config).__name__}")
-    if not callable(source):
-        raise TypeError(f"source must be callable (batch_size, rng) -> tokens, got {type(source).__name__}")
+    _check_configs(encoder_config, train_config)
+    _check_source(source)
     channel = _check_channel(channel, encoder_config)
     rng = check_generator(rng)
+    _check_progress(progress)
     if progress is None:
         progress = progress_module.enabled()
     runtime.tune_allocator()
@@ -266,9 +357,7 @@ def train(encoder_config: enc.EncoderConfig, train_config: TrainConfig, source: 
     start = time.perf_counter()
     with runtime.blas_threads(train_config.blas_threads):
         for step in range(train_config.steps):
-            clean = source(train_config.batch_size, rng)
-            if step == 0:
-                enc._check_shown(clean, encoder_config, "source(...) tokens")
+            clean = _check_clean(source(train_config.batch_size, rng), encoder_config)
             shown, selected = _corrupt_batch(channel, clean, encoder_config, rng)
             value, grads = enc._loss_and_grads(params, encoder_config, shown, clean, selected)
             if not math.isfinite(value):
@@ -285,23 +374,53 @@ def train(encoder_config: enc.EncoderConfig, train_config: TrainConfig, source: 
 def channel_description(channel: Channel) -> dict:
     """The channel's settings as a JSON-serialisable dict (part of a cache key).
 
+    Raises
+    ------
+    TypeError
+        If ``channel`` is not a [`Channel`][mlm_book.channel.Channel].
+
     Examples
     --------
     >>> channel_description(Channel(vocab_size=25))["rho"]
     0.15
     """
+    check_instance(channel, "channel", Channel)
     return {"vocab_size": channel.vocab_size, "rho": channel.rho, "mask": channel.mask, "random": channel.random,
             "selection": channel.selection,
             "replacement": None if channel.replacement is None else [float(u) for u in channel.replacement]}
 
 
-def _training_request(encoder_config, train_config, channel, source_key, producers):
-    """The channel, cache config and producing code that key one training run."""
+def _training_request(name, encoder_config, train_config, channel, source_key, producers, directory):
+    """The channel, cache config, producing code and directory of one training run, arguments checked.
+
+    A producer's source is read, and found missing, only when the key is computed (still before
+    any training); plain data among the producers is refused here.
+    """
+    check_instance(name, "name", str)
+    if not name or any(character in name for character in "/\\ "):
+        raise ValueError(f"name must be a non-empty string without slashes or spaces, got {name!r}")
+    _check_configs(encoder_config, train_config)
     channel = _check_channel(channel, encoder_config)
+    check_instance(source_key, "source_key", Mapping)
+    try:
+        json.dumps(dict(source_key), sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"source_key must be a JSON-serialisable mapping of finite values: {error}") from None
+    producers = check_sequence(producers, "producers")
+    for producer in producers:
+        if not (isinstance(producer, (str, types.ModuleType)) or callable(producer)):
+            raise TypeError(f"producers must hold functions, classes, modules or strings, "
+                            f"got {type(producer).__name__}")
+    if directory is None:
+        directory = cache.cache_dir()
+    elif not isinstance(directory, (str, os.PathLike)):
+        raise TypeError(f"directory must be a path (str or os.PathLike) or None, got {type(directory).__name__}")
+    elif not os.fspath(directory):
+        raise ValueError("directory must be a non-empty path (None means the default cache directory)")
     key = {"encoder": encoder_config.to_dict(), "train": train_config.to_dict(),
            "channel": channel_description(channel), "source": dict(source_key)}
     code = [layers, enc, adam_module, runtime, sys.modules[__name__], *producers]
-    return channel, key, code
+    return channel, key, code, Path(directory)
 
 
 def is_cached_training(name: str, encoder_config: enc.EncoderConfig, train_config: TrainConfig, channel: Channel,
@@ -310,9 +429,38 @@ def is_cached_training(name: str, encoder_config: enc.EncoderConfig, train_confi
 
     The entry is checked as a load checks it (a damaged entry counts as absent), so a caller
     can decide to train several missing runs in parallel first.
+
+    Parameters
+    ----------
+    name, encoder_config, train_config, channel, source_key, producers, directory
+        As for [`cached_training`][mlm_book.nn.train.cached_training].
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    TypeError
+        If an argument has the wrong type (a config, the channel, ``source_key`` not a
+        JSON-serialisable mapping, ``producers`` not a sequence of code, ``directory`` not a path).
+    ValueError
+        If ``name`` is empty or holds a slash or space, ``directory`` is empty, or
+        ``channel.vocab_size`` differs from the encoder's.
+
+    Examples
+    --------
+    A toy run asked of an empty, throw-away cache directory (nothing is trained):
+
+    >>> import tempfile
+    >>> cfg = enc.EncoderConfig(vocab_size=3, length=4, d_model=8, n_blocks=1, n_heads=2)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     is_cached_training("toy", cfg, TrainConfig(steps=3, batch_size=2, warmup=1), Channel(vocab_size=3),
+    ...                        {"source": "uniform"}, directory=tmp)
+    False
     """
-    _, key, code = _training_request(encoder_config, train_config, channel, source_key, producers)
-    directory = Path(directory) if directory is not None else cache.cache_dir()
+    _, key, code, directory = _training_request(name, encoder_config, train_config, channel, source_key, producers,
+                                                directory)
     return cache.load(cache.CacheEntry(name, cache.cache_key(name, key, code), directory)) is not None
 
 
@@ -343,10 +491,33 @@ def cached_training(name: str, encoder_config: enc.EncoderConfig, train_config: 
 
     Raises
     ------
+    TypeError
+        If an argument has the wrong type (as for [`train`][mlm_book.nn.train.train] and
+        [`is_cached_training`][mlm_book.nn.train.is_cached_training]); checked before anything is loaded or trained.
     ValueError
-        If the stored parameters do not match ``encoder_config`` or hold NaN/infinite values.
+        If ``name`` or ``directory`` is malformed, ``channel.vocab_size`` differs from the
+        encoder's, or the stored entry (parameters, losses, wall time) does not match
+        ``encoder_config`` and ``train_config`` or holds NaN/infinite values.
+
+    Examples
+    --------
+    A toy run (three steps) trained into a throw-away cache directory, which then holds its
+    arrays and manifest:
+
+    >>> import tempfile
+    >>> cfg = enc.EncoderConfig(vocab_size=3, length=4, d_model=8, n_blocks=1, n_heads=2)
+    >>> source = lambda b, rng: rng.integers(0, 3, size=(b, 4))
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     result = cached_training("toy", cfg, TrainConfig(steps=3, batch_size=2, warmup=1), source,
+    ...                              Channel(vocab_size=3), {"source": "uniform"}, directory=tmp, progress=False)
+    ...     stored = sorted(path.suffix for path in Path(tmp).glob("toy-*"))
+    >>> result.losses.shape, stored
+    ((3,), ['.json', '.npz'])
     """
-    channel, key, code = _training_request(encoder_config, train_config, channel, source_key, producers)
+    channel, key, code, directory = _training_request(name, encoder_config, train_config, channel, source_key,
+                                                      producers, directory)
+    _check_source(source)
+    _check_progress(progress)
 
     def build():
         result = train(encoder_config, train_config, source, channel, np.random.default_rng(train_config.seed),
@@ -359,9 +530,9 @@ def cached_training(name: str, encoder_config: enc.EncoderConfig, train_config: 
     params = {k[len("param/"):]: v for k, v in arrays.items() if k.startswith("param/")}
     try:
         params = enc.check_params(params, encoder_config, name=f"params loaded from cache entry {name!r}")
+        params = _pack(params, encoder_config, np.dtype(train_config.dtype))
+        losses = np.asarray(arrays.get("losses"), dtype=np.float64)
+        # a damaged entry's losses or wall time are refused by TrainResult's checks
+        return TrainResult(encoder_config, train_config, params, losses, float(metadata.get("seconds", math.nan)))
     except (TypeError, ValueError) as error:
-        raise ValueError(f"{error}; delete the entry under {cache.cache_dir() if directory is None else directory} "
-                         f"to retrain") from error
-    params = _pack(params, encoder_config, np.dtype(train_config.dtype))
-    losses = np.asarray(arrays["losses"], dtype=np.float64)
-    return TrainResult(encoder_config, train_config, params, losses, float(metadata.get("seconds", float("nan"))))
+        raise ValueError(f"{error}; delete the entry under {directory} to retrain") from error
