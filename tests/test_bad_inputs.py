@@ -403,6 +403,20 @@ def _params(key, arguments):
             if parameter.kind not in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD) and name != "self"]
 
 
+#: Callables that write files when a varied argument happens to be valid (a toy training run
+#: stored under ``directory``, or in the default cache): swept from a scratch directory with
+#: the cache pointed there, so the sweep leaves nothing in the book's cache or the checkout.
+WRITERS = {"mlm_book.nn.train.cached_training", "mlm_book.nn.train.is_cached_training"}
+
+
+@pytest.fixture(autouse=True)
+def _scratch_for_writers(request, tmp_path, monkeypatch):
+    key = request.node.callspec.params.get("key") if hasattr(request.node, "callspec") else None
+    if key in WRITERS:
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.setenv("MLM_BOOK_CACHE", str(tmp_path / "cache"))
+
+
 def _maybe_xfail(key):
     if key in OPEN:
         pytest.xfail(OPEN[key])
