@@ -241,6 +241,14 @@ def masked_lm_loss_and_grad(logits, targets, selected) -> tuple[float, np.ndarra
         ``(B, n, V)`` gradient of ``loss`` with respect to ``logits``:
         $(\operatorname{softmax} - \text{one-hot})/|M|$ on selected rows, 0 elsewhere.
 
+    Raises
+    ------
+    TypeError
+        If an argument is not an array of the right kind (``selected`` must be boolean).
+    ValueError
+        If ``logits`` is not a finite non-empty 3-D array, ``targets`` or ``selected`` does not
+        match its first two axes, a target is outside ``[0, V)``, or nothing is selected.
+
     Examples
     --------
     >>> logits = np.zeros((1, 3, 4))
@@ -254,10 +262,15 @@ def masked_lm_loss_and_grad(logits, targets, selected) -> tuple[float, np.ndarra
         raise ValueError(f"logits must be non-empty, got shape {logits.shape}")
     targets = as_int_array(targets, "targets", ndim=2)
     if targets.shape != (batch, length):
-        raise ValueError(f"targets must have shape {(batch, length)}, got {targets.shape}")
+        raise ValueError(f"targets must have shape {(batch, length)} (the first two axes of logits), "
+                         f"got {targets.shape}")
     if targets.min() < 0 or targets.max() >= V:
-        raise ValueError(f"targets must be token ids in [0, {V}), got values from {targets.min()} to {targets.max()}")
-    selected = np.asarray(selected)
+        raise ValueError(f"targets must be token ids in [0, {V}) (V is the last axis of logits), "
+                         f"got values from {targets.min()} to {targets.max()}")
+    try:
+        selected = np.asarray(selected)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"selected must be a boolean array (not ragged), got {type(selected).__name__}") from error
     if selected.dtype != bool:
         raise TypeError(f"selected must be a boolean array, got dtype {selected.dtype}")
     if selected.shape != (batch, length):

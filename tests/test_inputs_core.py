@@ -1,0 +1,135 @@
+"""Bad input to the ledger, report, probe, PMI and scoring helpers (issue 10): a clear error naming the argument."""
+
+import math
+import time
+
+import numpy as np
+import pytest
+
+from mlm_book import ledger, pmi, probe, report, scoring
+from mlm_book.hmm import default_hmm
+from mlm_book.ledger import Claim, ClaimResult
+
+
+def _claim(value=0.5, **fields):
+    arguments = dict(id="S1-01", quantity="a quantity", seed="0.5", rule="a rule", compute=lambda: value,
+                     accept=lambda v: True)
+    arguments.update(fields)
+    return Claim(**arguments)
+
+
+@pytest.mark.parametrize("only", [object(), math.nan, -1, [1, 2], ""])
+def test_verify_refuses_a_bad_only_before_running_any_claim(only):
+    start = time.perf_counter()
+    with pytest.raises(TypeError, match="only"):
+        ledger.verify(only=only)
+    assert time.perf_counter() - start < 0.5
+
+
+@pytest.mark.parametrize("claims", ["text", [[1, 2], [3]], math.nan, object()])
+def test_verify_refuses_claims_that_are_not_claims(claims):
+    with pytest.raises(TypeError, match="claims"):
+        ledger.verify(only="S1-01", claims=claims)
+
+
+def test_verify_still_runs_given_claims():
+    assert [r.passed for r in ledger.verify(claims=(_claim(),))] == [True]
+
+
+@pytest.mark.parametrize("fmt, error", [(None, TypeError), ("text", ValueError), (3, TypeError)])
+def test_format_value_names_a_bad_fmt(fmt, error):
+    with pytest.raises(error, match="fmt"):
+        ledger.format_value(0.5, fmt)
+
+
+def test_format_value_keeps_integer_specs_for_counts():
+    assert ledger.format_value(7, "d") == "7"
+    with pytest.raises(ValueError, match="fmt"):
+        ledger.format_value(0.5, "d")
+
+
+@pytest.mark.parametrize("field, value, error", [
+    ("id", None, TypeError), ("quantity", math.nan, TypeError), ("compute", None, TypeError),
+    ("accept", 3, TypeError), ("fmt", None, TypeError), ("fmt", "text", ValueError), ("expected", "maybe", ValueError),
+])
+def test_claim_checks_each_field(field, value, error):
+    with pytest.raises(error, match=field):
+        _claim(**{field: value})
+
+
+@pytest.mark.parametrize("field, value, error", [
+    ("claim", math.nan, TypeError), ("value", math.nan, ValueError), ("value", {"a": (1.0, math.inf)}, ValueError),
+    ("book", math.nan, TypeError), ("passed", math.nan, TypeError), ("seconds", math.nan, ValueError),
+    ("seconds", -1.0, ValueError), ("error", math.nan, TypeError), ("verdict", math.nan, ValueError),
+])
+def test_claim_result_checks_each_field(field, value, error):
+    arguments = dict(claim=_claim(), value=0.5, book="0.500", passed=True, seconds=0.1)
+    arguments[field] = value
+    with pytest.raises(error, match=field):
+        ClaimResult(**arguments)
+
+
+def test_a_claim_computing_nan_fails_with_its_reason():
+    (result,) = ledger.verify(claims=[_claim(math.nan)])
+    assert not result.passed and result.value is None and "value must be finite" in result.error
+
+
+def test_result_tables_and_summaries_name_their_arguments():
+    results = ledger.verify(claims=[_claim()])
+    for function in (ledger.to_markdown, ledger.to_html, ledger.to_text, ledger.verdict_counts,
+                     ledger.chapter_summary):
+        with pytest.raises(TypeError, match="results"):
+            function(None)
+        with pytest.raises(TypeError, match="results"):
+            function(["text"])
+    with pytest.raises(TypeError, match="claims_page"):
+        ledger.to_html(results, claims_page=object())
+    with pytest.raises(TypeError, match="wide"):
+        ledger.to_text(results, wide="yes")
+    with pytest.raises(TypeError, match="claims_page"):
+        ledger.ChapterSummary(tuple(results), math.nan)
+    with pytest.raises(ValueError, match="results"):
+        ledger.ChapterSummary((), "claims.html")
+    assert ledger.ChapterSummary(list(results), "claims.html").results == tuple(results)
+
+
+@pytest.mark.parametrize("package, error", [(None, TypeError), ("", ValueError), ("no_such_package_x", ValueError),
+                                            ("mlm_book.ledger", ValueError)])
+def test_all_claims_names_a_bad_package(package, error):
+    with pytest.raises(error, match="package"):
+        ledger.all_claims(package)
+
+
+def test_polyseme_pmi_record_checks_its_fields():
+    good = pmi.polyseme_pmi(default_hmm(), offset=1)
+    fields = dict(offset=good.offset, shares=good.shares, pmi_word=good.pmi_word, pmi_senses=good.pmi_senses)
+    for name, value, error in [("offset", math.nan, TypeError), ("offset", 0, ValueError),
+                               ("shares", [0.5, 0.6], ValueError), ("shares", [1.0], ValueError),
+                               ("pmi_word", np.full(good.pmi_word.shape, np.nan), ValueError),
+                               ("pmi_senses", good.pmi_senses[:, :3], ValueError), ("pmi_senses", None, TypeError)]:
+        with pytest.raises(error, match=name):
+            pmi.PolysemePMI(**dict(fields, **{name: value}))
+    again = pmi.PolysemePMI(**fields)
+    assert again.pmi_word is good.pmi_word and again.identity_residual == good.identity_residual
+
+
+def test_static_classifier_outcome_and_empty_table():
+    for name, value, error in [("labels", [], ValueError), ("labels", [0.5], TypeError),
+                               ("accuracy", math.nan, ValueError), ("label_share", 1.5, ValueError)]:
+        arguments = dict(dict(labels=[1, 1], accuracy=0.5, label_share=0.5), **{name: value})
+        with pytest.raises(error, match=name):
+            pmi.StaticClassifierOutcome(**arguments)
+    with pytest.raises(ValueError, match="table"):
+        pmi.classify_static(lambda v: np.zeros(len(v), dtype=int), np.zeros((0, 4)), [[0, 1]], [[0, 0]], word=0)
+
+
+def test_masked_lm_loss_names_logits_and_selected():
+    with pytest.raises(ValueError, match="logits"):
+        scoring.masked_lm_loss_and_grad(np.zeros((1, 3, 1)), [[0, 1, 2]], [[True, False, False]])
+    with pytest.raises(TypeError, match="selected"):
+        scoring.masked_lm_loss_and_grad(np.zeros((1, 3, 4)), [[0, 1, 2]], [[1, 2], [3]])
+
+
+def test_table_names_the_header_when_rows_do_not_fit_it():
+    with pytest.raises(ValueError, match="header"):
+        report.table([[1, 2], [3]], [[1, 2, 3, 4, 5]])
