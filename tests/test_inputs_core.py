@@ -133,3 +133,16 @@ def test_masked_lm_loss_names_logits_and_selected():
 def test_table_names_the_header_when_rows_do_not_fit_it():
     with pytest.raises(ValueError, match="header"):
         report.table([[1, 2], [3]], [[1, 2, 3, 4, 5]])
+
+
+def test_probe_score_and_accuracy_check_their_arguments():
+    model = probe.fit_probe([[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1])
+    fields = dict(accuracy=1.0, n_test=2, stderr=0.0, majority_share=0.5, model=model)
+    for name, value, error in [("accuracy", math.nan, ValueError), ("n_test", math.nan, TypeError),
+                               ("n_test", 0, ValueError), ("stderr", -1.0, ValueError),
+                               ("majority_share", 1.5, ValueError), ("model", None, TypeError)]:
+        with pytest.raises(error, match=name):
+            probe.ProbeScore(**dict(fields, **{name: value}))
+    with pytest.raises(TypeError, match="model"):
+        probe.accuracy(None, [[0.2]], [0])
+    assert probe.accuracy(model, [[0.2], [2.9]], [0, 1]) == 1.0
