@@ -6,7 +6,7 @@ import time
 import numpy as np
 import pytest
 
-from mlm_book import ledger, pmi, probe, report, scoring
+from mlm_book import cache, ledger, pmi, probe, report, scoring
 from mlm_book.hmm import default_hmm
 from mlm_book.ledger import Claim, ClaimResult
 
@@ -146,3 +146,13 @@ def test_probe_score_and_accuracy_check_their_arguments():
     with pytest.raises(TypeError, match="model"):
         probe.accuracy(None, [[0.2]], [0])
     assert probe.accuracy(model, [[0.2], [2.9]], [0, 1]) == 1.0
+
+
+@pytest.mark.parametrize("producers", [None, 3, "def f(): pass"])
+def test_cache_key_names_producers_that_are_not_a_sequence(producers):
+    with pytest.raises(TypeError, match="producers"):
+        cache.cache_key("demo", {"n": 1}, producers)
+
+
+def test_cache_key_of_a_list_is_unchanged_by_the_check():
+    assert cache.source_of(("a", "b")) == "a\nb"
