@@ -368,15 +368,17 @@ def verify(only: str | Iterable[str] | None = None, claims: Iterable[Claim] | No
         given = (only,) if isinstance(only, str) else tuple(check_sequence(only, "only"))
         if not given or not all(isinstance(prefix, str) and prefix for prefix in given):
             raise TypeError(f"only must be a non-empty string or strings, got {only!r}")
-    if claims is not None:
+    given_claims = claims is not None
+    if given_claims:
         claims = tuple(check_sequence(claims, "claims", of=Claim))
     claims = all_claims() if claims is None else claims
     if only is not None:
         prefixes = tuple(prefix + "-" if re.fullmatch(r"S\d+", prefix) else prefix for prefix in given)
         selected = tuple(claim for claim in claims if claim.id.startswith(prefixes))
         if not selected:
-            raise ValueError(f"only={only!r} matches no registered claim; the sections are "
-                             f"{', '.join(_sections(claims))}")
+            among = "none of the claims given" if given_claims else "no registered claim"
+            raise ValueError(f"only={only!r} matches {among}; the sections are "
+                             f"{', '.join(_sections(claims)) or 'none'}")
         claims = selected
     return [_evaluate(claim) for claim in claims]
 

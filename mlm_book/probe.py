@@ -726,6 +726,7 @@ def cross_validate(features, labels, splits, *, strength: float = PROBE_STRENGTH
     """
     x = _features(features, "features")
     y = _labels(labels, "labels", x.shape[0])
+    control = check_bool(control, "control")
     if control:
         if rng is None:
             raise ValueError("rng must be given when control is true")

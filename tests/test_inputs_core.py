@@ -156,3 +156,16 @@ def test_cache_key_names_producers_that_are_not_a_sequence(producers):
 
 def test_cache_key_of_a_list_is_unchanged_by_the_check():
     assert cache.source_of(("a", "b")) == "a\nb"
+
+
+def test_verify_names_the_claims_given_when_only_matches_none_of_them():
+    with pytest.raises(ValueError, match="none of the claims given"):
+        ledger.verify(only="S2-16", claims=[])
+
+
+def test_cross_validate_refuses_a_control_that_is_not_a_bool():
+    x = np.arange(8.0)[:, None]
+    y = np.array([0, 1] * 4)
+    with pytest.raises(TypeError, match="control"):
+        probe.cross_validate(x, y, probe.kfold_splits(8, 2, np.random.default_rng(0), labels=y),
+                             control=np.zeros((0, 0)))
