@@ -169,3 +169,19 @@ def test_cross_validate_refuses_a_control_that_is_not_a_bool():
     with pytest.raises(TypeError, match="control"):
         probe.cross_validate(x, y, probe.kfold_splits(8, 2, np.random.default_rng(0), labels=y),
                              control=np.zeros((0, 0)))
+
+
+@pytest.mark.parametrize("field, value, error", [("risk", math.nan, ValueError), ("kl", -1.0, ValueError),
+                                                 ("gap", math.inf, ValueError), ("entropy", "text", TypeError)])
+def test_decomposition_checks_its_fields(field, value, error):
+    fields = dict(risk=1.5, entropy=1.0, kl=0.5, gap=0.0)
+    with pytest.raises(error, match=field):
+        scoring.Decomposition(**dict(fields, **{field: value}))
+
+
+def test_risk_decomposition_refuses_an_infinite_risk_instead_of_a_nan_gap():
+    p = np.array([[0.5, 0.5], [0.5, 0.5]])
+    q = np.array([[0.5, 0.5], [1.0, 0.0]])
+    with pytest.raises(ValueError, match="q must be positive"):
+        scoring.risk_decomposition(p, q)
+    assert scoring.risk_decomposition(p, q, weights=[1.0, 0.0]).risk == pytest.approx(np.log(2))
