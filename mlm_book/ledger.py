@@ -181,6 +181,13 @@ class Claim:
     (2, 16, '16')
     >>> [(result.claim.id, result.book, result.passed) for result in verify(only="S2-16", claims=[cap])]
     [('S2-16', '0.509', True)]
+
+    The same value judged by a stricter rule fails:
+
+    >>> from dataclasses import replace
+    >>> strict = replace(cap, rule="above 0.51", accept=lambda value: value > 0.51)
+    >>> verify(only="S2-16", claims=[strict])[0].passed
+    False
     """
 
     id: str

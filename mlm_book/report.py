@@ -32,12 +32,23 @@ __all__ = ["Markdown", "table", "Answer", "answer"]
 class Markdown(str):
     """Markdown text that a notebook renders (as body text when its cell hides its input).
 
+    Raises
+    ------
+    TypeError
+        If ``text`` is not a string (``str`` would silently print ``None`` or an object's repr).
+
     Examples
     --------
     >>> text = Markdown("The cap is **0.509**.")
     >>> text._repr_markdown_(), text.upper() == "THE CAP IS **0.509**."
     ('The cap is **0.509**.', True)
     """
+
+    def __init__(self, text: str = ""):
+        # str.__new__ has already made the string; this only refuses what is not text.
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a string of Markdown, got {type(text).__name__}")
+        super().__init__()
 
     def _repr_markdown_(self) -> str:
         return str(self)

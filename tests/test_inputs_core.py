@@ -185,3 +185,9 @@ def test_risk_decomposition_refuses_an_infinite_risk_instead_of_a_nan_gap():
     with pytest.raises(ValueError, match="q must be positive"):
         scoring.risk_decomposition(p, q)
     assert scoring.risk_decomposition(p, q, weights=[1.0, 0.0]).risk == pytest.approx(np.log(2))
+
+
+def test_markdown_refuses_what_is_not_text():
+    with pytest.raises(TypeError, match="text"):
+        report.Markdown(None)
+    assert report.Markdown("**a**")._repr_markdown_() == "**a**" and report.Markdown() == ""
