@@ -12,8 +12,8 @@ from mlm_book.ledger import Claim, ClaimResult
 
 
 def _claim(value=0.5, **fields):
-    arguments = dict(id="S1-01", quantity="a quantity", seed="0.5", rule="a rule", compute=lambda: value,
-                     accept=lambda v: True)
+    arguments = {"id": "S1-01", "quantity": "a quantity", "seed": "0.5", "rule": "a rule", "compute": lambda: value,
+                     "accept": lambda v: True}
     arguments.update(fields)
     return Claim(**arguments)
 
@@ -63,7 +63,7 @@ def test_claim_checks_each_field(field, value, error):
     ("seconds", -1.0, ValueError), ("error", math.nan, TypeError), ("verdict", math.nan, ValueError),
 ])
 def test_claim_result_checks_each_field(field, value, error):
-    arguments = dict(claim=_claim(), value=0.5, book="0.500", passed=True, seconds=0.1)
+    arguments = {"claim": _claim(), "value": 0.5, "book": "0.500", "passed": True, "seconds": 0.1}
     arguments[field] = value
     with pytest.raises(error, match=field):
         ClaimResult(**arguments)
@@ -102,7 +102,7 @@ def test_all_claims_names_a_bad_package(package, error):
 
 def test_polyseme_pmi_record_checks_its_fields():
     good = pmi.polyseme_pmi(default_hmm(), offset=1)
-    fields = dict(offset=good.offset, shares=good.shares, pmi_word=good.pmi_word, pmi_senses=good.pmi_senses)
+    fields = {"offset": good.offset, "shares": good.shares, "pmi_word": good.pmi_word, "pmi_senses": good.pmi_senses}
     for name, value, error in [("offset", math.nan, TypeError), ("offset", 0, ValueError),
                                ("shares", [0.5, 0.6], ValueError), ("shares", [1.0], ValueError),
                                ("pmi_word", np.full(good.pmi_word.shape, np.nan), ValueError),
@@ -116,7 +116,7 @@ def test_polyseme_pmi_record_checks_its_fields():
 def test_static_classifier_outcome_and_empty_table():
     for name, value, error in [("labels", [], ValueError), ("labels", [0.5], TypeError),
                                ("accuracy", math.nan, ValueError), ("label_share", 1.5, ValueError)]:
-        arguments = dict(dict(labels=[1, 1], accuracy=0.5, label_share=0.5), **{name: value})
+        arguments = dict({"labels": [1, 1], "accuracy": 0.5, "label_share": 0.5}, **{name: value})
         with pytest.raises(error, match=name):
             pmi.StaticClassifierOutcome(**arguments)
     with pytest.raises(ValueError, match="table"):
@@ -137,7 +137,7 @@ def test_table_names_the_header_when_rows_do_not_fit_it():
 
 def test_probe_score_and_accuracy_check_their_arguments():
     model = probe.fit_probe([[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1])
-    fields = dict(accuracy=1.0, n_test=2, stderr=0.0, majority_share=0.5, model=model)
+    fields = {"accuracy": 1.0, "n_test": 2, "stderr": 0.0, "majority_share": 0.5, "model": model}
     for name, value, error in [("accuracy", math.nan, ValueError), ("n_test", math.nan, TypeError),
                                ("n_test", 0, ValueError), ("stderr", -1.0, ValueError),
                                ("majority_share", 1.5, ValueError), ("model", None, TypeError)]:
@@ -174,7 +174,7 @@ def test_cross_validate_refuses_a_control_that_is_not_a_bool():
 @pytest.mark.parametrize("field, value, error", [("risk", math.nan, ValueError), ("kl", -1.0, ValueError),
                                                  ("gap", math.inf, ValueError), ("entropy", "text", TypeError)])
 def test_decomposition_checks_its_fields(field, value, error):
-    fields = dict(risk=1.5, entropy=1.0, kl=0.5, gap=0.0)
+    fields = {"risk": 1.5, "entropy": 1.0, "kl": 0.5, "gap": 0.0}
     with pytest.raises(error, match=field):
         scoring.Decomposition(**dict(fields, **{field: value}))
 
