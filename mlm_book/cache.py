@@ -47,6 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from mlm_book import progress
+from mlm_book.validation import check_sequence
 
 __all__ = ["CacheEntry", "cache_dir", "cache_key", "load", "store", "cached", "source_of"]
 
@@ -84,6 +85,12 @@ def source_of(producers: Iterable[Callable | types.ModuleType | str]) -> str:
     when the code does and not when its prose does: a new doctest example or a
     reworded comment keeps every trained encoder. Strings pass through unchanged.
 
+    Raises
+    ------
+    TypeError
+        If ``producers`` is not a sequence (a single string included), or holds an object
+        without source.
+
     Examples
     --------
     >>> "def source_of" in source_of([source_of])
@@ -95,7 +102,7 @@ def source_of(producers: Iterable[Callable | types.ModuleType | str]) -> str:
         return 1
     """
     parts = []
-    for producer in producers:
+    for producer in check_sequence(producers, "producers"):
         if isinstance(producer, str):
             parts.append(producer)
         else:
@@ -143,6 +150,14 @@ def _canonical_json(config: Mapping) -> str:
 
 def cache_key(name: str, config: Mapping, producers: Iterable[Callable | types.ModuleType | str]) -> str:
     """Hex SHA-256 over the entry name, its canonical config and its producers' source.
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not a mapping or ``producers`` is not a sequence of producers
+        (see [`source_of`][mlm_book.cache.source_of]).
+    ValueError
+        If ``name`` is empty or holds a slash or a space.
 
     Examples
     --------

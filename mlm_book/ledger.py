@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import html
 import importlib
+import numbers
 import pkgutil
 import re
 import time
@@ -23,6 +24,10 @@ import traceback
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
+
+from mlm_book.validation import check_bool, check_instance, check_real, check_sequence
 
 __all__ = ["VERDICTS", "seed_verdict", "verdict_counts", "Claim", "ClaimResult", "ChapterSummary", "all_claims",
            "verify", "format_value", "to_markdown", "to_html", "to_text", "chapter_summary"]
@@ -32,6 +37,14 @@ _ID_PATTERN = re.compile(r"^S(\d+)-(W?\d+)$")
 
 def format_value(value: Any, fmt: str = ".3f") -> str:
     """Render a claim's value: numbers with ``fmt``, sequences and mappings element-wise.
+
+    Raises
+    ------
+    TypeError
+        If ``fmt`` is not a string.
+    ValueError
+        If ``fmt`` is not a format specification for numbers (or only for integers, such as
+        ``"d"``, and the value holds a float).
 
     Examples
     --------
@@ -44,16 +57,36 @@ def format_value(value: Any, fmt: str = ".3f") -> str:
     >>> format_value(True)
     'yes'
     """
+    fmt = _check_fmt(fmt)
+    return _format(value, fmt)
+
+
+def _check_fmt(fmt) -> str:
+    if not isinstance(fmt, str):
+        raise TypeError(f"fmt must be a format specification (str) such as '.3f', got {type(fmt).__name__}")
+    for number in (0.5, 1):  # "d" formats the integer counts some claims report
+        try:
+            format(number, fmt)
+            return fmt
+        except ValueError:
+            pass
+    raise ValueError(f"fmt must be a format specification for numbers such as '.3f' or 'd', got {fmt!r}")
+
+
+def _format(value: Any, fmt: str) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        return format(value, fmt)
+        try:
+            return format(value, fmt)
+        except ValueError:  # an integer-only spec such as "d"
+            raise ValueError(f"fmt {fmt!r} cannot format the float {value!r}") from None
     if isinstance(value, Mapping):
-        return ", ".join(f"{str(key).replace('_', ' ')} {format_value(item, fmt)}" for key, item in value.items())
+        return ", ".join(f"{str(key).replace('_', ' ')} {_format(item, fmt)}" for key, item in value.items())
     if isinstance(value, (tuple, list)):
-        return " / ".join(format_value(item, fmt) for item in value)
+        return " / ".join(_format(item, fmt) for item in value)
     try:
         return format(float(value), fmt)
     except (TypeError, ValueError):
@@ -126,6 +159,35 @@ class Claim:
         the verdict the book's text states, one of [`VERDICTS`][mlm_book.ledger.VERDICTS].
         The claim then passes when the measured verdict equals it, so that a sentence such as
         "this holds for every seed" is itself checked.
+
+    Raises
+    ------
+    TypeError
+        If a text field or ``fmt`` is not a string, or ``compute`` or ``accept`` is not callable.
+    ValueError
+        If ``id`` does not look like ``"S2-16"``, ``fmt`` formats no number, or ``expected``
+        is not one of [`VERDICTS`][mlm_book.ledger.VERDICTS].
+
+    Examples
+    --------
+    Claim S2-16 (the static cap on the HMM), declared by hand and checked:
+
+    >>> from mlm_book.hmm import default_hmm
+    >>> from mlm_book.pmi import static_cap
+    >>> hmm = default_hmm()
+    >>> cap = Claim("S2-16", "Static cap for w on the HMM", seed="0.509", rule="in [0.504, 0.514]",
+    ...             compute=lambda: static_cap(hmm), accept=lambda value: 0.504 <= value <= 0.514)
+    >>> cap.sort_key
+    (2, 16, '16')
+    >>> [(result.claim.id, result.book, result.passed) for result in verify(only="S2-16", claims=[cap])]
+    [('S2-16', '0.509', True)]
+
+    The same value judged by a stricter rule fails:
+
+    >>> from dataclasses import replace
+    >>> strict = replace(cap, rule="above 0.51", accept=lambda value: value > 0.51)
+    >>> verify(only="S2-16", claims=[strict])[0].passed
+    False
     """
 
     id: str
@@ -138,12 +200,17 @@ class Claim:
     expected: str | None = None
 
     def __post_init__(self):
+        for name in ("id", "quantity", "seed", "rule"):
+            if not isinstance(getattr(self, name), str):
+                raise TypeError(f"{name} must be a string, got {type(getattr(self, name)).__name__}")
         if not _ID_PATTERN.match(self.id):
             raise ValueError(f"id must look like 'S2-16', got {self.id!r}")
-        if not callable(self.compute) or not callable(self.accept):
-            raise TypeError("compute and accept must be callable")
-        if self.expected is not None and self.expected not in VERDICTS:
-            raise ValueError(f"expected must be one of {VERDICTS}, got {self.expected!r}")
+        for name in ("compute", "accept"):
+            if not callable(getattr(self, name)):
+                raise TypeError(f"{name} must be callable, got {type(getattr(self, name)).__name__}")
+        _check_fmt(self.fmt)
+        if self.expected is not None and (not isinstance(self.expected, str) or self.expected not in VERDICTS):
+            raise ValueError(f"expected must be None or one of {VERDICTS}, got {self.expected!r}")
 
     @property
     def sort_key(self) -> tuple[int, int, str]:
@@ -153,7 +220,33 @@ class Claim:
 
 @dataclass(frozen=True)
 class ClaimResult:
-    """The outcome of evaluating one [`Claim`][mlm_book.ledger.Claim]."""
+    """The outcome of evaluating one [`Claim`][mlm_book.ledger.Claim].
+
+    Parameters
+    ----------
+    claim : Claim
+        The claim evaluated.
+    value : object
+        What its ``compute`` returned (``None`` after an error); every number in it is finite.
+    book : str
+        ``value`` as the table prints it.
+    passed : bool
+        Whether the claim holds.
+    seconds : float
+        Time the evaluation took (non-negative).
+    error : str, optional
+        Why the value could not be computed.
+    verdict : str, optional
+        One of [`VERDICTS`][mlm_book.ledger.VERDICTS] for a value measured over seeds.
+
+    Raises
+    ------
+    TypeError
+        If a field has the wrong type.
+    ValueError
+        If ``value`` holds a NaN or infinity, ``seconds`` is negative or not finite, or
+        ``verdict`` is not one of the verdicts.
+    """
 
     claim: Claim
     value: Any
@@ -163,9 +256,43 @@ class ClaimResult:
     error: str | None = None
     verdict: str | None = None
 
+    def __post_init__(self):
+        check_instance(self.claim, "claim", Claim)
+        _check_finite_value(self.value)
+        check_instance(self.book, "book", str)
+        check_bool(self.passed, "passed")
+        check_real(self.seconds, "seconds", low=0.0)
+        if self.error is not None:
+            check_instance(self.error, "error", str)
+        if self.verdict is not None and (not isinstance(self.verdict, str) or self.verdict not in VERDICTS):
+            raise ValueError(f"verdict must be None or one of {VERDICTS}, got {self.verdict!r}")
+
+
+def _check_finite_value(value, depth: int = 0) -> None:
+    """Refuse a claim value holding NaN or infinity: a table would print it as a number."""
+    if isinstance(value, (str, bytes, bool)) or value is None or depth > 8:
+        return
+    if isinstance(value, Mapping):
+        for item in value.values():
+            _check_finite_value(item, depth + 1)
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            _check_finite_value(item, depth + 1)
+    elif isinstance(value, (numbers.Number, np.ndarray, np.generic)):
+        array = np.asarray(value)
+        if array.dtype.kind in "fc" and not np.all(np.isfinite(array)):
+            raise ValueError(f"value must be finite (no NaN or infinity), got {value!r}")
+
 
 def all_claims(package: str = "mlm_book.experiments") -> tuple[Claim, ...]:
     """Every claim declared in the modules of ``package``, sorted by id; ids must be unique.
+
+    Raises
+    ------
+    TypeError
+        If ``package`` is not a string, or a module's ``CLAIMS`` holds something else than claims.
+    ValueError
+        If ``package`` names no importable package, or an id is declared twice.
 
     Examples
     --------
@@ -173,7 +300,18 @@ def all_claims(package: str = "mlm_book.experiments") -> tuple[Claim, ...]:
     >>> len({claim.id for claim in claims}) == len(claims)
     True
     """
-    module = importlib.import_module(package)
+    if not isinstance(package, str):
+        raise TypeError(f"package must be a dotted package name (str), got {type(package).__name__}")
+    if not package or package.startswith("."):
+        raise ValueError(f"package must be an absolute dotted package name, got {package!r}")
+    try:
+        module = importlib.import_module(package)
+    except ModuleNotFoundError as error:
+        if error.name is None or not package.startswith(error.name):
+            raise  # the package exists, one of its imports is missing
+        raise ValueError(f"package must name an importable package, got {package!r} ({error})") from None
+    if not hasattr(module, "__path__"):
+        raise ValueError(f"package must be a package (a directory of modules), got the module {package!r}")
     found: dict[str, Claim] = {}
     for info in sorted(pkgutil.iter_modules(module.__path__), key=lambda item: item.name):
         submodule = importlib.import_module(f"{package}.{info.name}")
@@ -214,6 +352,14 @@ def verify(only: str | Iterable[str] | None = None, claims: Iterable[Claim] | No
     A bare section such as ``"S1"`` means that section (``S1-``), not every id that starts
     with those characters (``S10-``, ``S11-``).
 
+    Raises
+    ------
+    TypeError
+        If ``only`` is not a non-empty string or sequence of them, or ``claims`` is not a
+        sequence of [`Claim`][mlm_book.ledger.Claim] (checked before any claim is computed).
+    ValueError
+        If ``only`` matches no claim.
+
     Examples
     --------
     >>> results = verify(only="S2-16")
@@ -224,16 +370,22 @@ def verify(only: str | Iterable[str] | None = None, claims: Iterable[Claim] | No
     ...
     ValueError: only='S99' matches no registered claim; the sections are S1, S2, S3, S4, S5, S6, S7, S8, S10
     """
-    claims = all_claims() if claims is None else tuple(claims)
+    # Arguments are checked before any claim runs: evaluating them all takes minutes.
     if only is not None:
-        given = (only,) if isinstance(only, str) else tuple(only)
+        given = (only,) if isinstance(only, str) else tuple(check_sequence(only, "only"))
         if not given or not all(isinstance(prefix, str) and prefix for prefix in given):
             raise TypeError(f"only must be a non-empty string or strings, got {only!r}")
+    given_claims = claims is not None
+    if given_claims:
+        claims = tuple(check_sequence(claims, "claims", of=Claim))
+    claims = all_claims() if claims is None else claims
+    if only is not None:
         prefixes = tuple(prefix + "-" if re.fullmatch(r"S\d+", prefix) else prefix for prefix in given)
         selected = tuple(claim for claim in claims if claim.id.startswith(prefixes))
         if not selected:
-            raise ValueError(f"only={only!r} matches no registered claim; the sections are "
-                             f"{', '.join(_sections(claims))}")
+            among = "none of the claims given" if given_claims else "no registered claim"
+            raise ValueError(f"only={only!r} matches {among}; the sections are "
+                             f"{', '.join(_sections(claims)) or 'none'}")
         claims = selected
     return [_evaluate(claim) for claim in claims]
 
@@ -242,8 +394,24 @@ def _escape(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _results(results) -> list[ClaimResult]:
+    return check_sequence(results, "results", of=ClaimResult)
+
+
 def to_markdown(results: Iterable[ClaimResult]) -> str:
-    """A Markdown table of results: id, quantity, seed, book, rule, pass/fail."""
+    """A Markdown table of results: id, quantity, seed, book, rule, pass/fail.
+
+    Raises
+    ------
+    TypeError
+        If ``results`` is not a sequence of [`ClaimResult`][mlm_book.ledger.ClaimResult].
+
+    Examples
+    --------
+    >>> print(to_markdown(verify(only="S2-16")).splitlines()[2])
+    | S2-16 | Static cap for w on the HMM: max_k pi_k | 0.509 | 0.509 | = max(pi_a, pi_b) exactly; in [0.504, 0.514] | pass |
+    """
+    results = _results(results)
     lines = ["| id | quantity | seed | book | rule | verdict |", "|---|---|---|---|---|---|"]
     for result in results:
         claim = result.claim
@@ -270,11 +438,17 @@ def _verdict(result: ClaimResult) -> str:
 def verdict_counts(results: Iterable[ClaimResult]) -> dict[str, int]:
     """How many claims are reproduced, seed-dependent, not reproduced (over seeds), checked on one value, failing.
 
+    Raises
+    ------
+    TypeError
+        If ``results`` is not a sequence of [`ClaimResult`][mlm_book.ledger.ClaimResult].
+
     Examples
     --------
     >>> verdict_counts(verify(only="S2-16"))
     {'reproduced': 0, 'seed-dependent': 0, 'not reproduced': 0, 'single value': 1, 'failing': 0}
     """
+    results = _results(results)
     counts = dict.fromkeys((*VERDICTS, "single value", "failing"), 0)
     for result in results:
         if not result.passed:
@@ -296,6 +470,14 @@ def to_html(results: Iterable[ClaimResult], claims_page: str | None = None) -> s
         URL of the Claims page. Given, each id links to its row there; omitted, each row
         carries its id as an HTML ``id``, so that such links land on it.
 
+    Raises
+    ------
+    TypeError
+        If ``results`` is not a sequence of [`ClaimResult`][mlm_book.ledger.ClaimResult] or
+        ``claims_page`` is neither None nor a string.
+    ValueError
+        If ``claims_page`` is empty.
+
     Examples
     --------
     >>> results = verify(only="S2-16")
@@ -304,6 +486,9 @@ def to_html(results: Iterable[ClaimResult], claims_page: str | None = None) -> s
     >>> 'href="claims.html#S2-16"' in to_html(results, claims_page="claims.html")
     True
     """
+    results = _results(results)
+    if claims_page is not None:
+        _check_page(claims_page)
     rows = ["<table><thead><tr><th>claim</th><th>quantity</th><th>reference</th><th>book</th><th>rule</th>"
             "<th>verdict</th></tr></thead><tbody>"]
     for result in results:
@@ -327,6 +512,13 @@ class ChapterSummary:
 
     results: tuple[ClaimResult, ...]
     claims_page: str
+
+    def __post_init__(self):
+        results = _results(self.results)
+        if not results:
+            raise ValueError("results must hold at least one ClaimResult")
+        object.__setattr__(self, "results", tuple(results))  # frozen; a list would be shared with the caller
+        _check_page(self.claims_page)
 
     @property
     def counts(self) -> tuple[int, int]:
@@ -371,12 +563,19 @@ def chapter_summary(results: Iterable[ClaimResult], claims_page: str = "../claim
     >>> str(chapter_summary(verify(only="S2-16")))
     'The book checks 1 claim of this chapter, each by a rule fixed in advance: all 1 pass.'
     """
-    results = tuple(results)
-    if not results or not all(isinstance(result, ClaimResult) for result in results):
+    results = tuple(_results(results))
+    if not results:
         raise ValueError("results must be a non-empty sequence of ClaimResult (from verify)")
-    if not isinstance(claims_page, str) or not claims_page:
-        raise TypeError(f"claims_page must be a non-empty URL string, got {claims_page!r}")
+    _check_page(claims_page)
     return ChapterSummary(results, claims_page)
+
+
+def _check_page(claims_page) -> str:
+    if not isinstance(claims_page, str):
+        raise TypeError(f"claims_page must be a URL string, got {type(claims_page).__name__}")
+    if not claims_page:
+        raise ValueError("claims_page must be a non-empty URL string")
+    return claims_page
 
 
 def to_text(results: Iterable[ClaimResult], wide: bool = False) -> str:
@@ -385,8 +584,24 @@ def to_text(results: Iterable[ClaimResult], wide: bool = False) -> str:
     Long cells are cut with an ellipsis so that each row fits one line; the verdict column
     comes first so that it is never the part that is cut. With ``wide``, nothing is cut:
     each claim takes a block of lines (verdict and id, then the quantity, values and rule).
+
+    Raises
+    ------
+    TypeError
+        If ``results`` is not a sequence of [`ClaimResult`][mlm_book.ledger.ClaimResult] or
+        ``wide`` is not a bool.
+
+    Examples
+    --------
+    >>> print(to_text(verify(only="S2-16"), wide=True))
+    pass  S2-16  Static cap for w on the HMM: max_k pi_k
+          reference: 0.509
+          book:      0.509
+          rule:      = max(pi_a, pi_b) exactly; in [0.504, 0.514]
+    1 passed, 0 failed
     """
-    results = list(results)
+    results = _results(results)
+    wide = check_bool(wide, "wide")
     if wide:
         lines = []
         for result in results:

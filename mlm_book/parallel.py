@@ -27,7 +27,14 @@ __all__ = ["available_cores", "run_in_processes"]
 
 
 def available_cores() -> int:
-    """Cores this process may run on (its CPU affinity where the platform reports it)."""
+    """Cores this process may run on (its CPU affinity where the platform reports it).
+
+    Examples
+    --------
+    >>> cores = available_cores()
+    >>> isinstance(cores, int) and 1 <= cores <= (os.cpu_count() or 1)
+    True
+    """
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux

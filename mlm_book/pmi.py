@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mlm_book.hmm import HiddenMarkovLanguage, check_hmm, enumerate_joint
-from mlm_book.validation import as_float_array, as_int_array, check_distribution, check_tokens
+from mlm_book.validation import as_float_array, as_int_array, check_distribution, check_probability, check_tokens
 
 __all__ = [
     "sense_shares",
@@ -242,12 +242,44 @@ class PolysemePMI:
         from the enumerated token joint.
     pmi_senses : ndarray, shape (2, V)
         $\operatorname{PMI}(s_k, c) = \log P(c \mid z_t = h_k) / P(c)$, from the chain.
+
+    Raises
+    ------
+    TypeError
+        If ``offset`` is not an integer or an array holds something else than real numbers.
+    ValueError
+        If ``offset`` is zero, ``shares`` is not a strictly positive distribution over at least
+        two senses, a PMI is NaN or infinite, or the shapes disagree (one row of ``pmi_senses``
+        per share, one column per entry of ``pmi_word``).
+
+    Examples
+    --------
+    >>> result = PolysemePMI(offset=1, shares=np.array([0.5, 0.5]), pmi_word=np.array([0.0, np.log(1.5)]),
+    ...                      pmi_senses=np.log([[1.0, 1.0], [1.0, 2.0]]))
+    >>> result.identity_residual < 1e-15, result.sense_gap_token
+    (True, 1)
     """
 
     offset: int
     shares: np.ndarray
     pmi_word: np.ndarray
     pmi_senses: np.ndarray
+
+    def __post_init__(self):
+        object.__setattr__(self, "offset", _check_offset(self.offset, limit=None))
+        shares = check_distribution(self.shares, "shares", strictly_positive=True)
+        if shares.ndim != 1 or shares.size < 2:
+            raise ValueError(f"shares must be a vector of at least two senses' shares, got shape {shares.shape}")
+        pmi_word = as_float_array(self.pmi_word, "pmi_word", ndim=1)
+        pmi_senses = as_float_array(self.pmi_senses, "pmi_senses", ndim=2)
+        if pmi_word.size == 0:
+            raise ValueError("pmi_word must hold one PMI per context token, got none")
+        if pmi_senses.shape != (shares.size, pmi_word.size):
+            raise ValueError(f"pmi_senses must have shape (senses, contexts) = ({shares.size}, {pmi_word.size}) "
+                             f"for the shares and pmi_word given, got {pmi_senses.shape}")
+        # Stored as the checked float arrays (the same objects when float64 arrays were given).
+        for name, value in (("shares", shares), ("pmi_word", pmi_word), ("pmi_senses", pmi_senses)):
+            object.__setattr__(self, name, value)
 
     @property
     def mixture(self) -> np.ndarray:
@@ -352,11 +384,31 @@ class StaticClassifierOutcome:
     label_share : float
         Share, among the occurrences, of the sense the classifier answered (the first
         label): equals ``accuracy`` whenever all labels are identical.
+
+    Raises
+    ------
+    TypeError
+        If ``labels`` does not hold integers or a share is not a real number.
+    ValueError
+        If ``labels`` is empty or not one-dimensional, or a share is outside [0, 1].
+
+    Examples
+    --------
+    >>> StaticClassifierOutcome(labels=np.array([1, 1, 1]), accuracy=2 / 3, label_share=2 / 3).one_label
+    True
     """
 
     labels: np.ndarray
     accuracy: float
     label_share: float
+
+    def __post_init__(self):
+        labels = as_int_array(self.labels, "labels", ndim=1)
+        if labels.size == 0:
+            raise ValueError("labels must hold one label per occurrence, got none")
+        object.__setattr__(self, "labels", labels)
+        check_probability(self.accuracy, "accuracy")
+        check_probability(self.label_share, "label_share")
 
     @property
     def one_label(self) -> bool:
@@ -393,8 +445,8 @@ def classify_static(classifier: Callable[[np.ndarray], np.ndarray], table, token
     Raises
     ------
     ValueError
-        If shapes disagree, ``word`` never occurs, or the classifier returns the wrong
-        number of labels.
+        If shapes disagree, ``table`` has no rows, ``word`` never occurs, or the classifier
+        returns the wrong number of labels.
     TypeError
         If ``classifier`` is not callable.
 
@@ -411,6 +463,8 @@ def classify_static(classifier: Callable[[np.ndarray], np.ndarray], table, token
     if not callable(classifier):
         raise TypeError(f"classifier must be callable, got {type(classifier).__name__}")
     table = as_float_array(table, "table", ndim=2)
+    if table.shape[0] == 0:
+        raise ValueError(f"table must hold one row per token type, got shape {table.shape}")
     tokens = check_tokens(tokens, "tokens", table.shape[0], ndim=2)
     senses = as_int_array(senses, "senses", ndim=2)
     if senses.shape != tokens.shape:

@@ -377,12 +377,22 @@ def fit_probe(features, labels, *, strength: float = PROBE_STRENGTH, tol: float 
 def accuracy(model: ProbeModel, features, labels) -> float:
     """Share of rows whose predicted class equals the label.
 
+    Raises
+    ------
+    TypeError
+        If ``model`` is not a [`ProbeModel`][mlm_book.probe.ProbeModel], or the features or
+        labels are not arrays of numbers and integers.
+    ValueError
+        If ``features`` is empty, NaN or infinite, has the wrong number of columns, or
+        ``labels`` does not give one label per row.
+
     Examples
     --------
     >>> m = fit_probe([[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1])
     >>> accuracy(m, [[0.2], [2.9]], [0, 1])
     1.0
     """
+    check_instance(model, "model", ProbeModel)
     x = _features(features, "features")
     y = _labels(labels, "labels", x.shape[0])
     return float(np.mean(model.predict(x) == y))
@@ -404,6 +414,14 @@ class ProbeScore:
         Test share of the training-majority class: what a constant classifier scores.
     model : ProbeModel
         The fitted probe.
+
+    Raises
+    ------
+    TypeError
+        If a field has the wrong type.
+    ValueError
+        If a share is outside [0, 1], ``n_test`` is below one or ``stderr`` is negative or
+        not finite.
     """
 
     accuracy: float
@@ -411,6 +429,13 @@ class ProbeScore:
     stderr: float
     majority_share: float
     model: ProbeModel
+
+    def __post_init__(self):
+        check_real(self.accuracy, "accuracy", low=0.0, high=1.0)
+        check_positive_int(self.n_test, "n_test")
+        check_real(self.stderr, "stderr", low=0.0)
+        check_real(self.majority_share, "majority_share", low=0.0, high=1.0)
+        check_instance(self.model, "model", ProbeModel)
 
 
 def _score(model: ProbeModel, train_y: np.ndarray, test_x: np.ndarray, test_y: np.ndarray) -> ProbeScore:
@@ -701,6 +726,7 @@ def cross_validate(features, labels, splits, *, strength: float = PROBE_STRENGTH
     """
     x = _features(features, "features")
     y = _labels(labels, "labels", x.shape[0])
+    control = check_bool(control, "control")
     if control:
         if rng is None:
             raise ValueError("rng must be given when control is true")

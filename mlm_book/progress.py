@@ -30,7 +30,16 @@ ENVIRONMENT_VARIABLE = "MLM_BOOK_PROGRESS"
 
 
 def enabled() -> bool:
-    """Whether [`report`][mlm_book.progress.report] would show a line anywhere."""
+    """Whether [`report`][mlm_book.progress.report] would show a line anywhere.
+
+    Examples
+    --------
+    >>> import os
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {ENVIRONMENT_VARIABLE: os.devnull}):
+    ...     enabled()
+    True
+    """
     return bool(os.environ.get(ENVIRONMENT_VARIABLE)) or bool(getattr(sys.stderr, "isatty", lambda: False)())
 
 

@@ -30,7 +30,25 @@ __all__ = ["Markdown", "table", "Answer", "answer"]
 
 
 class Markdown(str):
-    """Markdown text that a notebook renders (as body text when its cell hides its input)."""
+    """Markdown text that a notebook renders (as body text when its cell hides its input).
+
+    Raises
+    ------
+    TypeError
+        If ``text`` is not a string (``str`` would silently print ``None`` or an object's repr).
+
+    Examples
+    --------
+    >>> text = Markdown("The cap is **0.509**.")
+    >>> text._repr_markdown_(), text.upper() == "THE CAP IS **0.509**."
+    ('The cap is **0.509**.', True)
+    """
+
+    def __init__(self, text: str = ""):
+        # str.__new__ has already made the string; this only refuses what is not text.
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a string of Markdown, got {type(text).__name__}")
+        super().__init__()
 
     def _repr_markdown_(self) -> str:
         return str(self)
@@ -62,8 +80,17 @@ def table(header: Sequence[str], rows: Sequence[Sequence], formats: Sequence[str
 
     Raises
     ------
+    TypeError
+        If ``header``, ``rows``, a row or ``formats`` is not a sequence, or a format is not a string.
     ValueError
         If ``header`` is empty, or a row or ``formats`` is not as long as ``header``.
+
+    Examples
+    --------
+    >>> print(table(["model", "loss"], [["static", 1.234]], formats=[None, ".1f"]))
+    | model | loss |
+    |---|---|
+    | static | 1.2 |
     """
     header = [str(title) for title in check_sequence(header, "header")]
     if not header:
@@ -78,7 +105,7 @@ def table(header: Sequence[str], rows: Sequence[Sequence], formats: Sequence[str
     for number, row in enumerate(rows):
         row = check_sequence(row, f"rows[{number}]")
         if len(row) != len(header):
-            raise ValueError(f"rows[{number}] has {len(row)} cells, expected {len(header)}")
+            raise ValueError(f"rows[{number}] has {len(row)} cells, expected {len(header)} (one per header column)")
         lines.append("| " + " | ".join(_cell(value, fmt) for value, fmt in zip(row, formats)) + " |")
     return Markdown("\n".join(lines))
 

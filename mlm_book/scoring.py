@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from mlm_book.validation import as_float_array, as_int_array, check_distribution
+from mlm_book.validation import as_float_array, as_int_array, check_distribution, check_real
 
 __all__ = [
     "entropy",
@@ -127,17 +127,48 @@ def kl_divergence(p, q) -> np.ndarray:
     return np.maximum(terms.sum(axis=-1), 0.0)
 
 
-class Decomposition(NamedTuple):
-    """Theorem 1's pieces, averaged over a batch of positions (nats)."""
-
+class _DecompositionFields(NamedTuple):
     risk: float
-    """Mean cross-entropy $\\mathbb{E}[-\\log q(x_i)]$ with $x_i \\sim p$."""
     entropy: float
-    """Mean entropy of $p$."""
     kl: float
-    """Mean $\\operatorname{KL}(p \\| q)$."""
     gap: float
-    """``risk - (entropy + kl)``: rounding only."""
+
+
+class Decomposition(_DecompositionFields):
+    """Theorem 1's pieces, averaged over a batch of positions (nats); a named tuple.
+
+    Attributes
+    ----------
+    risk : float
+        Mean cross-entropy $\\mathbb{E}[-\\log q(x_i)]$ with $x_i \\sim p$.
+    entropy : float
+        Mean entropy of $p$.
+    kl : float
+        Mean $\\operatorname{KL}(p \\| q)$.
+    gap : float
+        ``risk - (entropy + kl)``: rounding only.
+
+    Raises
+    ------
+    TypeError
+        If a field is not a real number.
+    ValueError
+        If a field is NaN or infinite, or ``risk``, ``entropy`` or ``kl`` is negative.
+
+    Examples
+    --------
+    >>> d = Decomposition(risk=1.5, entropy=1.0, kl=0.5, gap=0.0)
+    >>> d.risk == d.entropy + d.kl, tuple(d)
+    (True, (1.5, 1.0, 0.5, 0.0))
+    """
+
+    __slots__ = ()
+
+    def __init__(self, risk, entropy, kl, gap):
+        # A tuple's fields are set by __new__ (NamedTuple forbids overriding it); this checks them.
+        for name in ("risk", "entropy", "kl"):
+            check_real(getattr(self, name), name, low=0.0)
+        check_real(self.gap, "gap")
 
 
 def risk_decomposition(p, q, weights=None) -> Decomposition:
@@ -161,6 +192,13 @@ def risk_decomposition(p, q, weights=None) -> Decomposition:
     -------
     Decomposition
         ``(risk, entropy, kl, gap)`` as floats.
+
+    Raises
+    ------
+    ValueError
+        If ``p`` or ``q`` is not a distribution along the last axis, their shapes differ,
+        ``weights`` is not a non-negative array of the positions' shape with a positive sum,
+        or ``q`` is zero where ``p`` is not on a weighted position (infinite risk).
 
     Examples
     --------
@@ -186,6 +224,10 @@ def risk_decomposition(p, q, weights=None) -> Decomposition:
             raise ValueError("weights must be non-negative with a positive sum")
         weights = weights / weights.sum()
     used = weights > 0          # zero-weight rows (impossible sentences) may hold anything
+    if np.any((p[used] > 0) & (q[used] == 0)):
+        # The risk would be infinite and the gap inf - inf = NaN: Theorem 1 needs q > 0 where p > 0.
+        raise ValueError("q must be positive wherever p is (on positions of positive weight): "
+                         "the risk would be infinite")
     risk = float(np.sum(weights[used] * cross_entropy(p[used], q[used])))
     mean_entropy = float(np.sum(weights[used] * entropy(p[used])))
     mean_kl = float(np.sum(weights[used] * kl_divergence(p[used], q[used])))
@@ -241,6 +283,14 @@ def masked_lm_loss_and_grad(logits, targets, selected) -> tuple[float, np.ndarra
         ``(B, n, V)`` gradient of ``loss`` with respect to ``logits``:
         $(\operatorname{softmax} - \text{one-hot})/|M|$ on selected rows, 0 elsewhere.
 
+    Raises
+    ------
+    TypeError
+        If an argument is not an array of the right kind (``selected`` must be boolean).
+    ValueError
+        If ``logits`` is not a finite non-empty 3-D array, ``targets`` or ``selected`` does not
+        match its first two axes, a target is outside ``[0, V)``, or nothing is selected.
+
     Examples
     --------
     >>> logits = np.zeros((1, 3, 4))
@@ -254,10 +304,15 @@ def masked_lm_loss_and_grad(logits, targets, selected) -> tuple[float, np.ndarra
         raise ValueError(f"logits must be non-empty, got shape {logits.shape}")
     targets = as_int_array(targets, "targets", ndim=2)
     if targets.shape != (batch, length):
-        raise ValueError(f"targets must have shape {(batch, length)}, got {targets.shape}")
+        raise ValueError(f"targets must have shape {(batch, length)} (the first two axes of logits), "
+                         f"got {targets.shape}")
     if targets.min() < 0 or targets.max() >= V:
-        raise ValueError(f"targets must be token ids in [0, {V}), got values from {targets.min()} to {targets.max()}")
-    selected = np.asarray(selected)
+        raise ValueError(f"targets must be token ids in [0, {V}) (V is the last axis of logits), "
+                         f"got values from {targets.min()} to {targets.max()}")
+    try:
+        selected = np.asarray(selected)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"selected must be a boolean array (not ragged), got {type(selected).__name__}") from error
     if selected.dtype != bool:
         raise TypeError(f"selected must be a boolean array, got dtype {selected.dtype}")
     if selected.shape != (batch, length):
