@@ -83,6 +83,14 @@ class GradCheckResult:
         The largest of them.
     n_entries : int
         Number of entries checked.
+
+    Raises
+    ------
+    TypeError
+        If ``errors`` is not a mapping of names to real numbers, or a field not a number.
+    ValueError
+        If an error is negative, NaN or infinite, ``max_error`` is not the largest of
+        ``errors``, or ``n_entries`` is negative.
     """
 
     errors: dict
