@@ -19,6 +19,8 @@ Examples
 
 from __future__ import annotations
 
+import numbers
+
 from mlm_book.figures import PALETTE, WIDE, subplots
 from mlm_book.nn.encoder import EncoderConfig
 
@@ -62,15 +64,20 @@ def figure_architecture(config: EncoderConfig, *, rho: float | None = None, mask
     Raises
     ------
     TypeError
-        If ``config`` is not an [`EncoderConfig`][mlm_book.nn.encoder.EncoderConfig].
+        If ``config`` is not an [`EncoderConfig`][mlm_book.nn.encoder.EncoderConfig], or
+        ``masked_position`` is not an integer.
     ValueError
-        If ``masked_position`` is not one of 0, 1, 2, 3, 5 (slot 4 is the ellipsis).
+        If ``rho`` is not a number in (0, 1], or ``masked_position`` is not one of 0, 1, 2,
+        3, 5 (slot 4 is the ellipsis).
     """
     if not isinstance(config, EncoderConfig):
         raise TypeError(f"config must be an EncoderConfig, got {type(config).__name__}")
     if rho is not None and (isinstance(rho, bool) or not isinstance(rho, (int, float)) or not 0 < rho <= 1):
         raise ValueError(f"rho must be a selection rate in (0, 1], got {rho!r}")
-    if isinstance(masked_position, bool) or masked_position not in (0, 1, 2, 3, 5):
+    if isinstance(masked_position, bool) or not isinstance(masked_position, numbers.Integral):
+        # an array or a complex 0j would pass the membership test below and fail as an index
+        raise TypeError(f"masked_position must be an integer slot, got {type(masked_position).__name__}")
+    if masked_position not in (0, 1, 2, 3, 5):
         raise ValueError(f"masked_position must be one of 0, 1, 2, 3, 5, got {masked_position!r}")
 
     block_height, block_gap = 2.3, 0.45

@@ -20,13 +20,22 @@ correct backward pass scores far below the book's threshold of $10^{-6}$.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 from mlm_book.nn import encoder as enc
 from mlm_book.nn import layers
-from mlm_book.validation import check_generator
+from mlm_book.validation import (
+    as_float_array,
+    check_generator,
+    check_instance,
+    check_positive_float,
+    check_positive_int,
+    check_real,
+)
 
 __all__ = ["GradCheckResult", "gradient_check", "relative_error"]
 
@@ -34,15 +43,32 @@ __all__ = ["GradCheckResult", "gradient_check", "relative_error"]
 def relative_error(analytic: np.ndarray, numeric: np.ndarray, floor: float = 1e-12) -> float:
     """Largest entrywise discrepancy between two gradient arrays, relative to their largest entry.
 
+    Raises
+    ------
+    TypeError
+        If ``analytic`` or ``numeric`` is not real numbers, or ``floor`` not a real number.
+    ValueError
+        If the arrays are empty, differ in shape or hold NaN or infinity, or ``floor`` is
+        not positive.
+
     Examples
     --------
     >>> relative_error(np.array([2.0, 0.0]), np.array([2.0, 2e-9]))
     1e-09
     """
-    analytic = np.asarray(analytic, dtype=np.float64)
-    numeric = np.asarray(numeric, dtype=np.float64)
+    analytic = as_float_array(analytic, "analytic")
+    numeric = as_float_array(numeric, "numeric")
+    if analytic.shape != numeric.shape:
+        raise ValueError(f"analytic and numeric must have the same shape, got {analytic.shape} and {numeric.shape}")
+    if analytic.size == 0:
+        raise ValueError("analytic and numeric must not be empty")
+    check_positive_float(floor, "floor")
     scale = max(float(np.max(np.abs(analytic))), float(np.max(np.abs(numeric))), floor)
-    return float(np.max(np.abs(analytic - numeric))) / scale
+    with np.errstate(over="ignore"):
+        largest = float(np.max(np.abs(analytic - numeric)))
+    if not math.isfinite(largest):   # a difference of two floats near the largest overflows; scaled, it cannot
+        return float(np.max(np.abs(analytic / scale - numeric / scale)))
+    return largest / scale
 
 
 @dataclass(frozen=True)
@@ -57,11 +83,36 @@ class GradCheckResult:
         The largest of them.
     n_entries : int
         Number of entries checked.
+
+    Raises
+    ------
+    TypeError
+        If ``errors`` is not a mapping of names to real numbers, or a field not a number.
+    ValueError
+        If an error is negative, NaN or infinite, ``max_error`` is not the largest of
+        ``errors``, or ``n_entries`` is negative.
     """
 
     errors: dict
     max_error: float
     n_entries: int
+
+    def __post_init__(self):
+        if not isinstance(self.errors, Mapping):
+            raise TypeError(f"errors must be a dict of tensor names to errors, got {type(self.errors).__name__}")
+        for name, value in self.errors.items():
+            if not isinstance(name, str):
+                raise TypeError(f"errors must be keyed by tensor names (str), got {type(name).__name__}")
+            check_real(value, f"errors[{name!r}]", low=0.0)
+        check_real(self.max_error, "max_error", low=0.0)
+        if self.errors and self.max_error != max(self.errors.values()):
+            raise ValueError(f"max_error must be the largest of errors ({max(self.errors.values())}), "
+                             f"got {self.max_error}")
+        check_positive_int(self.n_entries, "n_entries", minimum=0)
+
+
+#: Most positions (batch * length) a gradient check accepts; the book's use 18.
+_MAX_POSITIONS = 1000
 
 
 def _loss_from_embeddings(params, config, x0, shape, rows, target_rows, key_bias=None):
@@ -95,6 +146,16 @@ def gradient_check(config: enc.EncoderConfig, rng: np.random.Generator, batch: i
     -------
     GradCheckResult
 
+    Raises
+    ------
+    TypeError
+        If ``config`` is not an [`EncoderConfig`][mlm_book.nn.encoder.EncoderConfig], ``rng``
+        not a generator, or a size or step not a number of the right kind.
+    ValueError
+        If ``batch`` is not positive, ``length`` not in ``[2, config.length]``, the batch has
+        more than 1000 positions (each entry costs two forward passes), ``h`` is not in
+        ``(0, 1]`` or ``floor`` is not positive.
+
     Examples
     --------
     >>> cfg = enc.EncoderConfig(vocab_size=4, length=3, d_model=4, n_blocks=1, n_heads=2)
@@ -102,8 +163,25 @@ def gradient_check(config: enc.EncoderConfig, rng: np.random.Generator, batch: i
     >>> result.max_error < 1e-6
     True
     """
+    check_instance(config, "config", enc.EncoderConfig)
     check_generator(rng)
-    length = config.length if length is None else length
+    check_positive_int(batch, "batch")
+    if length is None:
+        length = config.length
+        if length < 2:
+            raise ValueError(f"length (default config.length) must be at least 2, got {length}")
+    else:
+        # the first sequence shows [MASK] at its start and leaves its last position unselected
+        check_positive_int(length, "length", minimum=2)
+        if length > config.length:
+            raise ValueError(f"length must be at most config.length = {config.length} (the rows of the position "
+                             f"table), got {length}")
+    if batch * length > _MAX_POSITIONS:
+        raise ValueError(f"batch * length = {batch * length} positions is more than a gradient check can afford "
+                         f"({_MAX_POSITIONS}): it runs two forward passes per entry of every input row")
+    if check_positive_float(h, "h") > 1.0:
+        raise ValueError(f"h must be a small finite-difference step in (0, 1], got {h}")
+    check_positive_float(floor, "floor")
     params = enc.init_params(config, rng, dtype=np.float64)
     for name, value in params.items():
         value += rng.normal(0.0, 0.3, size=value.shape)
