@@ -112,6 +112,21 @@ class Chapter1Config:
         Seed of that table and of the random classifiers.
     example_seed : int
         Seed of the example sentence in the sense-posterior figure.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``hmm`` is not an `HMMConfig`, a size is not a positive integer (a split over
+        `MAX_SPLIT_TOKENS` tokens, ``static_dim`` over 10**6), a seed is negative,
+        ``expectation_chunks`` is below 2 or above ``expectation_sequences``, or ``offsets``
+        is not a non-empty tuple of non-zero integers within ``MAX_OFFSET`` of the word.
+
+    Examples
+    --------
+    >>> Chapter1Config(expectation_chunks=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: expectation_chunks must be an integer >= 2, got 1
     """
 
     hmm: HMMConfig = field(default_factory=HMMConfig)
