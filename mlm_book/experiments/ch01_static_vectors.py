@@ -17,6 +17,7 @@ Examples
 from __future__ import annotations
 
 import functools
+import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -42,6 +43,7 @@ from mlm_book.hmm import (
 )
 from mlm_book.ledger import Claim
 from mlm_book.pmi import (
+    MAX_OFFSET,
     PolysemePMI,
     StaticClassifierOutcome,
     classify_static,
@@ -51,6 +53,19 @@ from mlm_book.pmi import (
     sense_shares,
     static_cap,
 )
+from mlm_book.validation import (
+    as_float_array,
+    as_int_array,
+    check_generator,
+    check_instance,
+    check_positive_int,
+    check_real,
+)
+
+#: Most tokens one split (or one chunk of the expectation sample) may hold: refused before sampling.
+MAX_SPLIT_TOKENS = 10**8
+#: Largest ``batch`` of [`brute_force_error`][mlm_book.experiments.ch01_static_vectors.brute_force_error] (it compares sampled sequences one length at a time).
+MAX_BRUTE_FORCE_BATCH = 10**5
 
 __all__ = [
     "Chapter1Config",
@@ -97,6 +112,21 @@ class Chapter1Config:
         Seed of that table and of the random classifiers.
     example_seed : int
         Seed of the example sentence in the sense-posterior figure.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``hmm`` is not an `HMMConfig`, a size is not a positive integer (a split over
+        `MAX_SPLIT_TOKENS` tokens, ``static_dim`` over 10**6), a seed is negative,
+        ``expectation_chunks`` is below 2 or above ``expectation_sequences``, or ``offsets``
+        is not a non-empty tuple of non-zero integers within ``MAX_OFFSET`` of the word.
+
+    Examples
+    --------
+    >>> Chapter1Config(expectation_chunks=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: expectation_chunks must be an integer >= 2, got 1
     """
 
     hmm: HMMConfig = field(default_factory=HMMConfig)
@@ -111,6 +141,35 @@ class Chapter1Config:
     static_dim: int = 16
     static_seed: int = 5
     example_seed: int = 11
+
+    def __post_init__(self):
+        check_instance(self.hmm, "hmm", HMMConfig)
+        for name in ("length", "train_sequences", "test_sequences", "expectation_sequences", "static_dim"):
+            check_positive_int(getattr(self, name), name)
+        # two chunks at least: the standard error is the spread of the chunk means
+        check_positive_int(self.expectation_chunks, "expectation_chunks", minimum=2)
+        for name in ("split_seed", "expectation_seed", "static_seed", "example_seed"):
+            check_positive_int(getattr(self, name), name, minimum=0)
+        if self.expectation_chunks > self.expectation_sequences:
+            raise ValueError(f"expectation_chunks must be at most expectation_sequences "
+                             f"({self.expectation_sequences}), got {self.expectation_chunks}")
+        for name in ("train_sequences", "test_sequences"):
+            if getattr(self, name) * self.length > MAX_SPLIT_TOKENS:
+                raise ValueError(f"{name} * length must be at most {MAX_SPLIT_TOKENS:,} tokens, "
+                                 f"got {getattr(self, name)} * {self.length}")
+        if self.expectation_sequences // self.expectation_chunks * self.length > MAX_SPLIT_TOKENS:
+            raise ValueError(f"expectation_sequences / expectation_chunks * length must be at most "
+                             f"{MAX_SPLIT_TOKENS:,} tokens per chunk, got {self.expectation_sequences}")
+        if self.static_dim > 10**6:
+            raise ValueError(f"static_dim must be at most 1,000,000, got {self.static_dim}")
+        # a tuple keeps the config hashable (results() is memoised per config)
+        if not isinstance(self.offsets, tuple) or not self.offsets:
+            raise TypeError(f"offsets must be a non-empty tuple of integers, got {self.offsets!r:.60}")
+        for offset in self.offsets:
+            if isinstance(offset, bool) or not isinstance(offset, numbers.Integral):
+                raise TypeError(f"offsets must hold integers, got {type(offset).__name__}")
+            if offset == 0 or abs(offset) > MAX_OFFSET:
+                raise ValueError(f"offsets must be non-zero integers in [-{MAX_OFFSET}, {MAX_OFFSET}], got {offset}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -149,6 +208,18 @@ class Chapter1Results:
         Share of sense b among the test occurrences.
     example_tokens, example_states : ndarray, shape (length,)
         The example sentence of the sense-posterior figure.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If a field has the wrong type, a non-finite value, or a value outside its range
+        (shares summing to one, accuracies in [0, 1], token and state ids of the HMM).
+
+    Examples
+    --------
+    >>> r = results()
+    >>> r.test_tokens.shape, r.example_tokens.shape, round(r.cap, 3)
+    ((1500, 24), (24,), 0.509)
     """
 
     config: Chapter1Config
@@ -168,6 +239,43 @@ class Chapter1Results:
     test_share_b: float
     example_tokens: np.ndarray
     example_states: np.ndarray
+
+    def __post_init__(self):
+        check_instance(self.config, "config", Chapter1Config)
+        hmm = check_hmm(self.hmm)
+        shares = as_float_array(self.shares, "shares", ndim=1)
+        if shares.shape != (2,) or np.any(shares < 0) or abs(shares.sum() - 1.0) > 1e-9:
+            raise ValueError(f"shares must be the two sense shares (non-negative, summing to 1), got {shares}")
+        check_real(self.cap, "cap", low=0.0, high=1.0)
+        for name, kind in (("pmi", PolysemePMI), ("static_outcomes", StaticClassifierOutcome), ("static_names", str)):
+            value = getattr(self, name)
+            if not isinstance(value, tuple):
+                raise TypeError(f"{name} must be a tuple of {kind.__name__}, got {type(value).__name__}")
+            for item in value:
+                check_instance(item, name, kind)
+        if len(self.static_names) != len(self.static_outcomes):
+            raise ValueError(f"static_names must name each of the {len(self.static_outcomes)} static_outcomes, "
+                             f"got {len(self.static_names)}")
+        for name in ("screening_residual", "brute_force_error", "bayes_expectation_se"):
+            check_real(getattr(self, name), name, low=0.0)
+        for name in ("bayes_expectation", "test_share_b"):
+            check_real(getattr(self, name), name, low=0.0, high=1.0)
+        check_instance(self.bayes_test, "bayes_test", BayesSenseAccuracy)
+        for tokens, states, ndim in (("test_tokens", "test_states", 2), ("example_tokens", "example_states", 1)):
+            _check_sequences(getattr(self, tokens), tokens, hmm.vocab_size, ndim)
+            _check_sequences(getattr(self, states), states, hmm.n_states, ndim)
+            if np.shape(getattr(self, states)) != np.shape(getattr(self, tokens)):
+                raise ValueError(f"{states} must have the shape of {tokens} {np.shape(getattr(self, tokens))}, "
+                                 f"got {np.shape(getattr(self, states))}")
+
+
+def _check_sequences(value, name: str, size: int, ndim: int) -> None:
+    """Refuse anything but a non-empty integer array of ``ndim`` dimensions with ids in ``[0, size)``."""
+    array = as_int_array(value, name, ndim=ndim)
+    if array.size == 0:
+        raise ValueError(f"{name} must not be empty, got shape {array.shape}")
+    if array.min() < 0 or array.max() >= size:
+        raise ValueError(f"{name} must hold ids in [0, {size}), got values from {array.min()} to {array.max()}")
 
 
 def brute_force_error(hmm: HiddenMarkovLanguage, rng: np.random.Generator, batch: int = 6) -> float:
@@ -190,12 +298,24 @@ def brute_force_error(hmm: HiddenMarkovLanguage, rng: np.random.Generator, batch
     -------
     float
 
+    Raises
+    ------
+    TypeError
+        If ``hmm`` is not a `HiddenMarkovLanguage`, ``rng`` not a generator or ``batch`` not an integer.
+    ValueError
+        If ``batch`` is below 1 or above `MAX_BRUTE_FORCE_BATCH`.
+
     Examples
     --------
     >>> from mlm_book.hmm import default_hmm
     >>> brute_force_error(default_hmm(), np.random.default_rng(0), batch=2) < 1e-12
     True
     """
+    hmm = check_hmm(hmm)
+    rng = check_generator(rng, "rng")
+    batch = check_positive_int(batch, "batch")
+    if batch > MAX_BRUTE_FORCE_BATCH:
+        raise ValueError(f"batch must be at most {MAX_BRUTE_FORCE_BATCH:,} sequences per length, got {batch}")
     worst = 0.0
     for length in range(1, 5):
         _, tokens = sample(hmm, batch, length, rng)
@@ -236,6 +356,17 @@ def bayes_expectation(hmm: HiddenMarkovLanguage, config: Chapter1Config) -> tupl
     -------
     mean : float
     standard_error : float
+
+    Raises
+    ------
+    TypeError
+        If ``hmm`` is not a `HiddenMarkovLanguage` or ``config`` not a `Chapter1Config`.
+
+    Examples
+    --------
+    >>> mean, se = bayes_expectation(default_hmm(), Chapter1Config())   # cached on disk
+    >>> 0.95 < mean < 0.99, 0 < se < 0.01
+    (True, True)
     """
     hmm = check_hmm(hmm)
     if not isinstance(config, Chapter1Config):
@@ -349,6 +480,13 @@ def results(config: Chapter1Config | None = None) -> Chapter1Results:
 # --------------------------------------------------------------------------------------
 
 
+def _given_or_results(r) -> Chapter1Results:
+    """``r`` itself if it is a `Chapter1Results`, the book's results for ``None``, else a TypeError."""
+    if r is None:
+        return results()
+    return check_instance(r, "r", Chapter1Results)
+
+
 def summary_table(r: Chapter1Results | None = None) -> str:
     """A Markdown table of the chapter's numbers.
 
@@ -360,8 +498,19 @@ def summary_table(r: Chapter1Results | None = None) -> str:
     Returns
     -------
     str
+
+    Raises
+    ------
+    TypeError
+        If ``r`` is not a `Chapter1Results` (or ``None``).
+
+    Examples
+    --------
+    >>> lines = summary_table().splitlines()
+    >>> len(lines), lines[3].startswith("| static cap"), lines[3].endswith("| 0.509 |")
+    (10, True, True)
     """
-    r = results() if r is None else r
+    r = _given_or_results(r)
     next_token = r.pmi[0]
     rows = [
         ("sense shares $\\pi_a$, $\\pi_b$", f"{r.shares[0]:.3f}, {r.shares[1]:.3f}"),
@@ -382,11 +531,17 @@ def summary_table(r: Chapter1Results | None = None) -> str:
 def state_names(hmm: HiddenMarkovLanguage) -> list[str]:
     """Short names of the hidden states: ``a:h`` for regime a's heavy state, ``a:1`` ... for its light ones.
 
+    Raises
+    ------
+    TypeError
+        If ``hmm`` is not a `HiddenMarkovLanguage`.
+
     Examples
     --------
     >>> state_names(default_hmm())[:5]
     ['a:h', 'a:1', 'a:2', 'a:3', 'b:h']
     """
+    hmm = check_hmm(hmm)
     names = []
     for state in range(hmm.n_states):
         regime = "ab"[hmm.regime[state]]
@@ -405,8 +560,21 @@ def figure_transition(r: Chapter1Results | None = None):
     Returns
     -------
     matplotlib.figure.Figure
+
+    Raises
+    ------
+    TypeError
+        If ``r`` is not a `Chapter1Results` (or ``None``).
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig = figure_transition()
+    >>> [ax.get_title() for ax in fig.axes[:2]]
+    ['transition matrix $T$', 'emission matrix (a:h and b:h also emit $w$)']
+    >>> plt.close(fig)
     """
-    r = results() if r is None else r
+    r = _given_or_results(r)
     hmm = r.hmm
     names = state_names(hmm)
     fig, (left, right) = subplots(1, 2, width=WIDE, height=4.4, gridspec_kw={"width_ratios": [1.3, 2]})
@@ -445,8 +613,25 @@ def figure_pmi_profiles(r: Chapter1Results | None = None, offset: int = 1):
     Returns
     -------
     matplotlib.figure.Figure
+
+    Raises
+    ------
+    TypeError
+        If ``r`` is not a `Chapter1Results` (or ``None``), or ``offset`` not an integer.
+    ValueError
+        If ``offset`` is not one of the configured offsets.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig = figure_pmi_profiles(offset=-1)
+    >>> fig.axes[0].get_xlabel(), len(fig.axes[0].lines)     # two senses, w, the zero line
+    ('context $c$ = the previous token', 4)
+    >>> plt.close(fig)
     """
-    r = results() if r is None else r
+    r = _given_or_results(r)
+    if isinstance(offset, bool) or not isinstance(offset, numbers.Integral):
+        raise TypeError(f"offset must be an integer, got {type(offset).__name__}")
     found = [p for p in r.pmi if p.offset == offset]
     if not found:
         raise ValueError(f"offset must be one of {r.config.offsets}, got {offset}")
@@ -483,10 +668,23 @@ def figure_sense_posterior(r: Chapter1Results | None = None):
     Returns
     -------
     matplotlib.figure.Figure
+
+    Raises
+    ------
+    TypeError
+        If ``r`` is not a `Chapter1Results` (or ``None``).
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig = figure_sense_posterior()
+    >>> len(fig.axes[0].get_xticklabels()), fig.axes[0].get_ylabel()     # one tick per token
+    (24, 'posterior probability')
+    >>> plt.close(fig)
     """
     from matplotlib.patches import Patch
 
-    r = results() if r is None else r
+    r = _given_or_results(r)
     hmm = r.hmm
     tokens, states = r.example_tokens, r.example_states
     smoothed = forward_backward(hmm.transition, hmm.initial, emission_likelihood(hmm, tokens[None]))

@@ -40,7 +40,7 @@ from mlm_book.hmm import default_hmm, sample
 from mlm_book.ledger import Claim
 from mlm_book.report import Markdown, table
 from mlm_book.scoring import kl_divergence, masked_lm_loss_and_grad, risk_decomposition
-from mlm_book.validation import check_positive_int, check_probability, check_sequence
+from mlm_book.validation import check_instance, check_positive_int, check_probability, check_real, check_sequence
 
 __all__ = [
     "HMM_VOCAB",
@@ -378,23 +378,78 @@ def dense_agreement(rho: float) -> float:
 class BruteForceConfig:
     """Length-3 sentences sampled from the HMM; each is shown with position $i$ selected
     and displaying [MASK], its own token, or a different random token, the other positions
-    corrupted by the channel at each rate."""
+    corrupted by the channel at each rate.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``length`` is not in 1..4, ``rhos`` not a non-empty tuple of rates in (0, 1],
+        ``sentences`` not in 1..10,000 or ``seed`` negative.
+
+    Examples
+    --------
+    >>> config = BruteForceConfig()
+    >>> config.length, config.rhos, config.sentences
+    (3, (0.15, 0.4), 6)
+    """
 
     length: int = 3
     rhos: tuple[float, ...] = (0.15, 0.4)
     sentences: int = 6
     seed: int = 2
 
+    def __post_init__(self):
+        # brute force enumerates every sentence of the length: 25**4 is its practical end
+        length = check_positive_int(self.length, "length")
+        if length > 4:
+            raise ValueError(f"length must be at most 4 (brute force enumerates 25**length sentences), got {length}")
+        _check_rates(self.rhos, "rhos")
+        if check_positive_int(self.sentences, "sentences") > 10_000:
+            raise ValueError(f"sentences must be at most 10,000, got {self.sentences}")
+        check_positive_int(self.seed, "seed", minimum=0)
+
+
+def _check_rates(rhos, name: str) -> None:
+    """Refuse anything but a non-empty tuple of selection rates in (0, 1] (a tuple keeps configs hashable)."""
+    if not isinstance(rhos, tuple) or not rhos:
+        raise TypeError(f"{name} must be a non-empty tuple of rates, got {rhos!r:.60}")
+    for rho in rhos:
+        if check_probability(rho, name) == 0.0:
+            raise ValueError(f"{name} must hold rates in (0, 1], got 0")
+
 
 @dataclass(frozen=True)
 class BruteForceRow:
-    """Largest |brute force − Theorem 2| for one rate, position and display kind."""
+    """Largest |brute force − Theorem 2| for one rate, position and display kind.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``rho`` is not a rate in (0, 1], ``position`` a non-negative integer, ``kind`` one
+        of ``"[MASK]"``, ``"kept"``, ``"random"``, ``cases`` a positive integer or ``max_abs``
+        a finite non-negative number.
+
+    Examples
+    --------
+    >>> row = brute_force_rows()[0]
+    >>> row.rho, row.position, row.kind, row.cases, row.max_abs <= 1e-10
+    (0.15, 0, '[MASK]', 6, True)
+    """
 
     rho: float
     position: int
     kind: str
     cases: int
     max_abs: float
+
+    def __post_init__(self):
+        if check_probability(self.rho, "rho") == 0.0:
+            raise ValueError("rho must be a rate in (0, 1], got 0")
+        check_positive_int(self.position, "position", minimum=0)
+        if not isinstance(self.kind, str) or self.kind not in KIND_NAMES.values():
+            raise ValueError(f"kind must be one of {sorted(KIND_NAMES.values())}, got {self.kind!r:.40}")
+        check_positive_int(self.cases, "cases")
+        check_real(self.max_abs, "max_abs", low=0.0)
 
 
 @cache
@@ -426,7 +481,20 @@ def brute_force_rows(config: BruteForceConfig = BruteForceConfig()) -> tuple[Bru
 
 
 def brute_force_markdown(config: BruteForceConfig = BruteForceConfig()) -> Markdown:
-    """The brute-force table as Markdown: one row per rate and display kind, worst position."""
+    """The brute-force table as Markdown: one row per rate and display kind, worst position.
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not a `BruteForceConfig`.
+
+    Examples
+    --------
+    >>> lines = brute_force_markdown().splitlines()
+    >>> len(lines), lines[2].startswith("| 0.15 | [MASK] | 6 × 3 |")
+    (8, True)
+    """
+    check_instance(config, "config", BruteForceConfig)
     rows = brute_force_rows(config)
     out = []
     for rho in config.rhos:
@@ -564,10 +632,30 @@ def worked_example(length: int = 8, position: int = 4, seed: int = 12) -> Worked
                          random_token, p, {"[MASK]": q[0], "kept": q[1], "random": q[2]})
 
 
+def _given_or_worked_example(example, top) -> WorkedExample:
+    """The book's worked example for ``None``, else ``example`` if it is one; ``top`` checked too."""
+    check_positive_int(top, "top")
+    if example is None:
+        return worked_example()
+    return check_instance(example, "example", WorkedExample)
+
+
 def worked_example_text(example: WorkedExample | None = None, top: int = 4) -> str:
     """A plain-text table of the worked example: the sentence, then $p$ and the three optima
-    at the true token, the random token and the context's favourites."""
-    example = worked_example() if example is None else example
+    at the true token, the random token and the context's favourites.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``example`` is not a `WorkedExample` (or ``None``), or ``top`` not a positive integer.
+
+    Examples
+    --------
+    >>> lines = worked_example_text().splitlines()
+    >>> lines[0].startswith("sentence     : "), lines[3].split()[:2]
+    (True, ['token', 'p(y)'])
+    """
+    example = _given_or_worked_example(example, top)
     names = default_hmm().token_names
     show = lambda ids: " ".join("[MASK]" if t == HMM_VOCAB else names[t] for t in ids)
     rows = [f"sentence     : {show(example.tokens)}",
@@ -592,8 +680,13 @@ def worked_example_table(example: WorkedExample | None = None, top: int = 4) -> 
     --------
     >>> worked_example_table().count("(true)")
     1
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``example`` is not a `WorkedExample` (or ``None``), or ``top`` not a positive integer.
     """
-    example = worked_example() if example is None else example
+    example = _given_or_worked_example(example, top)
     names = default_hmm().token_names
     favourites = [int(t) for t in np.argsort(-example.p)[:top]]
     tokens = list(dict.fromkeys([example.true_token, example.random_token] + favourites))
@@ -681,6 +774,10 @@ def evidence_table(vocab_sizes=None) -> dict:
     return out
 
 
+#: Largest vocabulary and grid of the shrinkage curves (each curve is points x V at most).
+_MAX_SHRINKAGE = 10**6
+
+
 @dataclass(frozen=True)
 class ShrinkageConfig:
     """Curves $q(v)$ against $p(v)$ for the shrinkage figure.
@@ -690,12 +787,40 @@ class ShrinkageConfig:
     ``zipf_exponent`` shapes the stand-in unigram (the filing corpus's own unigram is
     [`filing_unigram_replacement`][mlm_book.experiments.ch02_objective.filing_unigram_replacement]);
     the frequent word is rank 1, the rare word rank $V$.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``vocab_sizes`` is not ``None`` or a non-empty tuple of sizes in 2..10**6,
+        ``zipf_exponent`` not a finite number >= 0, ``points`` not in 2..10**6 or ``p_min``
+        not in (0, 1).
+
+    Examples
+    --------
+    >>> ShrinkageConfig(vocab_sizes=(25,), points=20).sizes()
+    (25,)
     """
 
     vocab_sizes: tuple[int, ...] | None = None
     zipf_exponent: float = 1.0
     points: int = 400
     p_min: float = 1e-6
+
+    def __post_init__(self):
+        if self.vocab_sizes is not None:
+            # a tuple keeps the config hashable (shrinkage_curves is memoised per config)
+            if not isinstance(self.vocab_sizes, tuple) or not self.vocab_sizes:
+                raise TypeError(f"vocab_sizes must be None or a non-empty tuple of integers, "
+                                f"got {self.vocab_sizes!r:.60}")
+            for V in self.vocab_sizes:
+                if check_positive_int(V, "vocab_sizes", minimum=2) > _MAX_SHRINKAGE:
+                    raise ValueError(f"vocab_sizes must be at most {_MAX_SHRINKAGE:,}, got {V}")
+        check_real(self.zipf_exponent, "zipf_exponent", low=0.0)
+        if check_positive_int(self.points, "points", minimum=2) > _MAX_SHRINKAGE:
+            raise ValueError(f"points must be at most {_MAX_SHRINKAGE:,}, got {self.points}")
+        p_min = check_real(self.p_min, "p_min", low=0.0, high=1.0)
+        if not 0.0 < p_min < 1.0:
+            raise ValueError(f"p_min must be in (0, 1), got {p_min}")
 
     def sizes(self) -> tuple[int, ...]:
         """The vocabulary sizes, with the default resolved."""
@@ -747,9 +872,23 @@ def shrinkage_figure(config: ShrinkageConfig = ShrinkageConfig()):
     One panel per vocabulary size; a thin vertical line of a curve's colour marks where that
     curve crosses $q(v) = 1/2$. The evidence factors are not printed (the chapter tabulates
     them).
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not a `ShrinkageConfig`.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig = shrinkage_figure(ShrinkageConfig(vocab_sizes=(25,), points=20))
+    >>> fig.axes[0].get_title(), len(fig.axes[0].lines)      # 3 curves, 3 crossings, q = p, q = 1/2
+    ('$V = 25$', 8)
+    >>> plt.close(fig)
     """
     from matplotlib.lines import Line2D
 
+    check_instance(config, "config", ShrinkageConfig)
     results = shrinkage_curves(config)
     fig, axes = subplots(1, len(results), width=WIDE, height=4.2, sharey=True)
     axes = np.atleast_1d(axes)
@@ -933,12 +1072,36 @@ class FixedCountConfig:
     For each length and rate, ``batch`` sentences are sampled and corrupted with
     fixed-count selection; the closed form is evaluated at the nominal $\\rho$ and at the
     matched rate $(k-1)/(n-1)$ (the other positions' selection rate given $i \\in M$).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``lengths`` is not a non-empty tuple of integers in 2..64, ``rhos`` not a non-empty
+        tuple of rates in (0, 1], ``batch`` not in 1..100,000 or ``seed`` negative.
+
+    Examples
+    --------
+    >>> small = FixedCountConfig(lengths=(3,), rhos=(0.15,), batch=20)
+    >>> small.lengths, small.batch, FixedCountConfig().lengths[-1]
+    ((3,), 20, 24)
     """
 
     lengths: tuple[int, ...] = (3, 4, 5, 6, 8, 12, 24)
     rhos: tuple[float, ...] = (0.15, 0.4)
     batch: int = 1000
     seed: int = 8
+
+    def __post_init__(self):
+        if not isinstance(self.lengths, tuple) or not self.lengths:
+            raise TypeError(f"lengths must be a non-empty tuple of integers, got {self.lengths!r:.60}")
+        for n in self.lengths:
+            # n >= 2: the matched rate (k - 1)/(n - 1) needs another position
+            if check_positive_int(n, "lengths", minimum=2) > 64:
+                raise ValueError(f"lengths must be at most 64 (the exact chain grows with n), got {n}")
+        _check_rates(self.rhos, "rhos")
+        if check_positive_int(self.batch, "batch") > 10**5:
+            raise ValueError(f"batch must be at most 100,000 sentences, got {self.batch}")
+        check_positive_int(self.seed, "seed", minimum=0)
 
 
 @cache
@@ -992,7 +1155,20 @@ def fixed_count_table(config: FixedCountConfig = FixedCountConfig()) -> dict:
 
 
 def fixed_count_markdown(config: FixedCountConfig = FixedCountConfig()) -> str:
-    """The Q1 table as Markdown."""
+    """The Q1 table as Markdown.
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not a `FixedCountConfig`.
+
+    Examples
+    --------
+    >>> lines = fixed_count_markdown(FixedCountConfig(lengths=(3, 4), rhos=(0.15,), batch=20)).splitlines()
+    >>> len(lines), lines[2].startswith("| 3 | 0.15 | 1 |")
+    (4, True)
+    """
+    check_instance(config, "config", FixedCountConfig)
     t = fixed_count_table(config)
     lines = ["| n | ρ | k | positions | max abs error (ρ) | mean KL (ρ) | max KL (ρ) | "
              "matched rate | max abs error (matched) | mean KL (matched) | mean entropy |",
@@ -1014,7 +1190,16 @@ def fixed_count_rate_table(rho: float, config: FixedCountConfig = FixedCountConf
     --------
     >>> fixed_count_rate_table(0.15).splitlines()[0].startswith("| n (ρ = 0.15)")
     True
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not a `FixedCountConfig` or ``rho`` not a number.
+    ValueError
+        If ``rho`` is not one of ``config.rhos``.
     """
+    rho = check_probability(rho, "rho")
+    check_instance(config, "config", FixedCountConfig)
     t = fixed_count_table(config)
     rows = [(int(t["length"][j]), int(t["count"][j]), t["nominal_mean_kl"][j], t["nominal_max_abs"][j],
              t["matched_mean_kl"][j], t["matched_max_abs"][j])
@@ -1061,6 +1246,19 @@ class VisibleTokens:
         Mean $\mathrm{KL}(q \| p)$ over every selected position that shows a token: by
         Theorem 1, the excess risk there of a predictor that answers $p$, as if the position
         showed [MASK] (a display the predictor sees, so Theorem 1 applies to it).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If a field has the wrong type or a value outside its range: counts and ``selected``
+        non-negative integers, shares, probabilities and the threshold in [0, 1], costs finite
+        and non-negative; each dict keyed by ``"kept"`` and ``"random"``.
+
+    Examples
+    --------
+    >>> v = visible_tokens()
+    >>> sorted(v.counts), v.counts["kept"] + v.counts["random"] < v.selected
+    (['kept', 'random'], True)
     """
 
     counts: dict
@@ -1073,6 +1271,27 @@ class VisibleTokens:
     visible_mean_optimum: float
     visible_original_share: float
     visible_ignore_cost: float
+
+    def __post_init__(self):
+        for name in ("counts", "median_context", "mean_optimum", "believed", "ignore_cost"):
+            value = getattr(self, name)
+            if not isinstance(value, dict):
+                raise TypeError(f"{name} must be a dict keyed by display kind, got {type(value).__name__}")
+            if set(value) != {"kept", "random"}:
+                raise ValueError(f"{name} must have the keys 'kept' and 'random', got {sorted(map(str, value))}")
+            for kind, item in value.items():
+                label = f"{name}[{kind!r}]"
+                if name == "counts":
+                    check_positive_int(item, label, minimum=0)
+                elif name == "ignore_cost":
+                    check_real(item, label, low=0.0)
+                else:
+                    check_probability(item, label)
+        check_probability(self.threshold, "threshold")
+        check_positive_int(self.selected, "selected", minimum=0)
+        check_probability(self.visible_mean_optimum, "visible_mean_optimum")
+        check_probability(self.visible_original_share, "visible_original_share")
+        check_real(self.visible_ignore_cost, "visible_ignore_cost", low=0.0)
 
 
 @cache

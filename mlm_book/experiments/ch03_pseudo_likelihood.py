@@ -18,6 +18,7 @@ encoder) is compared draw by draw with the two exact ones.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -38,6 +39,16 @@ from mlm_book.hmm import (
     token_conditionals,
 )
 from mlm_book.ledger import Claim
+from mlm_book.validation import (
+    as_float_array,
+    as_int_array,
+    check_instance,
+    check_positive_float,
+    check_positive_int,
+    check_probability,
+    check_real,
+    check_sequence,
+)
 
 __all__ = [
     "IsingStudyConfig",
@@ -95,6 +106,20 @@ class IsingStudyConfig:
         The sizes the topic page quotes.
     page_errors : tuple of float
         The topic page's single-draw errors at those sizes.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``n`` is not in 2..20 (the study enumerates the $2^n$ states), ``h`` or ``J`` not
+        finite, ``sizes`` not a non-empty tuple of positive integers (at most 10**7),
+        ``replicates`` not in 1..100,000, ``seed`` negative, ``page_sizes`` not among ``sizes``
+        or ``page_errors`` not one finite non-negative error per page size.
+
+    Examples
+    --------
+    >>> config = IsingStudyConfig()
+    >>> config.chain.n, config.chain.J, config.page_sizes[0] in config.sizes
+    (10, 0.5, True)
     """
 
     n: int = 10
@@ -105,6 +130,31 @@ class IsingStudyConfig:
     seed: int = 20260303
     page_sizes: tuple[int, int] = (200, 20000)
     page_errors: tuple[float, float] = (0.011, 0.004)
+
+    def __post_init__(self):
+        if check_positive_int(self.n, "n", minimum=2) > 20:
+            raise ValueError(f"n must be at most 20 (the study enumerates 2**n states), got {self.n}")
+        check_real(self.h, "h")
+        check_real(self.J, "J")
+        # tuples keep the config hashable (the study's results are memoised per config)
+        for name in ("sizes", "page_sizes", "page_errors"):
+            value = getattr(self, name)
+            if not isinstance(value, tuple) or not value:
+                raise TypeError(f"{name} must be a non-empty tuple, got {value!r:.60}")
+        for size in self.sizes:
+            if check_positive_int(size, "sizes") > 10**7:
+                raise ValueError(f"sizes must be at most 10,000,000 sequences, got {size}")
+        if check_positive_int(self.replicates, "replicates") > 10**5:
+            raise ValueError(f"replicates must be at most 100,000, got {self.replicates}")
+        check_positive_int(self.seed, "seed", minimum=0)
+        for size in self.page_sizes:
+            if check_positive_int(size, "page_sizes") not in self.sizes:
+                raise ValueError(f"page_sizes must be among sizes {self.sizes}, got {size}")
+        if len(self.page_errors) != len(self.page_sizes):
+            raise ValueError(f"page_errors must give one error per page size ({len(self.page_sizes)}), "
+                             f"got {len(self.page_errors)}")
+        for error in self.page_errors:
+            check_real(error, "page_errors", low=0.0)
 
     @property
     def chain(self) -> ising.IsingChain:
@@ -129,6 +179,19 @@ class FourCycleConfig:
         The channel's [MASK] and random-replacement shares (BERT's 80/10/10).
     rho_grid : tuple of float
         Selection rates for the sweep.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``count`` is not in 1..100,000, ``length`` not in 2..1,000, ``seed`` negative,
+        ``rho`` or a rate of ``rho_grid`` (a non-empty tuple) not in (0, 1], or ``mask`` and
+        ``random`` not shares in [0, 1] with ``mask + random <= 1``.
+
+    Examples
+    --------
+    >>> config = FourCycleConfig()
+    >>> config.count, config.length, config.channel().rho, len(config.rho_grid)
+    (200, 24, 0.15, 12)
     """
 
     count: int = 200
@@ -140,6 +203,21 @@ class FourCycleConfig:
     rho_grid: tuple[float, ...] = field(
         default_factory=lambda: tuple(float(rho) for rho in np.round(np.geomspace(0.01, 0.5, 12), 4)))
 
+    def __post_init__(self):
+        if check_positive_int(self.count, "count") > 10**5:
+            raise ValueError(f"count must be at most 100,000 draws, got {self.count}")
+        if check_positive_int(self.length, "length", minimum=2) > 1000:
+            raise ValueError(f"length must be at most 1,000, got {self.length}")
+        check_positive_int(self.seed, "seed", minimum=0)
+        _check_rate(self.rho, "rho")
+        mask, random = check_probability(self.mask, "mask"), check_probability(self.random, "random")
+        if mask + random > 1.0:
+            raise ValueError(f"mask + random must be at most 1, got mask={mask}, random={random}")
+        if not isinstance(self.rho_grid, tuple) or not self.rho_grid:
+            raise TypeError(f"rho_grid must be a non-empty tuple of rates, got {self.rho_grid!r:.60}")
+        for rho in self.rho_grid:
+            _check_rate(rho, "rho_grid")
+
     def generator(self) -> np.random.Generator:
         """A fresh generator for the draws: same seed, same draws."""
         return np.random.default_rng(self.seed)
@@ -148,6 +226,18 @@ class FourCycleConfig:
         """BERT's channel on the HMM's 25 tokens at ``rho`` (default: the config's)."""
         return Channel(default_hmm().vocab_size, rho=self.rho if rho is None else rho, mask=self.mask,
                        random=self.random)
+
+
+def _check_rate(rho, name: str) -> float:
+    """A selection rate in (0, 1]: zero selects nothing."""
+    if check_probability(rho, name) == 0.0:
+        raise ValueError(f"{name} must be a rate in (0, 1], got 0")
+    return float(rho)
+
+
+def _check_config(config, kind: type):
+    """``config`` if it is a ``kind``; named ``config`` in the error."""
+    return check_instance(config, "config", kind)
 
 
 ISING = IsingStudyConfig()
@@ -202,8 +292,13 @@ def theorem3_ising_rows(config: IsingStudyConfig = ISING) -> list[tuple[str, flo
     >>> rows = theorem3_ising_rows()
     >>> rows[0][0], max(abs(risk - minus_pl) for _, _, _, risk, minus_pl in rows) < 1e-12
     ('truth', True)
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not an `IsingStudyConfig`.
     """
-    chain = config.chain
+    chain = _check_config(config, IsingStudyConfig).chain
     counts = ising.expected_local_counts(chain)
     rows = []
     for k, (h, J) in enumerate([(chain.h, chain.J), *THEOREM3_PREDICTORS]):
@@ -321,12 +416,38 @@ class EstimatorSweep:
         ``(K, R, 2)`` maximum-pseudo-likelihood estimates of ``(h, J)``.
     maximum : numpy.ndarray
         ``(K, R, 2)`` exact maximum-likelihood estimates from the same samples.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``config`` is not an `IsingStudyConfig`, ``sizes`` not positive integers, or
+        ``pseudo``/``maximum`` not finite arrays of shape ``(len(sizes), R, 2)``.
+
+    Examples
+    --------
+    >>> sweep = estimator_sweep()        # cached on disk
+    >>> sweep.pseudo.shape, sweep.at(200).shape
+    ((9, 1000, 2), (1000,))
     """
 
     config: IsingStudyConfig
     sizes: np.ndarray
     pseudo: np.ndarray
     maximum: np.ndarray
+
+    def __post_init__(self):
+        _check_config(self.config, IsingStudyConfig)
+        sizes = as_int_array(self.sizes, "sizes", ndim=1)
+        if sizes.size == 0 or sizes.min() < 1:
+            raise ValueError(f"sizes must be positive sample sizes, got {sizes.tolist()!r:.60}")
+        for name in ("pseudo", "maximum"):
+            estimates = as_float_array(getattr(self, name), name, ndim=3)
+            if estimates.shape[0] != sizes.size or estimates.shape[2] != 2 or estimates.shape[1] == 0:
+                raise ValueError(f"{name} must have shape (len(sizes) = {sizes.size}, replicates, 2), "
+                                 f"got {estimates.shape}")
+        if np.shape(self.pseudo) != np.shape(self.maximum):
+            raise ValueError(f"maximum must have the shape of pseudo {np.shape(self.pseudo)}, "
+                             f"got {np.shape(self.maximum)}")
 
     def errors(self, which: str = "pseudo") -> np.ndarray:
         """Max-abs error over ``(h, J)``, ``(K, R)``."""
@@ -389,8 +510,20 @@ def gaussian_error_quantiles(which: str = "pseudo", config: IsingStudyConfig = I
 
 
 def page_draw_percentiles(config: IsingStudyConfig = ISING) -> dict[int, float]:
-    """Percentile (0–100) of the topic page's single-draw error within the replicates' errors, per page size."""
-    sweep = estimator_sweep(config)
+    """Percentile (0–100) of the topic page's single-draw error within the replicates' errors, per page size.
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not an `IsingStudyConfig`.
+
+    Examples
+    --------
+    >>> percentiles = page_draw_percentiles()
+    >>> sorted(percentiles), all(0 <= p <= 100 for p in percentiles.values())
+    ([200, 20000], True)
+    """
+    sweep = estimator_sweep(_check_config(config, IsingStudyConfig))
     return {size: float(100 * np.mean(sweep.at(size) <= error))
             for size, error in zip(config.page_sizes, config.page_errors)}
 
@@ -404,8 +537,19 @@ def efficiency_table(config: IsingStudyConfig = ISING) -> dict[str, np.ndarray]:
         ``asymptotic``: ``(2,)``; ``sizes``: ``(K,)``; ``empirical``: ``(K, 2)``;
         ``scaled_pseudo`` / ``scaled_maximum``: ``(K, 2)`` $N \cdot$ variance over replicates,
         next to ``sandwich`` / ``inverse_fisher``: ``(2,)`` their asymptotic values.
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not an `IsingStudyConfig`.
+
+    Examples
+    --------
+    >>> table = efficiency_table()
+    >>> table["empirical"].shape, bool(np.all(table["asymptotic"] >= 1))
+    ((9, 2), True)
     """
-    sweep = estimator_sweep(config)
+    sweep = estimator_sweep(_check_config(config, IsingStudyConfig))
     covariances = ising.asymptotic_covariances(config.chain)
     var_pseudo = sweep.pseudo.var(axis=1)
     var_maximum = sweep.maximum.var(axis=1)
@@ -424,7 +568,19 @@ def efficiency_by_coupling(couplings: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75,
     >>> ratios = efficiency_by_coupling((0.0, 1.0))
     >>> bool(ratios[1.0][1] > ratios[0.0][1] >= 1.0)
     True
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``couplings`` is not a non-empty sequence of finite numbers, or ``config`` not an
+        `IsingStudyConfig`.
     """
+    _check_config(config, IsingStudyConfig)
+    couplings = check_sequence(couplings, "couplings")
+    if not couplings:
+        raise ValueError("couplings must hold at least one coupling J")
+    for J in couplings:
+        check_real(J, "couplings")
     return {float(J): ising.asymptotic_covariances(ising.IsingChain(config.n, config.h, J)).variance_ratio
             for J in couplings}
 
@@ -509,7 +665,24 @@ def four_cycle_deltas(conditional: compat.ConditionalFamily, *, mask_id: int | N
         Written at the queried position before each call (for an encoder's ``[MASK]``).
     config : FourCycleConfig
         The protocol's settings.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``conditional`` is not callable, ``mask_id`` not ``None`` or a non-negative
+        integer, or ``config`` not a `FourCycleConfig`.
+
+    Examples
+    --------
+    >>> delta = four_cycle_deltas(compat.hmm_conditionals(default_hmm()), config=FourCycleConfig(count=5))
+    >>> delta.shape, bool(np.abs(delta).max() < 1e-12)
+    ((5,), True)
     """
+    if not callable(conditional):
+        raise TypeError(f"conditional must be callable (tokens, positions) -> (B, V), got {type(conditional).__name__}")
+    if mask_id is not None:
+        check_positive_int(mask_id, "mask_id", minimum=0)
+    _check_config(config, FourCycleConfig)
     return compat.four_cycle_protocol(conditional, default_hmm(), config.generator(), count=config.count,
                                       length=config.length, mask_id=mask_id)
 
@@ -533,10 +706,30 @@ class RhoSweep:
         ``(K,)`` selection rates.
     deltas : numpy.ndarray
         ``(K, count)`` per-draw gaps on the shared draws.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``rho`` is not a non-empty 1-D array of rates in (0, 1], or ``deltas`` not a finite
+        array of shape ``(len(rho), count)``.
+
+    Examples
+    --------
+    >>> sweep = rho_sweep()
+    >>> sweep.deltas.shape, bool(sweep.median[0] < sweep.median[-1])
+    ((12, 200), True)
     """
 
     rho: np.ndarray
     deltas: np.ndarray
+
+    def __post_init__(self):
+        rho = as_float_array(self.rho, "rho", ndim=1)
+        if rho.size == 0 or np.any(rho <= 0) or np.any(rho > 1):
+            raise ValueError(f"rho must be one or more rates in (0, 1], got {rho.tolist()!r:.60}")
+        deltas = as_float_array(self.deltas, "deltas", ndim=2)
+        if deltas.shape[0] != rho.size or deltas.shape[1] == 0:
+            raise ValueError(f"deltas must have shape (len(rho) = {rho.size}, count), got {deltas.shape}")
 
     @property
     def median(self) -> np.ndarray:
@@ -571,7 +764,13 @@ def four_cycle_draws(config: FourCycleConfig = FOUR_CYCLE) -> compat.FourCycleDr
     >>> draws = four_cycle_draws()
     >>> draws.tokens.shape == (FOUR_CYCLE.count, FOUR_CYCLE.length)
     True
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not a `FourCycleConfig`.
     """
+    _check_config(config, FourCycleConfig)
     return compat.hmm_four_cycle_draws(default_hmm(), config.generator(), count=config.count, length=config.length)
 
 
@@ -592,6 +791,13 @@ def population_gaps(rhos, indices=None, config: FourCycleConfig = FOUR_CYCLE) ->
     numpy.ndarray
         ``(len(rhos), len(indices))`` gaps in nats.
 
+    Raises
+    ------
+    TypeError, ValueError
+        If ``rhos`` is not a non-empty sequence of rates in (0, 1], ``indices`` not ``None`` or
+        a non-empty 1-D array of draw numbers in ``[0, config.count)``, or ``config`` not a
+        `FourCycleConfig`.
+
     Examples
     --------
     >>> gaps = population_gaps([FOUR_CYCLE.rho], indices=[0, 1])
@@ -601,6 +807,15 @@ def population_gaps(rhos, indices=None, config: FourCycleConfig = FOUR_CYCLE) ->
     """
     from dataclasses import fields
 
+    _check_config(config, FourCycleConfig)
+    rhos = [_check_rate(rho, "rhos") for rho in check_sequence(rhos, "rhos")]
+    if not rhos:
+        raise ValueError("rhos must hold at least one selection rate")
+    if indices is not None:
+        indices = as_int_array(indices, "indices", ndim=1)
+        if indices.size == 0 or indices.min() < 0 or indices.max() >= config.count:
+            raise ValueError(f"indices must be one or more draw numbers in [0, {config.count}), "
+                             f"got {indices.tolist()!r:.60}")
     hmm = default_hmm()
     draws = four_cycle_draws(config)
     if indices is not None:
@@ -624,7 +839,17 @@ def describe_draw(index: int, config: FourCycleConfig = FOUR_CYCLE, margin: int 
     --------
     >>> sorted(describe_draw(0))
     ['context', 'pair', 'values_i', 'values_j']
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``index`` is not a draw number in ``[0, config.count)``, ``config`` not a
+        `FourCycleConfig` or ``margin`` not a non-negative integer.
     """
+    _check_config(config, FourCycleConfig)
+    if check_positive_int(index, "index", minimum=0) >= config.count:
+        raise ValueError(f"index must be a draw number in [0, {config.count}), got {index}")
+    check_positive_int(margin, "margin", minimum=0)
     names = default_hmm().token_names
     draws = four_cycle_draws(config)
     tokens, i, j = draws.tokens[index], int(draws.first[index]), int(draws.second[index])
@@ -652,8 +877,21 @@ def rebuild_disagreement(conditional: compat.ConditionalFamily, length: int = 3,
     --------
     >>> rebuild_disagreement(compat.hmm_conditionals(default_hmm()), length=2)["total_variation"] < 1e-12
     True
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``conditional`` is not callable, ``length`` not in 1..4 (the rebuild enumerates
+        $25^{\text{length}}$ sequences) or ``references`` not two token names of the HMM.
     """
+    if not callable(conditional):
+        raise TypeError(f"conditional must be callable (tokens, positions) -> (B, V), got {type(conditional).__name__}")
+    if check_positive_int(length, "length") > 4:
+        raise ValueError(f"length must be at most 4 (the rebuild enumerates 25**length sequences), got {length}")
     hmm = default_hmm()
+    references = check_sequence(references, "references", of=str)
+    if len(references) != 2 or not all(name in hmm.token_names for name in references):
+        raise ValueError(f"references must be two token names of the HMM (e.g. ('a0', 'w')), got {references!r:.60}")
     ids = [hmm.token_names.index(name) for name in references]
     first, second = (compat.rebuild_joint(conditional, hmm.vocab_size, length, reference=np.full(length, k))
                      for k in ids)
@@ -702,8 +940,21 @@ def figure_error_vs_n(config: IsingStudyConfig = ISING):
     Returns
     -------
     matplotlib.figure.Figure
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not an `IsingStudyConfig`.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig = figure_error_vs_n()
+    >>> fig.axes[0].get_xscale(), len(fig.axes[0].lines)     # median and asymptote per estimator
+    ('log', 4)
+    >>> plt.close(fig)
     """
-    sweep = estimator_sweep(config)
+    sweep = estimator_sweep(_check_config(config, IsingStudyConfig))
     sizes = sweep.sizes.astype(float)
     fig, ax = subplots(width=WIDE, height=4.6)
     for which, name, colour, marker in (("pseudo", "max. pseudo-likelihood (MPLE)", PALETTE["blue"], "o"),
@@ -738,7 +989,32 @@ def figure_delta_vs_rho(config: FourCycleConfig = FOUR_CYCLE, points: Mapping[st
     Returns
     -------
     matplotlib.figure.Figure
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``config`` is not a `FourCycleConfig`, or ``points`` not ``None`` or a mapping of
+        names to finite positive numbers (at most four).
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig = figure_delta_vs_rho(points={"an encoder": 1e-3})
+    >>> len(fig.axes[0].lines), fig.axes[0].get_ylabel()     # 2 curves, 2 reference lines, 1 point
+    (5, '$|\\delta|$ (nats)')
+    >>> plt.close(fig)
     """
+    _check_config(config, FourCycleConfig)
+    if points is not None:
+        if not isinstance(points, Mapping):
+            raise TypeError(f"points must be a mapping of names to values, got {type(points).__name__}")
+        if len(points) > 4:
+            raise ValueError(f"points must hold at most 4 values (one marker each), got {len(points)}")
+        for name, value in points.items():
+            if not isinstance(name, str):
+                raise TypeError(f"points must be keyed by names (str), got {type(name).__name__}")
+            # the axis is logarithmic: a value must be positive to be drawn
+            check_positive_float(value, f"points[{name!r}]")
     sweep = rho_sweep(config)
     floor = np.median(np.abs(exact_families(config)["HMM conditionals"]))
     fig, ax = subplots(width=WIDE, height=3.9)
@@ -768,10 +1044,33 @@ def figure_delta_histogram(families: Mapping[str, np.ndarray], floor: float = 1e
     Returns
     -------
     matplotlib.figure.Figure
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``families`` is not a non-empty mapping of names to non-empty 1-D arrays of finite
+        gaps, or ``floor`` not a finite number in (0, 1).
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig = figure_delta_histogram({"exact": np.zeros(5), "optimum": np.array([1e-4, 3e-3, 0.2])})
+    >>> [text.get_text().split(":")[0] for text in fig.axes[0].get_legend().get_texts()]
+    ['exact', 'optimum']
+    >>> plt.close(fig)
     """
     if not isinstance(families, Mapping) or not families:
         raise ValueError("families must be a non-empty mapping of names to arrays of gaps")
-    logs = {name: np.log10(np.maximum(np.abs(np.asarray(d, dtype=float)), floor)) for name, d in families.items()}
+    floor = check_positive_float(floor, "floor")
+    if floor >= 1.0:
+        raise ValueError(f"floor must be below 1 (it stands for an exact zero), got {floor}")
+    gaps = {}
+    for name, d in families.items():
+        label = f"families[{name!r:.30}]"
+        gaps[name] = as_float_array(d, label, ndim=1)
+        if gaps[name].size == 0:
+            raise ValueError(f"{label} must hold at least one gap")
+    logs = {name: np.log10(np.maximum(np.abs(d), floor)) for name, d in gaps.items()}
     low = min(v.min() for v in logs.values())
     high = max(v.max() for v in logs.values())
     bins = np.linspace(np.floor(low), np.ceil(high) + 0.01, 50)

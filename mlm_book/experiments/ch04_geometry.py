@@ -31,7 +31,7 @@ from mlm_book import geometry
 from mlm_book.experiments.ch01_static_vectors import Chapter1Config
 from mlm_book.hmm import default_hmm, sample, sense_posteriors
 from mlm_book.ledger import Claim
-from mlm_book.validation import as_float_array, as_int_array
+from mlm_book.validation import as_float_array, as_int_array, check_bool, check_instance, check_positive_int, check_real
 
 __all__ = [
     "SplitConfig",
@@ -68,6 +68,10 @@ __all__ = [
 ]
 
 
+#: Most tokens one split may hold (refused before anything is sampled).
+MAX_SPLIT_TOKENS = 10**8
+
+
 @dataclass(frozen=True)
 class SplitConfig:
     """The HMM probe/geometry data: two independent sets of clean stationary sequences.
@@ -84,6 +88,17 @@ class SplitConfig:
         Seed of the generator that samples the training split and then the test split.
     geometry_seed : int
         Seed of the generator that draws token samples and the isotropic simulation.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If a size is not a positive integer, a seed is negative, or a split would hold more
+        than `MAX_SPLIT_TOKENS` tokens.
+
+    Examples
+    --------
+    >>> SPLITS.n_test, SPLITS.length, SPLITS == SplitConfig()
+    (1500, 24, True)
     """
 
     n_train: int = 1500
@@ -91,6 +106,16 @@ class SplitConfig:
     length: int = 24
     split_seed: int = 2
     geometry_seed: int = 4103
+
+    def __post_init__(self):
+        for name in ("n_train", "n_test", "length"):
+            check_positive_int(getattr(self, name), name)
+        for name in ("split_seed", "geometry_seed"):
+            check_positive_int(getattr(self, name), name, minimum=0)
+        for name in ("n_train", "n_test"):
+            if getattr(self, name) * self.length > MAX_SPLIT_TOKENS:
+                raise ValueError(f"{name} * length must be at most {MAX_SPLIT_TOKENS:,} tokens, "
+                                 f"got {getattr(self, name)} * {self.length}")
 
 
 _CHAPTER1 = Chapter1Config()
@@ -109,11 +134,43 @@ LAYER_NAMES = (
 
 @dataclass(frozen=True)
 class Split:
-    """Sampled hidden states and tokens of one split, each (n_sequences, length)."""
+    """Sampled hidden states and tokens of one split, each (n_sequences, length).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``name`` is not a non-empty string, or ``states`` and ``tokens`` are not non-empty
+        integer arrays of one shape (n_sequences, length) holding state and token ids of the
+        book's HMM.
+
+    Examples
+    --------
+    >>> toy = Split(name="toy", states=np.array([[0, 4, 4]]), tokens=np.array([[0, 24, 12]]))
+    >>> toy.tokens.shape
+    (1, 3)
+    """
 
     name: str
     states: np.ndarray
     tokens: np.ndarray
+
+    def __post_init__(self):
+        _check_name(self.name)
+        hmm = default_hmm()
+        for field_name, size in (("states", hmm.n_states), ("tokens", hmm.vocab_size)):
+            ids = as_int_array(getattr(self, field_name), field_name, ndim=2)
+            if ids.size == 0:
+                raise ValueError(f"{field_name} must not be empty, got shape {ids.shape}")
+            if ids.min() < 0 or ids.max() >= size:
+                raise ValueError(f"{field_name} must hold ids in [0, {size}), got values from {ids.min()} to {ids.max()}")
+        if np.shape(self.states) != np.shape(self.tokens):
+            raise ValueError(f"tokens must have the shape of states {np.shape(self.states)}, got {np.shape(self.tokens)}")
+
+
+def _check_name(name) -> str:
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name must be a non-empty str (e.g. 'test'), got {name!r:.40}")
+    return name
 
 
 @functools.cache
@@ -155,6 +212,23 @@ class SplitVectors:
         Exact $P(\text{sense } 1 \mid x)$ by forward–backward.
     token_table : numpy.ndarray, shape (d,)
         The encoder's token-table row $E[w]$.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``layers`` is not a non-empty tuple of finite arrays of one shape (N, d),
+        ``occurrences`` not N booleans, ``positions``/``senses``/``posterior`` not one entry per
+        occurrence (non-negative positions, senses 0 or 1, posteriors in [0, 1]) or
+        ``token_table`` not d finite numbers.
+
+    Examples
+    --------
+    >>> layer = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    >>> v = SplitVectors(name="toy", layers=(layer, 2 * layer), occurrences=np.array([True, False, True]),
+    ...                  positions=np.array([0, 2]), senses=np.array([0, 1]), posterior=np.array([0.1, 0.8]),
+    ...                  token_table=np.array([1.0, 0.0]))
+    >>> v.n_occurrences, v.word(1).tolist()
+    (2, [[2.0, 0.0], [2.0, 2.0]])
     """
 
     name: str
@@ -164,6 +238,37 @@ class SplitVectors:
     senses: np.ndarray
     posterior: np.ndarray
     token_table: np.ndarray
+
+    def __post_init__(self):
+        _check_name(self.name)
+        if not isinstance(self.layers, tuple) or not self.layers:
+            raise TypeError(f"layers must be a non-empty tuple of arrays (n_tokens, d), got {type(self.layers).__name__}")
+        shape = as_float_array(self.layers[0], "layers", ndim=2).shape
+        for layer in self.layers[1:]:
+            if as_float_array(layer, "layers", ndim=2).shape != shape:
+                raise ValueError(f"layers must all have the shape of layer 0 {shape}, got {np.shape(layer)}")
+        try:
+            occurrences = np.asarray(self.occurrences)
+        except (TypeError, ValueError):  # ragged
+            occurrences = None
+        if occurrences is None or occurrences.dtype != bool or occurrences.shape != shape[:1]:
+            raise TypeError(f"occurrences must be a boolean array of shape ({shape[0]},), one per token vector")
+        k = int(occurrences.sum())
+        positions = as_int_array(self.positions, "positions", ndim=1)
+        senses = as_int_array(self.senses, "senses", ndim=1)
+        posterior = as_float_array(self.posterior, "posterior", ndim=1)
+        for field_name, value in (("positions", positions), ("senses", senses), ("posterior", posterior)):
+            if value.shape != (k,):
+                raise ValueError(f"{field_name} must have one entry per occurrence ({k}), got shape {value.shape}")
+        if k and positions.min() < 0:
+            raise ValueError(f"positions must be non-negative, got {positions.min()}")
+        if k and not np.all((senses == 0) | (senses == 1)):
+            raise ValueError("senses must be 0 (sense a) or 1 (sense b)")
+        if k and (posterior.min() < 0 or posterior.max() > 1):
+            raise ValueError("posterior must hold probabilities in [0, 1]")
+        if as_float_array(self.token_table, "token_table", ndim=1).shape != shape[1:]:
+            raise ValueError(f"token_table must have the width of the layers ({shape[1]}), "
+                             f"got shape {np.shape(self.token_table)}")
 
     def word(self, layer: int) -> np.ndarray:
         """Vectors of the occurrences of $w$ at ``layer``, shape (k, d)."""
@@ -210,22 +315,70 @@ def split_vectors(name: str) -> SplitVectors:
 
 @dataclass(frozen=True)
 class GeometryRow:
-    """Definition 3 at one layer (see [`mlm_book.geometry.CloudGeometry`][mlm_book.geometry.CloudGeometry])."""
+    """Definition 3 at one layer (see [`mlm_book.geometry.CloudGeometry`][mlm_book.geometry.CloudGeometry]).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``layer`` or ``distinct_vectors`` is not a non-negative integer, ``vector`` not a
+        string or ``geometry`` not a `CloudGeometry`.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> pool = rng.standard_normal((200, 4))
+    >>> row = GeometryRow(layer=0, vector="layer 0: a toy cloud",
+    ...                   geometry=geometry.describe_cloud(pool[:20] + 3.0, pool, rng, repeats=5), distinct_vectors=20)
+    >>> row.geometry.n_occurrences, round(row.geometry.self_similarity, 2)
+    (20, 0.93)
+    """
 
     layer: int
     vector: str
     geometry: geometry.CloudGeometry
     distinct_vectors: int
 
+    def __post_init__(self):
+        check_positive_int(self.layer, "layer", minimum=0)
+        check_instance(self.vector, "vector", str)
+        check_instance(self.geometry, "geometry", geometry.CloudGeometry)
+        check_positive_int(self.distinct_vectors, "distinct_vectors", minimum=0)
+
 
 @dataclass(frozen=True)
 class GeometryTable:
-    """The layer table for $w$ on the HMM encoder's test occurrences."""
+    """The layer table for $w$ on the HMM encoder's test occurrences.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``config`` is not a `SplitConfig`, ``rows`` not a non-empty tuple of `GeometryRow`
+        or a count not a non-negative integer.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> pool = rng.standard_normal((200, 4))
+    >>> row = GeometryRow(layer=0, vector="layer 0: a toy cloud",
+    ...                   geometry=geometry.describe_cloud(pool[:20] + 3.0, pool, rng, repeats=5), distinct_vectors=20)
+    >>> table = GeometryTable(config=SPLITS, rows=(row,), n_occurrences=20, n_tokens=200)
+    >>> table.column("mev") == (row.geometry.mev,)
+    True
+    """
 
     config: SplitConfig
     rows: tuple
     n_occurrences: int
     n_tokens: int
+
+    def __post_init__(self):
+        check_instance(self.config, "config", SplitConfig)
+        if not isinstance(self.rows, tuple) or not self.rows:
+            raise TypeError(f"rows must be a non-empty tuple of GeometryRow, got {type(self.rows).__name__}")
+        for row in self.rows:
+            check_instance(row, "rows", GeometryRow)
+        check_positive_int(self.n_occurrences, "n_occurrences", minimum=0)
+        check_positive_int(self.n_tokens, "n_tokens", minimum=0)
 
     def column(self, field: str) -> tuple[float, ...]:
         """One measure across layers, e.g. ``column("adjusted")``."""
@@ -248,8 +401,14 @@ def geometry_table() -> GeometryTable:
 
 
 def geometry_markdown(table: GeometryTable | None = None) -> str:
-    """The layer table as Markdown."""
-    table = geometry_table() if table is None else table
+    """The layer table as Markdown.
+
+    Raises
+    ------
+    TypeError
+        If ``table`` is not a `GeometryTable` (or ``None``, the book's table).
+    """
+    table = geometry_table() if table is None else check_instance(table, "table", GeometryTable)
     lines = ["| layer | vector | self-similarity | MEV | baseline | adjusted | token MEV | isotropic MEV |",
              "|---|---|---|---|---|---|---|---|"]
     for row in table.rows:
@@ -273,12 +432,29 @@ class LayerScale:
     within_position : float
         Self-similarity among the occurrences at one position, averaged over positions
         (weighted by occurrences). At layer 0 it is one: there the only variation is position.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``layer`` is not a non-negative integer, a norm or spread not finite and
+        non-negative, or ``within_position`` not in [-1, 1].
+
+    Examples
+    --------
+    >>> LayerScale(layer=0, mean_norm=2.0, spread=0.5, within_position=1.0).within_position
+    1.0
     """
 
     layer: int
     mean_norm: float
     spread: float
     within_position: float
+
+    def __post_init__(self):
+        check_positive_int(self.layer, "layer", minimum=0)
+        check_real(self.mean_norm, "mean_norm", low=0.0)
+        check_real(self.spread, "spread", low=0.0)
+        check_real(self.within_position, "within_position", low=-1.0 - 1e-9, high=1.0 + 1e-9)
 
 
 @dataclass(frozen=True)
@@ -295,12 +471,29 @@ class InputScale:
         Self-similarity of the position table's rows (near zero: nearly orthogonal directions).
     token_position_cosine : float
         Mean $\cos(E[w], P_i)$ over the positions.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If a norm is not finite and non-negative, or a similarity or cosine not in [-1, 1].
+
+    Examples
+    --------
+    >>> InputScale(token_norm=1.2, position_norm=0.4, position_similarity=0.01, token_position_cosine=-0.02).token_norm
+    1.2
     """
 
     token_norm: float
     position_norm: float
     position_similarity: float
     token_position_cosine: float
+
+    def __post_init__(self):
+        check_real(self.token_norm, "token_norm", low=0.0)
+        check_real(self.position_norm, "position_norm", low=0.0)
+        # cosines, up to rounding
+        check_real(self.position_similarity, "position_similarity", low=-1.0 - 1e-9, high=1.0 + 1e-9)
+        check_real(self.token_position_cosine, "token_position_cosine", low=-1.0 - 1e-9, high=1.0 + 1e-9)
 
 
 @functools.cache
@@ -347,7 +540,8 @@ def within_position_similarity(word_vectors, positions) -> float:
     Raises
     ------
     ValueError
-        Mismatched lengths, or no position with two occurrences.
+        Mismatched lengths, no position with two occurrences, or a zero row among the
+        occurrences compared.
 
     Examples
     --------
@@ -364,6 +558,10 @@ def within_position_similarity(word_vectors, positions) -> float:
     usable = counts >= 2
     if not np.any(usable):
         raise ValueError("positions must hold at least two occurrences at some position")
+    compared = np.isin(positions, present[usable])
+    zero = np.flatnonzero(compared & ~np.any(word != 0, axis=1))
+    if zero.size:
+        raise ValueError(f"word_vectors has a zero vector (row {zero[0]}): its cosine with anything is undefined")
     weights = counts[usable] / counts[usable].sum()
     # A loop over the distinct positions (at most the sequence length), not over occurrences.
     return float(sum(weight * geometry.self_similarity(word[positions == position])
@@ -375,26 +573,82 @@ def within_position_similarity(word_vectors, positions) -> float:
 # --------------------------------------------------------------------------------------
 
 
+def _layer_values(values, name: str) -> tuple[float, float, float]:
+    """Three finite numbers, one per layer 0, 1, 2."""
+    array = as_float_array(values, name, ndim=1)
+    if array.shape != (3,):
+        raise ValueError(f"{name} must hold three values (layers 0, 1, 2), got shape {array.shape}")
+    return tuple(float(x) for x in array)
+
+
 def s509_holds(self_similarity) -> bool:
-    """S5-09's rule: self-similarity at layers 1 and 2 below layer 0."""
+    """S5-09's rule: self-similarity at layers 1 and 2 below layer 0.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``self_similarity`` is not three finite numbers (layers 0, 1, 2).
+
+    Examples
+    --------
+    >>> s509_holds((0.763, 0.620, 0.676)), s509_holds((0.6, 0.7, 0.5))
+    (True, False)
+    """
+    self_similarity = _layer_values(self_similarity, "self_similarity")
     v = self_similarity
     return bool(v[1] < v[0] and v[2] < v[0])
 
 
 def s510_holds(mev) -> bool:
-    """S5-10's rule: MEV at layers 1 and 2 below layer 0, every value in (1/32, 1]."""
+    """S5-10's rule: MEV at layers 1 and 2 below layer 0, every value in (1/32, 1].
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``mev`` is not three finite numbers (layers 0, 1, 2).
+
+    Examples
+    --------
+    >>> s510_holds((0.763, 0.638, 0.691)), s510_holds((0.763, 0.638, 0.02))
+    (True, False)
+    """
+    mev = _layer_values(mev, "mev")
     v = mev
     return bool(v[1] < v[0] and v[2] < v[0] and all(1 / 32 < x <= 1 for x in v))
 
 
 def s512_holds(adjusted) -> bool:
-    """S5-12's rule: adjusted self-similarity at layers 1 and 2 below layer 0, layer 1 at most 0.02 above layer 2."""
+    """S5-12's rule: adjusted self-similarity at layers 1 and 2 below layer 0, layer 1 at most 0.02 above layer 2.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``adjusted`` is not three finite numbers (layers 0, 1, 2).
+
+    Examples
+    --------
+    >>> s512_holds((0.695, 0.467, 0.473)), s512_holds((0.695, 0.6, 0.473))
+    (True, False)
+    """
+    adjusted = _layer_values(adjusted, "adjusted")
     v = adjusted
     return bool(v[1] < v[0] and v[2] < v[0] and v[1] <= v[2] + 0.02)
 
 
 def s520_holds(adjusted) -> bool:
-    """S5-20's rule: adjusted self-similarity at layer 1 below layer 0."""
+    """S5-20's rule: adjusted self-similarity at layer 1 below layer 0.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``adjusted`` is not three finite numbers (layers 0, 1, 2).
+
+    Examples
+    --------
+    >>> s520_holds((0.695, 0.467, 0.473)), s520_holds((0.4, 0.467, 0.473))
+    (True, False)
+    """
+    adjusted = _layer_values(adjusted, "adjusted")
     return bool(adjusted[1] < adjusted[0])
 
 
@@ -433,6 +687,23 @@ class SeedGeometry:
     s509, s510, s512, s520 : bool
         Whether the registered rules of S5-09 (self-similarity), S5-10 (MEV), S5-12 and S5-20
         (adjusted self-similarity) hold for this encoder.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``seed`` or ``n_occurrences`` is not a non-negative integer, ``label`` not a string,
+        a measure not three finite numbers in its range (similarities and cosines in [-1, 1],
+        MEV in [0, 1], adjusted in [-2, 2]), a norm negative or not finite,
+        ``layer0_from_norms`` not in [0, 1] or a rule flag not a bool.
+
+    Examples
+    --------
+    >>> row = SeedGeometry(seed=1, label="", self_similarity=(0.76, 0.62, 0.68), mev=(0.76, 0.64, 0.69),
+    ...                    baseline=(0.07, 0.15, 0.2), adjusted=(0.69, 0.47, 0.48), within_position=(1.0, 0.6, 0.7),
+    ...                    token_norm=1.1, position_norm=0.4, layer0_from_norms=0.88, n_occurrences=6663,
+    ...                    s509=True, s510=True, s512=True, s520=True)
+    >>> row.baseline_rises, row.pooled_falls
+    (True, True)
     """
 
     seed: int
@@ -451,6 +722,22 @@ class SeedGeometry:
     s512: bool
     s520: bool
 
+    def __post_init__(self):
+        check_positive_int(self.seed, "seed", minimum=0)
+        check_instance(self.label, "label", str)
+        tolerance = 1e-9  # cosines and shares, up to rounding
+        for name, low, high in (("self_similarity", -1.0, 1.0), ("mev", 0.0, 1.0), ("baseline", -1.0, 1.0),
+                                ("adjusted", -2.0, 2.0), ("within_position", -1.0, 1.0)):
+            for value in _layer_values(getattr(self, name), name):
+                if not low - tolerance <= value <= high + tolerance:
+                    raise ValueError(f"{name} must hold values in [{low}, {high}], got {value}")
+        check_real(self.token_norm, "token_norm", low=0.0)
+        check_real(self.position_norm, "position_norm", low=0.0)
+        check_real(self.layer0_from_norms, "layer0_from_norms", low=0.0, high=1.0)
+        check_positive_int(self.n_occurrences, "n_occurrences", minimum=0)
+        for name in ("s509", "s510", "s512", "s520"):
+            check_bool(getattr(self, name), name)
+
     @property
     def baseline_rises(self) -> bool:
         """Whether the anisotropy baseline rises from layer 0 to layer 1 (S5-21's rule)."""
@@ -464,10 +751,33 @@ class SeedGeometry:
 
 @dataclass(frozen=True)
 class SeedRobustness:
-    """[`SeedGeometry`][mlm_book.experiments.ch04_geometry.SeedGeometry] for several trained encoders that differ only in their training seed."""
+    """[`SeedGeometry`][mlm_book.experiments.ch04_geometry.SeedGeometry] for several trained encoders that differ only in their training seed.
+
+    Raises
+    ------
+    TypeError
+        If ``rows`` is not a non-empty tuple of `SeedGeometry` or ``config`` not a `SplitConfig`.
+
+    Examples
+    --------
+    >>> row = SeedGeometry(seed=1, label="", self_similarity=(0.76, 0.62, 0.68), mev=(0.76, 0.64, 0.69),
+    ...                    baseline=(0.07, 0.15, 0.2), adjusted=(0.69, 0.47, 0.48), within_position=(1.0, 0.6, 0.7),
+    ...                    token_norm=1.1, position_norm=0.4, layer0_from_norms=0.88, n_occurrences=6663,
+    ...                    s509=True, s510=True, s512=True, s520=True)
+    >>> robustness = SeedRobustness(rows=(row,), config=SPLITS)
+    >>> robustness.seeds, robustness.count("s512"), robustness.within_range()
+    ((1,), 1, (0.6, 0.7))
+    """
 
     rows: tuple
     config: SplitConfig
+
+    def __post_init__(self):
+        if not isinstance(self.rows, tuple) or not self.rows:
+            raise TypeError(f"rows must be a non-empty tuple of SeedGeometry, got {type(self.rows).__name__}")
+        for row in self.rows:
+            check_instance(row, "rows", SeedGeometry)
+        check_instance(self.config, "config", SplitConfig)
 
     @property
     def seeds(self) -> tuple[int, ...]:
@@ -547,8 +857,14 @@ def robustness_statements(robustness: SeedRobustness | None = None) -> tuple[tup
         For each statement: its wording, whether it holds for the first encoder, and for how many
         of the encoders it holds. The registered orderings come first, then the within-position
         statement (one at layer 0, below one at layers 1 and 2).
+
+    Raises
+    ------
+    TypeError
+        If ``robustness`` is not a `SeedRobustness` (or ``None``).
     """
-    robustness = seed_robustness() if robustness is None else robustness
+    robustness = (seed_robustness() if robustness is None
+                  else check_instance(robustness, "robustness", SeedRobustness))
     first = robustness.rows[0]
     rows = [(text, bool(getattr(first, rule)), robustness.count(rule)) for text, rule in _STATEMENTS]
     rows.append(("within-position self-similarity one at layer 0 and below one at layers 1 and 2",
@@ -667,6 +983,20 @@ class SenseAxis:
         Positions at which occurrences of both (sampled) senses occur.
     positions : int
         Positions at which $w$ occurs at all.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``layer`` or a count is not a non-negative integer (``positions_with_both_senses``
+        at most ``positions``), ``explained`` or ``correlation`` not two numbers in [0, 1], or
+        ``uncertain_between`` not a bool.
+
+    Examples
+    --------
+    >>> axis = SenseAxis(layer=1, explained=(0.4, 0.1), correlation=(0.9, 0.05), uncertain_between=True,
+    ...                  positions_with_both_senses=24, positions=24)
+    >>> axis.correlation[0] > axis.correlation[1]
+    True
     """
 
     layer: int
@@ -675,6 +1005,18 @@ class SenseAxis:
     uncertain_between: bool
     positions_with_both_senses: int
     positions: int
+
+    def __post_init__(self):
+        check_positive_int(self.layer, "layer", minimum=0)
+        for name in ("explained", "correlation"):
+            values = as_float_array(getattr(self, name), name, ndim=1)
+            if values.shape != (2,) or values.min() < 0 or values.max() > 1 + 1e-9:
+                raise ValueError(f"{name} must be two numbers in [0, 1] (the first two axes), got {values.tolist()!r:.60}")
+        check_bool(self.uncertain_between, "uncertain_between")
+        positions = check_positive_int(self.positions, "positions", minimum=0)
+        if check_positive_int(self.positions_with_both_senses, "positions_with_both_senses", minimum=0) > positions:
+            raise ValueError(f"positions_with_both_senses must be at most positions ({positions}), "
+                             f"got {self.positions_with_both_senses}")
 
 
 @functools.cache
@@ -748,8 +1090,25 @@ def plot_principal_axes(layers=(0, 1, 2), position: int | None = None):
     Returns
     -------
     matplotlib.figure.Figure
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``layers`` is not a non-empty sequence of layer numbers in ``[0, 3)``, or
+        ``position`` not ``None`` or a position in ``[0, SPLITS.length)``.
     """
     from matplotlib.colors import LinearSegmentedColormap
+
+    if isinstance(layers, (str, bytes)) or not hasattr(layers, "__len__"):
+        raise TypeError(f"layers must be a sequence of layer numbers, got {type(layers).__name__}")
+    layers = tuple(layers)
+    if not layers:
+        raise ValueError("layers must name at least one layer")
+    for layer in layers:
+        if check_positive_int(layer, "layers", minimum=0) >= len(LAYER_NAMES):
+            raise ValueError(f"layers must hold layer numbers in [0, {len(LAYER_NAMES)}), got {layer}")
+    if position is not None and check_positive_int(position, "position", minimum=0) >= SPLITS.length:
+        raise ValueError(f"position must be in [0, {SPLITS.length}), got {position}")
 
     from mlm_book.figures import SENSE_COLORS, WIDE, subplots
 

@@ -44,6 +44,13 @@ from mlm_book.hmm import bayes_sense_accuracy, default_hmm
 from mlm_book.ledger import Claim
 from mlm_book.pmi import static_cap
 from mlm_book.report import Markdown, table
+from mlm_book.validation import (
+    as_float_array,
+    check_instance,
+    check_positive_int,
+    check_probability,
+    check_real,
+)
 
 __all__ = ["CONTROL_SEED", "ProbeRow", "ProbeTable", "probe_table", "probe_markdown", "figure_probes",
            "ControlSpread", "control_spread", "figure_control_spread", "position_probe", "SeedProbes",
@@ -60,6 +67,19 @@ class ProbeRow:
 
     ``control`` is trained and scored on permuted senses; ``control_true_labels`` is trained on
     permuted senses and scored on the true ones.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``layer`` or ``iterations`` is not a non-negative integer, ``vector`` not a string,
+        an accuracy not in [0, 1], or ``stderr``/``gradient_norm`` not finite and non-negative.
+
+    Examples
+    --------
+    >>> row = ProbeRow(layer=1, vector="after block 1", probe=0.963, control=0.499, control_true_labels=0.52,
+    ...                stderr=0.002, iterations=40, gradient_norm=1e-9)
+    >>> round(row.probe - row.control, 3)
+    0.464
     """
 
     layer: int
@@ -70,6 +90,15 @@ class ProbeRow:
     stderr: float
     iterations: int
     gradient_norm: float
+
+    def __post_init__(self):
+        check_positive_int(self.layer, "layer", minimum=0)
+        check_instance(self.vector, "vector", str)
+        for name in ("probe", "control", "control_true_labels"):
+            check_probability(getattr(self, name), name)
+        check_real(self.stderr, "stderr", low=0.0)
+        check_positive_int(self.iterations, "iterations", minimum=0)
+        check_real(self.gradient_norm, "gradient_norm", low=0.0)
 
 
 @dataclass(frozen=True)
@@ -98,6 +127,22 @@ class ProbeTable:
         Training occurrences of $w$.
     n_test : int
         Test occurrences of $w$.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``config`` is not a `SplitConfig`, ``rows`` not a non-empty tuple of `ProbeRow`, an
+        accuracy, share or cap not in [0, 1], ``bayes_stderr`` negative or not finite,
+        ``n_train`` negative or ``n_test`` below 1.
+
+    Examples
+    --------
+    >>> row = ProbeRow(layer=1, vector="after block 1", probe=0.963, control=0.499, control_true_labels=0.52,
+    ...                stderr=0.002, iterations=40, gradient_norm=1e-9)
+    >>> t = ProbeTable(config=SPLITS, rows=(row,), token_table=0.509, token_table_majority=0.509, cap=0.509,
+    ...                bayes=0.970, bayes_stderr=0.002, bayes_realised=0.968, n_train=6700, n_test=6663)
+    >>> t.probes, t.controls
+    ((0.963,), (0.499,))
     """
 
     config: SplitConfig
@@ -110,6 +155,18 @@ class ProbeTable:
     bayes_realised: float
     n_train: int
     n_test: int
+
+    def __post_init__(self):
+        check_instance(self.config, "config", SplitConfig)
+        if not isinstance(self.rows, tuple) or not self.rows:
+            raise TypeError(f"rows must be a non-empty tuple of ProbeRow, got {type(self.rows).__name__}")
+        for row in self.rows:
+            check_instance(row, "rows", ProbeRow)
+        for name in ("token_table", "token_table_majority", "cap", "bayes", "bayes_realised"):
+            check_probability(getattr(self, name), name)
+        check_real(self.bayes_stderr, "bayes_stderr", low=0.0)
+        check_positive_int(self.n_train, "n_train", minimum=0)
+        check_positive_int(self.n_test, "n_test")
 
     @property
     def probes(self) -> tuple[float, ...]:
@@ -160,12 +217,33 @@ class ControlSpread:
         Trained on permuted senses, scored on the true senses.
     binomial_sd : float
         Standard deviation of a test accuracy of 1/2 from sampling alone.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``layer`` is not a non-negative integer, ``permuted`` or ``true_labels`` not a
+        non-empty 1-D array of accuracies in [0, 1], or ``binomial_sd`` not finite and non-negative.
+
+    Examples
+    --------
+    >>> spread = ControlSpread(layer=1, permuted=np.array([0.49, 0.51]), true_labels=np.array([0.3, 0.7]),
+    ...                        binomial_sd=0.006)
+    >>> float(np.ptp(spread.true_labels)) > 10 * spread.binomial_sd
+    True
     """
 
     layer: int
     permuted: np.ndarray
     true_labels: np.ndarray
     binomial_sd: float
+
+    def __post_init__(self):
+        check_positive_int(self.layer, "layer", minimum=0)
+        for name in ("permuted", "true_labels"):
+            scores = as_float_array(getattr(self, name), name, ndim=1)
+            if scores.size == 0 or scores.min() < 0 or scores.max() > 1:
+                raise ValueError(f"{name} must hold one or more accuracies in [0, 1], got {scores.tolist()!r:.60}")
+        check_real(self.binomial_sd, "binomial_sd", low=0.0)
 
 
 @functools.cache
@@ -188,8 +266,13 @@ def probe_markdown(table_: ProbeTable | None = None) -> Markdown:
 
     Columns: test accuracy of the probe, its binomial standard error, the shuffled-label
     control (trained and scored on permuted senses), and the probe minus the control.
+
+    Raises
+    ------
+    TypeError
+        If ``table_`` is not a `ProbeTable` (or ``None``, the book's table).
     """
-    t = probe_table() if table_ is None else table_
+    t = probe_table() if table_ is None else check_instance(table_, "table_", ProbeTable)
     token_se = float(np.sqrt(t.token_table * (1 - t.token_table) / t.n_test))
     names = ("layer 0: input E[w] + P_i", "layer 1: after block 1", "layer 2: after block 2")
     rows = [("token-table row E[w]", t.token_table, token_se, "—", "—")]
@@ -207,8 +290,13 @@ def figure_probes(table_: ProbeTable | None = None):
     Returns
     -------
     matplotlib.figure.Figure
+
+    Raises
+    ------
+    TypeError
+        If ``table_`` is not a `ProbeTable` (or ``None``, the book's table).
     """
-    t = probe_table() if table_ is None else table_
+    t = probe_table() if table_ is None else check_instance(table_, "table_", ProbeTable)
     layers = np.arange(len(t.rows)) + 1
     fig, ax = subplots(width=WIDE, height=3.4)
     with style():
@@ -235,8 +323,13 @@ def figure_control_spread(spread: ControlSpread | None = None):
     Returns
     -------
     matplotlib.figure.Figure
+
+    Raises
+    ------
+    TypeError
+        If ``spread`` is not a `ControlSpread` (or ``None``, the book's spread).
     """
-    s = control_spread() if spread is None else spread
+    s = control_spread() if spread is None else check_instance(spread, "spread", ControlSpread)
     fig, ax = subplots(width=WIDE, height=2.4)
     with style():
         band = ax.axvspan(0.5 - 2 * s.binomial_sd, 0.5 + 2 * s.binomial_sd, color="0.85",
@@ -279,11 +372,41 @@ class SeedProbes:
         ``probes[i][layer]``: test accuracy of the probe on the encoder trained with ``seeds[i]``.
     bayes : float
         Exact Bayes accuracy on the same test occurrences (it does not depend on the encoder).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``seeds`` is not a non-empty tuple of non-negative integers, ``probes`` not one tuple
+        of accuracies in [0, 1] per seed (all of one length), or ``bayes`` not in [0, 1].
+
+    Examples
+    --------
+    >>> probes = SeedProbes(seeds=(20240601, 1), probes=((0.50, 0.963, 0.962), (0.51, 0.95, 0.96)), bayes=0.970)
+    >>> probes.layer(1)
+    (0.963, 0.95)
     """
 
     seeds: tuple
     probes: tuple
     bayes: float
+
+    def __post_init__(self):
+        if not isinstance(self.seeds, tuple) or not self.seeds:
+            raise TypeError(f"seeds must be a non-empty tuple of integers, got {self.seeds!r:.60}")
+        for seed in self.seeds:
+            check_positive_int(seed, "seeds", minimum=0)
+        if not isinstance(self.probes, tuple) or len(self.probes) != len(self.seeds):
+            raise TypeError(f"probes must be a tuple with one tuple of accuracies per seed ({len(self.seeds)})")
+        widths = set()
+        for values in self.probes:
+            if not isinstance(values, tuple) or not values:
+                raise TypeError(f"probes must hold non-empty tuples of accuracies, got {values!r:.60}")
+            for value in values:
+                check_probability(value, "probes")
+            widths.add(len(values))
+        if len(widths) != 1:
+            raise ValueError(f"probes must give every seed the same number of layers, got {sorted(widths)}")
+        check_probability(self.bayes, "bayes")
 
     def layer(self, layer: int) -> tuple[float, ...]:
         """The probe's accuracy at ``layer`` for every seed."""
@@ -412,6 +535,18 @@ class BayesComparison:
         Occurrences the Bayes rule gets right and the probe wrong.
     probe_only : int
         Occurrences the probe gets right and the Bayes rule wrong.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``layer`` or a count is not a non-negative integer (the two discordant counts at
+        most ``n`` together), or ``probe``/``bayes`` not shares in [0, 1].
+
+    Examples
+    --------
+    >>> c = BayesComparison(layer=1, n=6663, probe=0.963, bayes=0.968, bayes_only=60, probe_only=27)
+    >>> round(c.z, 2)
+    3.54
     """
 
     layer: int
@@ -420,6 +555,16 @@ class BayesComparison:
     bayes: float
     bayes_only: int
     probe_only: int
+
+    def __post_init__(self):
+        check_positive_int(self.layer, "layer", minimum=0)
+        n = check_positive_int(self.n, "n", minimum=0)
+        check_probability(self.probe, "probe")
+        check_probability(self.bayes, "bayes")
+        discordant = (check_positive_int(self.bayes_only, "bayes_only", minimum=0)
+                      + check_positive_int(self.probe_only, "probe_only", minimum=0))
+        if discordant > n:
+            raise ValueError(f"bayes_only + probe_only must be at most n ({n}), got {discordant}")
 
     @property
     def z(self) -> float:
