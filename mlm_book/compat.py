@@ -45,6 +45,7 @@ from mlm_book.validation import (
     SUM_TOLERANCE,
     as_float_array,
     as_int_array,
+    check_bool,
     check_generator,
     check_positive_float,
     check_positive_int,
@@ -587,7 +588,7 @@ def choose_four_cycles(tokens, reference: ConditionalFamily, rng: np.random.Gene
     reference = _check_family(reference, "reference")
     rng = check_generator(rng)
     batch, length = tokens.shape
-    if adjacent:
+    if check_bool(adjacent, "adjacent"):
         first = rng.integers(0, length - 1, size=batch)
         second = first + 1
     else:

@@ -40,6 +40,7 @@ import numpy as np
 
 from mlm_book.validation import (
     as_float_array,
+    check_bool,
     check_generator,
     check_positive_int,
     check_real,
@@ -442,7 +443,7 @@ def marchenko_pastur_mev(n: int, d: int, *, tracy_widom: bool = True) -> float:
     """
     n = check_positive_int(n, "n")
     d = check_positive_int(d, "d")
-    if not tracy_widom:
+    if not check_bool(tracy_widom, "tracy_widom"):
         return float((np.sqrt(n) + np.sqrt(d)) ** 2 / (n * d))
     a, b = np.sqrt(n - 0.5), np.sqrt(d - 0.5)
     centre = (a + b) ** 2

@@ -368,9 +368,14 @@ def _check_overflow(value, what: str) -> None:
                          "(keep |h| + 2|J| well below 1e308)")
 
 
-def _check_theta(h, J) -> tuple[np.ndarray, np.ndarray]:
+def _check_theta(h, J, spins: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     h = as_float_array(h, "h")
     J = as_float_array(J, "J")
+    try:
+        np.broadcast_shapes(h.shape, J.shape, spins.shape)
+    except ValueError:
+        raise ValueError(f"h and J must broadcast against the spins' shape {spins.shape}, got shapes "
+                         f"{h.shape} and {J.shape}") from None
     return h, J
 
 
@@ -393,7 +398,7 @@ def full_conditionals(spins, h, J) -> np.ndarray:
     array([[0.7311, 0.8808, 0.7311]])
     """
     spins = check_spins(spins)
-    h, J = _check_theta(h, J)
+    h, J = _check_theta(h, J, spins)
     field = h + J * _local_fields(spins)
     return 1.0 / (1.0 + np.exp(-2.0 * field))
 
@@ -415,7 +420,7 @@ def log_pseudo_likelihood(spins, h, J) -> np.ndarray:
     array([-1.3863, -1.3863])
     """
     spins = check_spins(spins)
-    h, J = _check_theta(h, J)
+    h, J = _check_theta(h, J, spins)
     with np.errstate(over="ignore", invalid="ignore"):
         field = h + J * _local_fields(spins)
         value = (spins * field - np.logaddexp(field, -field)).sum(-1)

@@ -152,7 +152,8 @@ def _labels(labels, name: str, n: int | None = None) -> np.ndarray:
     if array.dtype == bool or not np.issubdtype(array.dtype, np.integer):
         raise TypeError(f"{name} must hold integer class labels, got dtype {array.dtype}")
     if n is not None and array.shape[0] != n:
-        raise ValueError(f"{name} must have one label per row of the features ({n}), got {array.shape[0]}")
+        features = name.replace("labels", "features") if "labels" in name else "the features"
+        raise ValueError(f"{name} must have one label per row of {features} ({n}), got {array.shape[0]}")
     return array.astype(np.int64, copy=False)
 
 

@@ -100,7 +100,7 @@ def table(header: Sequence[str], rows: Sequence[Sequence], formats: Sequence[str
         raise TypeError("formats must hold format specifications (str) or None")
     rows = check_sequence(rows, "rows")
     if len(formats) != len(header):
-        raise ValueError(f"formats must have {len(header)} entries (one per column), got {len(formats)}")
+        raise ValueError(f"formats must have {len(header)} entries (one per column of header), got {len(formats)}")
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for number, row in enumerate(rows):
         row = check_sequence(row, f"rows[{number}]")

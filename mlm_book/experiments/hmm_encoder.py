@@ -40,6 +40,7 @@ from mlm_book.scoring import cross_entropy, entropy, kl_divergence
 from mlm_book.validation import (
     as_float_array,
     as_int_array,
+    check_bool,
     check_instance,
     check_positive_int,
     check_probability,
@@ -879,9 +880,16 @@ def seed_band(getter, results=None) -> tuple[float, float, float, float, float]:
     """
     if not callable(getter):
         raise TypeError(f"getter must be callable, got {type(getter).__name__}")
-    values = np.array([float(getter(r)) for r in (seed_evaluations() if results is None else results)])
-    if values.size < 2 or not np.all(np.isfinite(values)):
-        raise ValueError(f"getter must give a finite number for each of at least two seeds, got {values}")
+    if results is None:
+        results = seed_evaluations()
+    elif isinstance(results, (str, bytes)) or not isinstance(results, (tuple, list)) or len(results) < 2:
+        raise TypeError(f"results must be a tuple or list of at least two per-seed results, got {results!r:.80}")
+    try:
+        values = np.array([float(getter(r)) for r in results])
+    except (AttributeError, KeyError, IndexError, TypeError, ValueError) as error:
+        raise TypeError(f"getter must map each of results to a number; it raised {error!r:.120}") from None
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"getter must give a finite number for each seed in results, got {values}")
     return (float(values[0]), float(values.mean()), float(values.std(ddof=1)), float(values.min()),
             float(values.max()))
 
@@ -898,6 +906,13 @@ def band_cell(getter, fmt: str = ".3f", results=None, *, with_range: bool = True
     """
     if not isinstance(fmt, str):
         raise TypeError(f"fmt must be a format specification (str), got {type(fmt).__name__}")
+    try:
+        if len(fmt) > 8:  # a width of 10**12 would allocate a terabyte-long string
+            raise ValueError
+        format(0.5, fmt)
+    except ValueError:
+        raise ValueError(f"fmt must be a short format specification for a float, got {fmt!r:.40}") from None
+    check_bool(with_range, "with_range")
     _, mean, sd, low, high = seed_band(getter, results)
     return f"{mean:{fmt}} ± {sd:{fmt}}" + (f" ({low:{fmt}}–{high:{fmt}})" if with_range else "")
 

@@ -157,6 +157,8 @@ def word_cap(corpus: Corpus, alias: str = "kestrel") -> MajorityCap:
     """
     check_instance(corpus, "corpus", Corpus)
     names = [company.alias for company in COMPANIES]
+    if not isinstance(alias, str):
+        raise TypeError(f"alias must be a company alias (str), got {type(alias).__name__}")
     if alias not in names:
         raise ValueError(f"alias must be one of the {len(names)} company aliases, got {alias!r}")
     mask = (corpus.entity > 0) & (corpus.alias == names.index(alias))

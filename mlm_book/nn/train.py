@@ -107,7 +107,7 @@ class TrainConfig:
             raise ValueError(f"lr must be a positive number, got {self.lr!r}")
         if not (isinstance(self.final_lr_fraction, (int, float)) and 0.0 <= self.final_lr_fraction <= 1.0):
             raise ValueError(f"final_lr_fraction must be in [0, 1], got {self.final_lr_fraction!r}")
-        if self.dtype not in ("float32", "float64"):
+        if not isinstance(self.dtype, str) or self.dtype not in ("float32", "float64"):
             raise ValueError(f"dtype must be 'float32' or 'float64', got {self.dtype!r}")
         self.adam()  # validates beta1, beta2, eps, weight_decay
 
