@@ -215,7 +215,8 @@ def test_key_bias_from_valid_dtype_and_shape():
 
 def test_gelu_takes_real_numbers_and_its_derivative_refuses_overflow():
     assert layers.gelu(2) == layers.gelu(2.0)
-    assert layers.gelu(np.float32(1.0)).dtype == np.float32
+    # arrays keep float32 under every supported NumPy (a float32 scalar becomes float64 before NumPy 2's NEP 50)
+    assert layers.gelu(np.array([1.0], dtype=np.float32)).dtype == np.float32
     with pytest.raises(ValueError, match="u must be finite"):
         layers.gelu(np.array([0.0, np.nan]))
     with pytest.raises(TypeError, match="u must hold real numbers"):
