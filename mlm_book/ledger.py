@@ -29,7 +29,7 @@ import numpy as np
 
 from mlm_book.validation import check_bool, check_instance, check_real, check_sequence
 
-__all__ = ["VERDICTS", "seed_verdict", "verdict_counts", "Claim", "ClaimResult", "ChapterSummary", "all_claims",
+__all__ = ["VERDICTS", "over_seeds", "seed_verdict", "verdict_counts", "Claim", "ClaimResult", "ChapterSummary", "all_claims",
            "verify", "format_value", "to_markdown", "to_html", "to_text", "chapter_summary"]
 
 _ID_PATTERN = re.compile(r"^S(\d+)-(W?\d+)$")
@@ -95,6 +95,53 @@ def _format(value: Any, fmt: str) -> str:
 
 VERDICTS = ("reproduced", "seed-dependent", "not reproduced")
 """Verdicts of a learned claim over its training seeds: its rule holds for every seed, for some, for none."""
+
+
+def over_seeds(values, holding: int, *, fmt: str = ".3f", sd_fmt: str | None = None) -> dict:
+    """A learned claim's value: the book seed's value, mean ± sd per number over the seeds, and how many hold.
+
+    Parameters
+    ----------
+    values : sequence
+        One value per training seed, the book's first: a number, a tuple of numbers or a
+        mapping of numbers (the same keys at every seed).
+    holding : int
+        How many of the seeds satisfy the claim's rule.
+    fmt, sd_fmt : str
+        Formats of the means and of the standard deviations (default ``fmt``). A standard
+        deviation below 1e-12 (an exact quantity, equal at every seed up to rounding) shows as 0.
+
+    Examples
+    --------
+    >>> over_seeds([(1.0, 2.0), (3.0, 2.0)], 1)
+    {'book': (1.0, 2.0), 'mean ± sd': '2.000 ± 1.414 / 2.000 ± 0.000', 'seeds holding': '1 of 2'}
+    """
+    values = check_sequence(values, "values")
+    if len(values) < 2:
+        raise ValueError(f"values must hold one value per seed for at least two seeds, got {len(values)}")
+    try:
+        columns = np.array([list(v.values()) if isinstance(v, Mapping) else list(v) if isinstance(v, (tuple, list))
+                            else [v] for v in values], dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError("values must hold a number, a tuple or a mapping of numbers per seed, alike at every "
+                        "seed") from None
+    if columns.ndim != 2 or not np.all(np.isfinite(columns)):
+        raise ValueError("values must hold finite numbers, alike at every seed")
+    sd_fmt = fmt if sd_fmt is None else sd_fmt
+    for text, name in ((fmt, "fmt"), (sd_fmt, "sd_fmt")):
+        if not isinstance(text, str):
+            raise TypeError(f"{name} must be a format specification (str), got {type(text).__name__}")
+        try:
+            if len(text) > 8:  # a width of 10**12 would allocate a terabyte-long string
+                raise ValueError
+            format(0.5, text)
+        except ValueError:
+            raise ValueError(f"{name} must be a short format specification for a float, got {text!r:.40}") from None
+    if isinstance(holding, bool) or not isinstance(holding, numbers.Integral) or not 0 <= holding <= len(values):
+        raise ValueError(f"holding must be an integer count in [0, {len(values)}], got {holding!r:.40}")
+    spreads = " / ".join(f"{column.mean():{fmt}} ± {column.std(ddof=1) if column.std() > 1e-12 else 0:{sd_fmt}}"
+                         for column in columns.T)
+    return {"book": values[0], "mean ± sd": spreads, "seeds holding": f"{holding} of {len(values)}"}
 
 
 def seed_verdict(value: Any) -> tuple[str, str] | None:

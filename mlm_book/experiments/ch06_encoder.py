@@ -17,7 +17,7 @@ import numpy as np
 from mlm_book.experiments import filing_encoder as fe
 from mlm_book.figures import NARROW, PALETTE, SENSE_COLORS, WIDE, subplots
 from mlm_book.finance.world import DIRECTION_WORDS, EVALUATIVE_VERBS
-from mlm_book.ledger import Claim
+from mlm_book.ledger import Claim, over_seeds
 from mlm_book.report import Markdown, table
 from mlm_book.validation import check_instance, check_real
 
@@ -122,10 +122,7 @@ def _count(rule) -> int:
 
 def _judged(getter, rule):
     """A claim's value: the book seed's number(s), mean ± sd over the seeds, and how many seeds satisfy ``rule``."""
-    values = [getter(r) for r in seeds()]
-    columns = np.array([list(v) if isinstance(v, (tuple, list)) else [v] for v in values], dtype=float)
-    spreads = " / ".join(f"{mean:.3f} ± {sd:.3f}" for mean, sd in (fe.spread(col) for col in columns.T))
-    return {"book": values[0], "mean ± sd": spreads, "seeds holding": f"{_count(rule)} of {len(seeds())}"}
+    return over_seeds([getter(r) for r in seeds()], _count(rule))
 
 
 # ----------------------------------------------------------------------------- tables

@@ -613,9 +613,9 @@ class FilingMeasurements:
 
 def _check_measurements(record: FilingMeasurements) -> None:
     """Raise if a field of ``record`` is of the wrong kind, out of range or not finite."""
-    from mlm_book.experiments.hmm_encoder import _check_finite_numbers, _check_seed
+    from mlm_book.experiments.hmm_encoder import _check_finite_numbers
 
-    _check_seed(record.seed, "seed")
+    check_positive_int(record.seed, "seed", minimum=0)
     check_positive_int(record.steps, "steps")
     check_real(record.seconds, "seconds", low=0.0)
     check_real(record.layer0_spread, "layer0_spread", low=0.0)

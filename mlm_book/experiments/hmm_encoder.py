@@ -32,7 +32,7 @@ from mlm_book import channel as channel_module
 from mlm_book import hmm as hmm_module
 from mlm_book.channel import Channel, corrupt, exact_posterior, optimum
 from mlm_book.hmm import default_hmm
-from mlm_book.ledger import Claim
+from mlm_book.ledger import Claim, over_seeds
 from mlm_book.nn import encoder as enc
 from mlm_book.nn import gradcheck, layers
 from mlm_book.nn.train import TrainConfig, TrainResult, cached_training
@@ -103,14 +103,6 @@ def _has_negative(value) -> bool:
     if isinstance(value, (list, tuple)):
         return any(_has_negative(item) for item in value)
     return isinstance(value, numbers.Real) and value < 0
-
-
-def _check_seed(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
-    if value < 0:
-        raise ValueError(f"{name} must be a non-negative integer, got {value}")
-    return int(value)
 
 
 @dataclass(frozen=True)
@@ -200,7 +192,7 @@ class HMMEncoderSetup:
             raise ValueError(f"length must be at most the encoder's position table ({self.encoder.length}), "
                              f"got {self.length}")
         check_positive_int(self.eval_sequences, "eval_sequences")
-        _check_seed(self.eval_seed, "eval_seed")
+        check_positive_int(self.eval_seed, "eval_seed", minimum=0)
 
     def channel(self) -> Channel:
         """The training and evaluation channel."""
@@ -920,13 +912,7 @@ def band_cell(getter, fmt: str = ".3f", results=None, *, with_range: bool = True
 def _judged(getter, rule, results=None) -> dict:
     """A claim's value: the book seed's value, and how many of the seeds satisfy ``rule``."""
     results = seed_evaluations() if results is None else results
-    values = [getter(r) for r in results]
-    columns = np.array([list(v.values()) if isinstance(v, dict) else [v] for v in values], dtype=np.float64)
-    # an exact quantity (the same at every seed) differs only by rounding: show its sd as 0
-    spreads = " / ".join(f"{column.mean():.3g} ± {column.std(ddof=1) if column.std() > 1e-12 else 0:.2g}"
-                         for column in columns.T)
-    return {"book": values[0], "mean ± sd": spreads,
-            "seeds holding": f"{sum(bool(rule(r)) for r in results)} of {len(results)}"}
+    return over_seeds([getter(r) for r in results], sum(bool(rule(r)) for r in results), fmt=".3g", sd_fmt=".2g")
 
 
 # --------------------------------------------------------------------------- checks
