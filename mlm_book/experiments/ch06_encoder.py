@@ -104,6 +104,14 @@ def band_text(getter, fmt: str = ".3f") -> str:
     return f"{b:{fmt}} ({m:{fmt}} ± {s:{fmt}})"
 
 
+def _skipgram_text(getter) -> str:
+    """``"book (mean ± sd)"`` of a skip-gram number over its training seeds, as the encoder's rows show theirs."""
+    from mlm_book.experiments import ch06_finance
+    values = [getter(run) for run in ch06_finance.skipgram_seeds()]
+    mean, sd = fe.spread(values)
+    return f"{values[0]:.3f} ({mean:.3f} ± {sd:.3f})"
+
+
 def _check_format(fmt) -> None:
     """Refuse, by name, a ``fmt`` that cannot format a float, or would build a huge string."""
     if not isinstance(fmt, str):
@@ -178,7 +186,7 @@ def typing_table() -> Markdown:
     """
     r = static()
     rows = [("per-alias majority (static cap)", f"{r.alias_cap.accuracy:.3f}"),
-            ("skip-gram vectors", f"{r.typing.accuracy:.3f}")]
+            ("skip-gram vectors", _skipgram_text(lambda run: run.typing))]
     rows += [(f"encoder layer {layer}", band_text(lambda m, layer=layer: m.typing[layer])) for layer in _LAYERS]
     return table(("representation", "accuracy: book seed (mean ± sd of 5)"), rows)
 
@@ -267,7 +275,7 @@ def lexicon_table() -> Markdown:
     """
     r = static()
     se = math.sqrt(0.25 / 35)
-    rows = [("chance (± 2 SE)", f"0.500 ± {2 * se:.3f}"), ("skip-gram vectors", f"{r.lexicon_probe.accuracy:.3f}")]
+    rows = [("chance (± 2 SE)", f"0.500 ± {2 * se:.3f}"), ("skip-gram vectors", _skipgram_text(lambda run: run.lexicon))]
     rows += [(f"encoder layer {layer}, mean over occurrences", band_text(lambda m, layer=layer: m.lexicon[layer]))
              for layer in _LAYERS]
     rows.append(("document-pooled semantic orientation", f"{r.orientation.accuracy:.3f}"))
@@ -425,11 +433,12 @@ def figure_typing():
     ['21 aliases, leave one alias out', 'kestrel alone, five folds']
     >>> plt.close(fig)
     """
+    from mlm_book.experiments import ch06_finance
     r = static()
     fig, axes = subplots(1, 2, width=WIDE, height=3.4, sharey=True)
     x = np.arange(3)
     panels = ((axes[0], lambda m, layer: m.typing[layer], r.alias_cap.accuracy, "per-alias majority",
-               "21 aliases, leave one alias out", r.typing.accuracy),
+               "21 aliases, leave one alias out", [run.typing for run in ch06_finance.skipgram_seeds()]),
               (axes[1], lambda m, layer: m.kestrel[layer], r.kestrel_cap.accuracy, "majority share",
                "kestrel alone, five folds", None))
     for ax, getter, cap, cap_label, title, skipgram in panels:
@@ -440,7 +449,8 @@ def figure_typing():
         ax.plot(x, first, color=PALETTE["blue"], marker="o", lw=2, label="book seed")
         ax.axhline(cap, color=PALETTE["black"], ls="--", lw=1, label=cap_label)
         if skipgram is not None:
-            ax.plot([-0.25], [skipgram], marker="s", color=PALETTE["orange"], ls="none", label="skip-gram")
+            ax.plot([-0.25] * len(skipgram), skipgram, marker="s", color=PALETTE["orange"], ls="none", alpha=0.6,
+                    label=f"skip-gram, {len(skipgram)} seeds")
         ax.set_xticks(x, ["layer 0", "layer 1", "layer 2"])
         ax.set_title(title)
         ax.set_ylim(0.3, 1.02)
