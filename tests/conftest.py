@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,31 @@ ROOT = Path(__file__).resolve().parents[1]
 BROWSER_CANDIDATES = ("chromium", "chromium-browser", "google-chrome")
 NO_BROWSER = ("no Chromium found ($CHROMIUM, chromium, chromium-browser, google-chrome): install one "
               "(Debian/Ubuntu: apt-get install chromium) or point $CHROMIUM at it to run the browser tests")
+
+
+def pytest_collection_finish(session) -> None:
+    """Before a run that includes the slow tests, train every encoder the book reads that is not cached.
+
+    Left to the tests, a cold cache trains the encoders as each test first reads one: the
+    HMM seeds in one pool, the filing seeds in another, the single diagnostic runs one by
+    one, each pool's last round leaving a core idle. One pool for all of them, longest first
+    (``filing_encoder.ensure_book_encoders``), keeps both cores busy to the end. It runs in
+    a subprocess so that no memoised loader of this process is warmed before the tests that
+    record their first calls. A warm cache costs about 2 s; a run without slow tests (``make
+    check``, a single file) skips it and trains lazily what it reads.
+    """
+    if session.config.option.collectonly or not any(item.get_closest_marker("slow") for item in session.items):
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    start = time.perf_counter()
+    result = subprocess.run([sys.executable, "-c", "from mlm_book.experiments import filing_encoder as fe; "
+                             "print(fe.ensure_book_encoders())"], cwd=ROOT, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise pytest.UsageError(f"training the book's encoders failed:\n{result.stderr[-4000:]}")
+    trained = int(result.stdout.split()[-1])
+    if reporter is not None and trained:
+        reporter.write_line(f"trained {trained} encoders missing from the cache in "
+                            f"{time.perf_counter() - start:.0f} s (one pool, both cores)")
 
 
 def build_site(config: Path, site: Path, cwd: Path) -> subprocess.CompletedProcess:

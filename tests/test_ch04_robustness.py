@@ -28,8 +28,18 @@ def test_default_seeds_start_with_the_books(robustness):
     assert len({row.n_occurrences for row in robustness.rows}) == 1
 
 
+def test_contrast_recipe_is_measured_at_the_same_seeds():
+    contrasts = ch4.contrast_robustness()
+    assert contrasts.seeds == hmm_encoder.SEEDS and all(row.label == "contrast" for row in contrasts.rows)
+    # its book-seed row is chapter 4's single contrast encoder, measured the same way
+    assert contrasts.rows[0].self_similarity == ch4.init_scale_contrast().self_similarity
+    # a different recipe gives different encoders from the book's at every seed
+    book_norms = {round(row.token_norm, 12) for row in ch4.seed_robustness().rows}
+    assert not book_norms & {round(row.token_norm, 12) for row in contrasts.rows}
+
+
 def test_within_position_spread_holds_for_every_seed(robustness):
-    for row in robustness.rows + (ch4.init_scale_contrast(),):
+    for row in robustness.rows + ch4.contrast_robustness().rows:
         # Layer 0 is E[w] + P_i: one repeated vector per position, so exactly one up to rounding.
         assert abs(row.within_position[0] - 1.0) <= 1e-12
         # After a block, occurrences at one position spread: the margin 0.05 is the S5-13 rule's;
@@ -39,7 +49,7 @@ def test_within_position_spread_holds_for_every_seed(robustness):
 
 
 def test_booleans_are_the_registered_rules(robustness):
-    for row in robustness.rows + (ch4.init_scale_contrast(),):
+    for row in robustness.rows + ch4.contrast_robustness().rows:
         ss, mev, adj = row.self_similarity, row.mev, row.adjusted
         # The rules of claims.md, written out again here independently of the module's helpers.
         assert row.s509 == (ss[1] < ss[0] and ss[2] < ss[0])

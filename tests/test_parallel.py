@@ -49,7 +49,11 @@ def test_missing_encoders_train_in_parallel_once_and_then_only_load(tmp_path, mo
         hmm_encoder.ensure_trained(["not a setup"])
 
 
-def test_the_book_reads_five_seeds_and_the_contrast():
+def test_the_book_reads_both_recipes_at_five_seeds():
     setups = hmm_encoder.book_setups()
-    assert [s.training.seed for s in setups[:-1]] == list(hmm_encoder.SEEDS) and len(hmm_encoder.SEEDS) >= 5
-    assert setups[-1] == hmm_encoder.CONTRAST and available_cores() >= 1
+    n = len(hmm_encoder.SEEDS)
+    assert n >= 5 and len(setups) == 2 * n
+    assert [s.training.seed for s in setups] == 2 * list(hmm_encoder.SEEDS)
+    assert setups[0] == hmm_encoder.SETUP and setups[n] == hmm_encoder.CONTRAST and available_cores() >= 1
+    # the contrast's seeds differ from the contrast in the seed only
+    assert all(s == hmm_encoder.seed_setup(s.training.seed, hmm_encoder.CONTRAST) for s in setups[n:])

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Mapping
+from typing import Any
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -975,16 +976,17 @@ def figure_error_vs_n(config: IsingStudyConfig = ISING):
     return fig
 
 
-def figure_delta_vs_rho(config: FourCycleConfig = FOUR_CYCLE, points: Mapping[str, float] | None = None):
+def figure_delta_vs_rho(config: FourCycleConfig = FOUR_CYCLE, points: Mapping[str, Any] | None = None):
     r"""Population optimum's median and largest $|\delta|$ against $\rho$, with the exact conditionals' median.
 
     Parameters
     ----------
     config : FourCycleConfig
         The protocol; its ``rho`` (BERT's) is marked by a labelled vertical line.
-    points : mapping of str to float, optional
+    points : mapping of str to float or sequence of float, optional
         Other families' values to mark at ``config.rho`` (label: value), e.g. a trained
-        encoder's median $|\delta|$.
+        encoder's median $|\delta|$; a sequence (one value per training seed, the book's
+        first) draws the book's value large and the others small.
 
     Returns
     -------
@@ -994,7 +996,7 @@ def figure_delta_vs_rho(config: FourCycleConfig = FOUR_CYCLE, points: Mapping[st
     ------
     TypeError, ValueError
         If ``config`` is not a `FourCycleConfig`, or ``points`` not ``None`` or a mapping of
-        names to finite positive numbers (at most four).
+        names to finite positive numbers or non-empty sequences of them (at most four).
 
     Examples
     --------
@@ -1003,6 +1005,10 @@ def figure_delta_vs_rho(config: FourCycleConfig = FOUR_CYCLE, points: Mapping[st
     >>> len(fig.axes[0].lines), fig.axes[0].get_ylabel()     # 2 curves, 2 reference lines, 1 point
     (5, '$|\\delta|$ (nats)')
     >>> plt.close(fig)
+    >>> fig = figure_delta_vs_rho(points={"an encoder, 3 seeds": [1e-3, 2e-3, 5e-4]})
+    >>> len(fig.axes[0].lines)                                 # the book's point, then the other seeds'
+    6
+    >>> plt.close(fig)
     """
     _check_config(config, FourCycleConfig)
     if points is not None:
@@ -1010,11 +1016,16 @@ def figure_delta_vs_rho(config: FourCycleConfig = FOUR_CYCLE, points: Mapping[st
             raise TypeError(f"points must be a mapping of names to values, got {type(points).__name__}")
         if len(points) > 4:
             raise ValueError(f"points must hold at most 4 values (one marker each), got {len(points)}")
+        checked = {}
         for name, value in points.items():
             if not isinstance(name, str):
                 raise TypeError(f"points must be keyed by names (str), got {type(name).__name__}")
+            values = list(value) if isinstance(value, (tuple, list, np.ndarray)) else [value]
+            if not values:
+                raise ValueError(f"points[{name!r}] must hold at least one value")
             # the axis is logarithmic: a value must be positive to be drawn
-            check_positive_float(value, f"points[{name!r}]")
+            checked[name] = [check_positive_float(v, f"points[{name!r}]") for v in values]
+        points = checked
     sweep = rho_sweep(config)
     floor = np.median(np.abs(exact_families(config)["HMM conditionals"]))
     fig, ax = subplots(width=WIDE, height=3.9)
@@ -1025,8 +1036,11 @@ def figure_delta_vs_rho(config: FourCycleConfig = FOUR_CYCLE, points: Mapping[st
     ax.axhline(max(floor, 1e-17), color=PALETTE["grey"], ls="--", lw=1.2,
                label=r"HMM's exact conditionals: median $|\delta|$ (rounding)")
     ax.axvline(config.rho, color=PALETTE["black"], ls=":", lw=1.2, label=rf"BERT's selection rate $\rho$ = {config.rho:g}")
-    for (name, value), marker in zip((points or {}).items(), "*Dv^"):
-        ax.plot([config.rho], [value], marker, color=PALETTE["green"], ms=11, ls="none", label=name)
+    for (name, values), marker in zip((points or {}).items(), "*Dv^"):
+        ax.plot([config.rho], values[:1], marker, color=PALETTE["green"], ms=11, ls="none", label=name)
+        if len(values) > 1:
+            ax.plot([config.rho] * (len(values) - 1), values[1:], marker, color=PALETTE["green"], ms=6, alpha=0.6,
+                    ls="none")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel(rf"selection rate $\rho$ (channel {config.mask:.0%} [MASK], {config.random:.0%} random, "

@@ -57,7 +57,7 @@ __all__ = [
     "SeedRobustness",
     "seed_robustness",
     "robustness_statements",
-    "init_scale_contrast",
+    "init_scale_contrast", "contrast_robustness",
     "UNCERTAIN_SENSE",
     "SenseAxis",
     "sense_axes",
@@ -957,6 +957,30 @@ def init_scale_contrast() -> SeedGeometry:
         ``label`` is ``"token table at init_std, no weight decay"``.
     """
     return _encoder_geometry(_encoder().CONTRAST, "token table at init_std, no weight decay")
+
+
+@functools.cache
+def contrast_robustness() -> SeedRobustness:
+    """The contrast encoder ([`init_scale_contrast`][mlm_book.experiments.ch04_geometry.init_scale_contrast])
+    at each of the book's training seeds, so that its findings carry their own seed spread.
+
+    Returns
+    -------
+    SeedRobustness
+        One row per seed of `mlm_book.experiments.hmm_encoder.SEEDS`, the book's first (that
+        row is [`init_scale_contrast`][mlm_book.experiments.ch04_geometry.init_scale_contrast]);
+        every row's ``label`` is ``"contrast"``.
+
+    Examples
+    --------
+    >>> robust = contrast_robustness()
+    >>> robust.seeds == _encoder().SEEDS, robust.rows[0].self_similarity == init_scale_contrast().self_similarity
+    (True, True)
+    """
+    hmm_encoder = _encoder()
+    setups = [hmm_encoder.seed_setup(seed, hmm_encoder.CONTRAST) for seed in hmm_encoder.SEEDS]
+    hmm_encoder.ensure_trained(setups)  # the missing ones, in parallel
+    return SeedRobustness(rows=tuple(_encoder_geometry(setup, "contrast") for setup in setups), config=SPLITS)
 
 
 #: Posterior range of the occurrences [`sense_axes`][mlm_book.experiments.ch04_geometry.sense_axes] counts as having an uncertain sense.

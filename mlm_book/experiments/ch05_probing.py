@@ -270,9 +270,24 @@ def probe_markdown(table_: ProbeTable | None = None) -> Markdown:
     Raises
     ------
     TypeError
-        If ``table_`` is not a `ProbeTable` (or ``None``, the book's table).
+        If ``table_`` is not a `ProbeTable` (or ``None``, the book's table), or ``seeds`` not a
+        `SeedProbes` (or ``None``).
+    ValueError
+        If ``seeds`` has a different number of layers from ``table_``.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig = figure_probes(seeds=seed_probes())
+    >>> len(fig.axes[0].lines) > 5
+    True
+    >>> plt.close(fig)
     """
     t = probe_table() if table_ is None else check_instance(table_, "table_", ProbeTable)
+    if seeds is not None:
+        check_instance(seeds, "seeds", SeedProbes)
+        if len(seeds.probes[0]) != len(t.rows):
+            raise ValueError(f"seeds must score the table's {len(t.rows)} layers, got {len(seeds.probes[0])}")
     token_se = float(np.sqrt(t.token_table * (1 - t.token_table) / t.n_test))
     names = ("layer 0: input E[w] + P_i", "layer 1: after block 1", "layer 2: after block 2")
     rows = [("token-table row E[w]", t.token_table, token_se, "—", "—")]
@@ -284,8 +299,16 @@ def probe_markdown(table_: ProbeTable | None = None) -> Markdown:
                  formats=[None, ".3f", ".3f", ".3f", "+.3f"])
 
 
-def figure_probes(table_: ProbeTable | None = None):
+def figure_probes(table_: ProbeTable | None = None, seeds: SeedProbes | None = None):
     """Figure: probe accuracy by representation with its control, the static cap and the exact Bayes accuracy.
+
+    Parameters
+    ----------
+    table_ : ProbeTable, optional
+        The book's [`probe_table`][mlm_book.experiments.ch05_probing.probe_table] by default.
+    seeds : SeedProbes, optional
+        Probes of encoders trained at other seeds ([`seed_probes`][mlm_book.experiments.ch05_probing.seed_probes]):
+        their layer scores are drawn as small faint dots beside the table's.
 
     Returns
     -------
@@ -294,9 +317,24 @@ def figure_probes(table_: ProbeTable | None = None):
     Raises
     ------
     TypeError
-        If ``table_`` is not a `ProbeTable` (or ``None``, the book's table).
+        If ``table_`` is not a `ProbeTable` (or ``None``, the book's table), or ``seeds`` not a
+        `SeedProbes` (or ``None``).
+    ValueError
+        If ``seeds`` has a different number of layers from ``table_``.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig = figure_probes(seeds=seed_probes())
+    >>> len(fig.axes[0].lines) > 5
+    True
+    >>> plt.close(fig)
     """
     t = probe_table() if table_ is None else check_instance(table_, "table_", ProbeTable)
+    if seeds is not None:
+        check_instance(seeds, "seeds", SeedProbes)
+        if len(seeds.probes[0]) != len(t.rows):
+            raise ValueError(f"seeds must score the table's {len(t.rows)} layers, got {len(seeds.probes[0])}")
     layers = np.arange(len(t.rows)) + 1
     fig, ax = subplots(width=WIDE, height=3.4)
     with style():
@@ -309,11 +347,19 @@ def figure_probes(table_: ProbeTable | None = None):
                          markerfacecolor="white", markersize=7, label="probe on the token-table row $E[w]$")
         control, = ax.plot(layers, t.controls, marker="s", linestyle="--", color=PALETTE["grey"],
                            label="control: trained and scored on permuted senses")
+        handles = [probes, token, control, bayes, cap]
+        if seeds is not None:
+            others = np.array(seeds.probes[1:])
+            offsets = layers[None, :] + 0.12
+            dots, = ax.plot(np.broadcast_to(offsets, others.shape).ravel(), others.ravel(), marker="o",
+                            linestyle="none", markersize=4, alpha=0.6, color=PALETTE["sky"],
+                            label=f"probe, the other {len(others)} training seeds")
+            handles.insert(1, dots)
         ax.set_xticks(np.arange(len(t.rows) + 1), ["token table"] + [f"layer {row.layer}" for row in t.rows])
         ax.set_xlim(-0.4, len(t.rows) + 0.4)
         ax.set_ylim(0.4, 1.02)
         ax.set_ylabel(f"sense accuracy ({t.n_test} test occurrences)")
-        ax.legend(handles=[probes, token, control, bayes, cap], loc="center left", bbox_to_anchor=(1.0, 0.5))
+        ax.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.5))
     return fig
 
 

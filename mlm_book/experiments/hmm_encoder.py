@@ -317,15 +317,15 @@ def ensure_trained(setups) -> int:
 
 
 def book_setups() -> tuple[HMMEncoderSetup, ...]:
-    """Every HMM encoder the book reads: the book's seeds, then the contrast.
+    """Every HMM encoder the book reads: the book's recipe at each seed, then the contrast at each seed.
 
     Examples
     --------
     >>> setups = book_setups()
-    >>> len(setups), setups[0] == SETUP, setups[-1] == CONTRAST
-    (6, True, True)
+    >>> len(setups), setups[0] == SETUP, setups[len(SEEDS)] == CONTRAST
+    (10, True, True)
     """
-    return (*(seed_setup(seed) for seed in SEEDS), CONTRAST)
+    return (*(seed_setup(seed) for seed in SEEDS), *(seed_setup(seed, CONTRAST) for seed in SEEDS))
 
 
 def hidden_states(tokens) -> list[np.ndarray]:
@@ -601,12 +601,13 @@ def evaluation(setup: HMMEncoderSetup = SETUP) -> EncoderEvaluation:
 
 
 def loss_curve_figure(setup: HMMEncoderSetup = SETUP, window: int = 50):
-    """The training loss per step against the exact posterior's entropy floor.
+    """The training loss per step against the exact posterior's entropy floor, with the other seeds' averages.
 
     The loss of each step is the mean $-\\log q$ on that step's fresh batch, an unbiased
     estimate of the encoder's risk; no predictor's risk is below the mean entropy of the
     exact posterior (Theorem 1), drawn as the floor (estimated on the held-out positions
-    of [`evaluation`][mlm_book.experiments.hmm_encoder.evaluation]).
+    of [`evaluation`][mlm_book.experiments.hmm_encoder.evaluation]). For the book's setup the
+    moving averages of the other [`SEEDS`][mlm_book.experiments.hmm_encoder.SEEDS] are drawn faint.
 
     Parameters
     ----------
@@ -629,8 +630,8 @@ def loss_curve_figure(setup: HMMEncoderSetup = SETUP, window: int = 50):
     Examples
     --------
     >>> fig = loss_curve_figure()
-    >>> len(fig.axes[0].lines), fig.axes[0].get_xlabel()
-    (3, 'Adam step')
+    >>> len(fig.axes[0].lines), fig.axes[0].get_xlabel()     # raw, its average, 4 other seeds, floor
+    (7, 'Adam step')
     """
     check_instance(setup, "setup", HMMEncoderSetup)
     window = check_positive_int(window, "window")
@@ -646,6 +647,11 @@ def loss_curve_figure(setup: HMMEncoderSetup = SETUP, window: int = 50):
     ax.plot(steps, losses, color="0.78", linewidth=0.6, label="loss on each step's fresh batch")
     ax.plot(steps[window - 1:], smooth, color=PALETTE["blue"], linewidth=1.8,
             label=f"moving average over {window} steps")
+    if setup == SETUP:
+        for i, seed in enumerate(SEEDS[1:]):
+            other = np.convolve(trained_encoder(seed_setup(seed)).losses, np.ones(window) / window, mode="valid")
+            ax.plot(steps[window - 1:], other, color=PALETTE["sky"], linewidth=0.9, alpha=0.8,
+                    label=f"the other {len(SEEDS) - 1} training seeds (moving averages)" if i == 0 else None)
     ax.axhline(floor, color=PALETTE["vermillion"], linestyle="--", linewidth=1.4,
                label=f"floor: mean entropy of the exact posterior ({floor:.3f} nats)")
     ax.set_xlabel("Adam step")
