@@ -45,12 +45,15 @@ browser:
 		echo "no Chromium found: the browser tests will be skipped (install one, e.g. 'sudo apt-get install chromium', or set CHROMIUM=/path/to/chrome)"; \
 	fi
 
+# Two pytest-xdist workers, each test file whole on one worker (its module fixtures computed once).
+XDIST := -n 2 --dist loadfile
+
 test: $(STAMP) browser
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(XDIST)
 
 # Everything but the tests marked slow (training, the site, the browser): for iteration.
 check: $(STAMP)
-	$(BIN)/python -m pytest -m "not slow" -q
+	$(BIN)/python -m pytest -m "not slow" -q $(XDIST)
 
 # The support range, tested: the oldest pins (constraints/oldest.txt) on Python 3.11, and
 # Python 3.13 when it is installed (on the PATH or under pyenv); a missing one is reported.

@@ -63,7 +63,9 @@ BUDGET = 3.0
 CANDIDATE_CALLS = 4
 #: Callables whose valid calls may take longer than ``BUDGET``, with their own budget (seconds):
 #: a varied but valid argument can ask for real work (twelve new corpora take about 6 s).
-BUDGETS = {"mlm_book.experiments.ch06_finance.orientation_over_corpora": 20.0}
+BUDGETS = {"mlm_book.experiments.ch06_finance.orientation_over_corpora": 20.0,
+           # a generated `only` such as "S" is valid and evaluates every claim: seconds, more on a busy machine
+           "mlm_book.ledger.verify": 60.0}
 #: Modules whose doctests are not run to record examples (they touch the environment or argv).
 NO_RECORDING = {"mlm_book.cli", "mlm_book.cache"}
 #: Public callables not driven here, with the reason.

@@ -89,11 +89,18 @@ def test_plugin_formula_on_a_hand_case():
 def test_loss_curve_figure():
     fig = he.loss_curve_figure()
     ax = fig.axes[0]
-    assert len(ax.lines) == 3
+    others = len(he.SEEDS) - 1
+    assert len(ax.lines) == 3 + others   # raw, its average, one average per other seed, the floor
     raw = ax.lines[0].get_ydata()
     assert len(raw) == 3000
-    floor = ax.lines[2].get_ydata()[0]
+    floor = ax.lines[-1].get_ydata()[0]
     assert abs(floor - he.evaluation().mean_entropy) <= 1e-12
+    # each faint line is another seed's moving average, not a copy of the book's
+    book = ax.lines[1].get_ydata()
+    for line, seed in zip(ax.lines[2:2 + others], he.SEEDS[1:]):
+        losses = he.trained_encoder(he.seed_setup(seed)).losses
+        assert np.allclose(line.get_ydata(), np.convolve(losses, np.ones(50) / 50, mode="valid"))
+        assert not np.allclose(line.get_ydata(), book)
 
 
 def test_trained_params_are_finite_and_shaped():

@@ -228,3 +228,19 @@ def test_chapter5_records_name_their_bad_field():
         ch5.ControlSpread(layer=1, permuted=np.array([]), true_labels=np.array([0.5]), binomial_sd=0.006)
     with pytest.raises(TypeError, match="seeds"):
         ch5.seed_probes(())
+
+
+def test_figure_probes_draws_every_other_seed_once():
+    seeds = ch5.seed_probes()
+    fig = ch5.figure_probes(seeds=seeds)
+    try:
+        dots = [line for line in fig.axes[0].lines if str(line.get_label()).startswith("probe, the other")]
+        assert len(dots) == 1
+        assert sorted(dots[0].get_ydata()) == sorted(np.ravel(seeds.probes[1:]).tolist())
+    finally:
+        plt.close(fig)
+    with pytest.raises(TypeError, match="seeds"):
+        ch5.figure_probes(seeds="seeds")
+    short = ch5.SeedProbes(seeds=(1, 2), probes=((0.5, 0.9), (0.5, 0.9)), bayes=0.97)
+    with pytest.raises(ValueError, match="seeds"):
+        ch5.figure_probes(seeds=short)

@@ -270,24 +270,9 @@ def probe_markdown(table_: ProbeTable | None = None) -> Markdown:
     Raises
     ------
     TypeError
-        If ``table_`` is not a `ProbeTable` (or ``None``, the book's table), or ``seeds`` not a
-        `SeedProbes` (or ``None``).
-    ValueError
-        If ``seeds`` has a different number of layers from ``table_``.
-
-    Examples
-    --------
-    >>> import matplotlib.pyplot as plt
-    >>> fig = figure_probes(seeds=seed_probes())
-    >>> len(fig.axes[0].lines) > 5
-    True
-    >>> plt.close(fig)
+        If ``table_`` is not a `ProbeTable` (or ``None``, the book's table).
     """
     t = probe_table() if table_ is None else check_instance(table_, "table_", ProbeTable)
-    if seeds is not None:
-        check_instance(seeds, "seeds", SeedProbes)
-        if len(seeds.probes[0]) != len(t.rows):
-            raise ValueError(f"seeds must score the table's {len(t.rows)} layers, got {len(seeds.probes[0])}")
     token_se = float(np.sqrt(t.token_table * (1 - t.token_table) / t.n_test))
     names = ("layer 0: input E[w] + P_i", "layer 1: after block 1", "layer 2: after block 2")
     rows = [("token-table row E[w]", t.token_table, token_se, "—", "—")]

@@ -924,17 +924,25 @@ def skipgram_seeds(config: Chapter6Config | None = None) -> tuple[SkipGramSeedRu
 
 @functools.cache
 def _skipgram_seeds(config: Chapter6Config) -> tuple[SkipGramSeedRun, ...]:
-    r = results(config)
-    runs = []
-    for seed in range(config.skipgram_seed, config.skipgram_seed + SKIPGRAM_SEED_COUNT):
-        model = r.skipgram if seed == config.skipgram_seed else \
-            _skipgram_model(replace(config, skipgram_seed=seed), r.corpus, r.vocabulary, r.ids)
-        runs.append(SkipGramSeedRun(
-            seed=seed, final_loss=float(model.epoch_loss[-1]),
-            typing=_typing_probe(r.corpus, r.ids, model.input_vectors).accuracy,
-            lexicon=_lexicon_probe(r.vocabulary, model.input_vectors).accuracy,
-            neighbour_agreement=_neighbour_agreement(model.input_vectors, r.vocabulary, NEIGHBOURS_K)[0]))
-    return tuple(runs)
+    seeds = list(range(config.skipgram_seed, config.skipgram_seed + SKIPGRAM_SEED_COUNT))
+    key = {"skipgram": config.skipgram.as_dict(), "seeds": seeds, "corpus": config.corpus.as_dict(),
+           "corpus_seed": config.corpus_seed, "min_count": config.min_count, "neighbours": NEIGHBOURS_K}
+
+    def build():
+        r = results(config)
+        rows = []
+        for seed in seeds:
+            model = r.skipgram if seed == config.skipgram_seed else \
+                _skipgram_model(replace(config, skipgram_seed=seed), r.corpus, r.vocabulary, r.ids)
+            rows.append((float(model.epoch_loss[-1]), _typing_probe(r.corpus, r.ids, model.input_vectors).accuracy,
+                         _lexicon_probe(r.vocabulary, model.input_vectors).accuracy,
+                         _neighbour_agreement(model.input_vectors, r.vocabulary, NEIGHBOURS_K)[0]))
+        return {"values": np.array(rows)}
+
+    # the probes' 26 folds per seed take seconds: every process reading the table would repeat them
+    arrays, _ = cached("ch06-skipgram-seeds", key, [skipgram, corpus_module, vocab_module, probe, _typing_probe,
+                                                    _lexicon_probe, _neighbour_agreement, _skipgram_model], build)
+    return tuple(SkipGramSeedRun(seed, *map(float, row)) for seed, row in zip(seeds, arrays["values"]))
 
 
 def skipgram_seed_table(config: Chapter6Config | None = None) -> Markdown:
