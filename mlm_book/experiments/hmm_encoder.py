@@ -41,6 +41,7 @@ from mlm_book.validation import (
     as_float_array,
     as_int_array,
     check_bool,
+    check_format,
     check_instance,
     check_positive_int,
     check_probability,
@@ -902,14 +903,7 @@ def band_cell(getter, fmt: str = ".3f", results=None, *, with_range: bool = True
     >>> band_cell(lambda e: e.n_positions, ".0f", with_range=False)
     '1476 ± 0'
     """
-    if not isinstance(fmt, str):
-        raise TypeError(f"fmt must be a format specification (str), got {type(fmt).__name__}")
-    try:
-        if len(fmt) > 8:  # a width of 10**12 would allocate a terabyte-long string
-            raise ValueError
-        format(0.5, fmt)
-    except ValueError:
-        raise ValueError(f"fmt must be a short format specification for a float, got {fmt!r:.40}") from None
+    check_format(fmt, "fmt")
     check_bool(with_range, "with_range")
     _, mean, sd, low, high = seed_band(getter, results)
     return f"{mean:{fmt}} ± {sd:{fmt}}" + (f" ({low:{fmt}}–{high:{fmt}})" if with_range else "")
