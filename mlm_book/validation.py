@@ -28,6 +28,7 @@ __all__ = [
     "check_bool",
     "check_sequence",
     "check_format",
+    "check_finite_numbers",
 ]
 
 #: Tolerance on a probability vector's sum. Rows built in float64 sum to one within a few
@@ -389,4 +390,43 @@ def check_format(value, name: str) -> str:
         format(0.5, value)
     except ValueError:
         raise ValueError(f"{name} must be a format specification for a float such as '.3f', got {value!r:.40}") from None
+    return value
+
+
+def check_finite_numbers(value, name: str):
+    """Return ``value``, a (nested) dict, list or tuple of measured numbers, if none is NaN, infinite or complex.
+
+    Dicts, lists and tuples are searched through; NumPy arrays are checked whole. Items that
+    are not numbers (labels such as strings, or ``None`` for a measurement not taken) are left
+    alone: this checks a record's numbers, not its shape.
+
+    Raises
+    ------
+    TypeError
+        If a number in ``value`` is complex.
+    ValueError
+        If a number in ``value`` is NaN or infinite, or an array in it is complex or not finite.
+
+    Examples
+    --------
+    >>> check_finite_numbers({"layer 1": [0.5, None], "n": 12}, "typing")
+    {'layer 1': [0.5, None], 'n': 12}
+    >>> check_finite_numbers({"layer 1": [0.5, float("nan")]}, "typing")
+    Traceback (most recent call last):
+    ...
+    ValueError: typing must hold finite numbers only, got nan
+    """
+    if isinstance(value, dict):
+        for item in value.values():
+            check_finite_numbers(item, name)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            check_finite_numbers(item, name)
+    elif isinstance(value, np.ndarray):
+        if value.dtype.kind == "c" or (value.dtype.kind == "f" and not np.all(np.isfinite(value))):
+            raise ValueError(f"{name} must hold finite real numbers only")
+    elif isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must hold real numbers, got {type(value).__name__}")
+    elif isinstance(value, numbers.Real) and not math.isfinite(value):
+        raise ValueError(f"{name} must hold finite numbers only, got {value}")
     return value

@@ -41,6 +41,7 @@ from mlm_book.validation import (
     as_float_array,
     as_int_array,
     check_bool,
+    check_finite_numbers,
     check_format,
     check_instance,
     check_positive_int,
@@ -79,23 +80,6 @@ __all__ = [
 
 #: Display kinds of [`mlm_book.channel.corrupt`][mlm_book.channel.corrupt].
 _KINDS = {"mask": 1, "random": 2, "kept": 3}
-
-
-def _check_finite_numbers(value, name: str) -> None:
-    """Raise if a (nested) dict, list or tuple of measured numbers holds NaN, an infinity or a complex."""
-    if isinstance(value, dict):
-        for item in value.values():
-            _check_finite_numbers(item, name)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            _check_finite_numbers(item, name)
-    elif isinstance(value, np.ndarray):
-        if value.dtype.kind == "c" or (value.dtype.kind == "f" and not np.all(np.isfinite(value))):
-            raise ValueError(f"{name} must hold finite real numbers only")
-    elif isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must hold real numbers, got {type(value).__name__}")
-    elif isinstance(value, numbers.Real) and not math.isfinite(value):
-        raise ValueError(f"{name} must hold finite numbers only, got {value}")
 
 
 def _has_negative(value) -> bool:
@@ -763,7 +747,7 @@ class KeyBiasCheck:
         check_instance(self.gradient_rms, "gradient_rms", dict)
         check_instance(self.value_rms, "value_rms", (tuple, list))
         for name in ("gradient_rms", "value_rms"):
-            _check_finite_numbers(getattr(self, name), name)
+            check_finite_numbers(getattr(self, name), name)
             if _has_negative(getattr(self, name)):
                 raise ValueError(f"{name} must hold root-mean-squares (>= 0)")
         check_real(self.zeroed_difference, "zeroed_difference", low=0.0)
