@@ -27,7 +27,13 @@ from typing import Any
 
 import numpy as np
 
-from mlm_book.validation import check_bool, check_instance, check_real, check_sequence
+from mlm_book.validation import (
+    check_bool,
+    check_format,
+    check_instance,
+    check_real,
+    check_sequence,
+)
 
 __all__ = ["VERDICTS", "over_seeds", "seed_verdict", "verdict_counts", "Claim", "ClaimResult", "ChapterSummary", "all_claims",
            "verify", "format_value", "to_markdown", "to_html", "to_text", "chapter_summary"]
@@ -108,8 +114,10 @@ def over_seeds(values, holding: int, *, fmt: str = ".3f", sd_fmt: str | None = N
     holding : int
         How many of the seeds satisfy the claim's rule.
     fmt, sd_fmt : str
-        Formats of the means and of the standard deviations (default ``fmt``). A standard
-        deviation below 1e-12 (an exact quantity, equal at every seed up to rounding) shows as 0.
+        Formats of the means and of the standard deviations (default ``fmt``), float format
+        specifications with width and precision at most 100 (see
+        [`check_format`][mlm_book.validation.check_format]). A standard deviation below 1e-12
+        (an exact quantity, equal at every seed up to rounding) shows as 0.
 
     Examples
     --------
@@ -128,15 +136,8 @@ def over_seeds(values, holding: int, *, fmt: str = ".3f", sd_fmt: str | None = N
     if columns.ndim != 2 or not np.all(np.isfinite(columns)):
         raise ValueError("values must hold finite numbers, alike at every seed")
     sd_fmt = fmt if sd_fmt is None else sd_fmt
-    for text, name in ((fmt, "fmt"), (sd_fmt, "sd_fmt")):
-        if not isinstance(text, str):
-            raise TypeError(f"{name} must be a format specification (str), got {type(text).__name__}")
-        try:
-            if len(text) > 8:  # a width of 10**12 would allocate a terabyte-long string
-                raise ValueError
-            format(0.5, text)
-        except ValueError:
-            raise ValueError(f"{name} must be a short format specification for a float, got {text!r:.40}") from None
+    check_format(fmt, "fmt")
+    check_format(sd_fmt, "sd_fmt")
     if isinstance(holding, bool) or not isinstance(holding, numbers.Integral) or not 0 <= holding <= len(values):
         raise ValueError(f"holding must be an integer count in [0, {len(values)}], got {holding!r:.40}")
     spreads = " / ".join(f"{column.mean():{fmt}} ± {column.std(ddof=1) if column.std() > 1e-12 else 0:{sd_fmt}}"

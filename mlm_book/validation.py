@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 
 import numpy as np
 
@@ -26,11 +27,17 @@ __all__ = [
     "check_instance",
     "check_bool",
     "check_sequence",
+    "check_format",
+    "check_finite_numbers",
 ]
 
 #: Tolerance on a probability vector's sum. Rows built in float64 sum to one within a few
 #: ulp per entry; 1e-9 admits that rounding and rejects any real mistake.
 SUM_TOLERANCE = 1e-9
+
+#: Largest width or precision a float format specification may ask for: enough for any table
+#: cell, while ``"1000000000000"`` would allocate a terabyte-long string.
+FORMAT_LIMIT = 100
 
 
 def as_float_array(value, name: str, *, ndim: int | tuple[int, ...] | None = None) -> np.ndarray:
@@ -336,3 +343,90 @@ def check_sequence(value, name: str, *, of: type | None = None) -> list:
         if wrong:
             raise TypeError(f"{name} must hold {of.__name__} items, got {type(wrong[0]).__name__}")
     return items
+
+
+def check_format(value, name: str) -> str:
+    """Return ``value`` if it is a format specification that renders a float as a short text.
+
+    A width or precision over ``FORMAT_LIMIT`` (100) is refused before anything is formatted,
+    since ``format(0.5, "1000000000000")`` would try to build a terabyte-long string;
+    integer-only and string-only specifications (``"d"``, ``"s"``) are refused because they
+    cannot format a float.
+
+    Parameters
+    ----------
+    value : str
+        The format specification, as after the colon of an f-string field (``".3f"``, ``".1e"``).
+    name : str
+        The caller's parameter, named in the error messages.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a str.
+    ValueError
+        If ``value`` asks for a width or precision over 100, or cannot format a float.
+
+    Examples
+    --------
+    >>> check_format(".3f", "fmt")
+    '.3f'
+    >>> check_format(".1000f", "sd_fmt")
+    Traceback (most recent call last):
+    ...
+    ValueError: sd_fmt must have width and precision at most 100, got '.1000f'
+    >>> check_format("d", "fmt")
+    Traceback (most recent call last):
+    ...
+    ValueError: fmt must be a format specification for a float such as '.3f', got 'd'
+    """
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a format specification (str) such as '.3f', got {type(value).__name__}")
+    # digits compared by length first: int() of a 5000-digit width raises its own error
+    numbers_asked = [digits.lstrip("0") or "0" for digits in re.findall(r"\d+", value)]
+    if any(len(digits) > len(str(FORMAT_LIMIT)) or int(digits) > FORMAT_LIMIT for digits in numbers_asked):
+        raise ValueError(f"{name} must have width and precision at most {FORMAT_LIMIT}, got {value!r:.40}")
+    try:
+        format(0.5, value)
+    except ValueError:
+        raise ValueError(f"{name} must be a format specification for a float such as '.3f', got {value!r:.40}") from None
+    return value
+
+
+def check_finite_numbers(value, name: str):
+    """Return ``value``, a (nested) dict, list or tuple of measured numbers, if none is NaN, infinite or complex.
+
+    Dicts, lists and tuples are searched through; NumPy arrays are checked whole. Items that
+    are not numbers (labels such as strings, or ``None`` for a measurement not taken) are left
+    alone: this checks a record's numbers, not its shape.
+
+    Raises
+    ------
+    TypeError
+        If a number in ``value`` is complex.
+    ValueError
+        If a number in ``value`` is NaN or infinite, or an array in it is complex or not finite.
+
+    Examples
+    --------
+    >>> check_finite_numbers({"layer 1": [0.5, None], "n": 12}, "typing")
+    {'layer 1': [0.5, None], 'n': 12}
+    >>> check_finite_numbers({"layer 1": [0.5, float("nan")]}, "typing")
+    Traceback (most recent call last):
+    ...
+    ValueError: typing must hold finite numbers only, got nan
+    """
+    if isinstance(value, dict):
+        for item in value.values():
+            check_finite_numbers(item, name)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            check_finite_numbers(item, name)
+    elif isinstance(value, np.ndarray):
+        if value.dtype.kind == "c" or (value.dtype.kind == "f" and not np.all(np.isfinite(value))):
+            raise ValueError(f"{name} must hold finite real numbers only")
+    elif isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must hold real numbers, got {type(value).__name__}")
+    elif isinstance(value, numbers.Real) and not math.isfinite(value):
+        raise ValueError(f"{name} must hold finite numbers only, got {value}")
+    return value

@@ -48,6 +48,16 @@ def test_format_value_keeps_integer_specs_for_counts():
         ledger.format_value(0.5, "d")
 
 
+@pytest.mark.parametrize("name", ["fmt", "sd_fmt"])
+@pytest.mark.parametrize("fmt, error", [(b".3f", TypeError), (3, TypeError), ("d", ValueError), ("s", ValueError),
+                                         ("1000000000000", ValueError), (".1000000000000f", ValueError),
+                                         ("1" * 5000, ValueError)])
+def test_over_seeds_names_a_bad_format(name, fmt, error):
+    """Both formats go through validation.check_format, which names the caller's parameter."""
+    with pytest.raises(error, match=f"^{name} must"):
+        ledger.over_seeds([0.5, 0.7], 1, **{name: fmt})
+
+
 @pytest.mark.parametrize("field, value, error", [
     ("id", None, TypeError), ("quantity", math.nan, TypeError), ("compute", None, TypeError),
     ("accept", 3, TypeError), ("fmt", None, TypeError), ("fmt", "text", ValueError), ("expected", "maybe", ValueError),

@@ -30,7 +30,7 @@ import numpy as np
 from mlm_book import geometry
 from mlm_book.experiments.ch01_static_vectors import Chapter1Config
 from mlm_book.hmm import default_hmm, sample, sense_posteriors
-from mlm_book.ledger import Claim
+from mlm_book.ledger import Claim, over_seeds
 from mlm_book.validation import as_float_array, as_int_array, check_bool, check_instance, check_positive_int, check_real
 
 __all__ = [
@@ -1227,14 +1227,16 @@ def _filing_layer_pair(key: str) -> dict:
 
 
 def _book_seed_with_robustness(column: str, rule: str) -> dict:
-    """A claim's value on the book's encoder, with how many of [`seed_robustness`][mlm_book.experiments.ch04_geometry.seed_robustness]'s seeds satisfy its rule.
+    """A claim's value on the book's encoder, with its mean ± sd over [`seed_robustness`][mlm_book.experiments.ch04_geometry.seed_robustness]'s seeds and how many satisfy its rule.
 
-    The rule is judged on the book's encoder (``"book"``); ``"seeds holding"`` is shown
-    beside it so that the Claims page says how far the ordering depends on the training seed.
+    The rule is judged on the book's encoder (``"book"``, the layer table's column); the
+    spread and ``"seeds holding"`` ([`over_seeds`][mlm_book.ledger.over_seeds]) are shown beside it
+    so that the Claims page says how far the ordering depends on the training seed.
     """
     robustness = seed_robustness()
-    return {"book": geometry_table().column(column),
-            "seeds holding": f"{robustness.count(rule)} of {len(robustness.rows)}"}
+    value = over_seeds([getattr(row, column) for row in robustness.rows], robustness.count(rule))
+    # the book's value as the layer table prints it (its encoder is the first row's)
+    return {**value, "book": geometry_table().column(column)}
 
 
 CLAIMS = (

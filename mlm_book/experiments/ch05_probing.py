@@ -41,7 +41,7 @@ from mlm_book import probe
 from mlm_book.experiments.ch04_geometry import SPLITS, SplitConfig, hmm_split, split_vectors
 from mlm_book.figures import PALETTE, WIDE, style, subplots
 from mlm_book.hmm import bayes_sense_accuracy, default_hmm
-from mlm_book.ledger import Claim
+from mlm_book.ledger import Claim, over_seeds
 from mlm_book.pmi import static_cap
 from mlm_book.report import Markdown, table
 from mlm_book.validation import (
@@ -634,14 +634,15 @@ def _over_seeds(id_, quantity, *, seed, rule, getter, holds, expected, controls=
     """A probe claim judged at each training seed of [`seed_probes`][mlm_book.experiments.ch05_probing.seed_probes]:
     ``getter(probes, bayes)`` (``getter(probes, controls)`` with ``controls=True``) gives one seed's value and
     ``holds`` judges it; the claim passes when the verdict over the seeds is ``expected``, the one chapter 5
-    states."""
+    states. The value is [`over_seeds`][mlm_book.ledger.over_seeds]': the book seed's, mean ± sd over the
+    seeds and how many hold, as the other chapters' learned claims show theirs."""
     def compute():
         seeds = seed_probes()
         if controls:
             values = [getter(probes, control) for probes, control in zip(seeds.probes, seed_controls())]
         else:
             values = [getter(probes, seeds.bayes) for probes in seeds.probes]
-        return {"book": values[0], "seeds holding": f"{sum(bool(holds(v)) for v in values)} of {len(values)}"}
+        return over_seeds(values, sum(bool(holds(v)) for v in values))
     return Claim(id_, f"{quantity} (each training seed of the table)", seed=seed,
                  rule=rule, compute=compute, accept=lambda v: True, expected=expected)
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 
 import numpy as np
 
@@ -19,7 +18,7 @@ from mlm_book.figures import NARROW, PALETTE, SENSE_COLORS, WIDE, subplots
 from mlm_book.finance.world import DIRECTION_WORDS, EVALUATIVE_VERBS
 from mlm_book.ledger import Claim, over_seeds
 from mlm_book.report import Markdown, table
-from mlm_book.validation import check_instance, check_real
+from mlm_book.validation import check_format, check_instance, check_real
 
 __all__ = [
     "seeds", "book", "band", "band_text", "static", "training_table", "ce_table", "typing_table",
@@ -99,7 +98,7 @@ def band_text(getter, fmt: str = ".3f") -> str:
     >>> band_text(lambda r: 0.5)
     '0.500 (0.500 ± 0.000)'
     """
-    _check_format(fmt)
+    check_format(fmt, "fmt")
     b, m, s = band(getter)
     return f"{b:{fmt}} ({m:{fmt}} ± {s:{fmt}})"
 
@@ -110,18 +109,6 @@ def _skipgram_text(getter) -> str:
     values = [getter(run) for run in ch06_finance.skipgram_seeds()]
     mean, sd = fe.spread(values)
     return f"{values[0]:.3f} ({mean:.3f} ± {sd:.3f})"
-
-
-def _check_format(fmt) -> None:
-    """Refuse, by name, a ``fmt`` that cannot format a float, or would build a huge string."""
-    if not isinstance(fmt, str):
-        raise TypeError(f"fmt must be a format spec (str) such as '.3f', got {type(fmt).__name__}")
-    if any(int(number) > 100 for number in re.findall(r"\d+", fmt)):
-        raise ValueError(f"fmt must have width and precision at most 100, got {fmt!r}")
-    try:
-        format(0.5, fmt)
-    except ValueError:
-        raise ValueError(f"fmt must be a format spec for a float such as '.3f', got {fmt!r}") from None
 
 
 def _count(rule) -> int:

@@ -60,6 +60,7 @@ from mlm_book.validation import (
     as_float_array,
     as_int_array,
     check_bool,
+    check_finite_numbers,
     check_instance,
     check_positive_int,
     check_probability,
@@ -613,8 +614,6 @@ class FilingMeasurements:
 
 def _check_measurements(record: FilingMeasurements) -> None:
     """Raise if a field of ``record`` is of the wrong kind, out of range or not finite."""
-    from mlm_book.experiments.hmm_encoder import _check_finite_numbers
-
     check_positive_int(record.seed, "seed", minimum=0)
     check_positive_int(record.steps, "steps")
     check_real(record.seconds, "seconds", low=0.0)
@@ -624,7 +623,7 @@ def _check_measurements(record: FilingMeasurements) -> None:
         if accuracy is not None:
             check_probability(accuracy, "cue")
     for name in ("ce", "typing", "kestrel", "leak", "polarity", "lexicon", "visible", "geometry"):
-        _check_finite_numbers(check_instance(getattr(record, name), name, dict), name)
+        check_finite_numbers(check_instance(getattr(record, name), name, dict), name)
 
 
 

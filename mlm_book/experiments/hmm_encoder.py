@@ -41,6 +41,8 @@ from mlm_book.validation import (
     as_float_array,
     as_int_array,
     check_bool,
+    check_finite_numbers,
+    check_format,
     check_instance,
     check_positive_int,
     check_probability,
@@ -78,23 +80,6 @@ __all__ = [
 
 #: Display kinds of [`mlm_book.channel.corrupt`][mlm_book.channel.corrupt].
 _KINDS = {"mask": 1, "random": 2, "kept": 3}
-
-
-def _check_finite_numbers(value, name: str) -> None:
-    """Raise if a (nested) dict, list or tuple of measured numbers holds NaN, an infinity or a complex."""
-    if isinstance(value, dict):
-        for item in value.values():
-            _check_finite_numbers(item, name)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            _check_finite_numbers(item, name)
-    elif isinstance(value, np.ndarray):
-        if value.dtype.kind == "c" or (value.dtype.kind == "f" and not np.all(np.isfinite(value))):
-            raise ValueError(f"{name} must hold finite real numbers only")
-    elif isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must hold real numbers, got {type(value).__name__}")
-    elif isinstance(value, numbers.Real) and not math.isfinite(value):
-        raise ValueError(f"{name} must hold finite numbers only, got {value}")
 
 
 def _has_negative(value) -> bool:
@@ -762,7 +747,7 @@ class KeyBiasCheck:
         check_instance(self.gradient_rms, "gradient_rms", dict)
         check_instance(self.value_rms, "value_rms", (tuple, list))
         for name in ("gradient_rms", "value_rms"):
-            _check_finite_numbers(getattr(self, name), name)
+            check_finite_numbers(getattr(self, name), name)
             if _has_negative(getattr(self, name)):
                 raise ValueError(f"{name} must hold root-mean-squares (>= 0)")
         check_real(self.zeroed_difference, "zeroed_difference", low=0.0)
@@ -902,14 +887,7 @@ def band_cell(getter, fmt: str = ".3f", results=None, *, with_range: bool = True
     >>> band_cell(lambda e: e.n_positions, ".0f", with_range=False)
     '1476 ± 0'
     """
-    if not isinstance(fmt, str):
-        raise TypeError(f"fmt must be a format specification (str), got {type(fmt).__name__}")
-    try:
-        if len(fmt) > 8:  # a width of 10**12 would allocate a terabyte-long string
-            raise ValueError
-        format(0.5, fmt)
-    except ValueError:
-        raise ValueError(f"fmt must be a short format specification for a float, got {fmt!r:.40}") from None
+    check_format(fmt, "fmt")
     check_bool(with_range, "with_range")
     _, mean, sd, low, high = seed_band(getter, results)
     return f"{mean:{fmt}} ± {sd:{fmt}}" + (f" ({low:{fmt}}–{high:{fmt}})" if with_range else "")
