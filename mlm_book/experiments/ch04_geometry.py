@@ -1223,7 +1223,7 @@ def _filing_layer_pair(key: str) -> dict:
     pair = lambda m: (m.geometry["kestrel"]["0"][key], m.geometry["kestrel"]["1"][key])  # noqa: E731
     holds = (lambda p: p[1] < p[0]) if key == "adjusted" else (lambda p: p[1] > p[0])
     seeds = ch06_encoder.seeds()
-    return {"book": pair(seeds[0]), "seeds holding": f"{sum(holds(pair(m)) for m in seeds)} of {len(seeds)}"}
+    return over_seeds([pair(m) for m in seeds], sum(holds(pair(m)) for m in seeds))
 
 
 def _book_seed_with_robustness(column: str, rule: str) -> dict:
