@@ -471,11 +471,11 @@ Markdown(
 # ## What the chapter shows
 #
 # The table below collects the statements about the layers that one might read off the
-# layer table, and counts the training seeds for which each holds, for the book's recipe and
-# for the contrast.
+# layer table: whether it holds for the book's encoder, and at how many of the five training
+# seeds it holds for the book's recipe and for the contrast.
 
 # %%
-table(["statement", "book's encoder", "seeds (book's recipe)", "seeds (contrast)"],
+table(["statement", "book's seed", "book's recipe", "contrast"],
       [(text, "yes" if book_holds else "no", f"{seeds} of {len(robust.rows)}", f"{other} of {len(contrasts.rows)}")
        for (text, book_holds, seeds), (_, _, other) in zip(ch4.robustness_statements(robust),
                                                            ch4.robustness_statements(contrasts))])
