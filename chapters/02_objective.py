@@ -665,11 +665,12 @@ show(hmm_encoder.loss_curve_figure(),
      alt=f"Training loss of the HMM encoder over {SETUP.training.steps} Adam steps. The raw loss of each batch is "
          "a noisy grey band; its moving average falls fast at first, drops again a few hundred steps later, and then "
          "creeps down toward a dashed horizontal line, the exact posterior's mean entropy, ending just above it. "
-         "Faint lines show the moving averages of the encoders trained at the other four seeds.",
+         f"Faint lines show the moving averages of the encoders trained at the other {len(hmm_encoder.SEEDS) - 1} "
+         "seeds.",
      caption="Training loss of the HMM encoder. Each step's loss is measured on a fresh batch, so it estimates the "
              "encoder's risk without bias; by Theorem 1 no predictor's risk is below the mean entropy of the "
              "exact posterior, the dashed floor (estimated on the held-out positions used below). Faint lines: the "
-             "other four training seeds.")
+             f"other {len(hmm_encoder.SEEDS) - 1} training seeds.")
 
 # %% [markdown]
 # The moving average approaches the floor and stays above it, as Theorem 1 requires of any

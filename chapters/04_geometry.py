@@ -471,8 +471,8 @@ Markdown(
 # ## What the chapter shows
 #
 # The table below collects the statements about the layers that one might read off the
-# layer table: whether it holds for the book's encoder, and at how many of the five training
-# seeds it holds for the book's recipe and for the contrast.
+# layer table: whether it holds for the book's encoder, and at how many of the training seeds
+# it holds for the book's recipe and for the contrast.
 
 # %%
 table(["statement", "book's seed", "book's recipe", "contrast"],

@@ -149,16 +149,17 @@ Markdown(
 ch5.probe_markdown(pt)
 
 # %%
+others = len(ch5.seed_probes().seeds) - 1
 show(ch5.figure_probes(pt, seeds=ch5.seed_probes()),
      alt="Sense accuracy of the probe on the token-table row, on layer 0, layer 1 and layer 2, with the "
          "control at each layer and two horizontal reference lines. The token-table probe, the layer-0 "
          "probe and all three controls sit at about one half, on the static cap. The probes on layers 1 "
          "and 2 jump to just below the exact Bayes accuracy line. Small dots beside each layer show the same probe "
-         "on the encoders trained at the other four seeds.",
+         f"on the encoders trained at the other {others} seeds.",
      caption=r"Probe accuracy by representation. Error bars are $\pm 2$ binomial standard errors (at layers "
              r"1 and 2 they are smaller than the markers). Small dots: the same probe on the encoders trained "
-             r"at the other four seeds (the seed table below). The controls are trained and scored on permuted "
-             r"senses.")
+             f"at the other {others} seeds (the seed table below). The controls are trained and scored on permuted "
+             "senses.")
 
 # %% tags=["hide-input"]
 p0, p1, p2 = pt.probes

@@ -279,11 +279,13 @@ Markdown(
     f"neighbours at random would give **{chance:.3f}**."
 )
 
-# %% [markdown]
-# Skip-gram's training is random too: the initial vectors, the order of the pairs and the
-# noise words all come from its seed. The skip-gram numbers of this chapter, for the book's
-# seed and four more, on the same filings with the same settings
-# ([`skipgram_seeds`](../api/mlm_book.experiments.ch06_finance.html#mlm_book.experiments.ch06_finance.skipgram_seeds)):
+# %% tags=["hide-input"]
+Markdown(
+    "Skip-gram's training is random too: the initial vectors, the order of the pairs and the noise words all come "
+    f"from its seed. The skip-gram numbers of this chapter, for the book's seed and {ch6.SKIPGRAM_SEED_COUNT - 1} "
+    "more, on the same filings with the same settings "
+    "([`skipgram_seeds`](../api/mlm_book.experiments.ch06_finance.html#mlm_book.experiments.ch06_finance.skipgram_seeds)):"
+)
 
 # %%
 ch6.skipgram_seed_table()
@@ -675,7 +677,7 @@ best = max(m.lexicon.values())
 best_any = max(max(x.lexicon.values()) for x in runs)
 Markdown(
     f"No layer comes within reach: the best is {best:.3f} on the book's seed and {best_any:.3f} over all "
-    f"{len(runs)} seeds and layers, against a two-standard-error bar of {0.5 + 2 * se:.3f} (skip-gram's five seeds "
+    f"{len(runs)} seeds and layers, against a two-standard-error bar of {0.5 + 2 * se:.3f} (skip-gram's {ch6.SKIPGRAM_SEED_COUNT} seeds "
     f"stay below it too: claim S8-36). The encoder reads what an occurrence reports (the news, the type of a name) because the "
     f"sentence writes it; whether *strong* is a positive word the sentence does not write, and averaging "
     f"occurrences cannot find what no occurrence holds. Only pooling co-occurrences across filings, as semantic "
