@@ -40,8 +40,8 @@ def pytest_sessionstart(session) -> None:
     one, each pool's last round leaving a core idle. One pool for all of them, longest first
     (``filing_encoder.ensure_book_encoders``), keeps both cores busy to the end. It runs in a
     subprocess, so that no memoised loader is warmed before the tests that record first
-    calls, and in the controller of a distributed run, before its workers start. A warm cache
-    costs about 2 s. A run of chosen files or without the slow tests (``make check``) skips
+    calls, and in the controller of a distributed run, before its workers start. With a warm
+    cache it only checks the cache. A run of chosen files or without the slow tests (``make check``) skips
     it and trains lazily what it reads.
     """
     config = session.config
@@ -84,9 +84,7 @@ os.replace(os.path.join(folder, "build.tmp"), os.path.join(folder, "build.json")
 
 def _start_background_build() -> None:
     folder = Path(tempfile.mkdtemp(prefix="mlm-book-site-"))
-    command = [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"),
-               "-d", str(folder / "site")]
-    environment = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    command, environment = _build_command(ROOT / "mkdocs.yml", folder / "site")
     process = subprocess.Popen([sys.executable, "-c", _WRAPPER, str(folder), *command], cwd=ROOT, env=environment,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     (folder / "pid").write_text(str(process.pid))
@@ -129,10 +127,15 @@ def _background_result(folder: Path) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(saved["args"], saved["returncode"], saved["stdout"], saved["stderr"])
 
 
+def _build_command(config: Path, site: Path) -> tuple[list[str], dict]:
+    """The strict mkdocs build of ``config`` into ``site``, and its environment."""
+    command = [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config), "-d", str(site)]
+    return command, dict(os.environ, NO_MKDOCS_2_WARNING="1")
+
+
 def build_site(config: Path, site: Path, cwd: Path) -> subprocess.CompletedProcess:
-    environment = dict(os.environ, NO_MKDOCS_2_WARNING="1")
-    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config), "-d", str(site)],
-                          cwd=cwd, env=environment, capture_output=True, text=True, timeout=3000, check=False)
+    command, environment = _build_command(config, site)
+    return subprocess.run(command, cwd=cwd, env=environment, capture_output=True, text=True, timeout=3000, check=False)
 
 
 @pytest.fixture(scope="session")

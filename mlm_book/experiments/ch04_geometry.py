@@ -23,7 +23,7 @@ What the chapter shows, and where it comes from:
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -936,10 +936,15 @@ def seed_robustness(seeds: tuple | None = None) -> SeedRobustness:
 @functools.cache
 def _seed_robustness(seeds: tuple) -> SeedRobustness:
     book = _encoder().SETUP.training.seed
-    setups = [_encoder().seed_setup(seed) for seed in seeds]
-    _encoder().ensure_trained(setups)  # the missing ones, in parallel
-    rows = tuple(_encoder_geometry(setup, "book" if seed == book else "") for seed, setup in zip(seeds, setups))
-    return SeedRobustness(rows=rows, config=SPLITS)
+    return _robustness([_encoder().seed_setup(seed) for seed in seeds],
+                       ["book" if seed == book else "" for seed in seeds])
+
+
+def _robustness(setups, labels) -> SeedRobustness:
+    """The layer table's measures for each setup's trained encoder (the missing ones trained first, in parallel)."""
+    _encoder().ensure_trained(setups)
+    return SeedRobustness(rows=tuple(_encoder_geometry(setup, label) for setup, label in zip(setups, labels)),
+                          config=SPLITS)
 
 
 @functools.cache
@@ -956,7 +961,8 @@ def init_scale_contrast() -> SeedGeometry:
     SeedGeometry
         ``label`` is ``"token table at init_std, no weight decay"``.
     """
-    return _encoder_geometry(_encoder().CONTRAST, "token table at init_std, no weight decay")
+    # the book-seed row of contrast_robustness, measured once
+    return replace(contrast_robustness().rows[0], label="token table at init_std, no weight decay")
 
 
 @functools.cache
@@ -978,9 +984,8 @@ def contrast_robustness() -> SeedRobustness:
     (True, True)
     """
     hmm_encoder = _encoder()
-    setups = [hmm_encoder.seed_setup(seed, hmm_encoder.CONTRAST) for seed in hmm_encoder.SEEDS]
-    hmm_encoder.ensure_trained(setups)  # the missing ones, in parallel
-    return SeedRobustness(rows=tuple(_encoder_geometry(setup, "contrast") for setup in setups), config=SPLITS)
+    return _robustness([hmm_encoder.seed_setup(seed, hmm_encoder.CONTRAST) for seed in hmm_encoder.SEEDS],
+                       ["contrast"] * len(hmm_encoder.SEEDS))
 
 
 #: Posterior range of the occurrences [`sense_axes`][mlm_book.experiments.ch04_geometry.sense_axes] counts as having an uncertain sense.

@@ -18,7 +18,7 @@ from mlm_book.figures import NARROW, PALETTE, SENSE_COLORS, WIDE, subplots
 from mlm_book.finance.world import DIRECTION_WORDS, EVALUATIVE_VERBS
 from mlm_book.ledger import Claim, over_seeds
 from mlm_book.report import Markdown, table
-from mlm_book.validation import check_format, check_instance, check_real
+from mlm_book.validation import check_format, check_instance, check_real, check_sequence
 
 __all__ = [
     "seeds", "book", "band", "band_text", "static", "training_table", "ce_table", "typing_table",
@@ -59,15 +59,25 @@ def static():
     return ch06_finance.results()
 
 
-def band(getter) -> tuple[float, float, float]:
+def band(getter, runs=None) -> tuple[float, float, float]:
     """``(book, mean, sd)`` of ``getter(measurements)`` over the five seeds.
+
+    Parameters
+    ----------
+    getter : callable
+        Maps one seed's result to a number.
+    runs : sequence, optional
+        Per-seed results, the book's first: by default the filing encoder's
+        ([`seeds`][mlm_book.experiments.ch06_encoder.seeds]); chapter 6's skip-gram rows pass
+        [`skipgram_seeds`][mlm_book.experiments.ch06_finance.skipgram_seeds].
 
     Raises
     ------
     TypeError
-        If ``getter`` is not callable or returns something other than a real number.
+        If ``getter`` is not callable or returns something other than a real number, or
+        ``runs`` is not a sequence.
     ValueError
-        If ``getter`` returns NaN or an infinity.
+        If ``getter`` returns NaN or an infinity, or ``runs`` holds fewer than two results.
 
     Examples
     --------
@@ -77,12 +87,19 @@ def band(getter) -> tuple[float, float, float]:
     """
     if not callable(getter):
         raise TypeError(f"getter must be callable (measurements -> number), got {type(getter).__name__}")
-    values = [check_real(getter(r), "getter(measurements)") for r in seeds()]
+    runs = seeds() if runs is None else check_sequence(runs, "runs")
+    if len(runs) < 2:
+        raise ValueError(f"runs must hold at least two per-seed results, got {len(runs)}")
+    try:
+        raw = [getter(r) for r in runs]
+    except (AttributeError, KeyError, IndexError, TypeError) as error:  # runs of another kind than getter reads
+        raise TypeError(f"getter must map each of runs to a number; it raised {error!r:.120}") from None
+    values = [check_real(value, "getter(measurements)") for value in raw]
     mean, sd = fe.spread(values)
     return values[0], mean, sd
 
 
-def band_text(getter, fmt: str = ".3f") -> str:
+def band_text(getter, fmt: str = ".3f", runs=None) -> str:
     """``"book (mean ± sd)"`` of a measurement over the five seeds, as text.
 
     Raises
@@ -97,18 +114,18 @@ def band_text(getter, fmt: str = ".3f") -> str:
     --------
     >>> band_text(lambda r: 0.5)
     '0.500 (0.500 ± 0.000)'
+    >>> import types
+    >>> band_text(lambda run: run.x, runs=[types.SimpleNamespace(x=1.0), types.SimpleNamespace(x=3.0)])
+    '1.000 (2.000 ± 1.414)'
     """
     check_format(fmt, "fmt")
-    b, m, s = band(getter)
+    b, m, s = band(getter, runs)
     return f"{b:{fmt}} ({m:{fmt}} ± {s:{fmt}})"
 
 
-def _skipgram_text(getter) -> str:
-    """``"book (mean ± sd)"`` of a skip-gram number over its training seeds, as the encoder's rows show theirs."""
+def _skipgram_runs() -> tuple:
     from mlm_book.experiments import ch06_finance
-    values = [getter(run) for run in ch06_finance.skipgram_seeds()]
-    mean, sd = fe.spread(values)
-    return f"{values[0]:.3f} ({mean:.3f} ± {sd:.3f})"
+    return ch06_finance.skipgram_seeds()
 
 
 def _count(rule) -> int:
@@ -173,7 +190,7 @@ def typing_table() -> Markdown:
     """
     r = static()
     rows = [("per-alias majority (static cap)", f"{r.alias_cap.accuracy:.3f}"),
-            ("skip-gram vectors", _skipgram_text(lambda run: run.typing))]
+            ("skip-gram vectors", band_text(lambda run: run.typing, runs=_skipgram_runs()))]
     rows += [(f"encoder layer {layer}", band_text(lambda m, layer=layer: m.typing[layer])) for layer in _LAYERS]
     return table(("representation", "accuracy: book seed (mean ± sd of 5)"), rows)
 
@@ -262,7 +279,7 @@ def lexicon_table() -> Markdown:
     """
     r = static()
     se = math.sqrt(0.25 / 35)
-    rows = [("chance (± 2 SE)", f"0.500 ± {2 * se:.3f}"), ("skip-gram vectors", _skipgram_text(lambda run: run.lexicon))]
+    rows = [("chance (± 2 SE)", f"0.500 ± {2 * se:.3f}"), ("skip-gram vectors", band_text(lambda run: run.lexicon, runs=_skipgram_runs()))]
     rows += [(f"encoder layer {layer}, mean over occurrences", band_text(lambda m, layer=layer: m.lexicon[layer]))
              for layer in _LAYERS]
     rows.append(("document-pooled semantic orientation", f"{r.orientation.accuracy:.3f}"))
@@ -420,12 +437,11 @@ def figure_typing():
     ['21 aliases, leave one alias out', 'kestrel alone, five folds']
     >>> plt.close(fig)
     """
-    from mlm_book.experiments import ch06_finance
     r = static()
     fig, axes = subplots(1, 2, width=WIDE, height=3.4, sharey=True)
     x = np.arange(3)
     panels = ((axes[0], lambda m, layer: m.typing[layer], r.alias_cap.accuracy, "per-alias majority",
-               "21 aliases, leave one alias out", [run.typing for run in ch06_finance.skipgram_seeds()]),
+               "21 aliases, leave one alias out", [run.typing for run in _skipgram_runs()]),
               (axes[1], lambda m, layer: m.kestrel[layer], r.kestrel_cap.accuracy, "majority share",
                "kestrel alone, five folds", None))
     for ax, getter, cap, cap_label, title, skipgram in panels:

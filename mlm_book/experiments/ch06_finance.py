@@ -939,7 +939,7 @@ def _skipgram_seeds(config: Chapter6Config) -> tuple[SkipGramSeedRun, ...]:
                          _neighbour_agreement(model.input_vectors, r.vocabulary, NEIGHBOURS_K)[0]))
         return {"values": np.array(rows)}
 
-    # the probes' 26 folds per seed take seconds: every process reading the table would repeat them
+    # the two leave-one-out probes per seed take seconds: every process reading the table would repeat them
     arrays, _ = cached("ch06-skipgram-seeds", key, [skipgram, corpus_module, vocab_module, probe, _typing_probe,
                                                     _lexicon_probe, _neighbour_agreement, _skipgram_model], build)
     return tuple(SkipGramSeedRun(seed, *map(float, row)) for seed, row in zip(seeds, arrays["values"]))
