@@ -53,6 +53,7 @@ True
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,6 +62,7 @@ from mlm_book.validation import as_float_array, check_tokens
 
 __all__ = [
     "MAX_CELLS",
+    "MAX_SCORE_SUM",
     "log_partition",
     "marginals",
     "sequence_score",
@@ -73,6 +75,11 @@ __all__ = [
 #: Largest ``n * K * K`` a call works on (the forward recursion's cells): about a gigabyte-second of
 #: work would be needed beyond it, so a mistaken shape is refused instead.
 MAX_CELLS = 10**8
+
+#: Largest bound on a sequence's score, $n(\max|e| + \max|T| + \log K) + \max|a| + \max|b|$,
+#: that a call accepts: far beyond any trained model's scores, and far enough below float64's
+#: 1.8e308 that no sum in the recursions overflows.
+MAX_SCORE_SUM = 1e300
 
 
 # ----------------------------------------------------------------------------- checks
@@ -97,6 +104,13 @@ def _check_scores(emissions, transitions, start, end) -> tuple[np.ndarray, ...]:
     if length * n_tags * n_tags > MAX_CELLS:
         raise ValueError(f"emissions of shape {emissions.shape} ask for {length * n_tags * n_tags} cells, "
                          f"more than the limit {MAX_CELLS}")
+    # A bound on |s(y)| and |log Z|, in Python floats (no overflow warning): refused before any
+    # sum in the recursions could overflow to inf and turn into NaN.
+    bound = (length * (float(np.abs(emissions).max()) + float(np.abs(transitions).max()) + math.log(n_tags))
+             + float(np.abs(start).max()) + float(np.abs(end).max()))
+    if not bound <= MAX_SCORE_SUM:
+        raise ValueError(f"emissions, transitions, start and end are too large: a sequence's score could reach "
+                         f"{bound:.3g}, over the limit {MAX_SCORE_SUM:g} that keeps float64 sums finite")
     return emissions, transitions, start, end
 
 

@@ -38,6 +38,7 @@ Examples
 
 from __future__ import annotations
 
+import itertools
 import numbers
 from dataclasses import dataclass
 
@@ -137,10 +138,11 @@ def _check_spans(spans, name: str, length: int | None = None) -> list[tuple[int,
         if start < 0 or start >= end:
             raise ValueError(f"{where} must have 0 <= start < end (end exclusive), got ({start}, {end})")
         if length is not None and end > length:
-            raise ValueError(f"{where} must lie inside the sentence [0, {length}), got ({start}, {end})")
+            raise ValueError(f"{where} must lie inside the sentence [0, length) = [0, {length}), "
+                             f"got ({start}, {end})")
         checked.append((start, end, kind))
     checked.sort()
-    for previous, current in zip(checked, checked[1:]):
+    for previous, current in itertools.pairwise(checked):
         if current[0] < previous[1]:
             raise ValueError(f"{name} must not overlap, got {previous} and {current}")
     return checked
@@ -423,7 +425,7 @@ def io_merges(spans) -> int:
     2
     """
     spans = _check_spans(spans, "spans")
-    return sum(1 for a, b in zip(spans, spans[1:]) if a[1] == b[0] and a[2] == b[2])
+    return sum(1 for a, b in itertools.pairwise(spans) if a[1] == b[0] and a[2] == b[2])
 
 
 def allowed_transitions(tag_set, scheme: str = "BIO") -> np.ndarray:
@@ -510,7 +512,7 @@ def _check_counts(value, name: str, size: int) -> np.ndarray:
     if array.dtype == bool or (array.size and not np.issubdtype(array.dtype, np.integer)):
         raise TypeError(f"{name} must hold integer counts, got dtype {array.dtype}")
     if array.shape != (size,):
-        raise ValueError(f"{name} must have shape ({size},), one count per type, got {array.shape}")
+        raise ValueError(f"{name} must have shape ({size},), one count per entry of types, got {array.shape}")
     array = array.astype(np.int64)
     if np.any(array < 0):
         raise ValueError(f"{name} must hold non-negative counts")
