@@ -48,6 +48,7 @@ Examples
 from __future__ import annotations
 
 import heapq
+import itertools
 import numbers
 from collections import Counter
 from collections.abc import Mapping
@@ -55,19 +56,25 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mlm_book.validation import as_int_array, check_instance, check_positive_int, check_sequence, check_tokens
+from mlm_book.validation import (
+    as_int_array,
+    check_instance,
+    check_positive_int,
+    check_sequence,
+    check_tokens,
+)
 
 __all__ = [
+    "BPE",
+    "END_OF_WORD",
     "SPECIAL_TOKENS",
     "UNK_ID",
-    "END_OF_WORD",
-    "BPE",
-    "learn_bpe",
-    "count_words",
-    "word_starts",
     "SubwordStatistics",
+    "count_words",
+    "learn_bpe",
     "subword_statistics",
     "subword_tradeoff",
+    "word_starts",
 ]
 
 #: The special tokens, ids 0 to 3, each kept whole (never split, never merged).
@@ -370,7 +377,7 @@ class BPE:
         symbols = self.symbols
         for i, w in zip(ids.tolist(), number.tolist(), strict=True):
             words[w] += symbols[i]
-        return [word[:-len(marker)] if word.endswith(marker) else word for word in words]
+        return [word.removesuffix(marker) for word in words]
 
 
 def _word_numbering(word_index, size: int | None = None) -> np.ndarray:
@@ -532,7 +539,7 @@ def learn_bpe(word_counts, n_merges: int, *, min_frequency: int = 2, end_of_word
     pair_counts: Counter = Counter()
     where: dict[tuple[int, int], set[int]] = {}
     for w, ids in enumerate(words):
-        for pair in zip(ids, ids[1:], strict=False):
+        for pair in itertools.pairwise(ids):
             pair_counts[pair] += counts[w]
             where.setdefault(pair, set()).add(w)
     heap = [(-count, pair) for pair, count in pair_counts.items()]
@@ -569,9 +576,9 @@ def learn_bpe(word_counts, n_merges: int, *, min_frequency: int = 2, end_of_word
             if len(out) == len(ids):
                 continue  # the pair left this word in an earlier merge
             weight = counts[w]
-            for old in zip(ids, ids[1:], strict=False):
+            for old in itertools.pairwise(ids):
                 delta[old] -= weight
-            for created in zip(out, out[1:], strict=False):
+            for created in itertools.pairwise(out):
                 delta[created] += weight
                 where.setdefault(created, set()).add(w)
             words[w] = out
