@@ -151,7 +151,7 @@ class BPE:
     >>> BPE(merges=[("lo", "w")], alphabet=["l", "o", "w"])
     Traceback (most recent call last):
     ...
-    ValueError: merges[0] joins 'lo', which is not a symbol before that merge
+    ValueError: merges[0] joins 'lo', which is not a symbol before that merge (a character of alphabet, one with end_of_word '</w>', or a merge)
     """
 
     merges: tuple
@@ -188,7 +188,8 @@ class BPE:
         for rank, (left, right) in enumerate(pairs):
             for part in (left, right):
                 if part not in index:
-                    raise ValueError(f"merges[{rank}] joins {part[:40]!r}, which is not a symbol before that merge")
+                    raise ValueError(f"merges[{rank}] joins {part[:40]!r}, which is not a symbol before that merge "
+                                     f"(a character of alphabet, one with end_of_word {marker[:40]!r}, or a merge)")
             if final[index[left]]:
                 raise ValueError(f"merges[{rank}] puts the word-final symbol {left[:40]!r} on the left")
             if (index[left], index[right]) in ranks:
@@ -450,11 +451,15 @@ def count_words(tokens) -> dict[str, int]:
     >>> count_words(["low", "[SEP]", "lower", "low"])
     {'low': 2, 'lower': 1}
     """
-    counts = Counter(check_sequence(tokens, "tokens", of=str))
+    return _count_words(tokens, "tokens")
+
+
+def _count_words(tokens, name: str) -> dict[str, int]:
+    counts = Counter(check_sequence(tokens, name, of=str))
     for token in SPECIAL_TOKENS:
         counts.pop(token, None)
     if not counts:
-        raise ValueError("tokens must contain at least one word (special tokens are not counted)")
+        raise ValueError(f"{name} must contain at least one word (special tokens are not counted)")
     return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
 
 
@@ -676,7 +681,7 @@ def _statistics(bpe: BPE, types: list[str], counts: np.ndarray) -> SubwordStatis
 def _types(tokens, bpe: BPE, name: str) -> tuple[list[str], np.ndarray]:
     if isinstance(tokens, Mapping):
         raise TypeError(f"{name} must be a sequence of str tokens, got a mapping")
-    counts = count_words(tokens)
+    counts = _count_words(tokens, name)
     for word in counts:
         _check_word(word, name, bpe.end_of_word, specials_ok=False)
     return list(counts), np.fromiter(counts.values(), dtype=np.int64, count=len(counts))
