@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 
@@ -42,9 +43,19 @@ def available_cores() -> int:
 
 
 def _one_blas_thread() -> None:
-    # Read by OpenBLAS and OpenMP when numpy is first imported in the worker.
+    # Read by OpenBLAS and OpenMP when numpy is first imported in the worker, and for the
+    # children the worker starts.
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[name] = "1"
+    # A spawned worker has usually imported numpy already, while unpickling this initializer
+    # (importing mlm_book loads it), so OpenBLAS has started with one thread per core: two
+    # workers then ran four threads on two cores, and BLAS-heavy work outside a training loop
+    # (probes, evaluations) took about three times as long. Set the count on the loaded library.
+    if "numpy" in sys.modules:
+        from mlm_book.nn import runtime
+        functions = runtime._openblas()
+        if functions is not None:
+            functions[1](1)
 
 
 def run_in_processes(function: Callable, arguments: Sequence, *, processes: int | None = None) -> list:

@@ -57,3 +57,16 @@ def test_the_book_reads_both_recipes_at_five_seeds():
     assert setups[0] == hmm_encoder.SETUP and setups[n] == hmm_encoder.CONTRAST and available_cores() >= 1
     # the contrast's seeds differ from the contrast in the seed only
     assert all(s == hmm_encoder.seed_setup(s.training.seed, hmm_encoder.CONTRAST) for s in setups[n:])
+
+
+def _blas_threads_here(_):
+    from mlm_book.nn import runtime
+    functions = runtime._openblas()
+    return None if functions is None else functions[0]()
+
+
+def test_workers_run_one_blas_thread_each():
+    """Two workers on two cores must not run two OpenBLAS threads each (numpy is loaded before the initializer)."""
+    from mlm_book.parallel import run_in_processes
+    counts = run_in_processes(_blas_threads_here, [0, 1], processes=2)
+    assert all(count in (None, 1) for count in counts), counts
