@@ -38,7 +38,11 @@ from mlm_book.validation import (
 __all__ = ["VERDICTS", "over_seeds", "seed_verdict", "verdict_counts", "Claim", "ClaimResult", "ChapterSummary", "all_claims",
            "verify", "format_value", "to_markdown", "to_html", "to_text", "chapter_summary"]
 
-_ID_PATTERN = re.compile(r"^S(\d+)-(W?\d+)$")
+# S<section>-<n>: the reference text's claims; D-<n>: the study notes' concepts that the
+# reference text leaves out (claims list section D), judged by rules the book states
+_ID_PATTERN = re.compile(r"^(?:S(\d+)-(W?\d+)|D-(\d+))$")
+#: Where the study notes' D claims sort: after every section of the reference text.
+_D_SECTION = 100
 
 
 def format_value(value: Any, fmt: str = ".3f") -> str:
@@ -252,7 +256,7 @@ class Claim:
             if not isinstance(getattr(self, name), str):
                 raise TypeError(f"{name} must be a string, got {type(getattr(self, name)).__name__}")
         if not _ID_PATTERN.match(self.id):
-            raise ValueError(f"id must look like 'S2-16', got {self.id!r}")
+            raise ValueError(f"id must look like 'S2-16' (reference text) or 'D-18' (study notes), got {self.id!r}")
         for name in ("compute", "accept"):
             if not callable(getattr(self, name)):
                 raise TypeError(f"{name} must be callable, got {type(getattr(self, name)).__name__}")
@@ -262,7 +266,9 @@ class Claim:
 
     @property
     def sort_key(self) -> tuple[int, int, str]:
-        section, number = _ID_PATTERN.match(self.id).groups()
+        section, number, study_note = _ID_PATTERN.match(self.id).groups()
+        if study_note is not None:
+            return (_D_SECTION, int(study_note), study_note)
         return (int(section), int(number.lstrip("W") or 0), number)
 
 
@@ -391,7 +397,8 @@ def _evaluate(claim: Claim) -> ClaimResult:
 
 
 def _sections(claims: Iterable[Claim]) -> list[str]:
-    return sorted({claim.id.split("-")[0] for claim in claims}, key=lambda section: int(section[1:]))
+    return sorted({claim.id.split("-")[0] for claim in claims},
+                  key=lambda section: _D_SECTION if section == "D" else int(section[1:]))
 
 
 def verify(only: str | Iterable[str] | None = None, claims: Iterable[Claim] | None = None) -> list[ClaimResult]:
@@ -416,7 +423,7 @@ def verify(only: str | Iterable[str] | None = None, claims: Iterable[Claim] | No
     >>> verify(only="S99")
     Traceback (most recent call last):
     ...
-    ValueError: only='S99' matches no registered claim; the sections are S1, S2, S3, S4, S5, S6, S7, S8, S10
+    ValueError: only='S99' matches no registered claim; the sections are S1, S2, S3, S4, S5, S6, S7, S8, S10, D
     """
     # Arguments are checked before any claim runs: evaluating them all takes minutes.
     if only is not None:
@@ -428,7 +435,7 @@ def verify(only: str | Iterable[str] | None = None, claims: Iterable[Claim] | No
         claims = tuple(check_sequence(claims, "claims", of=Claim))
     claims = all_claims() if claims is None else claims
     if only is not None:
-        prefixes = tuple(prefix + "-" if re.fullmatch(r"S\d+", prefix) else prefix for prefix in given)
+        prefixes = tuple(prefix + "-" if re.fullmatch(r"S\d+|D", prefix) else prefix for prefix in given)
         selected = tuple(claim for claim in claims if claim.id.startswith(prefixes))
         if not selected:
             among = "none of the claims given" if given_claims else "no registered claim"

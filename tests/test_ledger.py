@@ -59,6 +59,17 @@ def test_a_bare_section_is_that_section_only_and_unknown_ones_list_the_sections(
         ledger.verify(only="S3", claims=claims)
 
 
+def test_study_note_ids_sort_after_the_reference_sections_and_select_as_a_section():
+    claims = [_claim("D-18", 1.0, bool), _claim("S10-01", 1.0, bool), _claim("D-02", 1.0, bool)]
+    assert [c.id for c in sorted(claims, key=lambda c: c.sort_key)] == ["S10-01", "D-02", "D-18"]
+    assert [r.claim.id for r in ledger.verify(only="D", claims=claims)] == ["D-18", "D-02"]
+    with pytest.raises(ValueError, match="the sections are S10, D"):
+        ledger.verify(only="S3", claims=claims)
+    for bad in ("D18", "D-", "Q-1", "S-2", "D-1a"):
+        with pytest.raises(ValueError, match="id must look like"):
+            _claim(bad, 1.0, bool)
+
+
 def test_wide_text_cuts_nothing():
     long_rule = "a rule " * 30
     results = ledger.verify(claims=[Claim("S1-01", "q " * 40, "1", long_rule, compute=lambda: 1.0,
