@@ -72,14 +72,11 @@ __all__ = [
     "viterbi",
 ]
 
-#: Largest ``n * K * K`` a call works on (the cells of the forward recursion): a sentence of
-#: 1,000 tokens with 300 tags; beyond it a mistaken shape is refused rather than run for minutes.
 MAX_CELLS = 10**8
+"""Largest ``n * K * K`` a call works on (the cells of the forward recursion): a sentence of 1,000 tokens with 300 tags; beyond it a mistaken shape is refused rather than run for minutes."""
 
-#: Largest bound on a sequence's score, $n(\max|e| + \max|T| + \log K) + \max|a| + \max|b|$,
-#: that a call accepts: far beyond any trained model's scores, and far enough below float64's
-#: 1.8e308 that no sum in the recursions overflows.
 MAX_SCORE_SUM = 1e300
+r"""Largest bound on a sequence's score, $n(\max|e| + \max|T| + \log K) + \max|a| + \max|b|$, that a call accepts: far beyond any trained model's scores, and far enough below float64's 1.8e308 that no sum in the recursions overflows."""
 
 
 # ----------------------------------------------------------------------------- checks

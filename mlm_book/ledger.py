@@ -590,14 +590,15 @@ class ChapterSummary:
         counts = verdict_counts(self.results)
         if any(counts[v] for v in VERDICTS):
             parts = [f"{counts[v]} {v}" for v in VERDICTS if counts[v]]
+            single = counts["single value"]
             text += (f" Of the learned claims measured over training seeds, {', '.join(parts)}, as the chapter "
-                     f"states; {counts['single value']} are checked on a single value.")
+                     f"states; {single} {'is' if single == 1 else 'are'} checked on a single value.")
         return text
 
     def _repr_html_(self) -> str:
         link = f'<a href="{html.escape(self.claims_page)}">Claims page</a>'
         return (f'<div class="claims-summary"><p>{html.escape(str(self))} The {link} lists every claim of the '
-                "book with its rule and the published value it is compared with.</p>"
+                "book with its rule and the published value it is compared with, if there is one.</p>"
                 f"<details><summary>The chapter's claims, one by one</summary>"
                 f'<div class="claims-table">{to_html(self.results, claims_page=self.claims_page)}</div>'
                 f"</details></div>")

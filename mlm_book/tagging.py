@@ -69,20 +69,17 @@ __all__ = [
     "paired_bootstrap",
 ]
 
-#: The tag schemes, each with the prefixes its tags may carry besides ``O``.
 SCHEMES = {"IO": ("I",), "BIO": ("B", "I"), "BIOES": ("B", "I", "E", "S")}
+"""The tag schemes, each with the prefixes its tags may carry besides ``O``."""
 
-#: Longest sentence [`tags_from_spans`][mlm_book.tagging.tags_from_spans] builds tags for: a
-#: million tokens is far beyond any sentence, while ``length=10**12`` would exhaust memory.
 MAX_LENGTH = 10**6
+"""Longest sentence [`tags_from_spans`][mlm_book.tagging.tags_from_spans] builds tags for: a million tokens is far beyond any sentence, while ``length=10**12`` would exhaust memory."""
 
-#: Most resamples [`paired_bootstrap`][mlm_book.tagging.paired_bootstrap] draws (the usual 1,000
-#: to 10,000 fit many times over).
 MAX_RESAMPLES = 10**6
+"""Most resamples [`paired_bootstrap`][mlm_book.tagging.paired_bootstrap] draws (the usual 1,000 to 10,000 fit many times over)."""
 
-#: Index draws per block of resamples in [`paired_bootstrap`][mlm_book.tagging.paired_bootstrap]:
-#: memory stays near 32 MB whatever the corpus size.
 _BLOCK_DRAWS = 2**21
+"""Index draws per block of resamples in [`paired_bootstrap`][mlm_book.tagging.paired_bootstrap]: memory stays near 32 MB whatever the corpus size."""
 
 
 # ----------------------------------------------------------------------------- checks

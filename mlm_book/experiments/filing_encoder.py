@@ -397,15 +397,17 @@ def ensure_trained(setups=None) -> int:
 
 
 def _build_any(setup) -> None:
-    from mlm_book.experiments import hmm_encoder
-    if isinstance(setup, FilingEncoderSetup):
+    from mlm_book.experiments import ch07_pairs, hmm_encoder
+    if isinstance(setup, tuple):
+        ch07_pairs._build(setup)
+    elif isinstance(setup, FilingEncoderSetup):
         _train_and_measure(setup)
     else:
         hmm_encoder.trained_encoder(setup)
 
 
 def ensure_book_encoders() -> int:
-    """Train every encoder the book reads that is not cached yet (HMM and filings) in one pool; return how many.
+    """Train every encoder the book reads that is not cached yet (HMM, filings, chapter 7's) in one pool; return how many.
 
     One pool for both kinds keeps both cores busy to the end of a cold build; the longest
     runs start first.
@@ -424,8 +426,12 @@ def ensure_book_encoders() -> int:
             cfg = training_config(setup)
             work.append((cfg.steps * cfg.batch_size * setup.length * 4, setup))   # d = 64: about 4x per slot
     work.sort(key=lambda item: -item[0])
-    run_in_processes(_build_any, [setup for _, setup in work])
-    return len(work)
+    # chapter 7's pre-trainings and fine-tunings fill the pool after the longer runs; its
+    # fine-tunings of this module's encoders come last, once those are (nearly) trained
+    from mlm_book.experiments import ch07_pairs
+    chapter7 = ch07_pairs.missing_work()
+    run_in_processes(_build_any, [setup for _, setup in work] + chapter7)
+    return len(work) + len(chapter7)
 
 
 # ----------------------------------------------------------------------------- reading the encoder
