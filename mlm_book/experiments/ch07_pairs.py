@@ -47,6 +47,7 @@ from mlm_book.nn import finetune, layers, pairs
 from mlm_book.nn.finetune import FineTuneConfig
 from mlm_book.nn.train import TrainConfig, decayed_names, learning_rate
 from mlm_book.validation import (
+    as_float_array,
     as_int_array,
     check_format,
     check_generator,
@@ -119,7 +120,10 @@ class Sentences:
             raise ValueError("filing must be non-negative and non-decreasing (sentences in filing order)")
         if np.any(np.abs(self.news) > 1):
             raise ValueError("news must hold -1, 0 or +1")
-        last = np.asarray(self.last)
+        try:
+            last = np.asarray(self.last)
+        except (TypeError, ValueError) as error:
+            raise TypeError(f"last must be a boolean array (not ragged): {error}") from None
         if last.dtype != bool or last.shape != lengths.shape:
             raise TypeError(f"last must be a boolean array with one entry per sentence, got "
                             f"{getattr(last, 'dtype', type(last).__name__)} of shape {np.shape(last)}")
@@ -270,7 +274,7 @@ def pair_batch(text: Sentences, a, config: pairs.PairEncoderConfig, rng: np.rand
     if np.any(text.last[a]):
         raise ValueError("a must not hold a filing's last sentence (it has no next sentence)")
     rng = check_generator(rng)
-    if negatives not in ("other", "same"):
+    if not isinstance(negatives, str) or negatives not in ("other", "same"):
         raise ValueError(f"negatives must be 'other' or 'same', got {negatives!r}")
     if negatives == "other" and text.filing.max() == 0:
         raise ValueError("text must hold at least two filings for negatives='other'")
@@ -396,6 +400,20 @@ class PretrainedPair:
     mlm_losses: np.ndarray
     nsp_losses: np.ndarray
     seconds: float
+
+    def __post_init__(self):
+        check_instance(self.setup, "setup", PairSetup)
+        check_instance(self.config, "config", pairs.PairEncoderConfig)
+        object.__setattr__(self, "params", pairs.check_pair_params(self.params, self.config))
+        steps = {"mlm_losses": self.setup.steps, "nsp_losses": self.setup.steps if self.setup.objective == "nsp" else 0}
+        for name, size in steps.items():
+            array = as_float_array(getattr(self, name), name, ndim=1)
+            if array.shape != (size,):
+                raise ValueError(f"{name} must hold {size} values for this setup, got shape {array.shape}")
+            if not np.all(np.isfinite(array)):
+                raise ValueError(f"{name} must be finite")
+            object.__setattr__(self, name, array)
+        object.__setattr__(self, "seconds", check_real(self.seconds, "seconds", low=0.0))
 
 
 def _corrupt(channel: Channel, clean: np.ndarray, config: pairs.PairEncoderConfig, rng):
@@ -732,6 +750,22 @@ def _cached_values(kind: str, config: dict, compute) -> dict:
     return {key: float(value) for key, value in arrays.items()}
 
 
+def _check_book_seed(seed) -> int:
+    seed = check_positive_int(seed, "seed", minimum=0)
+    if seed not in SEEDS:
+        raise ValueError(f"seed must be one of the book's seeds {SEEDS} (each is trained once, in the book's pool), "
+                         f"got {seed}")
+    return seed
+
+
+def _check_variant(variant) -> str:
+    if not isinstance(variant, str):
+        raise TypeError(f"variant must be a str, got {type(variant).__name__}")
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {sorted(VARIANTS)}, got {variant!r}")
+    return variant
+
+
 def measurements(setup: PairSetup = PairSetup()) -> dict:
     """Every number chapter 7 reads from the encoder of ``setup`` (cached on disk).
 
@@ -751,8 +785,8 @@ def _measurements(setup: PairSetup) -> dict:
 
 
 def scratch(seed: int) -> dict:
-    """The from-scratch learning curve at ``seed`` (cached): keys ``curve/full/cls/<size>``."""
-    check_positive_int(seed, "seed", minimum=0)
+    """The from-scratch learning curve at ``seed``, one of `SEEDS` (cached): keys ``curve/full/cls/<size>``."""
+    _check_book_seed(seed)
     return dict(_by_seed("scratch", seed))
 
 
@@ -763,8 +797,8 @@ def _by_seed(kind: str, seed: int) -> dict:
 
 
 def chapter6_transfer(seed: int) -> dict:
-    """Learning curves of chapter 6's filing encoder at ``seed``, fine-tuned (cached): keys as in `measurements`."""
-    check_positive_int(seed, "seed", minimum=0)
+    """Learning curves of chapter 6's filing encoder at ``seed``, one of `SEEDS`, fine-tuned (cached): keys as in `measurements`."""
+    _check_book_seed(seed)
     return dict(_by_seed("chapter6", seed))
 
 
@@ -1155,7 +1189,7 @@ def transfer_gain(source: str, size: int) -> float:
     >>> transfer_gain("scratch", 64)
     0.0
     """
-    if size not in SIZES:
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size not in SIZES:
         raise ValueError(f"size must be one of {SIZES}, got {size!r}")
     key = f"curve/full/cls/{size}"
     return float(np.mean([run[key] - base[key] for run, base in zip(_runs_of(source), scratch_runs())]))
@@ -1169,7 +1203,7 @@ def nsp_balanced_accuracy(negatives: str) -> float:
     >>> 0.0 <= nsp_balanced_accuracy("other") <= 1.0
     True
     """
-    if negatives not in ("other", "same", "swapped"):
+    if not isinstance(negatives, str) or negatives not in ("other", "same", "swapped"):
         raise ValueError(f"negatives must be 'other', 'same' or 'swapped', got {negatives!r}")
     return float(np.mean([_balanced(run, negatives) for run in runs("nsp")]))
 
@@ -1194,8 +1228,7 @@ def plateau(variant: str, window: int = 100) -> tuple[float, float]:
     >>> last < first
     True
     """
-    if variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {sorted(VARIANTS)}, got {variant!r}")
+    _check_variant(variant)
     window = check_positive_int(window, "window")
     if window > STEPS:
         raise ValueError(f"window must be at most the {STEPS} steps, got {window}")
@@ -1212,8 +1245,7 @@ def final_losses(variant: str, window: int = 100) -> tuple[float, ...]:
     >>> len(final_losses("nsp"))
     5
     """
-    if variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {sorted(VARIANTS)}, got {variant!r}")
+    _check_variant(variant)
     window = check_positive_int(window, "window")
     if window > STEPS:
         raise ValueError(f"window must be at most the {STEPS} steps, got {window}")

@@ -45,9 +45,12 @@ import numpy as np
 from mlm_book.nn import adam as adam_module
 from mlm_book.nn import layers, pairs
 from mlm_book.nn.train import TrainConfig, decayed_names, learning_rate
-from mlm_book.validation import as_int_array, check_instance, check_positive_int, check_real
+from mlm_book.validation import as_float_array, as_int_array, check_instance, check_positive_int, check_real
 
-__all__ = ["FineTuneConfig", "FineTuned", "pooled_features", "fine_tune", "classify"]
+__all__ = ["FineTuneConfig", "FineTuned", "pooled_features", "fine_tune", "classify", "MAX_CLASSES"]
+
+MAX_CLASSES = 10_000
+"""Most classes a head may have (a mistaken label array is refused rather than allocating a huge head)."""
 
 
 @dataclass(frozen=True)
@@ -89,9 +92,9 @@ class FineTuneConfig:
     seed: int = 0
 
     def __post_init__(self):
-        if self.mode not in ("top", "full"):
+        if not isinstance(self.mode, str) or self.mode not in ("top", "full"):
             raise ValueError(f"mode must be 'top' or 'full' (a frozen encoder is a probe), got {self.mode!r}")
-        if self.pooling not in ("cls", "mean"):
+        if not isinstance(self.pooling, str) or self.pooling not in ("cls", "mean"):
             raise ValueError(f"pooling must be 'cls' or 'mean', got {self.pooling!r}")
         check_positive_int(self.steps, "steps")
         check_positive_int(self.batch_size, "batch_size")
@@ -119,6 +122,25 @@ class FineTuned:
     pooling: str
     losses: np.ndarray
 
+    def __post_init__(self):
+        check_instance(self.config, "config", pairs.PairEncoderConfig)
+        object.__setattr__(self, "params", pairs.check_pair_params(self.params, self.config))
+        d = self.config.encoder.d_model
+        W = as_float_array(self.W, "W", ndim=2)
+        if W.shape[0] != d or not 2 <= W.shape[1] <= MAX_CLASSES or not np.all(np.isfinite(W)):
+            raise ValueError(f"W must be a finite (d = {d}, classes) matrix with 2 to {MAX_CLASSES} classes, got "
+                             f"shape {W.shape}")
+        b = as_float_array(self.b, "b", ndim=1)
+        if b.shape != (W.shape[1],) or not np.all(np.isfinite(b)):
+            raise ValueError(f"b must hold one finite bias per class ({W.shape[1]}), got shape {b.shape}")
+        if not isinstance(self.pooling, str) or self.pooling not in ("cls", "mean"):
+            raise ValueError(f"pooling must be 'cls' or 'mean', got {self.pooling!r}")
+        losses = as_float_array(self.losses, "losses", ndim=1)
+        if not np.all(np.isfinite(losses)):
+            raise ValueError("losses must be finite")
+        for name, value in (("W", W), ("b", b), ("losses", losses)):
+            object.__setattr__(self, name, value)
+
 
 def _check_inputs(config, tokens, segments, labels=None):
     tokens, segments = pairs._check_pair_input(tokens, segments, config)
@@ -130,14 +152,21 @@ def _check_inputs(config, tokens, segments, labels=None):
         raise ValueError("tokens must not hold [MASK]: a classifier reads clean text")
     if labels is None:
         return tokens, segments
+    return tokens, segments, _check_labels(labels, tokens.shape[0])
+
+
+def _check_labels(labels, rows: int) -> np.ndarray:
+    if labels is None:
+        raise TypeError("labels must be an array of class ids, got None")
     labels = as_int_array(labels, "labels", ndim=1)
-    if labels.shape != (tokens.shape[0],):
-        raise ValueError(f"labels must hold one class per row of tokens ({tokens.shape[0]}), got shape {labels.shape}")
-    if labels.min() < 0:
-        raise ValueError(f"labels must be classes 0, 1, ..., got {int(labels.min())}")
+    if labels.shape != (rows,):
+        raise ValueError(f"labels must hold one class per row of tokens ({rows}), got shape {labels.shape}")
+    if labels.min() < 0 or labels.max() >= MAX_CLASSES:
+        raise ValueError(f"labels must be classes 0, 1, ... below {MAX_CLASSES}, got values from {int(labels.min())} "
+                         f"to {int(labels.max())}")
     if np.unique(labels).size < 2:
         raise ValueError("labels must hold at least two classes")
-    return tokens, segments, labels
+    return labels
 
 
 def _pool(h: np.ndarray, tokens: np.ndarray, config, pooling: str):
@@ -219,7 +248,7 @@ def pooled_features(params, config: pairs.PairEncoderConfig, tokens, segments, p
     """
     params = pairs.check_pair_params(params, config)
     tokens, segments = _check_inputs(config, tokens, segments)
-    if pooling not in ("cls", "mean"):
+    if not isinstance(pooling, str) or pooling not in ("cls", "mean"):
         raise ValueError(f"pooling must be 'cls' or 'mean', got {pooling!r}")
     batch = check_positive_int(batch, "batch")
     out = []
@@ -265,9 +294,12 @@ def fine_tune(params, config: pairs.PairEncoderConfig, tokens, segments, labels,
         If the loss becomes NaN or infinite.
     """
     params = pairs.check_pair_params(params, config)
-    tokens, segments, labels = _check_inputs(config, tokens, segments, labels)
+    tokens, segments = _check_inputs(config, tokens, segments)
+    labels = _check_labels(labels, tokens.shape[0])
     check_instance(settings, "settings", FineTuneConfig)
     classes = int(labels.max()) + 1 if n_classes is None else check_positive_int(n_classes, "n_classes", minimum=2)
+    if classes > MAX_CLASSES:
+        raise ValueError(f"n_classes must be at most {MAX_CLASSES}, got {classes}")
     if labels.max() >= classes:
         raise ValueError(f"labels must be below n_classes = {classes}, got {int(labels.max())}")
     rng = np.random.default_rng(settings.seed)

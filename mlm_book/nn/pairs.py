@@ -388,21 +388,21 @@ def _pair_loss_and_grads(params, config: PairEncoderConfig, shown, segments, tar
 
 
 # --------------------------------------------------------------------------- checked entry points
-def _check_pair_input(tokens, segments, config: PairEncoderConfig):
-    tokens = as_int_array(tokens, "tokens", ndim=2)
+def _check_pair_input(tokens, segments, config: PairEncoderConfig, name: str = "tokens"):
+    tokens = as_int_array(tokens, name, ndim=2)
     if tokens.size == 0:
-        raise ValueError(f"tokens must not be empty, got shape {tokens.shape}")
+        raise ValueError(f"{name} must not be empty, got shape {tokens.shape}")
     if tokens.shape[1] > config.encoder.length:
-        raise ValueError(f"tokens has length {tokens.shape[1]}, longer than the position table "
+        raise ValueError(f"{name} has length {tokens.shape[1]}, longer than the position table "
                          f"({config.encoder.length})")
     if tokens.min() < 0 or tokens.max() >= config.input_vocab_size:
-        raise ValueError(f"tokens must be input ids in [0, {config.input_vocab_size}) (tokens, [MASK], [PAD], "
+        raise ValueError(f"{name} must be input ids in [0, {config.input_vocab_size}) (tokens, [MASK], [PAD], "
                          f"[CLS]), got values from {int(tokens.min())} to {int(tokens.max())}")
     if np.any((tokens == config.pad_id).all(axis=1)):
-        raise ValueError("tokens must have at least one slot that is not [PAD] in every row")
+        raise ValueError(f"{name} must have at least one slot that is not [PAD] in every row")
     segments = as_int_array(segments, "segments", ndim=2)
     if segments.shape != tokens.shape:
-        raise ValueError(f"segments must have the shape of tokens {tokens.shape}, got {segments.shape}")
+        raise ValueError(f"segments must have the shape of {name} {tokens.shape}, got {segments.shape}")
     if segments.min() < 0 or segments.max() >= config.n_segments:
         raise ValueError(f"segments must hold segment ids in [0, {config.n_segments}), got values from "
                          f"{int(segments.min())} to {int(segments.max())}")
@@ -434,8 +434,8 @@ def pair_loss_and_grads(params, config: PairEncoderConfig, shown, segments, targ
     -------
     mlm : float
         Mean cross-entropy over the selected positions (nats).
-    nsp : float
-        Mean NSP cross-entropy over the pairs (NaN without ``nsp_labels`` or with $w = 0$).
+    nsp : float or None
+        Mean NSP cross-entropy over the pairs (``None`` without ``nsp_labels`` or with $w = 0$).
     grads : dict of str to ndarray
         One array per parameter, shaped like it.
 
@@ -460,11 +460,14 @@ def pair_loss_and_grads(params, config: PairEncoderConfig, shown, segments, targ
     (True, (2, 8))
     """
     params = check_pair_params(params, config)
-    shown, segments = _check_pair_input(shown, segments, config)
+    shown, segments = _check_pair_input(shown, segments, config, "shown")
     targets = as_int_array(targets, "targets", ndim=2)
     if targets.shape != shown.shape:
         raise ValueError(f"targets must have the shape of shown {shown.shape}, got {targets.shape}")
-    selected = np.asarray(selected)
+    try:
+        selected = np.asarray(selected)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"selected must be a boolean array (not ragged): {error}") from None
     if selected.dtype != bool:
         raise TypeError(f"selected must be a boolean array, got dtype {selected.dtype}")
     if selected.shape != shown.shape:
@@ -489,7 +492,8 @@ def pair_loss_and_grads(params, config: PairEncoderConfig, shown, segments, targ
             raise ValueError("nsp_labels must be 0 (B follows A) or 1 (B is random)")
         if np.any(shown[:, 0] != config.cls_id):
             raise ValueError("shown must start every row with [CLS] when nsp_labels are given")
-    return _pair_loss_and_grads(params, config, shown, segments, targets, selected, nsp_labels, nsp_weight)
+    mlm, nsp, grads = _pair_loss_and_grads(params, config, shown, segments, targets, selected, nsp_labels, nsp_weight)
+    return mlm, (None if math.isnan(nsp) else nsp), grads
 
 
 def pair_hidden_states(params, config: PairEncoderConfig, tokens, segments) -> list[np.ndarray]:
