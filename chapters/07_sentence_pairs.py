@@ -217,6 +217,21 @@ Markdown(
 # %%
 ch7.probe_table()
 
+# %%
+means = {(v, fact, p): ch7.band(v, f"probe/{fact}/{p}")[1]
+         for v in ch7.VARIANTS for fact in ("company", "news") for p in ("cls", "mean")}
+company_range = [f(value for (v, fact, p), value in means.items() if fact == "company") for f in (min, max)]
+news_range = [f(value for (v, fact, p), value in means.items() if fact == "news" and v != "all-mask")
+              for f in (min, max)]
+show(ch7.figure_probes(),
+     alt=f"Two panels of probe accuracy, bars for the three pre-trainings with a dot per seed, on the CLS vector "
+         f"and on the mean of the token vectors, and a dashed line at the largest class's share. Left, the "
+         f"filing's company: every bar between {company_range[0]:.2f} and {company_range[1]:.2f}. Right, the "
+         f"sentence's news: the MLM + NSP and packed encoders between {news_range[0]:.2f} and {news_range[1]:.2f}, "
+         f"the all-[MASK] encoder at {means[('all-mask', 'news', 'cls')]:.2f} on CLS and "
+         f"{means[('all-mask', 'news', 'mean')]:.2f} on the mean.",
+     caption="What a linear probe reads from one sentence's last layer, by pre-training (held-out corpus).")
+
 # %% tags=["hide-input"]
 company = {v: ch7.band(v, "probe/company/cls")[1] for v in ch7.VARIANTS}
 company_mean = {v: ch7.band(v, "probe/company/mean")[1] for v in ch7.VARIANTS}

@@ -63,7 +63,7 @@ __all__ = ["STEPS", "LABELLED_SEED", "TEST_SEED", "SEEDS", "POOL_DOCUMENTS", "SI
            "measurements", "scratch", "chapter6_transfer", "book_setups", "missing_work", "ensure_measured", "runs",
            "band", "band_text", "nsp_table", "probe_table", "curve_table", "figure_input", "figure_losses",
            "figure_nsp", "figure_curves", "mlm_table", "mismatch_table", "transfer_gain", "nsp_balanced_accuracy",
-           "longest_pair", "plateau", "final_losses", "MAX_DOCUMENTS", "CLAIMS"]
+           "longest_pair", "plateau", "final_losses", "figure_probes", "MAX_DOCUMENTS", "CLAIMS"]
 
 STEPS = 1000
 """Adam steps of every pre-training here: a third of the filing encoder's 3000, so that three pre-trainings at five seeds fit the chapter's four-minute budget on two cores."""
@@ -1250,3 +1250,39 @@ def final_losses(variant: str, window: int = 100) -> tuple[float, ...]:
     if window > STEPS:
         raise ValueError(f"window must be at most the {STEPS} steps, got {window}")
     return tuple(float(pretrain(replace(VARIANTS[variant], seed=seed)).mlm_losses[-window:].mean()) for seed in SEEDS)
+
+
+def figure_probes():
+    """Probe accuracy for the filing's company and the sentence's news, on [CLS] and on the token mean, per pre-training.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig = figure_probes()
+    >>> [ax.get_title() for ax in fig.axes]
+    ["the filing's company (21 classes)", "the sentence's news (good or bad)"]
+    >>> plt.close(fig)
+    """
+    from mlm_book.figures import PALETTE, WIDE, subplots
+    fig, axes = subplots(1, 2, width=WIDE, height=3.4)
+    colors = {"nsp": PALETTE["blue"], "packed": PALETTE["orange"], "all-mask": PALETTE["green"]}
+    test = labelled_sentences(TEST_SEED)
+    chance = {"company": float(np.bincount(test.filer).max() / test.count),
+              "news": float(max(np.mean(test.news[test.news != 0] > 0), np.mean(test.news[test.news != 0] < 0)))}
+    titles = {"company": "the filing's company (21 classes)", "news": "the sentence's news (good or bad)"}
+    width = 0.25
+    for ax, fact in zip(axes, ("company", "news")):
+        for k, variant in enumerate(VARIANTS):
+            for j, pooling in enumerate(("cls", "mean")):
+                values = np.array([run[f"probe/{fact}/{pooling}"] for run in runs(variant)])
+                x = j + (k - 1) * width
+                ax.bar(x, values.mean(), width=width * 0.9, color=colors[variant],
+                       label=_VARIANT_NAMES[variant] if j == 0 else None)
+                ax.plot(np.full(values.size, x), values, ls="none", marker=".", color=PALETTE["black"])
+        ax.axhline(chance[fact], color=PALETTE["black"], ls="--", lw=1, label="largest class share")
+        ax.set_xticks([0, 1], ["[CLS]", "mean of tokens"])
+        ax.set_title(titles[fact])
+        ax.set_ylim(0, 1)
+    axes[0].set_ylabel(f"probe accuracy (bars: mean of {len(SEEDS)} seeds)")
+    axes[1].legend(loc="lower right")
+    return fig
