@@ -112,8 +112,6 @@ def test_trained_results_keep_their_relationships():
                                                   ch7.runs("all-mask"), ch7.runs("packed")):
         assert masked > kept + 0.5
         assert masked_run["curve/full/cls/1024"] < kept_run["curve/full/cls/1024"]
-    for seed in ch7.SEEDS:
-        nsp = ch7.pretrain(ch7.VARIANTS["nsp"].__class__(objective="nsp", seed=seed))
-        packed = ch7.pretrain(ch7.VARIANTS["packed"].__class__(objective="packed", seed=seed))
+    for nsp, packed in zip(ch7.pretrained_seeds("nsp"), ch7.pretrained_seeds("packed")):
         assert nsp.nsp_losses.shape == (ch7.STEPS,) and packed.nsp_losses.size == 0
         assert nsp.mlm_losses[-100:].mean() < nsp.mlm_losses[:100].mean() - 1.0

@@ -92,10 +92,10 @@ def test_nsp_probabilities_read_the_cls_row_only_through_attention():
 
 
 @pytest.mark.parametrize("a, b, match", [
-    ([], [2], "a must be a non-empty"),
-    ([2], [], "b must be a non-empty"),
+    ([], [2], "a must not be empty"),
+    ([2], [], "b must not be empty"),
     ([2, 1], [3], r"a must be one sentence without \[SEP\]"),
-    ([2], [9], r"b must hold token ids in \[0, 7\)"),
+    ([2], [9], r"b must be token ids in \[0, 7\)"),
     ([2] * 4, [3] * 3, "longer than the encoder's length 9"),
 ])
 def test_bad_pairs(a, b, match):

@@ -60,10 +60,10 @@ from mlm_book.validation import (
 __all__ = ["STEPS", "LABELLED_SEED", "TEST_SEED", "SEEDS", "POOL_DOCUMENTS", "SIZES", "FINE_TUNINGS", "COMPARED",
            "FINE_TUNE", "VARIANTS", "Sentences", "sentences", "labelled_sentences", "pool_sentences", "pair_batch",
            "packed_batch", "single_inputs", "news_task", "labelled_subset", "PairSetup", "PretrainedPair", "pretrain",
-           "measurements", "scratch", "chapter6_transfer", "book_setups", "missing_work", "ensure_measured", "runs",
+           "measurements", "scratch", "chapter6_transfer", "book_setups", "missing_work", "runs",
            "band", "band_text", "nsp_table", "probe_table", "curve_table", "figure_input", "figure_losses",
            "figure_nsp", "figure_curves", "mlm_table", "mismatch_table", "transfer_gain", "nsp_balanced_accuracy",
-           "longest_pair", "plateau", "final_losses", "figure_probes", "MAX_DOCUMENTS", "CLAIMS"]
+           "longest_pair", "plateau", "final_losses", "pretrained_seeds", "figure_probes", "MAX_DOCUMENTS", "CLAIMS"]
 
 STEPS = 1000
 """Adam steps of every pre-training here: a third of the filing encoder's 3000, so that three pre-trainings at five seeds fit the chapter's four-minute budget on two cores."""
@@ -827,14 +827,6 @@ def missing_work() -> list:
     return work
 
 
-def ensure_measured() -> int:
-    """Compute every missing measurement in one pool of processes; return how many were missing."""
-    from mlm_book.parallel import run_in_processes
-    work = missing_work()
-    run_in_processes(_build, work)
-    return len(work)
-
-
 # ----------------------------------------------------------------------------- reading the results
 def runs(variant: str) -> tuple[dict, ...]:
     """The measurements of a pre-training variant (``"nsp"``, ``"packed"``, ``"all-mask"``) at every seed, the book's first.
@@ -844,10 +836,7 @@ def runs(variant: str) -> tuple[dict, ...]:
     >>> len(runs("nsp")), sorted(runs("nsp")[0])[:2]
     (5, ['curve/frozen/cls/1024', 'curve/frozen/cls/16'])
     """
-    if not isinstance(variant, str):
-        raise TypeError(f"variant must be a str, got {type(variant).__name__}")
-    if variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {sorted(VARIANTS)}, got {variant!r}")
+    _check_variant(variant)
     return tuple(measurements(replace(VARIANTS[variant], seed=seed)) for seed in SEEDS)
 
 
@@ -1003,9 +992,8 @@ def figure_losses():
     fig, axes = subplots(1, 2, width=WIDE, height=3.2)
     colors = {"nsp": PALETTE["blue"], "packed": PALETTE["orange"], "all-mask": PALETTE["green"]}
     labels = {"nsp": "MLM + NSP (pairs)", "packed": "MLM, packed", "all-mask": "MLM, packed, all [MASK]"}
-    for variant, setup in VARIANTS.items():
-        models = [pretrain(replace(setup, seed=seed)) for seed in SEEDS]
-        for k, model in enumerate(models):
+    for variant in VARIANTS:
+        for k, model in enumerate(pretrained_seeds(variant)):
             curve = _moving(model.mlm_losses)
             axes[0].plot(np.arange(curve.size) + 50, curve, color=colors[variant], lw=2 if k == 0 else 0.8,
                          alpha=1.0 if k == 0 else 0.4, label=labels[variant] if k == 0 else None)
@@ -1228,13 +1216,9 @@ def plateau(variant: str, window: int = 100) -> tuple[float, float]:
     >>> last < first
     True
     """
-    _check_variant(variant)
-    window = check_positive_int(window, "window")
-    if window > STEPS:
-        raise ValueError(f"window must be at most the {STEPS} steps, got {window}")
-    models = [pretrain(replace(VARIANTS[variant], seed=seed)) for seed in SEEDS]
-    return (float(np.mean([m.mlm_losses[:window].mean() for m in models])),
-            float(np.mean([m.mlm_losses[-window:].mean() for m in models])))
+    window = _check_window(window)
+    first = np.mean([model.mlm_losses[:window].mean() for model in pretrained_seeds(variant)])
+    return float(first), float(np.mean(final_losses(variant, window)))
 
 
 def final_losses(variant: str, window: int = 100) -> tuple[float, ...]:
@@ -1245,11 +1229,27 @@ def final_losses(variant: str, window: int = 100) -> tuple[float, ...]:
     >>> len(final_losses("nsp"))
     5
     """
-    _check_variant(variant)
+    window = _check_window(window)
+    return tuple(float(model.mlm_losses[-window:].mean()) for model in pretrained_seeds(variant))
+
+
+def _check_window(window) -> int:
     window = check_positive_int(window, "window")
     if window > STEPS:
         raise ValueError(f"window must be at most the {STEPS} steps, got {window}")
-    return tuple(float(pretrain(replace(VARIANTS[variant], seed=seed)).mlm_losses[-window:].mean()) for seed in SEEDS)
+    return window
+
+
+def pretrained_seeds(variant: str) -> tuple[PretrainedPair, ...]:
+    """The pre-trained encoders of a variant at every seed, the book's first.
+
+    Examples
+    --------
+    >>> [model.setup.seed for model in pretrained_seeds("nsp")] == list(SEEDS)
+    True
+    """
+    _check_variant(variant)
+    return tuple(pretrain(replace(VARIANTS[variant], seed=seed)) for seed in SEEDS)
 
 
 def figure_probes():

@@ -55,6 +55,7 @@ from mlm_book.validation import (
     check_instance,
     check_positive_int,
     check_real,
+    check_tokens,
 )
 
 __all__ = ["PairEncoderConfig", "SEP_ID", "encode_pair", "init_pair_params", "check_pair_params",
@@ -276,12 +277,7 @@ def encode_pair(a, b, config: PairEncoderConfig, *, sep_id: int = SEP_ID) -> tup
         raise ValueError(f"sep_id must be a token id in [0, {config.vocab_size}), got {sep_id}")
     sentences = []
     for name, sentence in (("a", a), ("b", b)):
-        ids = as_int_array(sentence, name, ndim=1)
-        if ids.size == 0:
-            raise ValueError(f"{name} must be a non-empty sentence of token ids")
-        if ids.min() < 0 or ids.max() >= config.vocab_size:
-            raise ValueError(f"{name} must hold token ids in [0, {config.vocab_size}), got values from "
-                             f"{int(ids.min())} to {int(ids.max())}")
+        ids = check_tokens(sentence, name, config.vocab_size, ndim=1)
         where = np.flatnonzero(ids == sep_id)
         if where.size:
             raise ValueError(f"{name} must be one sentence without [SEP] (id {sep_id}), got [SEP] at index "
