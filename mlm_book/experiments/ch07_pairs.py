@@ -58,8 +58,8 @@ from mlm_book.validation import (
 )
 
 __all__ = ["STEPS", "LABELLED_SEED", "TEST_SEED", "SEEDS", "POOL_DOCUMENTS", "SIZES", "FINE_TUNINGS", "COMPARED",
-           "FINE_TUNE", "VARIANTS", "Sentences", "sentences", "labelled_sentences", "pool_sentences", "pair_batch",
-           "packed_batch", "single_inputs", "news_task", "labelled_subset", "PairSetup", "PretrainedPair", "pretrain",
+           "FINE_TUNE", "VARIANTS", "Sentences", "sentences", "sentences_of", "labelled_sentences", "pool_sentences", "pair_batch",
+           "packed_batch", "pair_inputs", "single_inputs", "news_task", "labelled_subset", "PairSetup", "PretrainedPair", "pretrain", "pretraining_code",
            "measurements", "scratch", "chapter6_transfer", "book_setups", "missing_work", "runs",
            "band", "band_text", "nsp_table", "probe_table", "curve_table", "figure_input", "figure_losses",
            "figure_nsp", "figure_curves", "mlm_table", "mismatch_table", "transfer_gain", "nsp_balanced_accuracy",
@@ -158,6 +158,24 @@ def _sentences(corpus, ids: np.ndarray) -> Sentences:
     np.add.at(news, index, corpus.news)
     last = np.append(filing[1:] != filing[:-1], True)
     return Sentences(matrix, lengths, filing, corpus.filer[filing], np.sign(news), last)
+
+
+def sentences_of(corpus: corpus_module.Corpus, ids) -> Sentences:
+    """The sentences of ``corpus`` with its tokens read as ``ids`` (one id per token, ``[SEP]`` included).
+
+    Examples
+    --------
+    >>> from mlm_book.experiments import ch06_finance
+    >>> world = ch06_finance.results()
+    >>> sentences_of(world.corpus, world.ids).count == sentences().count
+    True
+    """
+    check_instance(corpus, "corpus", corpus_module.Corpus)
+    ids = as_int_array(ids, "ids", ndim=1)
+    if ids.shape != corpus.tokens.shape or ids.min() < 0:
+        raise ValueError(f"ids must hold one non-negative token id per corpus token ({corpus.tokens.size}), got "
+                         f"shape {ids.shape}")
+    return _sentences(corpus, ids)
 
 
 @functools.cache
@@ -298,6 +316,30 @@ def pair_batch(text: Sentences, a, config: pairs.PairEncoderConfig, rng: np.rand
     b[random_rows] = draw
     tokens, segments = _assemble(text, a, b, config)
     return tokens, segments, labels
+
+
+def pair_inputs(text: Sentences, a, b, config: pairs.PairEncoderConfig):
+    """``[CLS] A [SEP] B [SEP]`` for given pairs of sentences ``(a[k], b[k])``, cut to the longest pair.
+
+    Returns
+    -------
+    tokens, segments : ndarray of int, shape (len(a), width)
+
+    Examples
+    --------
+    >>> cfg = PairSetup().config(_vocab_size())
+    >>> tokens, segments = pair_inputs(sentences(), [0, 5], [1, 2], cfg)
+    >>> int(tokens[0, 0]) == cfg.cls_id, int(segments[0].max())
+    (True, 1)
+    """
+    _check_fit(text, config, pair=True)
+    a = _check_rows(a, text, "a")
+    b = _check_rows(b, text, "b")
+    if a.shape != b.shape:
+        raise ValueError(f"a and b must hold the same number of sentences, got {a.size} and {b.size}")
+    tokens, segments = _assemble(text, a, b, config)
+    width = int((text.lengths[a] + text.lengths[b]).max()) + 3
+    return tokens[:, :width], segments[:, :width]
 
 
 def packed_batch(stream: np.ndarray, starts, config: pairs.PairEncoderConfig):
@@ -502,6 +544,11 @@ def pretrain(setup: PairSetup = PairSetup()) -> PretrainedPair:
 def _pretrain_source() -> str:
     # read once per process: hashing the modules' source for each of the chapter's many reads took seconds
     return cache.source_of(_PRODUCERS)
+
+
+def pretraining_code() -> str:
+    """The source that keys every pre-training here: a cache built on a pre-trained encoder includes it in its key."""
+    return _pretrain_source()
 
 
 @functools.cache

@@ -398,7 +398,10 @@ def ensure_trained(setups=None) -> int:
 
 def _build_any(setup) -> None:
     from mlm_book.experiments import ch07_pairs, hmm_encoder
-    if isinstance(setup, tuple):
+    if isinstance(setup, tuple) and setup[0] == "inference":
+        from mlm_book.experiments import ch07_inference
+        ch07_inference._build(setup[1])
+    elif isinstance(setup, tuple):
         ch07_pairs._build(setup)
     elif isinstance(setup, FilingEncoderSetup):
         _train_and_measure(setup)
@@ -429,7 +432,8 @@ def ensure_book_encoders() -> int:
     # chapter 7's pre-trainings and fine-tunings fill the pool after the longer runs; its
     # fine-tunings of this module's encoders come last, once those are (nearly) trained
     from mlm_book.experiments import ch07_pairs
-    chapter7 = ch07_pairs.missing_work()
+    from mlm_book.experiments import ch07_inference
+    chapter7 = ch07_pairs.missing_work() + ch07_inference.missing_work()
     run_in_processes(_build_any, [setup for _, setup in work] + chapter7)
     return len(work) + len(chapter7)
 
