@@ -62,7 +62,7 @@ check-oldest:
 	.venv-oldest/bin/pip install --quiet --upgrade pip
 	.venv-oldest/bin/pip install --quiet -c constraints/oldest.txt -e '.[test]'
 	.venv-oldest/bin/python -c 'import numpy, matplotlib; print("oldest pins: numpy", numpy.__version__, "matplotlib", matplotlib.__version__)'
-	.venv-oldest/bin/python -m pytest -m "not slow" -q -p no:cacheprovider
+	.venv-oldest/bin/python -m pytest -m "not slow" -q -p no:cacheprovider $(XDIST)
 
 # pyenv's shims answer `command -v` even for a version they will refuse to run: try each.
 PY313_CANDIDATES := $(wildcard $(HOME)/.pyenv/versions/3.13*/bin/python3.13) $(shell command -v python3.13 2>/dev/null)
@@ -73,7 +73,7 @@ check-py313:
 	if [ -z "$$py" ]; then echo "Python 3.13 not found (PATH, ~/.pyenv): the 3.13 check was NOT run"; exit 0; fi; \
 	test -x .venv-py313/bin/python || $$py -m venv .venv-py313; \
 	.venv-py313/bin/pip install --quiet --upgrade pip && .venv-py313/bin/pip install --quiet -e '.[test]' && \
-	.venv-py313/bin/python --version && .venv-py313/bin/python -m pytest -m "not slow" -q -p no:cacheprovider
+	.venv-py313/bin/python --version && .venv-py313/bin/python -m pytest -m "not slow" -q -p no:cacheprovider $(XDIST)
 
 verify: $(STAMP)
 	$(BIN)/mlm-book verify

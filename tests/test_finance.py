@@ -384,3 +384,57 @@ def test_voting_matches_a_loop(small):
     assert np.all(np.diff(position[words])[np.diff(small.document[words]) == 0] == 1)
     with pytest.raises(ValueError, match="window"):
         lexicon_vote(small, 0)
+
+
+def test_mentions_are_the_named_things_the_generator_wrote():
+    """Every gold mention is a full company name or an alias (ORG), an alias and its noun (PRODUCT), a first
+    name and a surname (PERSON) or one place or country word (LOC); the annotation adds nothing to the text."""
+    import hashlib
+
+    from mlm_book.finance import corpus as corpus_module
+    from mlm_book.finance.corpus import MENTION_TYPES, mention_spans
+    from mlm_book.finance.world import COMPANIES
+    corpus = generate_corpus(CorpusConfig(n_documents=40), np.random.default_rng(5))
+    spans = mention_spans(corpus)
+    words_of = {}
+    for k, sentence in enumerate(np.unique(corpus.sentence)):
+        words_of[k] = [w for w in corpus.tokens[corpus.sentence == sentence] if w != corpus_module.SEP]
+    aliases = {c.alias: c for c in COMPANIES}
+    seen = set()
+    for k, sentence_spans in enumerate(spans):
+        for start, end, kind in sentence_spans:
+            words = words_of[k][start:end]
+            seen.add(kind)
+            if kind == "ORG":
+                assert words[0] in aliases and words in ([words[0]], list(aliases[words[0]].name))
+            elif kind == "PRODUCT":
+                assert words == [words[0], aliases[words[0]].noun] and words_of[k][start - 1] == "the"
+            elif kind == "PERSON":
+                assert len(words) == 2 and words[0] in corpus_module._FIRST_NAMES
+            else:
+                assert len(words) == 1 and words[0] not in aliases
+    assert seen == set(MENTION_TYPES)
+    # the entity labels of chapter 6 sit on mentions' first tokens (aliases), and only there
+    assert np.all(corpus.mention[corpus.entity > 0] >= 0)
+    # chapter 6's corpus is the one the book has always used: its text and older annotations hash as before
+    book = generate_corpus(CorpusConfig(), np.random.default_rng(9))
+    digest = hashlib.sha256(" ".join(book.tokens.tolist()).encode())
+    for name in ("document", "sentence", "position", "entity", "alias", "aspect", "news", "head", "lexicon", "tone",
+                 "filer"):
+        digest.update(name.encode())
+        digest.update(np.ascontiguousarray(getattr(book, name), dtype="<i8").tobytes())
+    assert digest.hexdigest() == "3a9b1ba53598b258454153a4dc7a912ed80af8a2a585cb699e06149d03c8c2f3"
+
+
+def test_mention_annotations_are_checked():
+    import dataclasses
+    corpus = generate_corpus(CorpusConfig(n_documents=3), np.random.default_rng(0))
+    first = int(np.flatnonzero(corpus.mention >= 0)[0])
+    broken = corpus.mention_type.copy()
+    broken[first] = -1
+    with pytest.raises(ValueError, match="-1 on the same tokens"):
+        dataclasses.replace(corpus, mention_type=broken)
+    renumbered = corpus.mention.copy()
+    renumbered[renumbered >= 0] += 1
+    with pytest.raises(ValueError, match="in order of appearance"):
+        dataclasses.replace(corpus, mention=renumbered)

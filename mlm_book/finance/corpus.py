@@ -28,6 +28,13 @@ year). Its sentences are drawn from templates in the register of annual reports:
 Kestrel files fewer reports than the others (``kestrel_share``), so its ORG and PRODUCT
 mentions come out near balanced while every other alias is mostly ORG.
 
+Besides the per-token labels, every *mention* of a named thing is annotated as a whole
+span ([`MENTION_TYPES`][mlm_book.finance.corpus.MENTION_TYPES]): a company written in full
+("kestrel turbine services", three tokens) or by its alias (one), ORG; a product's alias and
+noun ("kestrel turbine"; the article stays outside), PRODUCT; a person's first name and
+surname, PERSON; a place or a country, LOC. Countries are listed back to back in some
+sentences ("in germany france and italy"), so two LOC mentions can touch.
+
 Examples
 --------
 >>> import numpy as np
@@ -51,10 +58,14 @@ from mlm_book.finance.world import (
 )
 from mlm_book.validation import as_int_array, check_generator, check_instance, check_positive_int, check_probability
 
-__all__ = ["CorpusConfig", "Corpus", "generate_corpus", "render_document", "corpus_fingerprint", "SEP"]
+__all__ = ["CorpusConfig", "Corpus", "generate_corpus", "render_document", "corpus_fingerprint", "mention_spans",
+           "SEP", "MENTION_TYPES"]
 
 #: The sentence separator token.
 SEP = "[SEP]"
+
+MENTION_TYPES = ("ORG", "PRODUCT", "PERSON", "LOC")
+"""Types of the annotated mentions; ``Corpus.mention_type`` indexes this tuple."""
 
 _POSITIVE_LEX = tuple(w for w, p in LEXICON.items() if p > 0)
 _NEGATIVE_LEX = tuple(w for w, p in LEXICON.items() if p < 0)
@@ -315,6 +326,11 @@ class Corpus:
         On direction words and verbs, the stream index of the last word of their aspect term; -1 elsewhere.
     lexicon : numpy.ndarray of int
         The dictionary polarity (+1 / -1) on lexicon words, 0 elsewhere.
+    mention : numpy.ndarray of int
+        The index of the mention a token belongs to (0, 1, ... in order of appearance;
+        a mention's tokens are consecutive and inside one sentence), -1 outside mentions.
+    mention_type : numpy.ndarray of int
+        Index into `MENTION_TYPES` on the tokens of a mention, -1 elsewhere.
     tone : numpy.ndarray of int
         Shape ``(n_documents,)``: each filing's latent tone, +1 or -1.
     filer : numpy.ndarray of int
@@ -342,6 +358,8 @@ class Corpus:
     news: np.ndarray
     head: np.ndarray
     lexicon: np.ndarray
+    mention: np.ndarray
+    mention_type: np.ndarray
     tone: np.ndarray
     filer: np.ndarray
     config: CorpusConfig
@@ -357,7 +375,8 @@ class Corpus:
             raise ValueError(f"tokens must be a non-empty 1-dimensional array, got shape {tokens.shape}")
         n = tokens.shape[0]
         arrays = {}
-        for name in ("document", "sentence", "position", "entity", "alias", "aspect", "news", "head", "lexicon"):
+        for name in ("document", "sentence", "position", "entity", "alias", "aspect", "news", "head", "lexicon",
+                     "mention", "mention_type"):
             array = as_int_array(getattr(self, name), name, ndim=1)
             if array.shape != (n,):
                 raise ValueError(f"{name} must have one entry per token of tokens ({n}), got shape {array.shape}")
@@ -383,7 +402,8 @@ class Corpus:
             raise ValueError("position must be each token's index inside its filing of document (0, 1, ...)")
         ranges = {"entity": (ENTITY_NONE, ENTITY_PRODUCT), "alias": (-1, len(COMPANIES) - 1),
                   "aspect": (-1, len(ASPECTS) - 1), "news": (-1, 1), "head": (-1, n - 1), "lexicon": (-1, 1),
-                  "tone": (-1, 1), "filer": (0, len(COMPANIES) - 1)}
+                  "tone": (-1, 1), "filer": (0, len(COMPANIES) - 1), "mention": (-1, n - 1),
+                  "mention_type": (-1, len(MENTION_TYPES) - 1)}
         for name, (low, high) in ranges.items():
             array = arrays[name]
             if array.size and (array.min() < low or array.max() > high):
@@ -391,6 +411,7 @@ class Corpus:
                                  f"{int(array.min())} to {int(array.max())}")
         if np.any(arrays["tone"] == 0):
             raise ValueError("tone must be +1 or -1 for every filing")
+        _check_mentions(arrays["mention"], arrays["mention_type"], sentence)
         for name, array in arrays.items():
             object.__setattr__(self, name, array)
 
@@ -409,6 +430,23 @@ class Corpus:
         return np.searchsorted(self.document, np.arange(self.n_documents + 1), side="left")
 
 
+def _check_mentions(mention: np.ndarray, mention_type: np.ndarray, sentence: np.ndarray) -> None:
+    """Mentions are numbered in order, consecutive, typed throughout and inside one sentence."""
+    inside = mention >= 0
+    if np.any(inside != (mention_type >= 0)):
+        raise ValueError("mention and mention_type must be -1 on the same tokens")
+    ids, types, where = mention[inside], mention_type[inside], np.flatnonzero(inside)
+    if not ids.size:
+        return
+    steps = np.diff(ids)
+    if ids[0] != 0 or np.any((steps != 0) & (steps != 1)):
+        raise ValueError("mention must number the mentions 0, 1, ... in order of appearance")
+    same = steps == 0
+    if np.any(same & (np.diff(where) != 1)) or np.any(same & (np.diff(types) != 0)) or np.any(
+            same & (np.diff(sentence[where]) != 0)):
+        raise ValueError("a mention's tokens must be consecutive, of one mention_type and in one sentence")
+
+
 def _pool(heads, tails, size, rng):
     names = np.array([h + t for h in heads for t in tails])
     return names[rng.permutation(names.shape[0])[:size]]
@@ -425,11 +463,23 @@ class _Writer:
     def __init__(self, company, tone, pools, config, rng):
         self.company, self.tone = company, tone
         self.pools, self.config, self.rng = pools, config, rng
-        self.rows = []  # (word, sentence, entity, alias, aspect, news, head, lexicon)
+        self.rows = []  # (word, sentence, entity, alias, aspect, news, head, lexicon, mention, mention_type)
         self.sentence = 0
+        self.mentions = 0
 
-    def _add(self, word, entity=ENTITY_NONE, alias=-1, aspect=-1, news=0, head=-1, lexicon=0):
-        self.rows.append((word, self.sentence, entity, alias, aspect, news, head, lexicon))
+    def _add(self, word, entity=ENTITY_NONE, alias=-1, aspect=-1, news=0, head=-1, lexicon=0, mention=None):
+        # mention: a MENTION_TYPES name; the words of one mention are added by one call of _mention
+        if mention is None:
+            self.rows.append((word, self.sentence, entity, alias, aspect, news, head, lexicon, -1, -1))
+        else:
+            self.rows.append((word, self.sentence, entity, alias, aspect, news, head, lexicon, self.mentions - 1,
+                              MENTION_TYPES.index(mention)))
+
+    def _mention(self, kind, words):
+        """Add the (word, entity, alias) triples of one mention of type ``kind``."""
+        self.mentions += 1
+        for word, entity, alias in words:
+            self._add(word, entity, alias, mention=kind)
 
     def _choice(self, items):
         return items[int(self.rng.integers(len(items)))]
@@ -451,16 +501,14 @@ class _Writer:
         aspect_head, previous_polarity = -1, 0
         for slot in template:
             if slot == "{FULL}":
-                self._add(company.alias, ENTITY_ORG, self.company)
-                self._add(company.noun)
-                self._add(company.suffix)
+                self._mention("ORG", [(company.alias, ENTITY_ORG, self.company), (company.noun, ENTITY_NONE, -1),
+                                      (company.suffix, ENTITY_NONE, -1)])
             elif slot == "{ORG}":
-                self._add(company.alias, ENTITY_ORG, self.company)
+                self._mention("ORG", [(company.alias, ENTITY_ORG, self.company)])
             elif slot == "{PROD}":
                 owner = COMPANIES[product_owner]
                 self._add("the")
-                self._add(owner.alias, ENTITY_PRODUCT, product_owner)
-                self._add(owner.noun)
+                self._mention("PRODUCT", [(owner.alias, ENTITY_PRODUCT, product_owner), (owner.noun, ENTITY_NONE, -1)])
             elif slot == "{NOUNS}":
                 self._add(company.plural)
             elif slot == "{ASP}":
@@ -481,6 +529,8 @@ class _Writer:
                 agrees = rng.random() < self.config.seed_tone_agreement
                 positive = (self.tone > 0) == agrees
                 self._add(self._choice(POSITIVE_SEEDS if positive else NEGATIVE_SEEDS))
+            elif slot == "{COUNTRY}":
+                self._mention("LOC", [(self._choice(_COUNTRIES), ENTITY_NONE, -1)])
             elif slot in _WORD_SLOTS:
                 self._add(self._choice(_WORD_SLOTS[slot]))
             elif slot in _PHRASE_SLOTS:
@@ -493,10 +543,10 @@ class _Writer:
             elif slot == "{YEAR}":
                 self._add(str(int(rng.integers(2004, 2020))))
             elif slot == "{PLACE}":
-                self._add(self._pooled("place"))
+                self._mention("LOC", [(self._pooled("place"), ENTITY_NONE, -1)])
             elif slot == "{PERSON}":
-                self._add(self._choice(_FIRST_NAMES))
-                self._add(self._pooled("person"))
+                first = self._choice(_FIRST_NAMES)
+                self._mention("PERSON", [(first, ENTITY_NONE, -1), (self._pooled("person"), ENTITY_NONE, -1)])
             elif slot.startswith("{"):
                 raise ValueError(f"unknown template slot {slot}")
             else:
@@ -572,18 +622,21 @@ def generate_corpus(config: CorpusConfig, rng: np.random.Generator) -> Corpus:
                    _zipf_weights(config.person_pool, config.zipf_exponent)),
     }
     rows, document, sentence, position = [], [], [], []
-    sentence_offset = 0
+    sentence_offset = mention_offset = 0
     for d in range(config.n_documents):
-        doc_rows = _Writer(int(filer[d]), int(tone[d]), pools, config, rng).write()
+        writer = _Writer(int(filer[d]), int(tone[d]), pools, config, rng)
+        doc_rows = writer.write()
         offset = len(rows)
         last = doc_rows[0][1]
         for row in doc_rows:
             if row[1] != last:  # a new sentence starts: close the previous one with [SEP]
-                rows.append((SEP, last, ENTITY_NONE, -1, -1, 0, -1, 0))
+                rows.append((SEP, last, ENTITY_NONE, -1, -1, 0, -1, 0, -1, -1))
                 last = row[1]
             head = row[6]
+            mention = row[8] + mention_offset if row[8] >= 0 else -1
             rows.append(row[:6] + ((head + offset + _seps_before(doc_rows, head)) if head >= 0 else -1,)
-                        + row[7:])
+                        + (row[7], mention, row[9]))
+        mention_offset += writer.mentions
         n = len(rows) - offset
         document.append(np.full(n, d))
         sentence.append(np.array([row[1] for row in rows[offset:]]) + sentence_offset)
@@ -598,7 +651,7 @@ def generate_corpus(config: CorpusConfig, rng: np.random.Generator) -> Corpus:
         position=np.concatenate(position).astype(np.int64),
         entity=as_int(columns[2]), alias=as_int(columns[3]), aspect=as_int(columns[4]),
         news=as_int(columns[5]), head=as_int(columns[6]), lexicon=as_int(columns[7]),
-        tone=tone, filer=filer.astype(np.int64), config=config,
+        mention=as_int(columns[8]), mention_type=as_int(columns[9]), tone=tone, filer=filer.astype(np.int64), config=config,
     )
 
 
@@ -667,7 +720,44 @@ def corpus_fingerprint(corpus: Corpus) -> str:
     check_instance(corpus, "corpus", Corpus)
     digest = hashlib.sha256(" ".join(corpus.tokens.tolist()).encode())
     for name in ("document", "sentence", "position", "entity", "alias", "aspect", "news", "head",
-                 "lexicon", "tone", "filer"):
+                 "lexicon", "mention", "mention_type", "tone", "filer"):
         digest.update(name.encode())
         digest.update(np.ascontiguousarray(getattr(corpus, name), dtype="<i8").tobytes())
     return digest.hexdigest()
+
+
+def mention_spans(corpus: Corpus) -> list[list[tuple[int, int, str]]]:
+    """The gold mentions of every sentence as spans ``(start, end, type)`` (``end`` exclusive).
+
+    Offsets count the sentence's words, its closing ``[SEP]`` excluded: the span format of
+    [`mlm_book.tagging`][mlm_book.tagging]. One list per sentence, in corpus order.
+
+    Raises
+    ------
+    TypeError
+        If ``corpus`` is not a `Corpus`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> corpus = generate_corpus(CorpusConfig(n_documents=1), np.random.default_rng(0))
+    >>> spans = mention_spans(corpus)
+    >>> words = [w for w in corpus.tokens[corpus.sentence == 0] if w != SEP]
+    >>> [(" ".join(words[a:b]), kind) for a, b, kind in spans[0]]
+    [('osprey pump holdings', 'ORG')]
+    """
+    check_instance(corpus, "corpus", Corpus)
+    real = corpus.tokens != SEP
+    index = corpus.sentence - corpus.sentence.min()
+    count = int(index.max()) + 1
+    starts = np.concatenate([[0], np.cumsum(np.bincount(index[real], minlength=count))[:-1]])
+    slot = np.full(corpus.n_tokens, -1)
+    slot[real] = np.arange(int(real.sum())) - starts[index[real]]
+    out: list[list[tuple[int, int, str]]] = [[] for _ in range(count)]
+    inside = np.flatnonzero(corpus.mention >= 0)
+    if inside.size:
+        first = np.concatenate([[True], np.diff(corpus.mention[inside]) != 0])
+        last = np.concatenate([first[1:], [True]])
+        for a, b in zip(inside[first], inside[last]):
+            out[int(index[a])].append((int(slot[a]), int(slot[b]) + 1, MENTION_TYPES[int(corpus.mention_type[a])]))
+    return out
