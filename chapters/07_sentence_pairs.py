@@ -315,7 +315,7 @@ frozen_gap = ch7.band("nsp", "curve/full/cls/1024")[1] - max(ch7.band("nsp", f"c
 Markdown(
     "**Transfer.** Mean gain of full fine-tuning over training from scratch, same seed and labelled set, in "
     "accuracy points:\n\n"
-    + "\n".join(f"* {name}: " + ", ".join(f"{size} labels {100 * gaps[source][size]:+.1f}" for size in ch7.SIZES)
+    + "\n".join(f"* {name}: " + ", ".join(f"{size} labels {round(100 * gaps[source][size], 1) + 0.0:+.1f}" for size in ch7.SIZES)
                 for source, name in (("nsp", "MLM + NSP"), ("packed", "MLM, packed"), ("chapter 6", "chapter 6's encoder")))
     + "\n\n"
     + ("Pre-training buys nothing here: no encoder gains two points anywhere on average"

@@ -401,6 +401,9 @@ def _build_any(setup) -> None:
     if isinstance(setup, tuple) and setup[0] == "inference":
         from mlm_book.experiments import ch07_inference
         ch07_inference._build(setup[1])
+    elif isinstance(setup, tuple) and setup[0] == "ch08":
+        from mlm_book.experiments import ch08_spans
+        ch08_spans._build(setup)
     elif isinstance(setup, tuple):
         ch07_pairs._build(setup)
     elif isinstance(setup, FilingEncoderSetup):
@@ -410,7 +413,7 @@ def _build_any(setup) -> None:
 
 
 def ensure_book_encoders() -> int:
-    """Train every encoder the book reads that is not cached yet (HMM, filings, chapter 7's) in one pool; return how many.
+    """Train every encoder the book reads that is not cached yet (HMM, filings, chapters 7 and 8) in one pool; return how many.
 
     One pool for both kinds keeps both cores busy to the end of a cold build; the longest
     runs start first.
@@ -432,10 +435,10 @@ def ensure_book_encoders() -> int:
     # chapter 7's pre-trainings and fine-tunings fill the pool after the longer runs; its
     # fine-tunings of this module's encoders come last, once those are (nearly) trained
     from mlm_book.experiments import ch07_pairs
-    from mlm_book.experiments import ch07_inference
-    chapter7 = ch07_pairs.missing_work() + ch07_inference.missing_work()
-    run_in_processes(_build_any, [setup for _, setup in work] + chapter7)
-    return len(work) + len(chapter7)
+    from mlm_book.experiments import ch07_inference, ch08_spans
+    later = ch07_pairs.missing_work() + ch07_inference.missing_work() + ch08_spans.missing_work()
+    run_in_processes(_build_any, [setup for _, setup in work] + later)
+    return len(work) + len(later)
 
 
 # ----------------------------------------------------------------------------- reading the encoder

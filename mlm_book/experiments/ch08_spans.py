@@ -1,0 +1,577 @@
+r"""Chapter 8: labelling spans, on the filings: tag schemes, taggers on the filing encoder, entity-level scores.
+
+**The world.** The filings generator annotates every *mention* as a span
+([`mlm_book.finance.corpus.mention_spans`][mlm_book.finance.corpus.mention_spans]): ORG (a company, in full or
+by its alias), PRODUCT (an alias and its noun), PERSON (first name and surname) and LOC (a
+place or a country). Taggers train on `TRAIN_SENTENCES` sentences of chapter 6's corpus
+(the encoder's own pre-training text, whose mentions it never saw labelled) and are tested
+on every sentence of a fresh corpus of the same configuration (`TEST_SEED`), read through
+chapter 6's vocabulary, so a rare surname or place is ``[UNK]`` there as it would be in use.
+
+**The taggers**, on chapter 6's filing encoder at each of its seeds, every one over the
+BIO tags of the four types ([`TAGS`][mlm_book.experiments.ch08_spans.TAGS]), reading a sentence as
+``[SEP] s [SEP]`` (the encoder's own sentence boundary on both sides):
+
+* **frozen**: chapter 5's ridge-logistic probe on the residual stream after 0, 1 or 2
+  blocks, one softmax over the tags per token;
+* **fine-tuned**: the same head trained together with the embeddings and the blocks below
+  it ([`mlm_book.nn.token_finetune`][mlm_book.nn.token_finetune]), with a schedule fixed in advance
+  ([`TAGGER`][mlm_book.experiments.ch08_spans.TAGGER]);
+* **CRF**: a linear-chain CRF whose emissions are linear in the frozen top-layer vectors
+  and whose transitions are learned ([`mlm_book.crf_fit`][mlm_book.crf_fit]).
+
+Each softmax tagger is decoded two ways: the most probable tag per token (read with
+``conlleval``'s repair of invalid sequences), and Viterbi over the same per-token
+log-probabilities restricted to valid BIO sequences (no ``I-X`` after ``O`` or after
+another type). Scores are by entity: a predicted span counts only if its start, end and
+type equal a gold span's ([`mlm_book.tagging.entity_scores`][mlm_book.tagging.entity_scores]).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from mlm_book import cache, crf, crf_fit, probe, tagging
+from mlm_book.experiments import ch07_pairs
+from mlm_book.finance import corpus as corpus_module
+from mlm_book.finance.vocab import SEP_ID
+from mlm_book.ledger import Claim, over_seeds
+from mlm_book.nn import pairs, token_finetune
+from mlm_book.nn.token_finetune import TaggerConfig
+from mlm_book.validation import check_instance, check_positive_int
+
+__all__ = ["TEST_SEED", "TRAIN_SEED", "TRAIN_SENTENCES", "SCHEME", "TAGS", "LAYERS", "CRF_LAYER", "TAGGER",
+           "SEEDS", "SpanData", "train_data", "test_data", "filing_pair_encoder", "missing_work", "predictions",
+           "TAGGERS", "predicted_spans", "scores", "score_table", "token_accuracies", "bootstrap", "partial_spans",
+           "io_example", "figure_f1", "figure_sentence", "CLAIMS", "mean_f1", "best_tagger", "COMPARISONS", "mention_count",
+           "unknown_share", "unknown_recall", "known_recall", "example_sentence", "sentence_summary",
+           "brute_force_log_partition"]
+
+TEST_SEED = 8001
+"""Seed of the fresh test corpus (chapter 6's configuration)."""
+TRAIN_SEED = 8000
+"""Draws the training sentences from chapter 6's corpus."""
+TRAIN_SENTENCES = 2000
+"""Labelled training sentences (about a third of chapter 6's corpus), the same for every tagger."""
+SCHEME = "BIO"
+"""The tag scheme of every tagger."""
+TAGS = tuple(tagging.tags_for_types(corpus_module.MENTION_TYPES, SCHEME))
+"""The tags, in the order of the taggers' class ids (``O`` first)."""
+LAYERS = (0, 1, 2)
+"""Residual-stream layers the softmax taggers read: after 0, 1 and 2 blocks."""
+CRF_LAYER = 2
+"""The layer the CRF reads: the top one, as a CRF is put on BERT."""
+TAGGER = TaggerConfig(depth=2, steps=300, batch_size=32, lr=1e-3, weight_decay=0.01)
+"""The fine-tuning schedule (its depth is set per run): BERT's fine-tuning rates, fixed before any run."""
+SEEDS = ch07_pairs.SEEDS
+"""The filing encoder's seeds (the book's first)."""
+_ALLOWED = tagging.allowed_transitions(list(TAGS), SCHEME)
+_UNSEEN = -1e4      # log-probability of a tag the probe never saw (finite, so Viterbi can still compare paths)
+
+
+# ----------------------------------------------------------------------------- the data
+@dataclass(frozen=True, eq=False)
+class SpanData:
+    """Sentences with their gold mentions.
+
+    Attributes
+    ----------
+    text : Sentences
+        Token ids in chapter 6's vocabulary (``-1`` padding).
+    spans : tuple of tuple of (int, int, str)
+        Each sentence's gold mentions.
+    tags : ndarray of int, shape (N, m)
+        Gold BIO tag ids (indices into `TAGS`), ``-1`` past each sentence's length.
+    words : tuple of tuple of str
+        Each sentence as written.
+    """
+
+    text: ch07_pairs.Sentences
+    spans: tuple
+    tags: np.ndarray
+    words: tuple
+
+    def __post_init__(self):
+        check_instance(self.text, "text", ch07_pairs.Sentences)
+        n = self.text.count
+        if len(self.spans) != n or len(self.words) != n or self.tags.shape != self.text.ids.shape:
+            raise ValueError(f"spans, words and tags must describe the {n} sentences of text")
+
+
+def _span_data(corpus, ids, rows=None) -> SpanData:
+    text = ch07_pairs.sentences_of(corpus, ids)
+    spans = corpus_module.mention_spans(corpus)
+    real = corpus.tokens != corpus_module.SEP
+    index = corpus.sentence - corpus.sentence.min()
+    words = [[] for _ in range(text.count)]
+    for k, word in zip(index[real], corpus.tokens[real]):
+        words[k].append(str(word))
+    tags = np.full(text.ids.shape, -1, dtype=np.int64)
+    code = {tag: k for k, tag in enumerate(TAGS)}
+    for k in range(text.count):
+        tags[k, :text.lengths[k]] = [code[t] for t in tagging.tags_from_spans(spans[k], int(text.lengths[k]), SCHEME)]
+    if rows is not None:
+        text = ch07_pairs.Sentences(text.ids[rows], text.lengths[rows], text.filing[rows], text.filer[rows],
+                                    text.news[rows], np.append(text.filing[rows][1:] != text.filing[rows][:-1], True))
+        return SpanData(text, tuple(tuple(spans[r]) for r in rows), tags[rows], tuple(tuple(words[r]) for r in rows))
+    return SpanData(text, tuple(tuple(s) for s in spans), tags, tuple(tuple(w) for w in words))
+
+
+@functools.cache
+def train_data() -> SpanData:
+    """`TRAIN_SENTENCES` sentences of chapter 6's corpus (drawn once with `TRAIN_SEED`, kept in order).
+
+    Examples
+    --------
+    >>> data = train_data()
+    >>> data.text.count, TAGS[int(data.tags[0, 0])]
+    (2000, 'O')
+    """
+    from mlm_book.experiments import ch06_finance
+    world = ch06_finance.results()
+    count = int(world.corpus.sentence.max() - world.corpus.sentence.min()) + 1
+    rows = np.sort(np.random.default_rng(TRAIN_SEED).choice(count, size=TRAIN_SENTENCES, replace=False))
+    return _span_data(world.corpus, world.ids, rows)
+
+
+@functools.cache
+def test_data() -> SpanData:
+    """Every sentence of a fresh corpus of chapter 6's configuration (seed `TEST_SEED`), in chapter 6's vocabulary."""
+    from mlm_book.experiments import ch06_finance
+    world = ch06_finance.results()
+    corpus = corpus_module.generate_corpus(world.config.corpus, np.random.default_rng(TEST_SEED))
+    return _span_data(corpus, world.vocabulary.encode(corpus.tokens.tolist()))
+
+
+def filing_pair_encoder(seed: int):
+    """Chapter 6's filing encoder at ``seed`` in the pair encoder's clothes: ``(params, config)``.
+
+    Its ``[CLS]`` row is its ``[SEP]`` row, so ``[CLS] s [SEP]`` reads as ``[SEP] s [SEP]``,
+    and both segment rows are zero: the encoder computes exactly what it was trained to.
+    """
+    from mlm_book.experiments import filing_encoder
+    seed = check_positive_int(seed, "seed", minimum=0)
+    if seed not in SEEDS:
+        raise ValueError(f"seed must be one of the filing encoder's seeds {SEEDS}, got {seed}")
+    result = filing_encoder.trained_encoder(filing_encoder.seed_setup(seed))
+    config = pairs.PairEncoderConfig(result.encoder)
+    params = {name: np.array(value) for name, value in result.params.items()}
+    d, dtype = result.encoder.d_model, params["E"].dtype
+    params.update({"cls": params["E"][SEP_ID].copy(), "S": np.zeros((2, d), dtype),
+                   "nsp.W": np.zeros((d, 2), dtype), "nsp.b": np.zeros(2, dtype)})
+    return params, config
+
+
+def _inputs(data: SpanData, config):
+    return ch07_pairs.single_inputs(data.text, np.arange(data.text.count), config)
+
+
+def _slot_tags(data: SpanData, width: int) -> np.ndarray:
+    """Tags on the input slots: ``-1`` on [CLS], [SEP] and padding, the words' tags at slots 1 ... m."""
+    out = np.full((data.text.count, width), -1, dtype=np.int64)
+    m = min(width - 1, data.tags.shape[1])
+    out[:, 1:1 + m] = data.tags[:, :m]
+    return out
+
+
+# ----------------------------------------------------------------------------- the runs
+def _logsumexp(z: np.ndarray) -> np.ndarray:
+    top = z.max(axis=-1, keepdims=True)
+    return top + np.log(np.exp(z - top).sum(axis=-1, keepdims=True))
+
+
+def _viterbi_all(log_probs: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Constrained Viterbi per sentence over per-token log-probabilities (no learned transitions)."""
+    K = log_probs.shape[2]
+    zeros = np.zeros((K, K))
+    out = np.full(log_probs.shape[:2], -1, dtype=np.int64)
+    for k, n in enumerate(lengths):
+        out[k, :n], _ = crf.viterbi(log_probs[k, :n], zeros, np.zeros(K), np.zeros(K), allowed=_ALLOWED)
+    return out
+
+
+def _run(seed: int) -> dict:
+    """Every tagger's predicted tag ids on the test sentences (``-1`` past each length)."""
+    params, config = filing_pair_encoder(seed)
+    train, test = train_data(), test_data()
+    train_tokens, train_segments = _inputs(train, config)
+    test_tokens, test_segments = _inputs(test, config)
+    m_train, m_test = train.text.lengths, test.text.lengths
+    w_train, w_test = train.tags.shape[1], test.tags.shape[1]       # slots 1 .. w hold the words
+    inside_train, inside_test = train.tags >= 0, test.tags >= 0
+    y = train.tags[inside_train]
+    out = {}
+    for layer in LAYERS:
+        x_train = token_finetune.token_features(params, config, train_tokens, train_segments, layer)[:, 1:1 + w_train]
+        x_test = token_finetune.token_features(params, config, test_tokens, test_segments, layer)[:, 1:1 + w_test]
+        model = probe.fit_probe(x_train[inside_train], y)
+        logits = model.logits(x_test[inside_test])
+        # a tag no training sentence shows (I-LOC: every place is one word) gets a vanishing probability
+        rows = np.full((logits.shape[0], len(TAGS)), _UNSEEN)
+        rows[:, model.classes] = logits - _logsumexp(logits)
+        log_probs = np.zeros(inside_test.shape + (len(TAGS),))
+        log_probs[inside_test] = rows
+        out[f"frozen/{layer}/argmax"] = np.where(inside_test, log_probs.argmax(axis=2), -1)
+        out[f"frozen/{layer}/viterbi"] = _viterbi_all(log_probs, m_test)
+        if layer == CRF_LAYER:
+            scaler = probe.fit_standardizer(x_train[inside_train])
+            scaled_train = np.zeros_like(x_train)
+            scaled_train[inside_train] = scaler.transform(x_train[inside_train])
+            scaled_test = np.zeros_like(x_test)
+            scaled_test[inside_test] = scaler.transform(x_test[inside_test])
+            tags = np.where(inside_train, train.tags, 0)
+            model_crf = crf_fit.fit_crf(scaled_train, m_train, tags, len(TAGS), allowed=_ALLOWED)
+            paths = crf_fit.decode(model_crf, scaled_test, m_test, allowed=_ALLOWED)
+            out[f"crf/{layer}/viterbi"] = np.array([np.pad(p, (0, inside_test.shape[1] - p.size),
+                                                           constant_values=-1) for p in paths])
+    slot_tags = _slot_tags(train, train_tokens.shape[1])
+    for depth in LAYERS:
+        tagger = token_finetune.fine_tune_tagger(params, config, train_tokens, train_segments, slot_tags,
+                                                 replace(TAGGER, depth=depth, seed=seed), n_tags=len(TAGS))
+        log_probs = token_finetune.tag_log_probabilities(tagger, test_tokens, test_segments)[:, 1:1 + w_test]
+        out[f"tuned/{depth}/argmax"] = np.where(inside_test, log_probs.argmax(axis=2), -1)
+        out[f"tuned/{depth}/viterbi"] = _viterbi_all(log_probs, m_test)
+    return out
+
+
+_CODE = (probe, crf, crf_fit, tagging, token_finetune, pairs, corpus_module.mention_spans, _span_data, train_data,
+         test_data, filing_pair_encoder, _inputs, _slot_tags, _viterbi_all, _run)
+_KEY = {"test_seed": TEST_SEED, "train_seed": TRAIN_SEED, "train_sentences": TRAIN_SENTENCES, "tags": list(TAGS),
+        "layers": list(LAYERS), "crf_layer": CRF_LAYER, "tagger": TAGGER.__dict__}
+
+
+@functools.cache
+def _source() -> str:
+    from mlm_book.experiments import filing_encoder
+    # the encoders' own training code keys these runs too: a retrained encoder re-runs its taggers
+    return cache.source_of(_CODE) + cache.source_of(filing_encoder._PRODUCERS)
+
+
+def _config(seed: int) -> dict:
+    from dataclasses import asdict
+
+    from mlm_book.experiments import filing_encoder
+    setup = filing_encoder.seed_setup(seed)
+    return {"seed": seed, "encoder": asdict(setup), "training": asdict(filing_encoder.training_config(setup)), **_KEY}
+
+
+def _entry(seed: int) -> cache.CacheEntry:
+    return cache.CacheEntry("ch08-taggers", cache.cache_key("ch08-taggers", _config(seed), [_source()]),
+                            cache.cache_dir())
+
+
+@functools.cache
+def _predictions(seed: int) -> dict:
+    arrays, _ = cache.cached("ch08-taggers", _config(seed), [_source()], lambda: _run(seed))
+    return arrays
+
+
+def _build(work) -> None:
+    _predictions(work[1])
+
+
+def missing_work() -> list:
+    """The seeds whose taggers are not cached yet, as pool work items."""
+    return [("ch08", seed) for seed in SEEDS if cache.load(_entry(seed)) is None]
+
+
+TAGGERS = {**{f"frozen/{layer}/{decoder}": f"frozen, layer {layer}, {name}" for layer in LAYERS
+              for decoder, name in (("argmax", "argmax"), ("viterbi", "Viterbi"))},
+           f"crf/{CRF_LAYER}/viterbi": f"CRF, layer {CRF_LAYER}",
+           **{f"tuned/{depth}/{decoder}": f"fine-tuned, layer {depth}, {name}" for depth in LAYERS
+              for decoder, name in (("argmax", "argmax"), ("viterbi", "Viterbi"))}}
+"""Every tagger and decoder, by key, with its name in the chapter."""
+
+
+def _check_tagger(key) -> str:
+    if not isinstance(key, str):
+        raise TypeError(f"key must be a str, got {type(key).__name__}")
+    if key not in TAGGERS:
+        raise ValueError(f"key must be one of {list(TAGGERS)}, got {key!r}")
+    return key
+
+
+def predictions(key: str) -> tuple[np.ndarray, ...]:
+    """Predicted tag ids on the test sentences, shape (N, m), per seed (the book's first); cached, run on a miss."""
+    _check_tagger(key)
+    return tuple(np.array(_predictions(seed)[key]) for seed in SEEDS)
+
+
+def _spans_of(tag_ids: np.ndarray, lengths: np.ndarray, strict: bool) -> list:
+    return [tagging.spans_from_tags([TAGS[t] for t in row[:n]], SCHEME, strict=strict)
+            for row, n in zip(tag_ids, lengths)]
+
+
+def predicted_spans(key: str) -> tuple[list, ...]:
+    """Each seed's predicted mentions per test sentence (argmax output read with ``conlleval``'s repair)."""
+    strict = not key.endswith("/argmax")
+    lengths = test_data().text.lengths
+    return tuple(_spans_of(p, lengths, strict) for p in predictions(key))
+
+
+@functools.cache
+def scores(key: str) -> tuple[tagging.EntityScores, ...]:
+    """Entity scores of each seed's run."""
+    gold = list(test_data().spans)
+    return tuple(tagging.entity_scores(gold, spans) for spans in predicted_spans(key))
+
+
+def token_accuracies(key: str) -> np.ndarray:
+    """Share of test tokens whose tag is right, per seed."""
+    gold = test_data().tags
+    inside = gold >= 0
+    return np.array([np.mean(p[inside] == gold[inside]) for p in predictions(key)])
+
+
+def _band(values) -> str:
+    values = np.asarray(values, dtype=float)
+    return f"{values[0]:.3f} ({values.mean():.3f} ± {values.std(ddof=1):.3f})"
+
+
+def score_table():
+    """Micro-F1 and token accuracy of every tagger, book seed (mean ± sd over seeds)."""
+    from mlm_book.report import table
+    rows = [[name, _band([s.micro_f1 for s in scores(key)]), _band(token_accuracies(key))]
+            for key, name in TAGGERS.items()]
+    return table(["tagger", "entity micro-F1", "token accuracy"], rows)
+
+
+def bootstrap(key_a: str, key_b: str, n_resamples: int = 1000) -> tagging.BootstrapResult:
+    """Paired bootstrap of tagger A against B on the book seed's runs."""
+    _check_tagger(key_a), _check_tagger(key_b)
+    gold = list(test_data().spans)
+    return tagging.paired_bootstrap(gold, predicted_spans(key_a)[0], predicted_spans(key_b)[0],
+                                    np.random.default_rng(TEST_SEED), n_resamples)
+
+
+def partial_spans(key: str, kind: str = "PERSON") -> list[tuple[int, tuple, tuple]]:
+    """Test sentences where the book seed's tagger found only part of a gold ``kind`` mention: (sentence, gold, predicted)."""
+    _check_tagger(key)
+    out = []
+    for k, (gold, found) in enumerate(zip(test_data().spans, predicted_spans(key)[0])):
+        for span in gold:
+            if span[2] != kind:
+                continue
+            for other in found:
+                if other[2] == kind and other != span and other[0] < span[1] and span[0] < other[1]:
+                    out.append((k, span, other))
+    return out
+
+
+def io_example() -> tuple[int, int]:
+    """``(touching same-type pairs in the test corpus, index of the first sentence with one)``: what IO tags lose."""
+    merges = [tagging.io_merges(s) for s in test_data().spans]
+    return int(sum(merges)), int(np.flatnonzero(np.asarray(merges) > 0)[0])
+
+
+def mean_f1(key: str) -> float:
+    """Entity micro-F1 of a tagger, mean over seeds."""
+    return float(np.mean([s.micro_f1 for s in scores(_check_tagger(key))]))
+
+
+def best_tagger() -> tuple[str, str, float]:
+    """``(key, name, mean micro-F1)`` of the tagger with the highest mean F1."""
+    key = max(TAGGERS, key=mean_f1)
+    return key, TAGGERS[key], mean_f1(key)
+
+
+COMPARISONS = ((f"crf/{CRF_LAYER}/viterbi", f"frozen/{CRF_LAYER}/viterbi"),
+               (f"frozen/{CRF_LAYER}/viterbi", f"frozen/{CRF_LAYER}/argmax"),
+               (f"tuned/{CRF_LAYER}/argmax", f"frozen/{CRF_LAYER}/argmax"),
+               (f"frozen/{CRF_LAYER}/argmax", "frozen/0/argmax"))
+"""The pairs of taggers the chapter tests with the paired bootstrap."""
+
+
+def _unknown_id() -> int:
+    from mlm_book.finance.vocab import UNK_ID
+    return UNK_ID
+
+
+def mention_count(kind: str) -> int:
+    """Test mentions of type ``kind``."""
+    _check_kind(kind)
+    return sum(span[2] == kind for spans in test_data().spans for span in spans)
+
+
+def unknown_share(kind: str) -> float:
+    """Share of the test tokens inside ``kind`` mentions that chapter 6's vocabulary reads as ``[UNK]``."""
+    _check_kind(kind)
+    data, unk = test_data(), _unknown_id()
+    hits = [data.text.ids[k, a:b] == unk for k, spans in enumerate(data.spans) for a, b, t in spans if t == kind]
+    return float(np.mean(np.concatenate(hits)))
+
+
+def _check_kind(kind) -> str:
+    if not isinstance(kind, str):
+        raise TypeError(f"kind must be a str, got {type(kind).__name__}")
+    if kind not in corpus_module.MENTION_TYPES:
+        raise ValueError(f"kind must be one of {corpus_module.MENTION_TYPES}, got {kind!r}")
+    return kind
+
+
+def _recall(kind: str, unknown: bool, key: str) -> float:
+    data, unk = test_data(), _unknown_id()
+    found = predicted_spans(_check_tagger(key))[0]
+    hit = total = 0
+    for k, spans in enumerate(data.spans):
+        for span in spans:
+            if span[2] == _check_kind(kind) and bool(np.all(data.text.ids[k, span[0]:span[1]] == unk)) == unknown:
+                total += 1
+                hit += span in found[k]
+    return hit / total if total else float("nan")
+
+
+def unknown_recall(kind: str, key: str = f"frozen/{CRF_LAYER}/argmax") -> float:
+    """Book seed: share of the test ``kind`` mentions made only of ``[UNK]`` tokens that ``key`` finds exactly."""
+    return _recall(kind, True, key)
+
+
+def known_recall(kind: str, key: str = f"frozen/{CRF_LAYER}/argmax") -> float:
+    """Book seed: the same share for the other ``kind`` mentions."""
+    return _recall(kind, False, key)
+
+
+def example_sentence() -> int:
+    """The figure's sentence: the first test sentence with a PERSON and a LOC mention on which the book seed's frozen layer-0 tagger gets a tag wrong."""
+    data = test_data()
+    wrong = predictions("frozen/0/argmax")[0] != data.tags
+    for k, spans in enumerate(data.spans):
+        if {"PERSON", "LOC"} <= {span[2] for span in spans} and wrong[k, :data.text.lengths[k]].any():
+            return k
+    return int(np.argmax(wrong.sum(axis=1)))
+
+
+def sentence_summary(sentence: int, keys) -> str:
+    """What each tagger of ``keys`` gets wrong on one test sentence (book seed), in words, for alt text."""
+    data = test_data()
+    n = int(data.text.lengths[sentence])
+    parts = []
+    for key in keys:
+        wrong = int(np.sum(predictions(_check_tagger(key))[0][sentence, :n] != data.tags[sentence, :n]))
+        parts.append(f"{TAGGERS[key]} {wrong} wrong tag{'s' if wrong != 1 else ''}")
+    return "; ".join(parts)
+
+
+def brute_force_log_partition(emissions, transitions, start, end) -> float:
+    """$\log Z$ of a linear-chain CRF by enumerating all $K^n$ tag sequences (at most 10^6 of them).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(1)
+    >>> e, T, a, b = rng.normal(size=(3, 4)), rng.normal(size=(4, 4)), rng.normal(size=4), rng.normal(size=4)
+    >>> bool(abs(brute_force_log_partition(e, T, a, b) - crf.log_partition(e, T, a, b)) < 1e-12)
+    True
+    """
+    import itertools
+    emissions = np.asarray(emissions, dtype=float)
+    n, K = emissions.shape
+    if K ** n > 10 ** 6:
+        raise ValueError(f"emissions must give at most 10^6 tag sequences to enumerate, got K^n = {K}^{n}")
+    crf.log_partition(emissions, transitions, start, end)       # the same checks of shapes and values
+    paths = np.array(list(itertools.product(range(K), repeat=n)))
+    scores = (np.asarray(start)[paths[:, 0]] + emissions[np.arange(n), paths].sum(axis=1)
+              + np.asarray(transitions)[paths[:, :-1], paths[:, 1:]].sum(axis=1) + np.asarray(end)[paths[:, -1]])
+    top = scores.max()
+    return float(top + np.log(np.exp(scores - top).sum()))
+
+
+# ----------------------------------------------------------------------------- figures
+def figure_f1():
+    """Entity micro-F1 by layer for the frozen and fine-tuned taggers (argmax and Viterbi) and the CRF, a dot per seed."""
+    from mlm_book.figures import PALETTE, WIDE, subplots
+    fig, ax = subplots(width=WIDE, height=3.6)
+    styles = {("frozen", "argmax"): (PALETTE["sky"], "frozen, argmax"),
+              ("frozen", "viterbi"): (PALETTE["blue"], "frozen, Viterbi"),
+              ("tuned", "argmax"): (PALETTE["orange"], "fine-tuned, argmax"),
+              ("tuned", "viterbi"): (PALETTE["vermillion"], "fine-tuned, Viterbi")}
+    width = 0.17
+    for j, ((kind, decoder), (color, label)) in enumerate(styles.items()):
+        for layer in LAYERS:
+            values = np.array([s.micro_f1 for s in scores(f"{kind}/{layer}/{decoder}")])
+            x = layer + (j - 2) * width
+            ax.bar(x, values.mean(), width=width * 0.9, color=color, label=label if layer == 0 else None)
+            ax.plot(np.full(values.size, x), values, ls="none", marker=".", color=PALETTE["black"])
+    values = np.array([s.micro_f1 for s in scores(f"crf/{CRF_LAYER}/viterbi")])
+    x = CRF_LAYER + 2 * width
+    ax.bar(x, values.mean(), width=width * 0.9, color=PALETTE["green"], label="CRF")
+    ax.plot(np.full(values.size, x), values, ls="none", marker=".", color=PALETTE["black"])
+    ax.set_xticks(list(LAYERS), [f"layer {layer}" for layer in LAYERS])
+    ax.set_ylabel(f"entity micro-F1 (bars: mean of {len(SEEDS)} seeds)")
+    ax.set_ylim(0, 1)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=5, frameon=False)
+    return fig
+
+
+def figure_sentence(sentence: int, keys: tuple[str, ...]):
+    """One test sentence with its gold tags and the book seed's tags from each tagger of ``keys``."""
+    from mlm_book.figures import PALETTE, WIDE, subplots
+    data = test_data()
+    sentence = check_positive_int(sentence, "sentence", minimum=0)
+    if sentence >= data.text.count:
+        raise ValueError(f"sentence must be below {data.text.count}, got {sentence}")
+    for key in keys:
+        _check_tagger(key)
+    words = data.words[sentence]
+    rows = [("gold", data.tags[sentence, :len(words)])] + [
+        (TAGGERS[key], predictions(key)[0][sentence, :len(words)]) for key in keys]
+    fig, ax = subplots(width=WIDE, height=0.5 + 0.42 * len(rows))
+    colors = {"O": PALETTE["grey"], "ORG": PALETTE["blue"], "PRODUCT": PALETTE["orange"],
+              "PERSON": PALETTE["vermillion"], "LOC": PALETTE["green"]}
+    for i, (name, ids) in enumerate(rows):
+        for j, t in enumerate(ids):
+            tag = TAGS[int(t)]
+            wrong = i > 0 and int(t) != int(rows[0][1][j])
+            ax.text(j, -i, tag, ha="center", va="center", fontsize=9, color=colors[tag.split("-")[-1]],
+                    fontweight="bold" if wrong else "normal")
+        ax.text(-0.7, -i, name, ha="right", va="center", fontsize=9)
+    for j, word in enumerate(words):
+        ax.text(j, 1, word, ha="center", va="center", fontsize=9)
+    ax.set_xlim(-0.6, len(words) - 0.4)
+    ax.set_ylim(-len(rows) + 0.5, 1.5)
+    ax.axis("off")
+    return fig
+
+
+# ----------------------------------------------------------------------------- claims
+def _bio_count() -> int:
+    return len(tagging.tags_for_types(corpus_module.MENTION_TYPES, "BIO"))
+
+
+def _partial_counts() -> tuple[int, int, int]:
+    found = tagging.entity_scores([[(0, 2, "PERSON")]], [[(0, 1, "PERSON")]])
+    return int(found.tp.sum()), int(found.fp.sum()), int(found.fn.sum())
+
+
+def _learned(getter, rule) -> dict:
+    values = [getter(k) for k in range(len(SEEDS))]
+    return over_seeds(values, sum(bool(rule(v)) for v in values))
+
+
+def _crf_gain(k: int) -> tuple[float, float]:
+    return (scores(f"crf/{CRF_LAYER}/viterbi")[k].micro_f1, scores(f"frozen/{CRF_LAYER}/argmax")[k].micro_f1)
+
+
+def _flattery(k: int) -> tuple[float, float]:
+    key = f"frozen/{CRF_LAYER}/argmax"
+    return (float(token_accuracies(key)[k]), scores(key)[k].micro_f1)
+
+
+CLAIMS = (
+    Claim("D-37", f"BIO tags for the {len(corpus_module.MENTION_TYPES)} mention types", seed="—",
+          rule="2n + 1", compute=_bio_count, accept=lambda v: v == 2 * len(corpus_module.MENTION_TYPES) + 1, fmt="d"),
+    Claim("D-38", "IO loses where touching mentions of one type begin: touching pairs in the test corpus",
+          seed="—", rule="> 0", compute=lambda: io_example()[0], accept=lambda v: v > 0, fmt="d"),
+    Claim("D-42", "A partial span (\"Jane\" for \"Jane Villanueva\") counts as errors: (tp, fp, fn)", seed="—",
+          rule="(0, 1, 1)", compute=_partial_counts, accept=lambda v: v == (0, 1, 1)),
+    Claim("D-39", f"A CRF over the top layer against per-token argmax on the same frozen layer: entity micro-F1 "
+          f"({len(SEEDS)} seeds)", seed="—", rule="CRF ≥ argmax + 0.01",
+          compute=lambda: _learned(_crf_gain, lambda v: v[0] >= v[1] + 0.01), accept=lambda v: True,
+          expected="reproduced"),
+    Claim("D-41", f"Token accuracy flatters a tagger: token accuracy against entity micro-F1, frozen top layer, "
+          f"argmax ({len(SEEDS)} seeds)", seed="—", rule="token accuracy ≥ micro-F1 + 0.05",
+          compute=lambda: _learned(_flattery, lambda v: v[0] >= v[1] + 0.05), accept=lambda v: True,
+          expected="not reproduced"),
+)

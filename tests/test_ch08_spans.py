@@ -1,0 +1,96 @@
+"""Chapter 8's data are the generator's mentions as BIO tags, and its trained taggers keep what the chapter reads."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mlm_book import crf, tagging
+from mlm_book.experiments import ch08_spans as ch8
+
+
+@pytest.fixture(scope="module")
+def test_data():
+    return ch8.test_data()
+
+
+def test_gold_tags_are_the_mentions_in_bio(test_data):
+    """Tags read back into the generator's spans, sentence by sentence, and the words are the sentence's tokens."""
+    for k in range(0, test_data.text.count, 5):
+        n = int(test_data.text.lengths[k])
+        tags = [ch8.TAGS[t] for t in test_data.tags[k, :n]]
+        assert tagging.spans_from_tags(tags, "BIO") == sorted(test_data.spans[k])
+        assert np.all(test_data.tags[k, n:] == -1) and len(test_data.words[k]) == n
+
+
+def test_training_sentences_come_from_chapter_6(test_data):
+    from mlm_book.experiments import ch07_pairs
+    train = ch8.train_data()
+    full = ch07_pairs.sentences()
+    assert train.text.count == ch8.TRAIN_SENTENCES
+    # every training sentence is a sentence of chapter 6's corpus, ids and all
+    rows = {tuple(full.ids[k, :full.lengths[k]].tolist()) for k in range(full.count)}
+    assert all(tuple(train.text.ids[k, :train.text.lengths[k]].tolist()) in rows for k in range(0, 2000, 40))
+
+
+def test_touching_mentions_are_what_io_loses(test_data):
+    touching, first = ch8.io_example()
+    lost = 0
+    for spans in test_data.spans:
+        n = max((b for _, b, _ in spans), default=0)
+        read = tagging.spans_from_tags(tagging.tags_from_spans(spans, n, "IO"), "IO") if n else []
+        lost += len(spans) - len(read)
+    assert lost == touching > 0
+    assert tagging.io_merges(test_data.spans[first]) > 0
+
+
+def test_brute_force_log_partition_is_the_forward_recursion():
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 4):
+        e, T, a, b = rng.normal(size=(n, 9)), rng.normal(size=(9, 9)), rng.normal(size=9), rng.normal(size=9)
+        assert ch8.brute_force_log_partition(e, T, a, b) == pytest.approx(crf.log_partition(e, T, a, b), abs=1e-10)
+    with pytest.raises(ValueError, match="at most 10\\^6"):
+        ch8.brute_force_log_partition(np.zeros((8, 9)), np.zeros((9, 9)), np.zeros(9), np.zeros(9))
+
+
+def test_the_filing_encoder_reads_a_sentence_as_it_was_trained():
+    """[CLS] is the [SEP] row and segments are zero: the wrapped encoder's states are the encoder's own."""
+    from mlm_book.experiments import filing_encoder
+    from mlm_book.nn import encoder as enc
+    from mlm_book.nn import token_finetune
+    params, config = ch8.filing_pair_encoder(ch8.SEEDS[0])
+    result = filing_encoder.trained_encoder(filing_encoder.seed_setup(ch8.SEEDS[0]))
+    tokens, segments = ch8._inputs(ch8.test_data(), config)
+    tokens, segments = tokens[:20], segments[:20]
+    plain = np.where(tokens == config.cls_id, 1, tokens)          # [CLS] -> [SEP]
+    ours = token_finetune.token_features(params, config, tokens, segments, 2)
+    theirs = enc.hidden_states(result.params, result.encoder, np.pad(plain, ((0, 0), (0, config.encoder.length
+                                                                                       - plain.shape[1])),
+                                                                  constant_values=config.pad_id))[2]
+    assert np.allclose(ours, theirs[:, :tokens.shape[1]], atol=1e-5)
+
+
+def test_bad_input_is_named():
+    with pytest.raises(ValueError, match="key must be one of"):
+        ch8.predictions("frozen/9/argmax")
+    with pytest.raises(ValueError, match="kind must be one of"):
+        ch8.unknown_share("GPE")
+    with pytest.raises(ValueError, match="seed must be one of"):
+        ch8.filing_pair_encoder(77)
+
+
+@pytest.mark.slow
+def test_trained_taggers_keep_their_relationships():
+    """At every seed: every tagger beats the empty tagger by far, constrained decoding never leaves BIO, and
+    token accuracy is above entity F1 for the frozen argmax taggers."""
+    lengths = ch8.test_data().text.lengths
+    for key in ch8.TAGGERS:
+        for score in ch8.scores(key):
+            assert score.micro_f1 > 0.3
+        if not key.endswith("/argmax"):
+            for tags in ch8.predictions(key):
+                for row, n in zip(tags[:500], lengths[:500]):
+                    tagging.check_tags([ch8.TAGS[t] for t in row[:n]], "BIO")
+    for layer in ch8.LAYERS:
+        key = f"frozen/{layer}/argmax"
+        assert np.all(ch8.token_accuracies(key) > np.array([s.micro_f1 for s in ch8.scores(key)]))
