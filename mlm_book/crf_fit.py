@@ -932,8 +932,10 @@ def minimize_lbfgs(fun, x0, *, memory: int = LBFGS_MEMORY, max_iter: int = 1000,
     --------
     A quadratic $\tfrac12 \sum_i a_i (x_i - c_i)^2$ has its minimum at $c$:
 
-    >>> a, c = np.array([1.0, 10.0, 100.0]), np.array([1.0, -2.0, 3.0])
-    >>> result = minimize_lbfgs(lambda x: (0.5 * float(a @ (x - c) ** 2), a * (x - c)), np.zeros(3), tol=1e-10)
+    >>> def quadratic(x):
+    ...     a, c = np.array([1.0, 10.0, 100.0]), np.array([1.0, -2.0, 3.0])
+    ...     return 0.5 * float(a @ (x - c) ** 2), a * (x - c)
+    >>> result = minimize_lbfgs(quadratic, np.zeros(3), tol=1e-10)
     >>> result.converged, result.x.round(8).tolist()
     (True, [1.0, -2.0, 3.0])
     """

@@ -41,7 +41,7 @@ from mlm_book.finance.vocab import SEP_ID
 from mlm_book.ledger import Claim, over_seeds
 from mlm_book.nn import pairs, token_finetune
 from mlm_book.nn.token_finetune import TaggerConfig
-from mlm_book.validation import check_instance, check_positive_int
+from mlm_book.validation import as_int_array, check_instance, check_positive_int
 
 __all__ = ["TEST_SEED", "TRAIN_SEED", "TRAIN_SENTENCES", "SCHEME", "TAGS", "LAYERS", "CRF_LAYER", "TAGGER",
            "SEEDS", "SpanData", "train_data", "test_data", "filing_pair_encoder", "missing_work", "predictions",
@@ -97,8 +97,16 @@ class SpanData:
     def __post_init__(self):
         check_instance(self.text, "text", ch07_pairs.Sentences)
         n = self.text.count
-        if len(self.spans) != n or len(self.words) != n or self.tags.shape != self.text.ids.shape:
+        for name in ("spans", "words"):
+            if not isinstance(getattr(self, name), tuple):
+                raise TypeError(f"{name} must be a tuple with one entry per sentence, got "
+                                f"{type(getattr(self, name)).__name__}")
+        tags = as_int_array(self.tags, "tags", ndim=2)
+        if len(self.spans) != n or len(self.words) != n or tags.shape != self.text.ids.shape:
             raise ValueError(f"spans, words and tags must describe the {n} sentences of text")
+        if tags.min() < -1 or tags.max() >= len(TAGS):
+            raise ValueError(f"tags must be indices into TAGS (0 .. {len(TAGS) - 1}) or -1")
+        object.__setattr__(self, "tags", tags)
 
 
 def _span_data(corpus, ids, rows=None) -> SpanData:
@@ -128,7 +136,7 @@ def train_data() -> SpanData:
     --------
     >>> data = train_data()
     >>> data.text.count, TAGS[int(data.tags[0, 0])]
-    (2000, 'O')
+    (2000, 'B-ORG')
     """
     from mlm_book.experiments import ch06_finance
     world = ch06_finance.results()
@@ -456,7 +464,7 @@ def sentence_summary(sentence: int, keys) -> str:
 
 
 def brute_force_log_partition(emissions, transitions, start, end) -> float:
-    """$\log Z$ of a linear-chain CRF by enumerating all $K^n$ tag sequences (at most 10^6 of them).
+    r"""$\log Z$ of a linear-chain CRF by enumerating all $K^n$ tag sequences (at most 10^6 of them).
 
     Examples
     --------
@@ -466,7 +474,9 @@ def brute_force_log_partition(emissions, transitions, start, end) -> float:
     True
     """
     import itertools
-    emissions = np.asarray(emissions, dtype=float)
+
+    from mlm_book.validation import as_float_array
+    emissions = as_float_array(emissions, "emissions", ndim=2)
     n, K = emissions.shape
     if K ** n > 10 ** 6:
         raise ValueError(f"emissions must give at most 10^6 tag sequences to enumerate, got K^n = {K}^{n}")
