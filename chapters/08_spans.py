@@ -25,7 +25,8 @@
 # its alias), **PRODUCT** (an alias and its noun: "the *kestrel turbine*"), **PERSON** (a
 # first name and a surname) and **LOC** (a place or a country). Taggers learn from 2000
 # sentences of chapter 6's corpus, whose mentions the encoder saw but was never told about,
-# and are tested on every sentence of a fresh corpus drawn the same way.
+# and are tested on every sentence of a fresh corpus drawn the same way. The chapter ends
+# with the other way of cutting text, into subwords, and what it does to unknown names.
 
 # %%
 import numpy as np
@@ -201,6 +202,54 @@ show(ch8.figure_sentence(example, ("frozen/0/argmax", key_top, f"crf/{ch8.CRF_LA
              example, ("frozen/0/argmax", key_top, f"crf/{ch8.CRF_LAYER}/viterbi")) + ".",
      caption="Gold tags and three taggers' tags on the first test sentence with a person and a place where the "
              "layer-0 tagger errs (book seed; wrong tags in bold).")
+
+# %% [markdown]
+# ## Splitting words
+
+# %% tags=["hide-input"]
+Markdown(
+    f"Most PERSON and LOC tokens reach the encoder as `[UNK]` ({100 * ch8.unknown_share('PERSON'):.0f} % and "
+    f"{100 * ch8.unknown_share('LOC'):.0f} % in the table above): chapter 6's vocabulary keeps only the words its "
+    f"filings use at least {ch8.minimum_count()} times. Byte-pair encoding "
+    f"([Sennrich et al. 2016](../references.html#sennrich-2016)) avoids unknown words altogether. It starts from "
+    f"characters (a word's last character marked as its end) and repeatedly merges the most frequent adjacent pair "
+    f"of symbols into a new symbol; a word is then written with the merges in the order they were learned. Learned "
+    f"on chapter 6's filings and measured on the test corpus:"
+)
+
+# %%
+show(ch8.figure_subwords(),
+     alt=f"Tokens per word of the test corpus against vocabulary size on a log scale. The BPE curve falls from "
+         f"{ch8.subword_rows()[0].subwords_per_word:.1f} tokens per word with {ch8.subword_rows()[0].vocabulary_size} "
+         f"ids (characters only) to {ch8.subword_rows()[-1].subwords_per_word:.2f} with "
+         f"{ch8.subword_rows()[-1].vocabulary_size} ids, never producing an unknown word; the word vocabulary is one "
+         f"point at {ch8.word_vocabulary_rates()[0]} ids and one token per word, with "
+         f"{100 * ch8.word_vocabulary_rates()[2]:.1f} % of the test words unknown; a star marks the BPE of the same "
+         f"size, at {ch8.matched_statistics().subwords_per_word:.2f} tokens per word.",
+     caption="The subword trade-off: vocabulary size against sequence length, and unknown words.")
+
+# %% tags=["hide-input"]
+size, unknown_train, unknown_test = ch8.word_vocabulary_rates()
+matched = ch8.matched_statistics()
+Markdown(
+    f"The word vocabulary has {size} ids and misses {100 * unknown_train:.1f} % of the word tokens of the filings "
+    f"it was built from, {100 * unknown_test:.1f} % of the test corpus's. A BPE with the same {matched.vocabulary_size} "
+    f"ids misses **none** ({100 * matched.unknown_rate:.0f} %: every character of the test corpus occurs in the "
+    f"training filings), and pays with length: {matched.subwords_per_word:.2f} tokens per word on average, "
+    f"{ch8.mention_pieces('PERSON'):.1f} per PERSON token and {ch8.mention_pieces('LOC'):.1f} per LOC token, "
+    f"against {ch8.mention_pieces('ORG'):.1f} per ORG token, whose words are frequent. The names are built from "
+    f"pieces (the generator makes places and surnames from a few dozen heads and tails), and BPE finds them:"
+)
+
+# %%
+ch8.split_table(ch8.unknown_words(example) + ["kestrel", "impairment"])
+
+# %% [markdown]
+# A tagger over these pieces needs one more convention. In training, every piece of a word
+# takes the word's tag (or only the first piece is scored); in decoding, a word's tag is read
+# from its first piece, or from its pieces' distributions combined. The entity scores above
+# count words, so whatever the tokenizer, spans are mapped back to words before they are
+# compared.
 
 # %% [markdown]
 # ## Exercises

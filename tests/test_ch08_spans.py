@@ -94,3 +94,14 @@ def test_trained_taggers_keep_their_relationships():
     for layer in ch8.LAYERS:
         key = f"frozen/{layer}/argmax"
         assert np.all(ch8.token_accuracies(key) > np.array([s.micro_f1 for s in ch8.scores(key)]))
+
+
+def test_subword_tradeoff_against_the_word_vocabulary():
+    """The matched BPE has exactly the word vocabulary's number of ids and no unknown word on the test corpus;
+    more merges never lengthen the text."""
+    size, unknown_train, unknown_test = ch8.word_vocabulary_rates()
+    assert ch8.matched_bpe().vocabulary_size == size
+    assert ch8.matched_statistics().unknown_rate == 0.0 < unknown_train < unknown_test
+    per_word = [row.subwords_per_word for row in ch8.subword_rows()]
+    assert all(a >= b for a, b in zip(per_word, per_word[1:])) and per_word[-1] >= 1.0
+    assert ch8.split_table(["thornchester"]).count("[UNK]") == 1

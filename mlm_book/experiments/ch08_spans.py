@@ -48,7 +48,8 @@ __all__ = ["TEST_SEED", "TRAIN_SEED", "TRAIN_SENTENCES", "SCHEME", "TAGS", "LAYE
            "TAGGERS", "predicted_spans", "scores", "score_table", "token_accuracies", "bootstrap", "partial_spans",
            "io_example", "figure_f1", "figure_sentence", "CLAIMS", "mean_f1", "best_tagger", "COMPARISONS", "mention_count",
            "unknown_share", "unknown_recall", "known_recall", "example_sentence", "sentence_summary",
-           "brute_force_log_partition"]
+           "brute_force_log_partition", "MERGE_COUNTS", "subword_rows", "word_vocabulary_rates", "matched_bpe",
+           "matched_statistics", "split_table", "mention_pieces", "figure_subwords", "minimum_count", "unknown_words"]
 
 TEST_SEED = 8001
 """Seed of the fresh test corpus (chapter 6's configuration)."""
@@ -486,6 +487,117 @@ def brute_force_log_partition(emissions, transitions, start, end) -> float:
               + np.asarray(transitions)[paths[:, :-1], paths[:, 1:]].sum(axis=1) + np.asarray(end)[paths[:, -1]])
     top = scores.max()
     return float(top + np.log(np.exp(scores - top).sum()))
+
+
+# ----------------------------------------------------------------------------- subwords
+MERGE_COUNTS = (0, 100, 250, 500, 1000, 2000, 4000)
+"""Numbers of BPE merges measured (4000 is more than the filings allow: it shows all of them)."""
+
+
+@functools.cache
+def _streams() -> tuple[list[str], list[str]]:
+    from mlm_book.experiments import ch06_finance
+    world = ch06_finance.results()
+    test = corpus_module.generate_corpus(world.config.corpus, np.random.default_rng(TEST_SEED))
+    return world.corpus.tokens.tolist(), test.tokens.tolist()
+
+
+@functools.cache
+def subword_rows() -> tuple:
+    """BPE learned on chapter 6's filings, measured on the test corpus, for each of `MERGE_COUNTS` (``SubwordStatistics`` rows).
+
+    Examples
+    --------
+    >>> rows = subword_rows()
+    >>> rows[0].subwords_per_word > rows[-1].subwords_per_word >= 1.0, rows[-1].unknown_rate
+    (True, 0.0)
+    """
+    from mlm_book import subword
+    train, test = _streams()
+    return subword.subword_tradeoff(train, list(MERGE_COUNTS), eval_tokens=test)
+
+
+def word_vocabulary_rates() -> tuple[int, float, float]:
+    """Chapter 6's word vocabulary: ``(ids, [UNK] share of chapter 6's word tokens, of the test corpus's)``."""
+    from mlm_book.experiments import ch06_finance
+    vocabulary = ch06_finance.results().vocabulary
+    rates = []
+    for stream in _streams():
+        words = [w for w in stream if w != corpus_module.SEP]
+        rates.append(float(np.mean(np.asarray(vocabulary.encode(words)) == _unknown_id())))
+    return vocabulary.size, rates[0], rates[1]
+
+
+@functools.cache
+def matched_bpe():
+    """The BPE whose vocabulary has as many ids as chapter 6's word vocabulary (learned on chapter 6's filings)."""
+    from mlm_book import subword
+    size = word_vocabulary_rates()[0]
+    train, _ = _streams()
+    base = subword.learn_bpe(subword.count_words(train), 0).vocabulary_size
+    return subword.learn_bpe(subword.count_words(train), size - base)
+
+
+def matched_statistics():
+    """``SubwordStatistics`` of `matched_bpe` on the test corpus."""
+    from mlm_book import subword
+    return subword.subword_statistics(matched_bpe(), _streams()[1])
+
+
+def split_table(words):
+    """How the word vocabulary and the matched BPE read each of ``words``."""
+    from mlm_book.experiments import ch06_finance
+    from mlm_book.report import table
+    words = [str(w) for w in words]
+    vocabulary, bpe = ch06_finance.results().vocabulary, matched_bpe()
+    rows = [[word, vocabulary.words[vocabulary.encode([word])[0]],
+             " · ".join(piece.replace("</w>", "") for piece in bpe.encode_word(word))] for word in words]
+    return table(["word", "word vocabulary", f"BPE, {bpe.vocabulary_size} ids"], rows)
+
+
+def minimum_count() -> int:
+    """How often chapter 6's filings must use a word for its vocabulary to keep it."""
+    from mlm_book.experiments import ch06_finance
+    return int(ch06_finance.results().config.min_count)
+
+
+def unknown_words(sentence: int) -> list[str]:
+    """The words of a test sentence that chapter 6's vocabulary reads as ``[UNK]``."""
+    data = test_data()
+    sentence = check_positive_int(sentence, "sentence", minimum=0)
+    if sentence >= data.text.count:
+        raise ValueError(f"sentence must be below {data.text.count}, got {sentence}")
+    ids = data.text.ids[sentence, :data.text.lengths[sentence]]
+    return [word for word, i in zip(data.words[sentence], ids) if i == _unknown_id()]
+
+
+def mention_pieces(kind: str) -> float:
+    """Mean number of matched-BPE subwords per token of the test corpus's ``kind`` mentions."""
+    _check_kind(kind)
+    data, bpe = test_data(), matched_bpe()
+    pieces = [len(bpe.encode_word(word)) for k, spans in enumerate(data.spans) for a, b, t in spans if t == kind
+              for word in data.words[k][a:b]]
+    return float(np.mean(pieces))
+
+
+def figure_subwords():
+    """Subwords per word against vocabulary size for BPE, and chapter 6's word vocabulary as one point."""
+    from mlm_book.figures import NARROW, PALETTE, subplots
+    rows = subword_rows()
+    size, _, unknown = word_vocabulary_rates()
+    fig, ax = subplots(width=NARROW, height=3.4)
+    ax.plot([r.vocabulary_size for r in rows], [r.subwords_per_word for r in rows], marker="o",
+            color=PALETTE["blue"], label=f"BPE ({100 * max(r.unknown_rate for r in rows):.0f} % of words with [UNK])")
+    ax.plot([size], [1.0], marker="s", ls="none", color=PALETTE["vermillion"],
+            label=f"word vocabulary ({100 * unknown:.1f} % [UNK])")
+    matched = matched_statistics()
+    ax.plot([matched.vocabulary_size], [matched.subwords_per_word], marker="*", ms=12, ls="none",
+            color=PALETTE["orange"], label=f"BPE with {matched.vocabulary_size} ids")
+    ax.set_xscale("log")
+    ax.set_xlabel("vocabulary size (ids)")
+    ax.set_ylabel("tokens per word (test corpus)")
+    ax.legend(loc="upper right")
+    return fig
 
 
 # ----------------------------------------------------------------------------- figures
