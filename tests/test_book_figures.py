@@ -34,7 +34,14 @@ NOT_FIGURES = {
 # Functions that need data the chapter computes first: the arguments the chapter passes.
 ARGUMENTS = {
     "figure_delta_histogram": lambda: {"families": {"one family": np.array([1e-3, 2e-2, 0.0, 5e-4])}},
+    "figure_sentence": lambda: {"sentence": _chapter8().example_sentence(),
+                                "keys": ("frozen/0/argmax", "crf/2/viterbi")},
 }
+
+
+def _chapter8():
+    from mlm_book.experiments import ch08_spans
+    return ch08_spans
 
 
 def _figure_functions():
