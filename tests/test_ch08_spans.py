@@ -55,10 +55,10 @@ def test_brute_force_log_partition_is_the_forward_recursion():
 
 def test_the_filing_encoder_reads_a_sentence_as_it_was_trained():
     """[CLS] is the [SEP] row and segments are zero: the wrapped encoder's states are the encoder's own."""
-    from mlm_book.experiments import filing_encoder
+    from mlm_book.experiments import ch07_pairs, filing_encoder
     from mlm_book.nn import encoder as enc
     from mlm_book.nn import token_finetune
-    params, config = ch8.filing_pair_encoder(ch8.SEEDS[0])
+    params, config = ch07_pairs.filing_pair_encoder(ch8.SEEDS[0])
     result = filing_encoder.trained_encoder(filing_encoder.seed_setup(ch8.SEEDS[0]))
     tokens, segments = ch8._inputs(ch8.test_data(), config)
     tokens, segments = tokens[:20], segments[:20]
@@ -75,8 +75,9 @@ def test_bad_input_is_named():
         ch8.predictions("frozen/9/argmax")
     with pytest.raises(ValueError, match="kind must be one of"):
         ch8.unknown_share("GPE")
+    from mlm_book.experiments import ch07_pairs
     with pytest.raises(ValueError, match="seed must be one of"):
-        ch8.filing_pair_encoder(77)
+        ch07_pairs.filing_pair_encoder(77)
 
 
 @pytest.mark.slow

@@ -60,7 +60,7 @@ from mlm_book.validation import (
 __all__ = ["STEPS", "LABELLED_SEED", "TEST_SEED", "SEEDS", "POOL_DOCUMENTS", "SIZES", "FINE_TUNINGS", "COMPARED",
            "FINE_TUNE", "VARIANTS", "Sentences", "sentences", "sentences_of", "labelled_sentences", "pool_sentences", "pair_batch",
            "packed_batch", "pair_inputs", "single_inputs", "news_task", "labelled_subset", "PairSetup", "PretrainedPair", "pretrain", "pretraining_code",
-           "measurements", "scratch", "chapter6_transfer", "book_setups", "missing_work", "runs",
+           "measurements", "scratch", "chapter6_transfer", "filing_pair_encoder", "filing_encoder_key", "book_setups", "missing_work", "runs",
            "band", "band_text", "nsp_table", "probe_table", "curve_table", "figure_input", "figure_losses",
            "figure_nsp", "figure_curves", "mlm_table", "mismatch_table", "transfer_gain", "nsp_balanced_accuracy",
            "longest_pair", "plateau", "final_losses", "pretrained_seeds", "figure_probes", "MAX_DOCUMENTS", "CLAIMS"]
@@ -740,14 +740,21 @@ def _measure(setup: PairSetup) -> dict:
     return values
 
 
-def _chapter6(seed: int) -> dict:
-    """The news classifier fine-tuned from chapter 6's filing encoder at ``seed`` (3000 steps on windows).
+def filing_pair_encoder(seed: int):
+    """Chapter 6's filing encoder at ``seed`` (one of `SEEDS`) as a pair encoder: ``(params, config)``.
 
-    That encoder has no [CLS] and no segments: [CLS] starts as its [SEP] row (so ``[CLS] s
-    [SEP]`` reads as the ``[SEP] s [SEP]`` of its training windows) and both segment rows
-    as zero; the head is fitted exactly as on the pair encoders.
+    That encoder has no [CLS] and no segments: [CLS] is its [SEP] row (so ``[CLS] s [SEP]``
+    reads as the ``[SEP] s [SEP]`` of its training windows), both segment rows are zero and
+    the NSP head is zero, so it computes exactly what it was trained to.
+
+    Examples
+    --------
+    >>> params, config = filing_pair_encoder(SEEDS[0])
+    >>> bool(np.array_equal(params["cls"], params["E"][SEP_ID])), float(np.abs(params["S"]).max())
+    (True, 0.0)
     """
     from mlm_book.experiments import filing_encoder
+    _check_book_seed(seed)
     result = filing_encoder.trained_encoder(filing_encoder.seed_setup(seed))
     config = pairs.PairEncoderConfig(result.encoder)
     d = result.encoder.d_model
@@ -755,6 +762,24 @@ def _chapter6(seed: int) -> dict:
     dtype = params["E"].dtype
     params.update({"cls": params["E"][SEP_ID].copy(), "S": np.zeros((2, d), dtype),
                    "nsp.W": np.zeros((d, 2), dtype), "nsp.b": np.zeros(2, dtype)})
+    return params, config
+
+
+def filing_encoder_key(seed: int) -> dict:
+    """What identifies chapter 6's encoder at ``seed`` in a cache key: its setup, schedule and training code."""
+    import hashlib
+    from dataclasses import asdict
+
+    from mlm_book.experiments import filing_encoder
+    setup = filing_encoder.seed_setup(_check_book_seed(seed))
+    return {"encoder": asdict(setup), "training": asdict(filing_encoder.training_config(setup)),
+            "code": hashlib.sha256(filing_encoder.training_code().encode()).hexdigest()}
+
+
+def _chapter6(seed: int) -> dict:
+    """The news classifier fine-tuned from chapter 6's filing encoder at ``seed`` (3000 steps on windows), the
+    head fitted exactly as on the pair encoders."""
+    params, config = filing_pair_encoder(seed)
     return {f"curve/{k}": v for k, v in _learning_curves(params, config, seed, COMPARED).items()}
 
 
@@ -840,7 +865,12 @@ def scratch(seed: int) -> dict:
 @functools.cache
 def _by_seed(kind: str, seed: int) -> dict:
     compute = {"scratch": _scratch, "chapter6": _chapter6}[kind]
-    return _cached_values(kind, {"seed": seed}, lambda: compute(seed))
+    return _cached_values(kind, _seed_config(kind, seed), lambda: compute(seed))
+
+
+def _seed_config(kind: str, seed: int) -> dict:
+    # a run fine-tuning chapter 6's encoder is redone when that encoder is retrained
+    return {"seed": seed, **(filing_encoder_key(seed) if kind == "chapter6" else {})}
 
 
 def chapter6_transfer(seed: int) -> dict:
@@ -870,7 +900,7 @@ def missing_work() -> list:
     work = [("setup", setup) for setup in book_setups()
             if cache.load(_entry("measurements", asdict(setup))) is None]
     for kind in ("scratch", "chapter6"):   # chapter 6's encoders train in the same pool: these go last
-        work += [(kind, seed) for seed in SEEDS if cache.load(_entry(kind, {"seed": seed})) is None]
+        work += [(kind, seed) for seed in SEEDS if cache.load(_entry(kind, _seed_config(kind, seed))) is None]
     return work
 
 

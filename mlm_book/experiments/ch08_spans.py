@@ -37,14 +37,13 @@ import numpy as np
 from mlm_book import cache, crf, crf_fit, probe, tagging
 from mlm_book.experiments import ch07_pairs
 from mlm_book.finance import corpus as corpus_module
-from mlm_book.finance.vocab import SEP_ID
 from mlm_book.ledger import Claim, over_seeds
 from mlm_book.nn import pairs, token_finetune
 from mlm_book.nn.token_finetune import TaggerConfig
 from mlm_book.validation import as_int_array, check_instance, check_positive_int
 
 __all__ = ["TEST_SEED", "TRAIN_SEED", "TRAIN_SENTENCES", "SCHEME", "TAGS", "LAYERS", "CRF_LAYER", "TAGGER",
-           "SEEDS", "SpanData", "train_data", "test_data", "filing_pair_encoder", "missing_work", "predictions",
+           "SEEDS", "SpanData", "train_data", "test_data", "missing_work", "predictions",
            "TAGGERS", "predicted_spans", "scores", "score_table", "token_accuracies", "bootstrap", "partial_spans",
            "io_example", "figure_f1", "figure_sentence", "CLAIMS", "mean_f1", "best_tagger", "COMPARISONS", "mention_count",
            "unknown_share", "unknown_recall", "known_recall", "example_sentence", "sentence_summary",
@@ -155,25 +154,6 @@ def test_data() -> SpanData:
     return _span_data(corpus, world.vocabulary.encode(corpus.tokens.tolist()))
 
 
-def filing_pair_encoder(seed: int):
-    """Chapter 6's filing encoder at ``seed`` in the pair encoder's clothes: ``(params, config)``.
-
-    Its ``[CLS]`` row is its ``[SEP]`` row, so ``[CLS] s [SEP]`` reads as ``[SEP] s [SEP]``,
-    and both segment rows are zero: the encoder computes exactly what it was trained to.
-    """
-    from mlm_book.experiments import filing_encoder
-    seed = check_positive_int(seed, "seed", minimum=0)
-    if seed not in SEEDS:
-        raise ValueError(f"seed must be one of the filing encoder's seeds {SEEDS}, got {seed}")
-    result = filing_encoder.trained_encoder(filing_encoder.seed_setup(seed))
-    config = pairs.PairEncoderConfig(result.encoder)
-    params = {name: np.array(value) for name, value in result.params.items()}
-    d, dtype = result.encoder.d_model, params["E"].dtype
-    params.update({"cls": params["E"][SEP_ID].copy(), "S": np.zeros((2, d), dtype),
-                   "nsp.W": np.zeros((d, 2), dtype), "nsp.b": np.zeros(2, dtype)})
-    return params, config
-
-
 def _inputs(data: SpanData, config):
     return ch07_pairs.single_inputs(data.text, np.arange(data.text.count), config)
 
@@ -204,7 +184,7 @@ def _viterbi_all(log_probs: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 
 def _run(seed: int) -> dict:
     """Every tagger's predicted tag ids on the test sentences (``-1`` past each length)."""
-    params, config = filing_pair_encoder(seed)
+    params, config = ch07_pairs.filing_pair_encoder(seed)
     train, test = train_data(), test_data()
     train_tokens, train_segments = _inputs(train, config)
     test_tokens, test_segments = _inputs(test, config)
@@ -247,24 +227,19 @@ def _run(seed: int) -> dict:
 
 
 _CODE = (probe, crf, crf_fit, tagging, token_finetune, pairs, corpus_module.mention_spans, _span_data, train_data,
-         test_data, filing_pair_encoder, _inputs, _slot_tags, _viterbi_all, _run)
+         test_data, ch07_pairs.filing_pair_encoder, _inputs, _slot_tags, _viterbi_all, _run)
 _KEY = {"test_seed": TEST_SEED, "train_seed": TRAIN_SEED, "train_sentences": TRAIN_SENTENCES, "tags": list(TAGS),
         "layers": list(LAYERS), "crf_layer": CRF_LAYER, "tagger": TAGGER.__dict__}
 
 
 @functools.cache
 def _source() -> str:
-    from mlm_book.experiments import filing_encoder
-    # the encoders' own training code keys these runs too: a retrained encoder re-runs its taggers
-    return cache.source_of(_CODE) + cache.source_of(filing_encoder._PRODUCERS)
+    return cache.source_of(_CODE)
 
 
 def _config(seed: int) -> dict:
-    from dataclasses import asdict
-
-    from mlm_book.experiments import filing_encoder
-    setup = filing_encoder.seed_setup(seed)
-    return {"seed": seed, "encoder": asdict(setup), "training": asdict(filing_encoder.training_config(setup)), **_KEY}
+    # the encoder's identity keys these runs too: a retrained encoder re-runs its taggers
+    return {"seed": seed, **ch07_pairs.filing_encoder_key(seed), **_KEY}
 
 
 def _entry(seed: int) -> cache.CacheEntry:

@@ -69,7 +69,7 @@ from mlm_book.validation import (
 )
 
 __all__ = [
-    "FilingEncoderSetup", "SETUP", "SEEDS", "LONGER", "MORE_KEPT", "BERT_PASSES", "seed_setup", "book_setups", "Split",
+    "FilingEncoderSetup", "SETUP", "SEEDS", "training_code", "LONGER", "MORE_KEPT", "BERT_PASSES", "seed_setup", "book_setups", "Split",
     "split", "training_config", "ensure_trained", "ensure_book_encoders", "trained_encoder", "centre_states", "FilingMeasurements",
     "seed_results", "all_seed_results", "spread", "CLAIMS",
 ]
@@ -343,6 +343,12 @@ def _source_key(setup: FilingEncoderSetup) -> dict:
 
 
 _PRODUCERS = (windows_module, corpus_module, vocab_module, _source, _world, split)
+
+
+@functools.cache
+def training_code() -> str:
+    """The source that keys every filing encoder's training: a cache built on a trained encoder includes it."""
+    return cache.source_of(_PRODUCERS)
 
 
 def _training_arguments(setup: FilingEncoderSetup):

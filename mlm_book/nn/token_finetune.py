@@ -50,8 +50,9 @@ import numpy as np
 
 from mlm_book.nn import adam as adam_module
 from mlm_book.nn import layers, pairs
+from mlm_book.nn.finetune import FineTuneConfig
 from mlm_book.nn.train import TrainConfig, decayed_names, learning_rate
-from mlm_book.validation import as_float_array, as_int_array, check_instance, check_positive_int, check_real
+from mlm_book.validation import as_float_array, as_int_array, check_instance, check_positive_int
 
 __all__ = ["TaggerConfig", "Tagger", "token_features", "fine_tune_tagger", "tag_log_probabilities", "MAX_TAGS"]
 
@@ -108,19 +109,15 @@ class TaggerConfig:
 
     def __post_init__(self):
         check_positive_int(self.depth, "depth", minimum=0)
-        check_positive_int(self.steps, "steps")
-        check_positive_int(self.batch_size, "batch_size")
-        check_real(self.lr, "lr", low=0.0)
-        if not self.lr > 0 or not math.isfinite(self.lr):
-            raise ValueError(f"lr must be a positive finite number, got {self.lr!r}")
-        check_real(self.weight_decay, "weight_decay", low=0.0)
-        check_positive_int(self.seed, "seed", minimum=0)
+        self._sequence_settings()           # the other fields mean what they mean for a sequence classifier
+
+    def _sequence_settings(self) -> FineTuneConfig:
+        return FineTuneConfig(steps=self.steps, batch_size=self.batch_size, lr=self.lr,
+                              weight_decay=self.weight_decay, seed=self.seed)
 
     def schedule(self) -> TrainConfig:
-        """The warm-up and decay as a [`TrainConfig`][mlm_book.nn.train.TrainConfig] (its ``learning_rate``)."""
-        return TrainConfig(steps=self.steps, batch_size=self.batch_size, lr=self.lr,
-                           warmup=max(1, self.steps // 10), final_lr_fraction=0.0,
-                           weight_decay=self.weight_decay, seed=self.seed)
+        """The warm-up and decay as a [`TrainConfig`][mlm_book.nn.train.TrainConfig]: [`FineTuneConfig.schedule`][mlm_book.nn.finetune.FineTuneConfig.schedule]'s."""
+        return self._sequence_settings().schedule()
 
 
 def _check_depth(depth, config: pairs.PairEncoderConfig, name: str = "depth") -> int:
