@@ -7,7 +7,7 @@ import pytest
 
 from mlm_book.nn import encoder as enc
 from mlm_book.nn import pairs
-from mlm_book.nn.gradcheck import relative_error
+from mlm_book.nn.gradcheck import central_differences, relative_error
 
 CFG = pairs.PairEncoderConfig(enc.EncoderConfig(vocab_size=7, length=9, d_model=4, n_blocks=2, n_heads=2, mlp_ratio=2,
                                                 pad=True, token_init_std=1.0))
@@ -40,18 +40,8 @@ def test_gradients_match_central_differences(nsp):
         return mlm + (0.0 if nsp is None else weight * value)
 
     _, _, grads = pairs.pair_loss_and_grads(params, CFG, shown, segments, targets, selected, nsp_labels, weight)
-    h = 1e-5
     for name, array in params.items():
-        numeric = np.zeros_like(array)
-        flat, out = array.reshape(-1), numeric.reshape(-1)
-        for k in range(flat.size):
-            keep = flat[k]
-            flat[k] = keep + h
-            up = total(params)
-            flat[k] = keep - h
-            down = total(params)
-            flat[k] = keep
-            out[k] = (up - down) / (2 * h)
+        numeric = central_differences(array, lambda: total(params))
         # a tensor whose whole gradient is tiny (the [CLS] row without NSP reaches the loss only
         # through attention) is judged by the absolute error of central differences, ~1e-11
         assert relative_error(grads[name], numeric) < 1e-6 or np.abs(grads[name] - numeric).max() < 1e-9, name
@@ -140,19 +130,8 @@ def test_classifier_gradients_match_central_differences(pooling):
 
     _, grads = total()
     assert set(grads) == set(everything) - {"b_out", "nsp.W", "nsp.b"}
-    h = 1e-5
     for name, g in grads.items():
-        flat = everything[name].reshape(-1)
-        numeric = np.zeros(flat.size)
-        for k in range(flat.size):
-            keep = flat[k]
-            flat[k] = keep + h
-            up = total()[0]
-            flat[k] = keep - h
-            down = total()[0]
-            flat[k] = keep
-            numeric[k] = (up - down) / (2 * h)
-        numeric = numeric.reshape(g.shape)
+        numeric = central_differences(everything[name], lambda: total()[0])
         assert relative_error(g, numeric) < 1e-6 or np.abs(g - numeric).max() < 1e-9, name
 
 

@@ -37,7 +37,7 @@ from mlm_book.validation import (
     check_real,
 )
 
-__all__ = ["GradCheckResult", "gradient_check", "relative_error"]
+__all__ = ["GradCheckResult", "central_differences", "gradient_check", "relative_error"]
 
 
 def relative_error(analytic: np.ndarray, numeric: np.ndarray, floor: float = 1e-12) -> float:
@@ -118,6 +118,31 @@ _MAX_POSITIONS = 1000
 def _loss_from_embeddings(params, config, x0, shape, rows, target_rows, key_bias=None):
     out, _ = enc._encode(params, config, x0, shape, rows, key_bias=key_bias)
     return layers.cross_entropy_forward(out, target_rows)[0]
+
+
+def central_differences(array: np.ndarray, evaluate, h: float = 1e-5) -> np.ndarray:
+    r"""The numerical gradient of ``evaluate()`` with respect to ``array``, entry by entry.
+
+    Each entry is moved to $\theta_k \pm h$ in place, ``evaluate()`` (which must read
+    ``array``) is called at both, and the entry is restored, so ``array`` ends unchanged.
+
+    Examples
+    --------
+    >>> x = np.array([1.0, -2.0])
+    >>> central_differences(x, lambda: float(x @ x)).round(6).tolist(), x.tolist()
+    ([2.0, -4.0], [1.0, -2.0])
+    """
+    out = np.zeros_like(array)
+    flat, grad = array.reshape(-1), out.reshape(-1)
+    for k in range(flat.size):
+        keep = flat[k]
+        flat[k] = keep + h
+        plus = evaluate()
+        flat[k] = keep - h
+        minus = evaluate()
+        flat[k] = keep
+        grad[k] = (plus - minus) / (2.0 * h)
+    return out
 
 
 def gradient_check(config: enc.EncoderConfig, rng: np.random.Generator, batch: int = 2, length: int | None = None,
@@ -201,25 +226,12 @@ def gradient_check(config: enc.EncoderConfig, rng: np.random.Generator, batch: i
     target_rows = targets.reshape(-1)[rows]
     errors, count = {}, 0
 
-    def numeric_gradient(array, evaluate):
-        out = np.zeros_like(array)
-        flat, grad = array.reshape(-1), out.reshape(-1)
-        for k in range(flat.size):
-            keep = flat[k]
-            flat[k] = keep + h
-            plus = evaluate()
-            flat[k] = keep - h
-            minus = evaluate()
-            flat[k] = keep
-            grad[k] = (plus - minus) / (2.0 * h)
-        return out
-
     def full_loss():
         x0, _ = layers.embedding_forward(shown, params["E"], params["P"])
         return _loss_from_embeddings(params, config, x0, shown.shape, rows, target_rows, key_bias)
 
     for name in enc.param_names(config):
-        numeric = numeric_gradient(params[name], full_loss)
+        numeric = central_differences(params[name], full_loss, h)
         errors[name] = relative_error(grads[name], numeric, floor)
         count += numeric.size
 
@@ -227,7 +239,7 @@ def gradient_check(config: enc.EncoderConfig, rng: np.random.Generator, batch: i
     out, enc_cache = enc._encode(params, config, x0, shown.shape, rows, key_bias=key_bias)
     _, dlogits = layers.cross_entropy_forward(out, target_rows)
     dx0, _, _ = enc._backward_encode(dlogits, enc_cache, config)
-    numeric = numeric_gradient(x0, lambda: _loss_from_embeddings(params, config, x0, shown.shape, rows, target_rows,
+    numeric = central_differences(x0, lambda: _loss_from_embeddings(params, config, x0, shown.shape, rows, target_rows,
                                                                  key_bias))
     errors["x0"] = relative_error(dx0, numeric, floor)
     count += numeric.size
