@@ -49,7 +49,7 @@ import numpy as np
 from mlm_book import progress
 from mlm_book.validation import check_sequence
 
-__all__ = ["CacheEntry", "cache_dir", "cache_key", "load", "store", "cached", "source_of"]
+__all__ = ["CacheEntry", "cache_dir", "cache_key", "entry_for", "load", "store", "cached", "source_of"]
 
 ENVIRONMENT_VARIABLE = "MLM_BOOK_CACHE"
 _FORMAT_VERSION = 1
@@ -361,6 +361,27 @@ def _load(entry: CacheEntry) -> tuple[dict[str, np.ndarray], dict] | None:
         return None
 
 
+def entry_for(name: str, config: Mapping, producers: Iterable[Callable | types.ModuleType | str],
+              directory: Path | str | None = None) -> CacheEntry:
+    """The entry [`cached`][mlm_book.cache.cached] reads and writes for ``(name, config, producers)``: ask
+    [`load`][mlm_book.cache.load] of it whether a result is there without building one.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     before = load(entry_for("demo", {"n": 3}, ["code"], directory=tmp))
+    ...     _ = cached("demo", {"n": 3}, ["code"], lambda: {"w": np.zeros(2)}, directory=tmp)
+    ...     after = load(entry_for("demo", {"n": 3}, ["code"], directory=tmp))
+    >>> before is None, after[0]["w"].tolist()
+    (True, [0.0, 0.0])
+    """
+    if directory is not None and not isinstance(directory, (str, os.PathLike)):
+        raise TypeError(f"directory must be a path (str or os.PathLike) or None, got {type(directory).__name__}")
+    directory = Path(directory) if directory is not None else cache_dir()
+    return CacheEntry(name, cache_key(name, config, producers), directory)
+
+
 def cached(name: str, config: Mapping, producers: Iterable[Callable | types.ModuleType | str],
            build: Callable[[], Mapping[str, np.ndarray] | tuple[Mapping[str, np.ndarray], Mapping]],
            *, directory: Path | str | None = None) -> tuple[dict[str, np.ndarray], dict]:
@@ -382,8 +403,8 @@ def cached(name: str, config: Mapping, producers: Iterable[Callable | types.Modu
     >>> len(calls), second["w"].tolist()
     (1, [0.0, 1.0, 2.0])
     """
-    directory = Path(directory) if directory is not None else cache_dir()
-    entry = CacheEntry(name, cache_key(name, config, producers), directory)
+    entry = entry_for(name, config, producers, directory)
+    directory = entry.directory
     with _locked(entry) as writable:
         found = _load(entry)
         if found is not None:

@@ -358,8 +358,8 @@ def missing_work() -> list:
     for schedule in reversed(list(SCHEDULES)):
         for source in SOURCES:
             work += [("inference", (source, schedule, seed)) for seed in SEEDS
-                     if cache.load(cache.CacheEntry("pair-inference", cache.cache_key(
-                         "pair-inference", _config(source, schedule, seed), [_source()]), cache.cache_dir())) is None]
+                     if cache.load(cache.entry_for("pair-inference", _config(source, schedule, seed), [_source()]))
+                     is None]
     return work
 
 

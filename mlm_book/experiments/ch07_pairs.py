@@ -808,8 +808,7 @@ def _measure_source() -> str:
 
 def _entry(kind: str, config: dict) -> cache.CacheEntry:
     name = f"pair-{kind}"
-    return cache.CacheEntry(name, cache.cache_key(name, {**config, **_MEASURE_KEY}, [_measure_source()]),
-                            cache.cache_dir())
+    return cache.entry_for(name, {**config, **_MEASURE_KEY}, [_measure_source()])
 
 
 def _cached_values(kind: str, config: dict, compute) -> dict:

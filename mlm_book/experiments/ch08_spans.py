@@ -243,8 +243,7 @@ def _config(seed: int) -> dict:
 
 
 def _entry(seed: int) -> cache.CacheEntry:
-    return cache.CacheEntry("ch08-taggers", cache.cache_key("ch08-taggers", _config(seed), [_source()]),
-                            cache.cache_dir())
+    return cache.entry_for("ch08-taggers", _config(seed), [_source()])
 
 
 @functools.cache

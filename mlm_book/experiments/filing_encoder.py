@@ -41,16 +41,16 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
 from mlm_book import cache, geometry, probe
-from mlm_book.channel import Channel, corrupt, optimum
+from mlm_book.channel import Channel, optimum
 from mlm_book.finance import corpus as corpus_module
 from mlm_book.finance import vocab as vocab_module
 from mlm_book.finance import windows as windows_module
-from mlm_book.finance.vocab import SEP_ID, UNK_ID
+from mlm_book.finance.vocab import SEP_ID
 from mlm_book.finance.windows import centre_position, centred_windows
 from mlm_book.finance.world import DIRECTION_WORDS, ENTITY_PRODUCT, EVALUATIVE_VERBS, LEXICON
 from mlm_book.ledger import Claim
@@ -425,7 +425,6 @@ def ensure_book_encoders() -> int:
     runs start first.
     """
     from mlm_book.experiments import hmm_encoder
-    from mlm_book.nn.train import is_cached_training
     from mlm_book.parallel import run_in_processes
 
     work = []
@@ -764,8 +763,7 @@ def _measurement_source() -> str:
 
 def _measurement_entry(setup: FilingEncoderSetup) -> cache.CacheEntry:
     name = f"filing-measurements-{setup.seed}-{training_config(setup).steps}-{setup.mask:g}"
-    return cache.CacheEntry(name, cache.cache_key(name, _measurement_key(setup), [_measurement_source()]),
-                            cache.cache_dir())
+    return cache.entry_for(name, _measurement_key(setup), [_measurement_source()])
 
 
 def seed_results(setup: FilingEncoderSetup = SETUP) -> FilingMeasurements:
