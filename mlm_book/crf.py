@@ -447,7 +447,8 @@ def nll_gradient(tags, emissions, transitions, start, end) -> CRFGradient:
                        end=node[-1] - observed[-1])
 
 
-def _check_allowed(allowed, n_tags: int) -> np.ndarray | None:
+def _check_allowed(allowed, n_tags: int, of: str = "") -> np.ndarray | None:
+    # ``of`` names where K comes from in the message (e.g. " of the tagger"), for callers that have one
     if allowed is None:
         return None
     if isinstance(allowed, (str, bytes)):
@@ -460,7 +461,7 @@ def _check_allowed(allowed, n_tags: int) -> np.ndarray | None:
         raise TypeError(f"allowed must be a boolean array, got dtype {mask.dtype}")
     if mask.shape != (n_tags + 1, n_tags + 1):
         raise ValueError(f"allowed must have shape (K + 1, K + 1) = ({n_tags + 1}, {n_tags + 1}) for K = {n_tags} "
-                         f"tags (index K is the sentence boundary), got {mask.shape}")
+                         f"tags{of} (index K is the sentence boundary), got {mask.shape}")
     return mask
 
 

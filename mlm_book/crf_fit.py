@@ -85,7 +85,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mlm_book.crf import MAX_SCORE_SUM, viterbi
+from mlm_book.crf import MAX_SCORE_SUM, _check_allowed, _logsumexp, viterbi
 from mlm_book.nn import runtime
 from mlm_book.validation import (
     as_float_array,
@@ -184,23 +184,6 @@ def _tags(tags, name: str, shape: tuple[int, int], active: np.ndarray, n_tags: i
     return np.where(active, array, 0)
 
 
-def _mask(allowed, n_tags: int, size_name: str) -> np.ndarray | None:
-    if allowed is None:
-        return None
-    if isinstance(allowed, (str, bytes)):
-        raise TypeError(f"allowed must be a boolean array, got {type(allowed).__name__}")
-    try:
-        mask = np.asarray(allowed)
-    except (TypeError, ValueError) as error:
-        raise TypeError(f"allowed must be a boolean array (not ragged), got {type(allowed).__name__}") from error
-    if mask.dtype != bool:
-        raise TypeError(f"allowed must be a boolean array, got dtype {mask.dtype}")
-    if mask.shape != (n_tags + 1, n_tags + 1):
-        raise ValueError(f"allowed must have shape (K + 1, K + 1) = ({n_tags + 1}, {n_tags + 1}) for the "
-                         f"K = {n_tags} tags of {size_name} (index K is the sentence boundary), got {mask.shape}")
-    return mask
-
-
 def _check_cells(batch: int, padded: int, n_tags: int, what: str) -> None:
     cells = batch * padded * n_tags * n_tags
     if cells > MAX_BATCH_CELLS:
@@ -208,12 +191,6 @@ def _check_cells(batch: int, padded: int, n_tags: int, what: str) -> None:
 
 
 # ----------------------------------------------------------------------------- recursions
-def _lse(values: np.ndarray, axis: int) -> np.ndarray:
-    """``log(sum(exp(values)))`` along ``axis``, shifted by the maximum (finite inputs)."""
-    top = values.max(axis=axis, keepdims=True)
-    return np.squeeze(top, axis=axis) + np.log(np.exp(values - top).sum(axis=axis))
-
-
 def _log_matmul(rows: np.ndarray, scores: np.ndarray, weights: np.ndarray,
                 shift: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     r"""$\log \sum_i \exp(r_i + S_{ij})$ for every row $r$ of ``rows`` (R, K), and which rows took the fast path.
@@ -232,7 +209,7 @@ def _log_matmul(rows: np.ndarray, scores: np.ndarray, weights: np.ndarray,
         result = top + shift + np.log(total)
     if not fast.all():
         slow = ~fast
-        result[slow] = _lse(rows[slow][:, :, None] + scores, axis=1)
+        result[slow] = _logsumexp(rows[slow][:, :, None] + scores, axis=1)
     return result, fast
 
 
@@ -288,7 +265,7 @@ def _chain(scores: np.ndarray, layout: _Layout, transitions: np.ndarray, start: 
         here, before = slice(offset[t], offset[t] + count[t]), slice(offset[t - 1], offset[t - 1] + count[t])
         step, fast[here] = _log_matmul(alpha[before], transitions, forward_weights, into)
         alpha[here] = scores[here] + step
-    log_z = _lse(alpha[layout.last] + end, axis=1)
+    log_z = _logsumexp(alpha[layout.last] + end, axis=1)
     # beta_t(i): log score of every continuation after position t in tag i; end at the last position.
     beta = np.empty_like(scores)
     for t in range(steps - 1, -1, -1):
@@ -784,7 +761,7 @@ def penalised_objective(tagger, features, lengths, tags, *, strength: float = CR
         raise ValueError(f"features must have d = {tagger.n_features} numbers per token (the rows of the tagger's "
                          f"W), got shape {features.shape}")
     strength = check_positive_float(strength, "strength")
-    mask = _mask(allowed, n_tags, "the tagger")
+    mask = _check_allowed(allowed, n_tags, " of the tagger")
     problem = _Problem(features, lengths, tags, n_tags, strength, mask)
     with np.errstate(over="ignore", invalid="ignore"):
         value, gradients = problem.evaluate(tagger.W, tagger.b, tagger.transitions, tagger.start, tagger.end)
@@ -1106,7 +1083,7 @@ def fit_crf(features, lengths, tags, n_tags: int, *, strength: float = CRF_STREN
     strength = check_positive_float(strength, "strength")
     max_iter = check_positive_int(max_iter, "max_iter")
     tol = check_positive_float(tol, "tol")
-    mask = _mask(allowed, n_tags, "n_tags")
+    mask = _check_allowed(allowed, n_tags, " of n_tags")
     active = _active(lengths, padded)
     if mask is not None:
         steps = mask[tags[:, :-1], tags[:, 1:]] | ~active[:, 1:]
@@ -1183,7 +1160,7 @@ def decode(tagger, features, lengths, allowed=None) -> list[np.ndarray]:
     _check_cells(batch, padded, tagger.n_tags, f"features of shape {features.shape} with the tagger's "
                                                f"K = {tagger.n_tags}")
     lengths = _lengths(lengths, "lengths", batch, padded, "features")
-    mask = _mask(allowed, tagger.n_tags, "the tagger")
+    mask = _check_allowed(allowed, tagger.n_tags, " of the tagger")
     emissions = tagger.emissions(features)
     return [viterbi(emissions[s, :lengths[s]], tagger.transitions, tagger.start, tagger.end, mask)[0]
             for s in range(batch)]

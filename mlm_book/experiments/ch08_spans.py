@@ -38,6 +38,7 @@ from mlm_book import cache, crf, crf_fit, probe, tagging
 from mlm_book.experiments import ch07_pairs
 from mlm_book.finance import corpus as corpus_module
 from mlm_book.ledger import Claim, over_seeds
+from mlm_book.scoring import log_softmax
 from mlm_book.nn import pairs, token_finetune
 from mlm_book.nn.token_finetune import TaggerConfig
 from mlm_book.validation import as_int_array, check_instance, check_positive_int
@@ -167,11 +168,6 @@ def _slot_tags(data: SpanData, width: int) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- the runs
-def _logsumexp(z: np.ndarray) -> np.ndarray:
-    top = z.max(axis=-1, keepdims=True)
-    return top + np.log(np.exp(z - top).sum(axis=-1, keepdims=True))
-
-
 def _viterbi_all(log_probs: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Constrained Viterbi per sentence over per-token log-probabilities (no learned transitions)."""
     K = log_probs.shape[2]
@@ -200,7 +196,7 @@ def _run(seed: int) -> dict:
         logits = model.logits(x_test[inside_test])
         # a tag no training sentence shows (I-LOC: every place is one word) gets a vanishing probability
         rows = np.full((logits.shape[0], len(TAGS)), _UNSEEN)
-        rows[:, model.classes] = logits - _logsumexp(logits)
+        rows[:, model.classes] = log_softmax(logits)
         log_probs = np.zeros(inside_test.shape + (len(TAGS),))
         log_probs[inside_test] = rows
         out[f"frozen/{layer}/argmax"] = np.where(inside_test, log_probs.argmax(axis=2), -1)
