@@ -344,26 +344,32 @@ Markdown(
 # BERT's pair input was built for tasks like natural language inference: given a premise A
 # and a hypothesis B, does A entail B, contradict it, or neither
 # ([Williams et al. 2018](../references.html#williams-2018))? Human datasets decide the
-# label "as a typical reader would"; here the facts decide it. A **fact sentence** names
-# its company and reports one aspect moving one way ("at gannet debt advanced 11 percent
-# during the year"). The generator only writes rises, so in two fresh corpora of chapter
-# 6's configuration every direction word becomes, with probability one half, one of six
-# falling verbs (*fell*, *declined*, *decreased*, *dropped*, *slipped*, *eased*), and the
-# fact reverses with it. For a pair of fact sentences:
-#
-# * **entails**: B states A's fact again: same company, same aspect, same direction;
-# * **contradicts**: same company and aspect, the other direction;
-# * **neutral**: B is about another aspect of A's company, or about A's aspect at another
-#   company (a sixth of the pairs each).
-#
-# The three labels come equally often. The classifier is the `[CLS]` head of the last
-# section, fully fine-tuned on 4096 labelled pairs (a fresh draw at each seed) from the
-# MLM + NSP encoder, and from the same encoder untrained, under two schedules: the news
-# task's 200 steps, and five times as many. (The second was added after a trial run at one
-# seed, before the runs below, showed the first to be too short; nothing else was varied.)
+# label "as a typical reader would"; here the facts decide it.
+
+# %% tags=["hide-input"]
+from mlm_book.experiments import ch07_inference as nli
+
+short, long = (settings.steps for settings in nli.SCHEDULES.values())
+neutral_kinds = [share for k, share in enumerate(nli.KIND_SHARES) if nli.RELATION_OF_KIND[k] == 2]
+Markdown(
+    f"A **fact sentence** names its company and reports one aspect moving one way "
+    f"(\"{nli.fact_sentences(nli.TEST_SEED).words[2]}\"). "
+    f"The generator only writes rises, so in two fresh corpora of chapter 6's configuration every direction word "
+    f"becomes, with probability {nli.FALL_SHARE:g}, one of {len(nli.FALLING_WORDS)} falling verbs "
+    f"({', '.join(f'*{w}*' for w in nli.FALLING_WORDS)}), and the fact reverses with it. For a pair of fact "
+    f"sentences:\n\n"
+    f"* **entails**: B states A's fact again: same company, same aspect, same direction;\n"
+    f"* **contradicts**: same company and aspect, the other direction;\n"
+    f"* **neutral**: B is about another aspect of A's company, or about A's aspect at another company "
+    f"({' and '.join(f'{100 * share:.0f} %' for share in neutral_kinds)} of the pairs).\n\n"
+    f"The three labels come equally often. The classifier is the `[CLS]` head of the last section, fully "
+    f"fine-tuned on {nli.LABELLED_PAIRS} labelled pairs (a fresh draw at each seed) from the MLM + NSP encoder, "
+    f"and from the same encoder untrained, under two schedules: the news task's {short} steps, and {long // short} "
+    f"times as many. (The second was added after a trial run at one seed, before the runs below, showed the first "
+    f"to be too short; nothing else was varied.)"
+)
 
 # %%
-from mlm_book.experiments import ch07_inference as nli
 from mlm_book.finance.world import COMPANIES
 
 facts = nli.fact_sentences(nli.TEST_SEED)

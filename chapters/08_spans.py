@@ -23,10 +23,7 @@
 #
 # The filings generator annotates four kinds of mention: **ORG** (a company in full or by
 # its alias), **PRODUCT** (an alias and its noun: "the *kestrel turbine*"), **PERSON** (a
-# first name and a surname) and **LOC** (a place or a country). Taggers learn from 2000
-# sentences of chapter 6's corpus, whose mentions the encoder saw but was never told about,
-# and are tested on every sentence of a fresh corpus drawn the same way. The chapter ends
-# with the other way of cutting text, into subwords, and what it does to unknown names.
+# first name and a surname) and **LOC** (a place or a country).
 
 # %%
 import numpy as np
@@ -38,6 +35,11 @@ from mlm_book.ledger import chapter_summary, verify
 from mlm_book.report import Markdown, answer, table
 
 train, test = ch8.train_data(), ch8.test_data()
+
+# %% tags=["hide-input"]
+Markdown(f"Taggers learn from {train.text.count} sentences of chapter 6's corpus, whose mentions the encoder saw but "
+         f"was never told about, and are tested on all {test.text.count} sentences of a fresh corpus drawn the same "
+         f"way. The chapter ends with the other way of cutting text, into subwords, and what it does to unknown names.")
 
 # %% [markdown]
 # ## From spans to tags
@@ -85,16 +87,19 @@ for kind in ("ORG", "PRODUCT", "PERSON", "LOC"):
     rows.append([kind, str(ch8.mention_count(kind)), f"{100 * shares:.0f} %"])
 table(["type", "test mentions", "tokens read as [UNK]"], rows)
 
+# %% tags=["hide-input"]
+layers = ", ".join(str(layer) for layer in ch8.LAYERS[:-1]) + f" or {ch8.LAYERS[-1]}"
+Markdown(
+    f"**Softmax taggers.** A head $p(y_i \\mid x) = \\operatorname{{softmax}}(h_i W + b)$ on each token's vector "
+    f"$h_i$ after {layers} blocks, either on the **frozen** encoder (chapter 5's ridge-logistic probe, fitted to "
+    f"convergence) or **fine-tuned** with the embeddings and the blocks below it ({ch8.TAGGER.steps} AdamW steps of "
+    f"{ch8.TAGGER.batch_size} sentences at peak rate {ch8.TAGGER.lr:g}, fixed before any run). Two decoders read "
+    f"the same per-token distributions: the most probable tag of each token (**argmax**, whose invalid sequences "
+    f"such as `O I-LOC` are read as `conlleval` reads them), and **Viterbi** over valid BIO sequences only, which "
+    f"maximises $\\sum_i \\log p(y_i \\mid x)$ subject to no `I-X` after `O` or after another type."
+)
+
 # %% [markdown]
-# **Softmax taggers.** A head $p(y_i \mid x) = \operatorname{softmax}(h_i W + b)$ on each
-# token's vector $h_i$ after 0, 1 or 2 blocks, either on the **frozen** encoder (chapter 5's
-# ridge-logistic probe, fitted to convergence) or **fine-tuned** with the embeddings and the
-# blocks below it (300 AdamW steps of 32 sentences at peak rate $10^{-3}$, fixed before any
-# run). Two decoders read the same per-token distributions: the most probable tag of each
-# token (**argmax**, whose invalid sequences such as `O I-LOC` are read as `conlleval` reads
-# them), and **Viterbi** over valid BIO sequences only, which maximises
-# $\sum_i \log p(y_i \mid x)$ subject to no `I-X` after `O` or after another type.
-#
 # **A linear-chain CRF** ([Lafferty et al. 2001](../references.html#lafferty-2001)) scores a
 # whole tag sequence,
 #
@@ -176,7 +181,7 @@ note
 # the same sentences for both taggers, and recomputes both F1 scores on each resample
 # ([Berg-Kirkpatrick et al. 2012](../references.html#berg-kirkpatrick-2012)); the share of
 # resamples whose difference exceeds twice the observed one is the p-value of "A is no
-# better than B". On the book seed's runs, 1000 resamples each:
+# better than B". On the book seed's runs:
 
 # %%
 comparisons = ch8.COMPARISONS
@@ -186,6 +191,7 @@ table(["A", "B", "F1 of A", "F1 of B", "95 % interval of A − B", "p"],
 
 # %% tags=["hide-input"]
 Markdown(
+    f"Each row draws {ch8.BOOTSTRAP_RESAMPLES} resamples. "
     "The interval is about the *test sentences*, for one trained tagger; the spread over seeds in the score table is "
     "about the *training* (the encoder's seed, the head's initialisation and batches). A difference can be certain "
     "on this test set and still change sign with another seed, so the book reports both."

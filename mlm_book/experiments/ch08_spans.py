@@ -46,7 +46,7 @@ from mlm_book.validation import as_int_array, check_instance, check_positive_int
 __all__ = ["TEST_SEED", "TRAIN_SEED", "TRAIN_SENTENCES", "SCHEME", "TAGS", "LAYERS", "CRF_LAYER", "TAGGER",
            "SEEDS", "SpanData", "train_data", "test_data", "missing_work", "predictions",
            "TAGGERS", "predicted_spans", "scores", "score_table", "token_accuracies", "bootstrap", "partial_spans",
-           "io_example", "figure_f1", "figure_sentence", "CLAIMS", "mean_f1", "best_tagger", "COMPARISONS", "mention_count",
+           "io_example", "figure_f1", "figure_sentence", "CLAIMS", "mean_f1", "best_tagger", "COMPARISONS", "BOOTSTRAP_RESAMPLES", "mention_count",
            "unknown_share", "unknown_recall", "known_recall", "example_sentence", "sentence_summary",
            "brute_force_log_partition", "MERGE_COUNTS", "subword_rows", "word_vocabulary_rates", "matched_bpe",
            "matched_statistics", "split_table", "mention_pieces", "figure_subwords", "minimum_count", "unknown_words"]
@@ -318,7 +318,11 @@ def score_table():
     return table(["tagger", "entity micro-F1", "token accuracy"], rows)
 
 
-def bootstrap(key_a: str, key_b: str, n_resamples: int = 1000) -> tagging.BootstrapResult:
+BOOTSTRAP_RESAMPLES = 1000
+"""Resamples of every paired bootstrap the chapter shows."""
+
+
+def bootstrap(key_a: str, key_b: str, n_resamples: int = BOOTSTRAP_RESAMPLES) -> tagging.BootstrapResult:
     """Paired bootstrap of tagger A against B on the book seed's runs."""
     _check_tagger(key_a), _check_tagger(key_b)
     gold = list(test_data().spans)
