@@ -72,6 +72,9 @@ NO_RECORDING = {"mlm_book.cli", "mlm_book.cache"}
 NOT_DRIVEN = {
     "mlm_book.cli.main": "the command line: it parses argv (sys.exit on bad options), it takes no Python values",
     "mlm_book.cache.cached": "runs an arbitrary build callable; its inputs are the caller's",
+    "mlm_book.nn.gradcheck.central_differences": "differentiates an arbitrary callable that reads the array it is "
+                                                 "given (a doctest's function loses its globals once the doctest "
+                                                 "ends); tests/test_nn.py checks its own arguments",
     "mlm_book.crf_fit.minimize_lbfgs": "minimises an arbitrary objective callable (a doctest's function loses its "
                                        "globals once the doctest ends); tests/test_crf_fit.py checks its own arguments",
     "mlm_book.parallel.run_in_processes": "forks worker processes for the caller's callables (not a numeric "

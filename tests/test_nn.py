@@ -462,3 +462,21 @@ def test_bad_training_arguments():
         adam_module.Adam({"w": np.zeros(2)}, decayed=["v"])
     with pytest.raises(TypeError, match="decayed must be an iterable"):
         adam_module.Adam({"w": np.zeros(2)}, decayed="w")
+
+
+def test_central_differences_names_bad_arguments_and_restores_the_array():
+    from mlm_book.nn.gradcheck import central_differences
+    x = np.array([[1.0, -2.0], [0.5, 3.0]])
+    grad = central_differences(x, lambda: float((x ** 3).sum()))
+    assert np.allclose(grad, 3 * x ** 2, atol=1e-8)        # cubic: truncation error h^2 = 1e-10
+    assert x.tolist() == [[1.0, -2.0], [0.5, 3.0]]
+    with pytest.raises(TypeError, match="array must be a float numpy array"):
+        central_differences([1.0, 2.0], lambda: 0.0)
+    with pytest.raises(TypeError, match="array must be a float numpy array"):
+        central_differences(np.arange(3), lambda: 0.0)
+    with pytest.raises(ValueError, match="array must be writeable"):
+        central_differences(x.T, lambda: 0.0)
+    with pytest.raises(TypeError, match="evaluate must be a callable"):
+        central_differences(x, 3.0)
+    with pytest.raises(ValueError, match="h must be a step"):
+        central_differences(x, lambda: 0.0, h=0.0)

@@ -132,6 +132,15 @@ def central_differences(array: np.ndarray, evaluate, h: float = 1e-5) -> np.ndar
     >>> central_differences(x, lambda: float(x @ x)).round(6).tolist(), x.tolist()
     ([2.0, -4.0], [1.0, -2.0])
     """
+    if not isinstance(array, np.ndarray) or array.dtype.kind != "f":
+        raise TypeError(f"array must be a float numpy array (it is perturbed in place), got "
+                        f"{type(array).__name__}" + (f" of dtype {array.dtype}" if isinstance(array, np.ndarray) else ""))
+    if not array.flags.writeable or not array.flags.c_contiguous:
+        raise ValueError("array must be writeable and C-contiguous (it is perturbed in place)")
+    if not callable(evaluate):
+        raise TypeError(f"evaluate must be a callable that reads array, got {type(evaluate).__name__}")
+    if isinstance(h, bool) or not isinstance(h, (int, float, np.floating)) or not 0 < h < 1:
+        raise ValueError(f"h must be a step in (0, 1), got {h!r}")
     out = np.zeros_like(array)
     flat, grad = array.reshape(-1), out.reshape(-1)
     for k in range(flat.size):
