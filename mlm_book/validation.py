@@ -25,6 +25,7 @@ __all__ = [
     "check_positive_float",
     "check_real",
     "check_instance",
+    "check_choice",
     "check_bool",
     "check_sequence",
     "check_format",
@@ -300,6 +301,29 @@ def check_instance(value, name: str, expected: type | tuple[type, ...]):
     if not isinstance(value, expected):
         kinds = expected if isinstance(expected, tuple) else (expected,)
         raise TypeError(f"{name} must be {' or '.join(kind.__name__ for kind in kinds)}, got {type(value).__name__}")
+    return value
+
+
+def check_choice(value, name: str, choices) -> str:
+    """Return ``value`` if it is a str among ``choices`` (a collection of str: a tuple, a set, a dict's keys).
+
+    Examples
+    --------
+    >>> check_choice("BIO", "scheme", ("IO", "BIO"))
+    'BIO'
+    >>> check_choice("IOB", "scheme", ("IO", "BIO"))
+    Traceback (most recent call last):
+    ...
+    ValueError: scheme must be one of ['IO', 'BIO'], got 'IOB'
+    >>> check_choice(2, "scheme", ("IO", "BIO"))
+    Traceback (most recent call last):
+    ...
+    TypeError: scheme must be a str, got int
+    """
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, got {type(value).__name__}")
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {list(choices)}, got {value[:80]!r}")
     return value
 
 

@@ -60,7 +60,7 @@ from mlm_book.validation import (
 __all__ = ["STEPS", "LABELLED_SEED", "TEST_SEED", "SEEDS", "POOL_DOCUMENTS", "SIZES", "FINE_TUNINGS", "COMPARED",
            "FINE_TUNE", "VARIANTS", "Sentences", "sentences", "sentences_of", "labelled_sentences", "pool_sentences", "pair_batch",
            "packed_batch", "pair_inputs", "single_inputs", "news_task", "labelled_subset", "PairSetup", "PretrainedPair", "pretrain", "pretraining_code",
-           "measurements", "scratch", "chapter6_transfer", "filing_pair_encoder", "filing_encoder_key", "book_setups", "missing_work", "runs",
+           "measurements", "scratch", "chapter6_transfer", "filing_pair_encoder", "as_pair_encoder", "filing_encoder_key", "book_setups", "missing_work", "runs",
            "band", "band_text", "nsp_table", "probe_table", "curve_table", "figure_input", "figure_losses",
            "figure_nsp", "figure_curves", "mlm_table", "mismatch_table", "transfer_gain", "nsp_balanced_accuracy",
            "longest_pair", "plateau", "final_losses", "pretrained_seeds", "figure_probes", "MAX_DOCUMENTS", "CLAIMS"]
@@ -755,7 +755,25 @@ def filing_pair_encoder(seed: int):
     """
     from mlm_book.experiments import filing_encoder
     _check_book_seed(seed)
-    result = filing_encoder.trained_encoder(filing_encoder.seed_setup(seed))
+    return as_pair_encoder(filing_encoder.trained_encoder(filing_encoder.seed_setup(seed)))
+
+
+def as_pair_encoder(result):
+    """A trained window encoder (a ``TrainResult`` with [PAD]) as a pair encoder that computes what it was trained to.
+
+    [CLS] is its [SEP] row (``[CLS] s [SEP]`` reads as the ``[SEP] s [SEP]`` of its training
+    windows; its vocabulary must put [SEP] at ``SEP_ID``), both segment rows are zero and
+    the NSP head is zero.
+
+    Raises
+    ------
+    TypeError
+        If ``result`` is not a ``TrainResult``.
+    ValueError
+        If its encoder has no [PAD] slot.
+    """
+    from mlm_book.nn.train import TrainResult
+    check_instance(result, "result", TrainResult)
     config = pairs.PairEncoderConfig(result.encoder)
     d = result.encoder.d_model
     params = {name: np.array(value) for name, value in result.params.items()}

@@ -41,7 +41,7 @@ from mlm_book.ledger import Claim, over_seeds
 from mlm_book.scoring import log_softmax
 from mlm_book.nn import pairs, token_finetune
 from mlm_book.nn.token_finetune import TaggerConfig
-from mlm_book.validation import as_int_array, check_instance, check_positive_int
+from mlm_book.validation import as_int_array, check_choice, check_instance, check_positive_int
 
 __all__ = ["TEST_SEED", "TRAIN_SEED", "TRAIN_SENTENCES", "SCHEME", "TAGS", "LAYERS", "CRF_LAYER", "TAGGER",
            "SEEDS", "SpanData", "train_data", "test_data", "missing_work", "predictions",
@@ -223,7 +223,7 @@ def _run(seed: int) -> dict:
 
 
 _CODE = (probe, crf, crf_fit, tagging, token_finetune, pairs, corpus_module.mention_spans, _span_data, train_data,
-         test_data, ch07_pairs.filing_pair_encoder, _inputs, _slot_tags, _viterbi_all, _run)
+         test_data, ch07_pairs.filing_pair_encoder, ch07_pairs.as_pair_encoder, _inputs, _slot_tags, _viterbi_all, _run)
 _KEY = {"test_seed": TEST_SEED, "train_seed": TRAIN_SEED, "train_sentences": TRAIN_SENTENCES, "tags": list(TAGS),
         "layers": list(LAYERS), "crf_layer": CRF_LAYER, "tagger": TAGGER.__dict__}
 
@@ -266,11 +266,7 @@ TAGGERS = {**{f"frozen/{layer}/{decoder}": f"frozen, layer {layer}, {name}" for 
 
 
 def _check_tagger(key) -> str:
-    if not isinstance(key, str):
-        raise TypeError(f"key must be a str, got {type(key).__name__}")
-    if key not in TAGGERS:
-        raise ValueError(f"key must be one of {list(TAGGERS)}, got {key!r}")
-    return key
+    return check_choice(key, "key", TAGGERS)
 
 
 def predictions(key: str) -> tuple[np.ndarray, ...]:
@@ -388,11 +384,7 @@ def unknown_share(kind: str) -> float:
 
 
 def _check_kind(kind) -> str:
-    if not isinstance(kind, str):
-        raise TypeError(f"kind must be a str, got {type(kind).__name__}")
-    if kind not in corpus_module.MENTION_TYPES:
-        raise ValueError(f"kind must be one of {corpus_module.MENTION_TYPES}, got {kind!r}")
-    return kind
+    return check_choice(kind, "kind", corpus_module.MENTION_TYPES)
 
 
 def _recall(kind: str, unknown: bool, key: str) -> float:

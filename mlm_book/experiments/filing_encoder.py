@@ -410,6 +410,9 @@ def _build_any(setup) -> None:
     elif isinstance(setup, tuple) and setup[0] == "ch08":
         from mlm_book.experiments import ch08_spans
         ch08_spans._build(setup)
+    elif isinstance(setup, tuple) and setup[0] in ("subword-encoder", "subword-taggers"):
+        from mlm_book.experiments import ch08_subwords
+        ch08_subwords.build(setup)
     elif isinstance(setup, tuple):
         ch07_pairs._build(setup)
     elif isinstance(setup, FilingEncoderSetup):
@@ -419,7 +422,7 @@ def _build_any(setup) -> None:
 
 
 def ensure_book_encoders() -> int:
-    """Train every encoder the book reads that is not cached yet (HMM, filings, chapters 7 and 8) in one pool; return how many.
+    """Train every encoder the book reads that is not cached yet (HMM, filings, chapters 7 and 8, subwords) in one pool; return how many.
 
     One pool for both kinds keeps both cores busy to the end of a cold build; the longest
     runs start first.
@@ -436,12 +439,17 @@ def ensure_book_encoders() -> int:
         if cache.load(_measurement_entry(setup)) is None:
             cfg = training_config(setup)
             work.append((cfg.steps * cfg.batch_size * setup.length * 4, setup))   # d = 64: about 4x per slot
+    from mlm_book.experiments import ch08_subwords
+    subwords = ch08_subwords.missing_work()
+    size = ch08_subwords.SETUP.steps * ch08_subwords.SETUP.batch_windows * ch08_subwords.SETUP.length * 4
+    work += [(size, item) for item in subwords if item[0] == "subword-encoder"]
     work.sort(key=lambda item: -item[0])
     # chapter 7's pre-trainings and fine-tunings fill the pool after the longer runs; its
     # fine-tunings of this module's encoders come last, once those are (nearly) trained
     from mlm_book.experiments import ch07_pairs
     from mlm_book.experiments import ch07_inference, ch08_spans
-    later = ch07_pairs.missing_work() + ch07_inference.missing_work() + ch08_spans.missing_work()
+    later = (ch07_pairs.missing_work() + ch07_inference.missing_work() + ch08_spans.missing_work()
+             + [item for item in subwords if item[0] == "subword-taggers"])
     run_in_processes(_build_any, [setup for _, setup in work] + later)
     return len(work) + len(later)
 
