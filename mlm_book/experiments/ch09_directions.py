@@ -45,9 +45,11 @@ stationarity, exactly in expectation) the same at the two edges, the left-to-rig
 are not. The same holds for the sense of $w$: from the left alone, an occurrence at the
 first position is guessed no better than the static cap.
 
-The module declares no ``CLAIMS``: the ledger accepts only ``S<section>-<number>`` ids, and
-the rows of the claims list's §D on architectures (D-03, D-05, D-09, D-10, D-11, D-17) give
-definitions, not acceptance rules.
+The module declares one claim, D-05's difference between encoders and left-to-right models in
+the exact form above: on the enumerated sentences of length 4, the bidirectional reader faces
+strictly less expected entropy than the left-to-right one at every position but the last,
+where the two are equal. The other rows of the claims list's §D on architectures (D-03, D-09,
+D-10, D-11, D-17) give definitions, or need training.
 
 Examples
 --------
@@ -80,10 +82,12 @@ from mlm_book.hmm import (
     HMMConfig,
     build_hmm,
     check_hmm,
+    default_hmm,
     enumerate_joint,
     forward_backward,
     sample,
 )
+from mlm_book.ledger import Claim
 from mlm_book.pmi import static_cap
 from mlm_book.report import Markdown, table
 from mlm_book.scoring import entropy
@@ -100,6 +104,7 @@ from mlm_book.validation import (
 )
 
 __all__ = [
+    "CLAIMS",
     "MAX_ENUMERATION_LENGTH",
     "MAX_LENGTH",
     "MAX_TOKENS",
@@ -1440,3 +1445,16 @@ def figure_directions(r: Chapter9Results | None = None):
     bottom.set_xticks(sorted({1, *range(4, e.length + 1, 4), e.length}))
     bottom.legend(loc="upper right")
     return fig
+
+
+def _exact_gaps() -> tuple[float, ...]:
+    exact = exact_directions(default_hmm(), MAX_ENUMERATION_LENGTH)
+    return tuple(float(g) for g in exact.gap)
+
+
+CLAIMS = (
+    Claim("D-05", f"Encoders read the entire input, left-to-right models the words before: exact expected entropy "
+          f"gap E H(x_i | x_<i) − E H(x_i | x_-i) at positions 1 … {MAX_ENUMERATION_LENGTH} of the HMM's sentences "
+          f"(enumerated)", seed="—", rule="> 0 at every position but the last, = 0 at the last",
+          compute=_exact_gaps, accept=lambda v: all(g > 1e-6 for g in v[:-1]) and abs(v[-1]) < 1e-12, fmt=".4f"),
+)

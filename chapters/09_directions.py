@@ -1,0 +1,269 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Chapter 9 — Which way to read: the mask, the next word, and many languages
+#
+# A decoder such as GPT reads left to right and is trained to predict the next word. An
+# encoder such as BERT reads the whole sentence and is trained to fill in masked words
+# ([Devlin et al. 2019](../references.html#devlin-2019)). Why does the encoder need the mask,
+# and what does reading both ways buy? On the book's HMM language both questions have exact
+# answers, because every conditional either reader could learn is computable. The chapter
+# measures them position by position, then turns to a question that comes with training one
+# encoder on many languages: how often to show it each one.
+
+# %%
+import numpy as np
+
+from mlm_book.experiments import ch09_directions as ch9
+from mlm_book.experiments import ch09_languages as langs
+from mlm_book.experiments import ch09_span_masking as spans
+from mlm_book.figures import show
+from mlm_book.ledger import chapter_summary, verify
+from mlm_book.report import Markdown, answer
+
+r = ch9.results()
+e, senses = r.entropies, r.senses
+span_result = spans.results()
+
+# %% [markdown]
+# ## Two readers of one sentence
+#
+# A **left-to-right** reader predicts $x_i$ from the words before it, $P(x_i \mid x_{<i})$;
+# on the HMM this is forward filtering. A **bidirectional** reader predicts it from every
+# other word, $P(x_i \mid x_{-i})$; this is forward–backward's leave-one-out posterior,
+# chapter 1's machinery. A masked LM in training sees neither exactly: the other positions
+# went through BERT's channel, and Theorem 2 of chapter 2 gives its optimum at a `[MASK]`,
+# $P(x_i \mid \tilde x_{-i})$. The quantity to compare is the expected entropy each faces at
+# position $i$, the loss a perfect model of that kind would reach there.
+#
+# Three facts hold exactly.
+#
+# 1. **The chain rule.** $\log P(x) = \sum_i \log P(x_i \mid x_{<i})$ for every sentence, so
+#    the left-to-right entropies add up to the entropy of the whole sentence: a left-to-right
+#    model is a model of the language.
+# 2. **Conditioning on more cannot hurt on average.** $x_{<i}$ is part of $x_{-i}$, so
+#    $E\,H(x_i \mid x_{-i}) \le E\,H(x_i \mid x_{<i})$ at every position. The bidirectional
+#    sum is the *erasure entropy* of [Verdú and Weissman (2008)](../references.html#verdu-2008);
+#    it factorises nothing, which is why a masked LM is not by itself a model of the language
+#    (chapter 3).
+# 3. **At the last position the two readers see the same words**, so their conditionals are
+#    equal sentence by sentence.
+
+# %% tags=["hide-input"]
+Markdown(
+    f"The conditionals are exact for each sentence; what is sampled are the sentences: "
+    f"{e.sequences:,} of {e.length} tokens, drawn once (seed {r.config.seed}), so each expectation carries a "
+    f"standard error (at most {max(e.left_se.max(), e.both_se.max(), e.gap_se.max(), e.mask_se.max()):.4f} nats). "
+    f"The [MASK] column uses BERT's channel: {100 * r.config.rho:.0f} % of positions selected, "
+    f"{100 * r.config.mask:.0f} % of those masked and {100 * r.config.random:.0f} % replaced at random."
+)
+
+# %%
+show(ch9.figure_directions(),
+     alt=f"Expected entropy by position 1 to {e.length}. Left-to-right: {e.left[0]:.2f} nats at position 1, "
+         f"{e.left[2]:.2f} at position 3, {e.left[e.length // 2]:.2f} in the middle and {e.left[-1]:.2f} at the end. "
+         f"Bidirectional: {e.both[0]:.2f} at both ends and {e.both[e.length // 2]:.2f} in the middle. At a [MASK] "
+         f"with BERT's channel elsewhere: {e.mask[0]:.2f} at the ends, {e.mask[e.length // 2]:.2f} in the middle. "
+         f"The gap falls from {e.gap[0]:.2f} at position 1 to about {e.gap[e.length // 2]:.2f} and is 0 at the last "
+         f"position.",
+     caption="What each reader faces, position by position: expected entropy of the exact conditional (bands: "
+             "± 2 standard errors), and the gap between the left-to-right and the bidirectional reader.")
+
+# %%
+ch9.entropy_table()
+
+# %% tags=["hide-input"]
+middle = e.length // 2
+Markdown(
+    f"The gap is largest at the first position, {e.gap[0]:.3f} nats: the left-to-right reader has nothing to go "
+    f"on there but the marginal ({e.left[0]:.3f} nats, the entropy of one token), while the bidirectional reader "
+    f"has the whole sentence to its right. Within three positions the left-to-right reader has its bearings and "
+    f"the gap settles near {e.gap[middle]:.2f} nats through the middle: what the words to the right still add. "
+    f"Summed over the sentence, reading both ways saves {e.gap.sum():.2f} of {e.total_left:.2f} nats. The "
+    f"left-to-right sum is the entropy of the sentence, as the chain rule says: the last row estimates the same "
+    f"entropy directly, as the mean of $-\\log P(x)$, and the two agree within its standard error.\n\n"
+    f"The picture is not symmetric. The bidirectional reader faces the same entropy at both edges "
+    f"({e.both[0]:.3f} and {e.both[-1]:.3f}), the left-to-right reader does not ({e.left[0]:.3f} and "
+    f"{e.left[-1]:.3f}). And the gap is an average: at position {middle + 1}, for "
+    f"{100 * e.negative_gap_share[middle]:.1f} % of the sentences the bidirectional conditional is the flatter "
+    f"one. A word to the right can make the reader less sure, only not on average.\n\n"
+    f"A masked LM pays for its corruption: at a `[MASK]`, with the other words through BERT's channel, the "
+    f"optimum faces {e.mask[middle]:.3f} nats in the middle against the clean bidirectional {e.both[middle]:.3f}, "
+    f"still well below the left-to-right {e.left[middle]:.3f}."
+)
+
+# %% [markdown]
+# The sampled numbers are checked against enumeration. For sentences of up to four tokens
+# every sentence can be listed with its probability ($25^4$ of them), the expectations are
+# differences of joint entropies, and the estimator's own per-sentence code, run on every
+# listed sentence, must give them to rounding:
+
+# %%
+ch9.exact_table()
+
+# %% [markdown]
+# ## Why the encoder needs a mask
+#
+# Train the encoder as it is, with attention over the whole input, to predict the **next**
+# word at every position. The next word is part of the input, so the optimal prediction at
+# position $i$ is a point mass on $x_{i+1}$, read off one position over:
+# $H(x_{i+1} \mid x_1, \dots, x_n) = 0$. The loss goes to zero by copying, and nothing about
+# the language has to be learned. There are two ways out. A **causal mask** hides the right
+# context, and the best possible loss is then the left-to-right entropy of the table. A
+# **masked** objective keeps the right context and hides the word itself, and the best
+# possible loss is the `[MASK]` column. The table shows how much lower that target lies
+# through the middle of a sentence, and the sense of $w$ shows what it buys.
+
+# %% [markdown]
+# ## The sense of *w*, from one side and from both
+
+# %%
+ch9.sense_table()
+
+# %% tags=["hide-input"]
+Markdown(
+    f"Chapter 1 found that the best guess of $w$'s sense from the whole sentence is right "
+    f"{100 * senses.pooled_both:.1f} % of the time. From the words before it alone, the best guess is right "
+    f"{100 * senses.pooled_left:.1f} % of the time over all positions. The difference is concentrated at the "
+    f"start: a $w$ at position 1 has no left context, and its sense is guessed no better than by one vector per "
+    f"word type ({100 * senses.left[0]:.1f} %, the static cap), against {100 * senses.both[0]:.1f} % from both "
+    f"sides. A left-to-right model's vector for $w$ can only hold what the left context says, so a sense probe on "
+    f"it is capped by the left column."
+)
+
+# %% [markdown]
+# ## Hiding more than one word
+#
+# BERT hides positions independently, so a hidden word usually has visible neighbours.
+# SpanBERT ([Joshi et al. 2020](../references.html#joshi-2020)) hides runs of consecutive
+# words and predicts each from the words outside the run. Its optimum is exact on the HMM
+# too: for a hidden span, $P(x_i \mid x_{\text{out}}) = \sum_s P(z_i = s \mid x_{\text{out}})
+# E_{s x_i}$, and forward–backward gives $P(z_i \mid x_{\text{out}})$ once the span's
+# positions are treated as unobserved. The span is centred in a sentence of the same length
+# as above, and each hidden position is scored.
+
+# %%
+show(spans.figure_spans(),
+     alt=f"Expected entropy of the span-masking optimum against span length "
+         f"{', '.join(str(int(m)) for m in span_result.span_lengths)}: per hidden position it rises from "
+         f"{span_result.per_position[0]:.2f} nats for one word to {span_result.per_position[-2]:.2f} for "
+         f"{int(span_result.span_lengths[-2])} words and {span_result.per_position[-1]:.2f} when the whole sentence "
+         f"is hidden; the span's centre is a little harder than its average position. Dashed: the bidirectional "
+         f"reader in the middle, {e.both[e.length // 2]:.2f}; dotted: the marginal, {e.left[0]:.2f}.",
+     caption="The exact optimum inside a hidden span: expected entropy per hidden position and at the span's "
+             "centre (± 2 standard errors), against the span's length.")
+
+# %%
+spans.span_table()
+
+# %% tags=["hide-input"]
+harder = int(span_result.span_lengths[np.argmax(span_result.per_position > e.left[e.length // 2])])
+Markdown(
+    f"A span of one is the bidirectional reader ({span_result.per_position[0]:.3f} nats). Every longer span is "
+    f"harder, since the words next to a hidden one are hidden too, and from a span of {harder} words on, an average "
+    f"hidden word is less predictable than the next word is to a left-to-right reader in the middle of a sentence "
+    f"({e.left[e.length // 2]:.3f}). Hiding the whole sentence leaves the marginal, {span_result.per_position[-1]:.3f}. "
+    f"The span's centre is harder than its average position: its words are farthest from any visible one. Span "
+    f"masking thus sets a harder target than BERT's single masks, one that asks the encoder to carry information "
+    f"across longer gaps; whether that makes better vectors is a question for training."
+)
+
+# %% [markdown]
+# ## One encoder, many languages: how often to show each
+#
+# A multilingual encoder is trained on a mixture of languages with very unequal amounts of
+# text. Sampling sentences in proportion to the data starves the small languages; sampling
+# languages uniformly repeats their few sentences many times. The usual compromise
+# ([Lample and Conneau 2019](../references.html#lample-2019);
+# [Conneau et al. 2020](../references.html#conneau-2020)) samples language $k$ with
+# probability
+#
+# $$q_k(\alpha) = \frac{p_k^{\alpha}}{\sum_j p_j^{\alpha}},$$
+#
+# where $p_k$ is its share of the sentences: $\alpha = 1$ follows the data, $\alpha = 0$ is
+# uniform, and XLM-R uses $\alpha = 0.3$. Everything here is exact.
+
+# %% tags=["hide-input"]
+family = langs.language_family()
+shares = np.asarray(langs.DATA_SHARES)
+Markdown(
+    f"The book's version is a family of {len(family.languages)} HMM languages, L1 to L{len(family.languages)}, with "
+    f"data shares {' / '.join(f'{p:g}' for p in shares)}. They share chapter 1's hidden dynamics and each writes its own "
+    f"{family.vocab_size // len(family.languages)} tokens; all of them write $w$, as languages share numbers and "
+    f"names ({family.vocab_size} tokens in all). Because each language is the same HMM with its tokens renamed, "
+    f"each has the same exact optimum: any difference a trained encoder shows between them comes from how much of "
+    f"each it saw. With sentences of one length, $q_k$ is also the expected share of language $k$'s tokens in a "
+    f"step. A budget that reads as many sentences as the corpus holds makes $q_k / p_k$ passes over language $k$'s "
+    f"data: below one it is neglected, above one repeated."
+)
+
+# %%
+langs.sampling_table()
+
+# %%
+show(langs.figure_sampling(),
+     alt=f"Left: sampling share against α from 1 to 0 for the {len(shares)} languages; the largest falls from "
+         f"{shares.max():g} to {1 / len(shares):g} and the smallest rises from {shares.min():g} to "
+         f"{1 / len(shares):g}. Right: passes over each language's data per corpus-sized budget, on a log scale: "
+         f"1 for every language at α = 1, and at α = 0 from {langs.passes(shares, 0.0).min():.2f} for the largest "
+         f"to {langs.passes(shares, 0.0).max():.2f} for the smallest.",
+     caption="Sampling shares and passes over each language's own data as α goes from the data's proportions "
+             "(α = 1) to uniform (α = 0); dots mark the α values of the table.")
+
+# %% tags=["hide-input"]
+q3, n3 = langs.sampling_shares(shares, 0.3), langs.passes(shares, 0.3)
+absent = langs.absent_probability(shares, 1.0, langs.BATCH)
+Markdown(
+    f"At $\\alpha = 0.3$ the smallest language's share rises from {shares.min():.2f} to {q3.min():.3f}, "
+    f"{q3.min() / shares.min():.1f} times its data, and the largest falls from {shares.max():.2f} to {q3.max():.3f}: the budget that passes once "
+    f"over the corpus passes {n3.max():.1f} times over the smallest language and {n3.min():.2f} times over the "
+    f"largest. At $\\alpha = 1$ a batch of {langs.BATCH} sentences holds no sentence of the smallest language "
+    f"{100 * absent[-1]:.0f} % of the time. Lowering $\\alpha$ always moves share from larger languages to smaller "
+    f"ones, because $q_k / p_k = p_k^{{\\alpha - 1}} / \\sum_j p_j^\\alpha$ falls with $p_k$ when $\\alpha < 1$. "
+    f"What a share buys an encoder, measured against each language's known optimum, is a question for training."
+)
+
+# %% [markdown]
+# ## Exercises
+#
+# **Exercise 1.** Why must the bidirectional reader face the same expected entropy at the
+# first and the last position, while the left-to-right reader need not?
+
+# %% tags=["hide-input"]
+exact = r.exact[-1]
+answer(f"$E\\,H(x_1 \\mid x_{{2..n}}) = H(x_{{1..n}}) - H(x_{{2..n}})$ and "
+       f"$E\\,H(x_n \\mid x_{{1..n-1}}) = H(x_{{1..n}}) - H(x_{{1..n-1}})$, and the HMM is stationary, so "
+       f"$x_{{2..n}}$ and $x_{{1..n-1}}$ have the same distribution and the same entropy. By enumeration at "
+       f"$n = {exact.length}$: {exact.both[0]:.10f} and {exact.both[-1]:.10f}. The left-to-right reader faces "
+       f"$H(x_1)$ at the start ({exact.left[0]:.4f}) and $H(x_n \\mid x_{{1..n-1}})$ at the end "
+       f"({exact.left[-1]:.4f}): a marginal against a conditional.")
+
+# %% [markdown]
+# **Exercise 2.** Show that for $\alpha < 1$ the passes $q_k / p_k$ fall as $p_k$ grows, and
+# check it on four random data shares at $\alpha = 0.5$.
+
+# %% tags=["hide-input"]
+rng = np.random.default_rng(9)
+random_shares = rng.dirichlet(np.ones(4))
+order = np.argsort(random_shares)
+ratios = langs.passes(random_shares, 0.5)
+answer(f"$q_k / p_k = p_k^{{\\alpha - 1}} / \\sum_j p_j^\\alpha$; the denominator is the same for every $k$ and "
+       f"$p^{{\\alpha - 1}}$ falls in $p$ when $\\alpha < 1$. Shares "
+       f"{', '.join(f'{p:.3f}' for p in random_shares[order])} (sorted) get passes "
+       f"{', '.join(f'{v:.3f}' for v in ratios[order])}: falling, as they must.")
+
+# %% [markdown]
+# ## Claims
+
+# %% tags=["hide-input"]
+chapter_summary(verify(claims=ch9.CLAIMS + spans.CLAIMS + langs.CLAIMS))
