@@ -85,7 +85,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mlm_book.crf import MAX_SCORE_SUM, _check_allowed, _logsumexp, viterbi
+from mlm_book.crf import MAX_SCORE_SUM, _check_allowed, _check_scores, _logsumexp
 from mlm_book.nn import runtime
 from mlm_book.validation import (
     as_float_array,
@@ -118,6 +118,7 @@ __all__ = [
     "minimize_lbfgs",
     "fit_crf",
     "decode",
+    "viterbi_batch",
 ]
 
 FORBIDDEN = -1e4
@@ -1161,6 +1162,91 @@ def decode(tagger, features, lengths, allowed=None) -> list[np.ndarray]:
                                                f"K = {tagger.n_tags}")
     lengths = _lengths(lengths, "lengths", batch, padded, "features")
     mask = _check_allowed(allowed, tagger.n_tags, " of the tagger")
-    emissions = tagger.emissions(features)
-    return [viterbi(emissions[s, :lengths[s]], tagger.transitions, tagger.start, tagger.end, mask)[0]
-            for s in range(batch)]
+    paths = viterbi_batch(tagger.emissions(features), lengths, tagger.transitions, tagger.start, tagger.end, mask)
+    return [paths[s, :lengths[s]] for s in range(batch)]
+
+
+def viterbi_batch(emissions, lengths, transitions, start, end, allowed=None) -> np.ndarray:
+    r"""[`mlm_book.crf.viterbi`][mlm_book.crf.viterbi] for a padded batch of sentences at once.
+
+    The same max-product recursion, vectorised over sentences: a sentence's scores stop
+    changing past its length, and its path is read back from its own last position. Every
+    path equals ``viterbi(emissions[s, :lengths[s]], ...)[0]``, ties included (to the lowest
+    tag id), since each sentence's numbers are combined in the same order.
+
+    Parameters
+    ----------
+    emissions : array_like, shape (B, n, K)
+        Per-position tag scores, padded (rows past a sentence's length are read, not used;
+        they must be finite).
+    lengths : array_like of int, shape (B,)
+        Sentence lengths, in ``[1, n]``.
+    transitions, start, end, allowed
+        As for [`mlm_book.crf.viterbi`][mlm_book.crf.viterbi].
+
+    Returns
+    -------
+    ndarray of int, shape (B, n)
+        Each sentence's best path, ``-1`` past its length.
+
+    Raises
+    ------
+    TypeError
+        If a score array does not hold real numbers, ``lengths`` not integers, or ``allowed``
+        is not a boolean array.
+    ValueError
+        If a shape is wrong, a score is not finite or too large, a length is outside ``[1, n]``,
+        the batch asks for more than ``MAX_BATCH_CELLS`` cells, or ``allowed`` permits no
+        sequence of some sentence's length.
+
+    Examples
+    --------
+    >>> from mlm_book.tagging import allowed_transitions
+    >>> emissions = np.log([[[0.5, 0.4, 0.1], [0.1, 0.3, 0.6]], [[0.2, 0.2, 0.6], [1.0, 1.0, 1.0]]])
+    >>> zeros = np.zeros(3)
+    >>> mask = allowed_transitions(["O", "B-ORG", "I-ORG"], "BIO")
+    >>> viterbi_batch(emissions, [2, 1], np.zeros((3, 3)), zeros, zeros, allowed=mask)
+    array([[ 1,  2],
+           [ 0, -1]])
+    """
+    emissions = as_float_array(emissions, "emissions", ndim=3)
+    batch, padded, n_tags = emissions.shape
+    if emissions.size == 0:
+        raise ValueError(f"emissions must have shape (B, n, K) with B, n, K >= 1, got {emissions.shape}")
+    _check_cells(batch, padded, n_tags, f"emissions of shape {emissions.shape}")
+    lengths = _lengths(lengths, "lengths", batch, padded, "emissions")
+    # the shapes, finiteness and size of the scores, checked on the largest score at each position
+    _, transitions, start, end = _check_scores(np.abs(emissions).max(axis=0), transitions, start, end)
+    mask = _check_allowed(allowed, n_tags)
+    step, first, last = transitions, start, end
+    if mask is not None:
+        step = np.where(mask[:n_tags, :n_tags], transitions, -np.inf)
+        first = np.where(mask[n_tags, :n_tags], start, -np.inf)
+        last = np.where(mask[:n_tags, n_tags], end, -np.inf)
+    pointers = np.zeros((batch, padded, n_tags), dtype=np.int64)
+    delta = first + emissions[:, 0]
+    for t in range(1, padded):
+        candidates = delta[:, :, None] + step                    # (B, K previous, K next)
+        pointers[:, t] = candidates.argmax(axis=1)
+        moved = emissions[:, t] + np.take_along_axis(candidates, pointers[:, t][:, None, :], axis=1)[:, 0]
+        delta = np.where((t < lengths)[:, None], moved, delta)
+    final = delta + last
+    best = final.argmax(axis=1)
+    top = final[np.arange(batch), best]
+    if not np.all(np.isfinite(top)):
+        bad = int(np.flatnonzero(~np.isfinite(top))[0])
+        if mask is not None and top[bad] == -np.inf:
+            raise ValueError(f"allowed permits no tag sequence of length {lengths[bad]} (check its start row, "
+                             f"end column and transitions)")
+        raise ValueError("the best score overflowed: emissions, transitions, start and end must be of a size "
+                         "whose sums stay finite in float64")
+    rows = np.arange(batch)
+    paths = np.full((batch, padded), -1, dtype=np.int64)
+    paths[rows, lengths - 1] = best
+    current = best
+    for t in range(padded - 1, 0, -1):
+        inside = t < lengths
+        previous = pointers[rows, t, current]
+        paths[inside, t - 1] = previous[inside]
+        current = np.where(inside, previous, current)
+    return paths

@@ -419,3 +419,29 @@ def test_decode_and_tagger_bad_input_is_named():
         minimize_lbfgs(lambda x: (0.0, np.ones((3, 3)) @ x), [0.0, 1.0])
     with pytest.raises(ValueError, match="fun must be finite at x0"):
         minimize_lbfgs(lambda x: (np.inf, x), [0.0])
+
+
+def test_batched_viterbi_is_viterbi_sentence_by_sentence():
+    """Same paths as crf.viterbi per sentence, ties included (integer scores), masked or not; -1 past each length."""
+    from mlm_book import crf, tagging
+    from mlm_book.crf_fit import viterbi_batch
+    tags = ["O", "B-ORG", "I-ORG", "B-LOC", "I-LOC"]
+    mask = tagging.allowed_transitions(tags, "BIO")
+    rng = np.random.default_rng(11)
+    for trial in range(200):
+        B, n, K = int(rng.integers(1, 20)), int(rng.integers(1, 12)), len(tags)
+        if trial % 2:
+            e, T = rng.integers(-2, 3, size=(B, n, K)).astype(float), rng.integers(-1, 2, size=(K, K)).astype(float)
+        else:
+            e, T = rng.normal(size=(B, n, K)), rng.normal(size=(K, K))
+        a, b = rng.normal(size=K), rng.normal(size=K)
+        lengths = rng.integers(1, n + 1, size=B)
+        allowed = mask if trial % 3 else None
+        paths = viterbi_batch(e, lengths, T, a, b, allowed=allowed)
+        for s in range(B):
+            assert np.array_equal(paths[s, :lengths[s]], crf.viterbi(e[s, :lengths[s]], T, a, b, allowed=allowed)[0])
+            assert np.all(paths[s, lengths[s]:] == -1)
+    with pytest.raises(ValueError, match="lengths must be in"):
+        viterbi_batch(np.zeros((2, 3, 5)), [1, 4], np.zeros((5, 5)), np.zeros(5), np.zeros(5))
+    with pytest.raises(ValueError, match="emissions must be finite"):
+        viterbi_batch(np.full((1, 2, 5), np.inf), [2], np.zeros((5, 5)), np.zeros(5), np.zeros(5))

@@ -171,11 +171,7 @@ def _slot_tags(data: SpanData, width: int) -> np.ndarray:
 def _viterbi_all(log_probs: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Constrained Viterbi per sentence over per-token log-probabilities (no learned transitions)."""
     K = log_probs.shape[2]
-    zeros = np.zeros((K, K))
-    out = np.full(log_probs.shape[:2], -1, dtype=np.int64)
-    for k, n in enumerate(lengths):
-        out[k, :n], _ = crf.viterbi(log_probs[k, :n], zeros, np.zeros(K), np.zeros(K), allowed=_ALLOWED)
-    return out
+    return crf_fit.viterbi_batch(log_probs, lengths, np.zeros((K, K)), np.zeros(K), np.zeros(K), allowed=_ALLOWED)
 
 
 def _run(seed: int) -> dict:
