@@ -39,10 +39,13 @@ __all__ = ["VERDICTS", "over_seeds", "seed_verdict", "verdict_counts", "Claim", 
            "verify", "format_value", "to_markdown", "to_html", "to_text", "chapter_summary"]
 
 # S<section>-<n>: the reference text's claims; D-<n>: the study notes' concepts that the
-# reference text leaves out (claims list section D), judged by rules the book states
-_ID_PATTERN = re.compile(r"^(?:S(\d+)-(W?\d+)|D-(\d+))$")
+# reference text leaves out (claims list section D), judged by rules the book states;
+# Q<n>: the open questions (claims list section F) that the book answers by experiment
+_ID_PATTERN = re.compile(r"^(?:S(\d+)-(W?\d+)|D-(\d+)|Q(\d+))$")
 #: Where the study notes' D claims sort: after every section of the reference text.
 _D_SECTION = 100
+#: Where the open questions' Q claims sort: after the D claims.
+_Q_SECTION = 101
 
 
 def format_value(value: Any, fmt: str = ".3f") -> str:
@@ -256,7 +259,8 @@ class Claim:
             if not isinstance(getattr(self, name), str):
                 raise TypeError(f"{name} must be a string, got {type(getattr(self, name)).__name__}")
         if not _ID_PATTERN.match(self.id):
-            raise ValueError(f"id must look like 'S2-16' (reference text) or 'D-18' (study notes), got {self.id!r}")
+            raise ValueError(f"id must look like 'S2-16' (reference text), 'D-18' (study notes) or 'Q3' (open "
+                             f"questions), got {self.id!r}")
         for name in ("compute", "accept"):
             if not callable(getattr(self, name)):
                 raise TypeError(f"{name} must be callable, got {type(getattr(self, name)).__name__}")
@@ -266,9 +270,11 @@ class Claim:
 
     @property
     def sort_key(self) -> tuple[int, int, str]:
-        section, number, study_note = _ID_PATTERN.match(self.id).groups()
+        section, number, study_note, question = _ID_PATTERN.match(self.id).groups()
         if study_note is not None:
             return (_D_SECTION, int(study_note), study_note)
+        if question is not None:
+            return (_Q_SECTION, int(question), question)
         return (int(section), int(number.lstrip("W") or 0), number)
 
 

@@ -20,8 +20,9 @@ Every number that the book's reference text states (see [Sources and
 references](references.md)), recomputed by the package while this site was built. *reference*
 is the reference text's value; *book* is what `mlm_book` computes here; *rule* is the
 acceptance rule. The ids follow the reference text's sections, not the chapters; the *D*
-ids at the end are statements of the study notes that the reference text leaves out, judged
-by rules the book sets (their reference column is empty). Each chapter ends with a summary
+ids after them are statements of the study notes that the reference text leaves out, and the
+*Q* ids last are open questions that the book answers by experiment, both judged by rules the
+book sets (their reference column is empty). Each chapter ends with a summary
 of its own claims that links here. The same table prints with
 `mlm-book verify`, which exits non-zero if any claim fails.
 
