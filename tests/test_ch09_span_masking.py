@@ -38,7 +38,7 @@ def test_the_books_spans_grow_harder_and_stay_below_the_marginal():
 
 
 def test_bad_input_is_named():
-    with pytest.raises(ValueError, match="span must be at most length"):
+    with pytest.raises(ValueError, match="span_lengths must hold at least one span length, each in"):
         S.span_masking(default_hmm(), 4, [5], 10, np.random.default_rng(0))
     with pytest.raises(ValueError, match="span_lengths must hold at least one"):
         S.span_masking(default_hmm(), 4, [], 10, np.random.default_rng(0))

@@ -120,7 +120,7 @@ def passes(shares, alpha: float, budget_passes: float = 1.0) -> np.ndarray:
     ------
     TypeError, ValueError
         As [`sampling_shares`][mlm_book.experiments.ch09_languages.sampling_shares], or if
-        ``budget_passes`` is not a positive finite number.
+        ``budget_passes`` is not a positive number of at most 1e12.
 
     Examples
     --------
@@ -129,7 +129,7 @@ def passes(shares, alpha: float, budget_passes: float = 1.0) -> np.ndarray:
     >>> passes(DATA_SHARES, 1.0, budget_passes=2.0).round(12).tolist()
     [2.0, 2.0, 2.0, 2.0]
     """
-    budget = check_real(budget_passes, "budget_passes", low=0.0)
+    budget = check_real(budget_passes, "budget_passes", low=0.0, high=1e12)
     if budget <= 0:
         raise ValueError(f"budget_passes must be a positive finite number, got {budget_passes!r}")
     return budget * sampling_shares(shares, alpha) / check_shares(shares)

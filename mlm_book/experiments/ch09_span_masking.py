@@ -35,7 +35,7 @@ from mlm_book.hmm import (
 )
 from mlm_book.ledger import Claim
 from mlm_book.scoring import entropy
-from mlm_book.validation import as_int_array, check_generator, check_positive_int
+from mlm_book.validation import as_float_array, as_int_array, check_generator, check_positive_int
 
 __all__ = ["SPAN_LENGTHS", "LENGTH", "SEQUENCES", "SEED", "SpanMasking", "span_start", "span_masking",
            "enumerated_span_entropy", "results", "span_table", "figure_spans", "CLAIMS"]
@@ -89,11 +89,16 @@ class SpanMasking:
     sequences: int
 
     def __post_init__(self):
+        length = check_positive_int(self.length, "length")
+        check_positive_int(self.sequences, "sequences", minimum=2)
         spans = as_int_array(self.span_lengths, "span_lengths", ndim=1)
+        if spans.size == 0 or spans.min() < 1 or spans.max() > length:
+            raise ValueError(f"span_lengths must hold one or more span lengths in [1, {length}]")
         for name in ("per_position", "per_position_se", "centre", "centre_se"):
-            value = np.asarray(getattr(self, name), dtype=float)
+            value = as_float_array(getattr(self, name), name, ndim=1)
             if value.shape != spans.shape or not np.all(np.isfinite(value)) or np.any(value < 0):
-                raise ValueError(f"{name} must hold one finite non-negative value per span length")
+                raise ValueError(f"{name} must hold one finite non-negative value per entry of span_lengths "
+                                 f"({spans.size}), got shape {value.shape}")
 
 
 def _mean_se(values: np.ndarray) -> tuple[float, float]:
@@ -134,8 +139,9 @@ def span_masking(hmm: HiddenMarkovLanguage, length: int, span_lengths, sequences
     length = check_positive_int(length, "length")
     sequences = check_positive_int(sequences, "sequences", minimum=2)
     spans = as_int_array(span_lengths, "span_lengths", ndim=1)
-    if spans.size == 0:
-        raise ValueError("span_lengths must hold at least one span length")
+    if spans.size == 0 or spans.min() < 1 or spans.max() > length:
+        raise ValueError(f"span_lengths must hold at least one span length, each in [1, length] = [1, {length}], "
+                         f"got {spans.tolist()[:8]}")
     starts = [span_start(length, int(m)) for m in spans]
     rng = check_generator(rng)
     _, tokens = sample(hmm, sequences, length, rng)
