@@ -192,9 +192,9 @@ def test_the_docstrings_statements_about_the_default_surface(surface):
 
 
 def test_the_claim_is_computed_and_does_not_hold(surface):
-    (claim,) = q1.CLAIMS
+    (claim,) = q1.PRESTATED
     assert claim.id == "Q1"
-    (result,) = ledger.verify(only="Q1", claims=q1.CLAIMS)
+    (result,) = ledger.verify(only="Q1", claims=q1.PRESTATED)
     value = result.value
     assert value["cells"] == 42 and value["matched_at_most_nominal"] < 42
     assert value["largest_excess_nats"] > 1e-12

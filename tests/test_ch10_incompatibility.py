@@ -171,7 +171,7 @@ def test_claim_verdict():
     # replacement is what makes the optimum incompatible, and the gap fades with distance, but
     # over the book's rho grid the median falls faster than rho (slopes above the band), so the
     # claim as ruled does not hold; far below the grid the slope is one, as first order predicts.
-    (claim,) = q3.CLAIMS
+    (claim,) = q3.PRESTATED
     value = claim.compute()
     assert value["r = 0, largest median"] <= 1e-12
     assert value["r > 0, smallest median"] >= 1e-7

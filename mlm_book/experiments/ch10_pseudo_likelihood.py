@@ -91,10 +91,10 @@ __all__ = [
     "CLAIMS",
 ]
 
-#: The rule's band around the slope -1/2 of a sqrt(N)-consistent estimator (absolute).
 SLOPE_TOLERANCE = 0.1
-#: The rule's band around the exact asymptotic variance ratio (relative).
+"""The rule's band around the slope -1/2 of a sqrt(N)-consistent estimator (absolute)."""
 RATIO_TOLERANCE = 0.2
+"""The rule's band around the exact asymptotic variance ratio (relative)."""
 
 # The bootstrap's generator is seeded with (seed, this stream number): a seed sequence of two
 # words, never equal to a chain's single-integer seed.
@@ -647,3 +647,4 @@ CLAIMS = (
           and v["largest |empirical / asymptotic ratio - 1|"] <= RATIO_TOLERANCE,
           fmt=".3f"),
 )
+"""The chapter's claim (open question Q2), with the rule fixed before the sweep ran."""
