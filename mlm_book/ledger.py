@@ -403,8 +403,9 @@ def _evaluate(claim: Claim) -> ClaimResult:
 
 
 def _sections(claims: Iterable[Claim]) -> list[str]:
-    return sorted({claim.id.split("-")[0] for claim in claims},
-                  key=lambda section: _D_SECTION if section == "D" else int(section[1:]))
+    names = {"Q" if claim.id.startswith("Q") else claim.id.split("-")[0] for claim in claims}
+    order = {"D": _D_SECTION, "Q": _Q_SECTION}
+    return sorted(names, key=lambda section: order.get(section, None) or int(section[1:]))
 
 
 def verify(only: str | Iterable[str] | None = None, claims: Iterable[Claim] | None = None) -> list[ClaimResult]:
@@ -429,7 +430,7 @@ def verify(only: str | Iterable[str] | None = None, claims: Iterable[Claim] | No
     >>> verify(only="S99")
     Traceback (most recent call last):
     ...
-    ValueError: only='S99' matches no registered claim; the sections are S1, S2, S3, S4, S5, S6, S7, S8, S10, D
+    ValueError: only='S99' matches no registered claim; the sections are S1, S2, S3, S4, S5, S6, S7, S8, S10, D, Q
     """
     # Arguments are checked before any claim runs: evaluating them all takes minutes.
     if only is not None:

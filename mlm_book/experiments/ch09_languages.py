@@ -314,7 +314,7 @@ def figure_sampling(shares=DATA_SHARES):
     right.set_xlabel("α")
     left.set_ylabel("sampling share $q_k$")
     right.set_ylabel("passes over own data\n(corpus-sized budget)")
-    left.legend(frameon=False, fontsize=8)
+    left.legend(frameon=False)
     for ax in (left, right):
         ax.invert_xaxis()
     return fig

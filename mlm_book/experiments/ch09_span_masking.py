@@ -1,6 +1,6 @@
 r"""Chapter 9: span masking, another corruption with an exact optimum on the HMM.
 
-BERT hides positions independently. SpanBERT ([Joshi et al. 2020](../references.html#joshi-2020))
+BERT hides positions independently. SpanBERT (Joshi et al. 2020, in the references page)
 hides runs of consecutive positions. When a span $[a, a + m)$ of a sentence is hidden and
 the model predicts every position in it from the words outside, the optimum at position $i$
 of the span is
@@ -228,7 +228,7 @@ def figure_spans(r: SpanMasking | None = None):
     ax.minorticks_off()
     ax.set_xlabel("span length $m$ (centred in a sentence of 24)")
     ax.set_ylabel("expected entropy (nats)")
-    ax.legend(frameon=False, fontsize=8)
+    ax.legend(frameon=False)
     return fig
 
 
