@@ -367,8 +367,22 @@ def share_grid(randoms, keeps) -> tuple[Shares, ...]:
 # --------------------------------------------------------------------------------------
 
 
+class _GapRows:
+    """Per-row statistics of ``deltas`` (one row of four-cycle gaps per setting or distance)."""
+
+    @property
+    def median(self) -> np.ndarray:
+        """Median $|\\delta|$ of each row."""
+        return np.median(np.abs(self.deltas), axis=1)
+
+    @property
+    def maximum(self) -> np.ndarray:
+        """Largest $|\\delta|$ of each row."""
+        return np.abs(self.deltas).max(axis=1)
+
+
 @dataclass(frozen=True, eq=False)
-class ShareScan:
+class ShareScan(_GapRows):
     r"""Four-cycle gaps of the optimum for several share settings at one $\rho$, on shared draws.
 
     Attributes
@@ -407,15 +421,6 @@ class ShareScan:
         if not np.all(np.isfinite(deltas)):
             raise ValueError("deltas must be finite")
 
-    @property
-    def median(self) -> np.ndarray:
-        """``(K,)`` median $|\\delta|$ per setting."""
-        return np.median(np.abs(self.deltas), axis=1)
-
-    @property
-    def maximum(self) -> np.ndarray:
-        """``(K,)`` largest $|\\delta|$ per setting."""
-        return np.abs(self.deltas).max(axis=1)
 
     @property
     def noise(self) -> tuple[float, ...]:
@@ -606,7 +611,7 @@ def pair_draws(distance: int, config: FourCycleConfig = FOUR_CYCLE) -> compat.Fo
 
 
 @dataclass(frozen=True, eq=False)
-class DistanceScan:
+class DistanceScan(_GapRows):
     r"""Four-cycle gaps of one family for position pairs at several distances.
 
     Attributes
@@ -641,15 +646,6 @@ class DistanceScan:
         if not np.all(np.isfinite(deltas)):
             raise ValueError("deltas must be finite")
 
-    @property
-    def median(self) -> np.ndarray:
-        """``(D,)`` median $|\\delta|$ per distance."""
-        return np.median(np.abs(self.deltas), axis=1)
-
-    @property
-    def maximum(self) -> np.ndarray:
-        """``(D,)`` largest $|\\delta|$ per distance."""
-        return np.abs(self.deltas).max(axis=1)
 
 
 def distance_scan(conditional: compat.ConditionalFamily, draws) -> DistanceScan:
