@@ -465,6 +465,49 @@ def _check_allowed(allowed, n_tags: int, of: str = "") -> np.ndarray | None:
     return mask
 
 
+def _best_paths(emissions: np.ndarray, lengths: np.ndarray, transitions: np.ndarray, start: np.ndarray,
+                end: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
+    """The max-product recursion of [`viterbi`][mlm_book.crf.viterbi] over a padded batch, checked inputs.
+
+    ``emissions`` (B, n, K) and ``lengths`` (B,) in ``[1, n]``; returns each sentence's best
+    path, shape (B, n), ``-1`` past its length (ties to the lowest tag id). A sentence's
+    scores stop changing past its length, and its path is read back from its own last
+    position, so each sentence's numbers are combined exactly as for it alone.
+    """
+    batch, padded, n_tags = emissions.shape
+    step, first, last = transitions, start, end
+    if mask is not None:
+        step = np.where(mask[:n_tags, :n_tags], transitions, -np.inf)
+        first = np.where(mask[n_tags, :n_tags], start, -np.inf)
+        last = np.where(mask[:n_tags, n_tags], end, -np.inf)
+    pointers = np.zeros((batch, padded, n_tags), dtype=np.int64)
+    delta = first + emissions[:, 0]
+    for t in range(1, padded):
+        candidates = delta[:, :, None] + step                    # (B, K previous, K next)
+        pointers[:, t] = candidates.argmax(axis=1)
+        moved = emissions[:, t] + np.take_along_axis(candidates, pointers[:, t][:, None, :], axis=1)[:, 0]
+        delta = np.where((t < lengths)[:, None], moved, delta)
+    final = delta + last
+    best = final.argmax(axis=1)
+    top = final[np.arange(batch), best]
+    if not np.all(np.isfinite(top)):
+        bad = int(np.flatnonzero(~np.isfinite(top))[0])
+        if mask is not None and top[bad] == -np.inf:
+            raise ValueError(f"allowed permits no tag sequence of length {lengths[bad]} (check its start row, "
+                             f"end column and transitions)")
+        _finite(top[bad], "the best score")
+    rows = np.arange(batch)
+    paths = np.full((batch, padded), -1, dtype=np.int64)
+    paths[rows, lengths - 1] = best
+    current = best
+    for t in range(padded - 1, 0, -1):
+        inside = t < lengths
+        previous = pointers[rows, t, current]
+        paths[inside, t - 1] = previous[inside]
+        current = np.where(inside, previous, current)
+    return paths
+
+
 def viterbi(emissions, transitions, start, end, allowed=None) -> tuple[np.ndarray, float]:
     r"""The highest-scoring tag sequence and its score, optionally under a transition mask.
 
@@ -523,26 +566,5 @@ def viterbi(emissions, transitions, start, end, allowed=None) -> tuple[np.ndarra
     emissions, transitions, start, end = _check_scores(emissions, transitions, start, end)
     length, n_tags = emissions.shape
     mask = _check_allowed(allowed, n_tags)
-    step, first, last = transitions, start, end
-    if mask is not None:
-        step = np.where(mask[:n_tags, :n_tags], transitions, -np.inf)
-        first = np.where(mask[n_tags, :n_tags], start, -np.inf)
-        last = np.where(mask[:n_tags, n_tags], end, -np.inf)
-    pointers = np.zeros((length, n_tags), dtype=np.int64)
-    delta = first + emissions[0]
-    for t in range(1, length):
-        candidates = delta[:, None] + step                  # (K previous, K next)
-        pointers[t] = candidates.argmax(axis=0)
-        delta = emissions[t] + candidates[pointers[t], np.arange(n_tags)]
-    final = delta + last
-    best = int(final.argmax())
-    if not np.isfinite(final[best]):
-        if mask is not None and final[best] == -np.inf:
-            raise ValueError(f"allowed permits no tag sequence of length {length} (check its start row, "
-                             f"end column and transitions)")
-        _finite(final[best], "the best score")
-    path = np.empty(length, dtype=np.int64)
-    path[-1] = best
-    for t in range(length - 1, 0, -1):
-        path[t - 1] = pointers[t, path[t]]
+    path = _best_paths(emissions[None], np.array([length]), transitions, start, end, mask)[0]
     return path, sequence_score(path, emissions, transitions, start, end)

@@ -85,7 +85,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mlm_book.crf import MAX_SCORE_SUM, _check_allowed, _check_scores, _logsumexp
+from mlm_book.crf import MAX_SCORE_SUM, _best_paths, _check_allowed, _check_scores, _logsumexp
 from mlm_book.nn import runtime
 from mlm_book.validation import (
     as_float_array,
@@ -1169,10 +1169,9 @@ def decode(tagger, features, lengths, allowed=None) -> list[np.ndarray]:
 def viterbi_batch(emissions, lengths, transitions, start, end, allowed=None) -> np.ndarray:
     r"""[`mlm_book.crf.viterbi`][mlm_book.crf.viterbi] for a padded batch of sentences at once.
 
-    The same max-product recursion, vectorised over sentences: a sentence's scores stop
-    changing past its length, and its path is read back from its own last position. Every
-    path equals ``viterbi(emissions[s, :lengths[s]], ...)[0]``, ties included (to the lowest
-    tag id), since each sentence's numbers are combined in the same order.
+    The same max-product recursion (one implementation serves both), vectorised over
+    sentences. Every path equals ``viterbi(emissions[s, :lengths[s]], ...)[0]``, ties included
+    (to the lowest tag id).
 
     Parameters
     ----------
@@ -1217,36 +1216,4 @@ def viterbi_batch(emissions, lengths, transitions, start, end, allowed=None) -> 
     lengths = _lengths(lengths, "lengths", batch, padded, "emissions")
     # the shapes, finiteness and size of the scores, checked on the largest score at each position
     _, transitions, start, end = _check_scores(np.abs(emissions).max(axis=0), transitions, start, end)
-    mask = _check_allowed(allowed, n_tags)
-    step, first, last = transitions, start, end
-    if mask is not None:
-        step = np.where(mask[:n_tags, :n_tags], transitions, -np.inf)
-        first = np.where(mask[n_tags, :n_tags], start, -np.inf)
-        last = np.where(mask[:n_tags, n_tags], end, -np.inf)
-    pointers = np.zeros((batch, padded, n_tags), dtype=np.int64)
-    delta = first + emissions[:, 0]
-    for t in range(1, padded):
-        candidates = delta[:, :, None] + step                    # (B, K previous, K next)
-        pointers[:, t] = candidates.argmax(axis=1)
-        moved = emissions[:, t] + np.take_along_axis(candidates, pointers[:, t][:, None, :], axis=1)[:, 0]
-        delta = np.where((t < lengths)[:, None], moved, delta)
-    final = delta + last
-    best = final.argmax(axis=1)
-    top = final[np.arange(batch), best]
-    if not np.all(np.isfinite(top)):
-        bad = int(np.flatnonzero(~np.isfinite(top))[0])
-        if mask is not None and top[bad] == -np.inf:
-            raise ValueError(f"allowed permits no tag sequence of length {lengths[bad]} (check its start row, "
-                             f"end column and transitions)")
-        raise ValueError("the best score overflowed: emissions, transitions, start and end must be of a size "
-                         "whose sums stay finite in float64")
-    rows = np.arange(batch)
-    paths = np.full((batch, padded), -1, dtype=np.int64)
-    paths[rows, lengths - 1] = best
-    current = best
-    for t in range(padded - 1, 0, -1):
-        inside = t < lengths
-        previous = pointers[rows, t, current]
-        paths[inside, t - 1] = previous[inside]
-        current = np.where(inside, previous, current)
-    return paths
+    return _best_paths(emissions, lengths, transitions, start, end, _check_allowed(allowed, n_tags))
