@@ -276,18 +276,27 @@ def _spans_of(tag_ids: np.ndarray, lengths: np.ndarray, strict: bool) -> list:
             for row, n in zip(tag_ids, lengths)]
 
 
-def predicted_spans(key: str) -> tuple[list, ...]:
-    """Each seed's predicted mentions per test sentence (argmax output read with ``conlleval``'s repair)."""
+def _decoded(key: str, tag_ids) -> tuple[list, ...]:
+    # each seed's test tag ids read as mentions: an argmax tagger's with conlleval's repair, a Viterbi one's strictly
     strict = not key.endswith("/argmax")
     lengths = test_data().text.lengths
-    return tuple(_spans_of(p, lengths, strict) for p in predictions(key))
+    return tuple(_spans_of(p, lengths, strict) for p in tag_ids)
+
+
+def _entity_scores(found) -> tuple[tagging.EntityScores, ...]:
+    gold = list(test_data().spans)
+    return tuple(tagging.entity_scores(gold, spans) for spans in found)
+
+
+def predicted_spans(key: str) -> tuple[list, ...]:
+    """Each seed's predicted mentions per test sentence (argmax output read with ``conlleval``'s repair)."""
+    return _decoded(key, predictions(key))
 
 
 @functools.cache
 def scores(key: str) -> tuple[tagging.EntityScores, ...]:
     """Entity scores of each seed's run."""
-    gold = list(test_data().spans)
-    return tuple(tagging.entity_scores(gold, spans) for spans in predicted_spans(key))
+    return _entity_scores(predicted_spans(key))
 
 
 def token_accuracies(key: str) -> np.ndarray:
@@ -383,16 +392,22 @@ def _check_kind(kind) -> str:
     return check_choice(kind, "kind", corpus_module.MENTION_TYPES)
 
 
-def _recall(kind: str, unknown: bool, key: str) -> float:
+def _recall_among(found: list, kind: str, unknown: bool) -> float:
+    """Share of the test ``kind`` mentions that are (``unknown``) or are not only ``[UNK]`` tokens in chapter 6's
+    vocabulary and that ``found`` (one list of predicted mentions per test sentence) holds exactly."""
+    kind = _check_kind(kind)
     data, unk = test_data(), _unknown_id()
-    found = predicted_spans(_check_tagger(key))[0]
     hit = total = 0
     for k, spans in enumerate(data.spans):
         for span in spans:
-            if span[2] == _check_kind(kind) and bool(np.all(data.text.ids[k, span[0]:span[1]] == unk)) == unknown:
+            if span[2] == kind and bool(np.all(data.text.ids[k, span[0]:span[1]] == unk)) == unknown:
                 total += 1
                 hit += span in found[k]
     return hit / total if total else float("nan")
+
+
+def _recall(kind: str, unknown: bool, key: str) -> float:
+    return _recall_among(predicted_spans(_check_tagger(key))[0], kind, unknown)
 
 
 def unknown_recall(kind: str, key: str = f"frozen/{CRF_LAYER}/argmax") -> float:

@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from mlm_book import cache, probe, subword, tagging
+from mlm_book import cache, crf, crf_fit, probe, subword, tagging
 from mlm_book.experiments import ch07_pairs, ch08_spans, filing_encoder
 from mlm_book.finance import corpus as corpus_module
 from mlm_book.finance import windows as windows_module
@@ -268,7 +268,8 @@ def _run(seed: int) -> dict:
     return out
 
 
-_CODE = (probe, tagging, token_finetune, subword, ch07_pairs.as_pair_encoder, ch07_pairs.single_inputs,
+# crf and crf_fit: chapter 8's constrained decoding (_viterbi_all) runs on them
+_CODE = (probe, tagging, crf, crf_fit, token_finetune, subword, ch07_pairs.as_pair_encoder, ch07_pairs.single_inputs,
          ch08_spans._span_data, ch08_spans._viterbi_all, pieces_of, _word_log_probs, _decode, _run)
 
 
@@ -328,16 +329,13 @@ def predictions(key: str) -> tuple[np.ndarray, ...]:
 
 @functools.cache
 def _spans(key: str) -> tuple[list, ...]:
-    strict = not key.endswith("/argmax")
-    lengths = ch08_spans.test_data().text.lengths
-    return tuple(ch08_spans._spans_of(p, lengths, strict) for p in predictions(key))
+    return ch08_spans._decoded(key, predictions(key))
 
 
 @functools.cache
 def scores(key: str) -> tuple[tagging.EntityScores, ...]:
     """Entity scores of each seed's run (word-level spans against chapter 8's gold)."""
-    gold = list(ch08_spans.test_data().spans)
-    return tuple(tagging.entity_scores(gold, spans) for spans in _spans(_check_tagger(key)))
+    return ch08_spans._entity_scores(_spans(_check_tagger(key)))
 
 
 def mean_f1(key: str) -> float:
@@ -360,17 +358,8 @@ def f1_table():
 def unknown_recall(kind: str, key: str) -> tuple[float, float]:
     """Book seed: recall of the test ``kind`` mentions that chapter 6's vocabulary reads only as ``[UNK]``,
     and of the others, by subword tagger ``key``."""
-    data, unk = ch08_spans.test_data(), ch08_spans._unknown_id()
-    ch08_spans._check_kind(kind)
     found = _spans(_check_tagger(key))[0]
-    hits = {True: [0, 0], False: [0, 0]}
-    for k, spans in enumerate(data.spans):
-        for span in spans:
-            if span[2] == kind:
-                unknown = bool(np.all(data.text.ids[k, span[0]:span[1]] == unk))
-                hits[unknown][0] += span in found[k]
-                hits[unknown][1] += 1
-    return tuple(h / n if n else float("nan") for h, n in (hits[True], hits[False]))
+    return ch08_spans._recall_among(found, kind, True), ch08_spans._recall_among(found, kind, False)
 
 
 def decoder_gap(name: str) -> tuple[float, int]:
