@@ -87,8 +87,8 @@ middle = e.length // 2
 Markdown(
     f"The gap is largest at the first position, {e.gap[0]:.3f} nats: the left-to-right reader has nothing to go "
     f"on there but the marginal ({e.left[0]:.3f} nats, the entropy of one token), while the bidirectional reader "
-    f"has the whole sentence to its right. Within three positions the left-to-right reader has its bearings and "
-    f"the gap settles near {e.gap[middle]:.2f} nats through the middle: what the words to the right still add. "
+    f"has the whole sentence to its right. Within a few positions the left-to-right reader has its bearings "
+    f"({e.gap[1]:.3f} nats at position 2, {e.gap[2]:.3f} at position 3) and the gap settles near {e.gap[middle]:.2f} nats through the middle: what the words to the right still add. "
     f"Summed over the sentence, reading both ways saves {e.gap.sum():.2f} of {e.total_left:.2f} nats. The "
     f"left-to-right sum is the entropy of the sentence, as the chain rule says: the last row estimates the same "
     f"entropy directly, as the mean of $-\\log P(x)$, and the two agree within its standard error.\n\n"
@@ -102,11 +102,12 @@ Markdown(
     f"still well below the left-to-right {e.left[middle]:.3f}."
 )
 
-# %% [markdown]
-# The sampled numbers are checked against enumeration. For sentences of up to four tokens
-# every sentence can be listed with its probability ($25^4$ of them), the expectations are
-# differences of joint entropies, and the estimator's own per-sentence code, run on every
-# listed sentence, must give them to rounding:
+# %% tags=["hide-input"]
+longest = r.exact[-1].length
+Markdown(f"The sampled numbers are checked against enumeration. For sentences of up to {longest} tokens every "
+         f"sentence can be listed with its probability ({r.hmm.vocab_size ** longest:,} of them at length "
+         f"{longest}), the expectations are differences of joint entropies, and the estimator's own per-sentence "
+         f"code, run on every listed sentence, must give them to rounding:")
 
 # %%
 ch9.exact_table()

@@ -151,7 +151,8 @@ def absent_probability(shares, alpha: float, batch: int = BATCH) -> np.ndarray:
     """
     batch = check_positive_int(batch, "batch")
     q = sampling_shares(shares, alpha)
-    return np.exp(batch * np.log1p(-np.minimum(q, 1.0 - 1e-300))) if q.size > 1 else np.zeros(1)
+    with np.errstate(divide="ignore"):          # a single language (q = 1) is never absent: exp(-inf) = 0
+        return np.exp(batch * np.log1p(-q))
 
 
 # ----------------------------------------------------------------------------- the family

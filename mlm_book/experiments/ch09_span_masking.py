@@ -226,7 +226,7 @@ def figure_spans(r: SpanMasking | None = None):
     ax.set_xscale("log", base=2)
     ax.set_xticks(list(r.span_lengths), [str(int(m)) for m in r.span_lengths])
     ax.minorticks_off()
-    ax.set_xlabel("span length $m$ (centred in a sentence of 24)")
+    ax.set_xlabel(f"span length $m$ (centred in a sentence of {r.length})")
     ax.set_ylabel("expected entropy (nats)")
     ax.legend(frameon=False)
     return fig
