@@ -96,6 +96,67 @@ def test_training_never_selects_or_corrupts_padded_slots():
     assert abs(rate - 0.5) < 4 * np.sqrt(0.25 / 12000)     # the other slots keep their selection rate
 
 
+CAUSAL = enc.EncoderConfig(vocab_size=6, length=5, d_model=8, n_blocks=2, n_heads=2, causal=True)
+
+
+@pytest.mark.parametrize("config", [CAUSAL, enc.EncoderConfig(vocab_size=6, length=5, d_model=8, n_blocks=2,
+                                                              n_heads=2, causal=True, pad=True)])
+def test_gradient_check_under_the_causal_mask(config):
+    result = gradcheck.gradient_check(config, np.random.default_rng(5), batch=3)
+    assert result.max_error <= 1e-6, result.errors
+
+
+@pytest.mark.parametrize("config", [CAUSAL, enc.EncoderConfig(vocab_size=6, length=5, d_model=8, n_blocks=2,
+                                                              n_heads=2, causal=True, pad=True)])
+def test_under_the_causal_mask_no_position_reads_a_later_one(config):
+    params = perturbed_params(config, seed=3)
+    rng = np.random.default_rng(6)
+    shown = rng.integers(0, config.vocab_size + 1, size=(4, 5))
+    z = enc.logits(params, config, shown)
+    hidden = enc.hidden_states(params, config, shown)
+    for cut in range(1, 5):
+        moved = shown.copy()
+        moved[:, cut:] = (moved[:, cut:] + 1) % (config.vocab_size + 1)    # every later token changes
+        assert np.allclose(z[:, :cut], enc.logits(params, config, moved)[:, :cut], atol=1e-10)
+        for a, b in zip(hidden, enc.hidden_states(params, config, moved)):
+            assert np.allclose(a[:, :cut], b[:, :cut], atol=1e-10)
+        # the bidirectional twin of the same parameters sees the change: the test can fail
+        twin = enc.EncoderConfig(**{**config.to_dict(), "causal": False})
+        assert not np.allclose(enc.logits(params, twin, shown)[:, :cut], enc.logits(params, twin, moved)[:, :cut])
+
+
+def test_causal_loss_on_selected_rows_equals_the_full_forward():
+    params = perturbed_params(CAUSAL, seed=4)
+    shown, targets, selected = random_batch(CAUSAL, batch=4, seed=7)
+    value, _ = enc.loss_and_grads(params, CAUSAL, shown, targets, selected)
+    assert abs(value - full_forward_loss(params, CAUSAL, shown, targets, selected)) < 1e-12
+
+
+def test_next_token_batches_shift_the_sequence_and_skip_padding():
+    objective = train_module.NextToken(vocab_size=6)
+    clean = np.array([[1, 2, 3, 4, 5], [7, 7, 0, 1, 7]])        # 7 is [PAD] for vocab_size 6 with pad
+    shown, targets, selected = objective.batch(clean, pad_id=7)
+    assert (shown == clean).all()
+    assert selected.tolist() == [[True, True, True, True, False], [False, False, True, False, False]]
+    assert targets[0, :4].tolist() == [2, 3, 4, 5] and targets[1, 2] == 1
+    assert (targets[~selected] == 0).all()
+
+
+def test_next_token_training_copies_without_the_mask_and_cannot_with_it():
+    # i.i.d. uniform tokens: nothing on the left predicts the next one, so a causal model
+    # stays at log V while the bidirectional one reads the answer one slot to the right
+    source = lambda b, rng: rng.integers(0, 6, size=(b, 5))
+    config = train_module.TrainConfig(steps=300, batch_size=16, lr=1e-2, warmup=20)
+    losses = {}
+    for causal in (False, True):
+        cfg = enc.EncoderConfig(vocab_size=6, length=5, d_model=16, n_blocks=1, n_heads=2, causal=causal)
+        result = train_module.train(cfg, config, source, train_module.NextToken(vocab_size=6),
+                                    np.random.default_rng(0), progress=False)
+        losses[causal] = result.losses[-50:].mean()
+    assert losses[False] < 0.2
+    assert abs(losses[True] - np.log(6)) < 0.1
+
+
 def test_gradient_check_catches_a_wrong_backward(monkeypatch):
     # A check that cannot fail proves nothing: break the LayerNorm gain gradient.
     original = layers.layer_norm_backward
@@ -480,3 +541,23 @@ def test_central_differences_names_bad_arguments_and_restores_the_array():
         central_differences(x, 3.0)
     with pytest.raises(ValueError, match="h must be a step"):
         central_differences(x, lambda: 0.0, h=0.0)
+
+
+def test_attention_weights_are_the_softmax_of_the_first_block_scores():
+    # recomputed by hand from the first block's LayerNorm and fused projection
+    config = enc.EncoderConfig(vocab_size=6, length=5, d_model=8, n_blocks=2, n_heads=2, causal=True)
+    params = perturbed_params(config, seed=8)
+    shown = np.random.default_rng(9).integers(0, 7, size=(3, 5))
+    weights = enc.attention_weights(params, config, shown)
+    x0 = params["E"][shown] + params["P"][:5]
+    mu, var = x0.mean(-1, keepdims=True), x0.var(-1, keepdims=True)
+    y = (x0 - mu) / np.sqrt(var + config.ln_eps) * params["blocks.0.ln1.g"] + params["blocks.0.ln1.b"]
+    qkv = y @ params["blocks.0.attn.W_qkv"] + params["blocks.0.attn.b_qkv"]
+    for head in range(2):
+        q, k = qkv[..., 4 * head:4 * head + 4], qkv[..., 8 + 4 * head:8 + 4 * head + 4]
+        scores = q @ k.transpose(0, 2, 1) / 2.0
+        scores = np.where(np.tri(5, dtype=bool), scores, -np.inf)
+        expected = np.exp(scores - scores.max(-1, keepdims=True))
+        expected /= expected.sum(-1, keepdims=True)
+        assert np.allclose(weights[0, :, head], expected, atol=1e-12)
+    assert weights.shape == (2, 3, 2, 5, 5) and np.allclose(weights.sum(-1), 1.0)

@@ -111,6 +111,8 @@ def test_bad_batches():
         pairs.pair_hidden_states(params, CFG, np.full((1, 4), CFG.pad_id), np.zeros((1, 4), int))
     with pytest.raises(ValueError, match="encoder must have pad=True"):
         pairs.PairEncoderConfig(enc.EncoderConfig(vocab_size=7, length=9))
+    with pytest.raises(ValueError, match="encoder must not be causal"):
+        pairs.PairEncoderConfig(enc.EncoderConfig(vocab_size=7, length=9, pad=True, causal=True))
 
 
 @pytest.mark.parametrize("pooling", ["cls", "mean"])

@@ -125,7 +125,8 @@ def figure_architecture(config: EncoderConfig, *, rho: float | None = None, mask
         upper = y + block_height - 0.28 - row_h
         _box(ax, left + 1.3, lower, 1.5, row_h, "LayerNorm", _FILL["ln"], fontsize=9.5)
         _box(ax, left + 3.1, lower, 3.9, row_h,
-             f"self-attention, {config.n_heads} head{'s' if config.n_heads > 1 else ''}\n(no causal mask)",
+             f"self-attention, {config.n_heads} head{'s' if config.n_heads > 1 else ''}\n"
+             f"({'causal mask' if config.causal else 'no causal mask'})",
              "white", fontsize=9.5)
         _box(ax, left + 1.3, upper, 1.5, row_h, "LayerNorm", _FILL["ln"], fontsize=9.5)
         _box(ax, left + 3.1, upper, 3.9, row_h,

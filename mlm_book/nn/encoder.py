@@ -5,8 +5,9 @@ The model. A token table $E$ with $V + 1$ rows (the last, id $V$, is the input-o
 An encoder configured with ``pad=True`` has one more input-only row, [PAD] (id $V + 1$):
 a slot holding [PAD] is masked as a key in every attention layer, so nothing it holds
 reaches any other position (windows cut at a document's edge, chapter 6).
-Then ``n_blocks`` pre-LN blocks ([`mlm_book.nn.layers.block_forward`][mlm_book.nn.layers.block_forward], no causal mask)
-update the residual stream, a final LayerNorm normalises it, and the output layer reuses
+Then ``n_blocks`` pre-LN blocks ([`mlm_book.nn.layers.block_forward`][mlm_book.nn.layers.block_forward], no causal mask
+unless the config asks for one: ``causal=True``, chapter 9's left-to-right reader) update
+the residual stream, a final LayerNorm normalises it, and the output layer reuses
 the first $V$ rows of $E$:
 
 $$ \text{logits} = \operatorname{LN}(x_L)\, E_{:V}^\top / \sqrt d + b . $$
@@ -56,6 +57,7 @@ __all__ = [
     "logits",
     "predict_proba",
     "hidden_states",
+    "attention_weights",
 ]
 
 #: Most parameters an encoder may have (4 GB in float32): far beyond a NumPy encoder, and a
@@ -98,6 +100,9 @@ class EncoderConfig:
         $1/\\sqrt d$ is there for.
     pad : bool
         Add the input-only [PAD] id ``V + 1``, masked as a key wherever it appears.
+    causal : bool
+        Apply the causal mask in every attention layer: position $i$ reads only positions
+        $\\le i$ (a left-to-right reader, trained on next-token prediction in chapter 9).
 
     Raises
     ------
@@ -112,6 +117,8 @@ class EncoderConfig:
     (25, 26)
     >>> EncoderConfig(vocab_size=25, length=24, pad=True).pad_id
     26
+    >>> "causal" in EncoderConfig(vocab_size=25, length=24).to_dict()
+    False
     """
 
     vocab_size: int
@@ -124,10 +131,12 @@ class EncoderConfig:
     init_std: float = 0.02
     token_init_std: float | None = None
     pad: bool = False
+    causal: bool = False
 
     def __post_init__(self):
-        if not isinstance(self.pad, bool):
-            raise TypeError(f"pad must be a bool, got {type(self.pad).__name__}")
+        for name in ("pad", "causal"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be a bool, got {type(getattr(self, name)).__name__}")
         for name in ("vocab_size", "length", "d_model", "n_blocks", "n_heads", "mlp_ratio"):
             check_positive_int(getattr(self, name), name)
         if self.d_model % self.n_heads:
@@ -164,11 +173,13 @@ class EncoderConfig:
     def to_dict(self) -> dict:
         """The fields as a JSON-serialisable dict (used in cache keys).
 
-        ``pad`` is left out when False, so the keys of encoders without [PAD] are as before.
+        ``pad`` and ``causal`` are left out when False, so the keys of encoders without them
+        are as before.
         """
         fields = asdict(self)
-        if not self.pad:
-            del fields["pad"]
+        for name in ("pad", "causal"):
+            if not fields[name]:
+                del fields[name]
         return fields
 
 
@@ -330,13 +341,22 @@ def check_params(params, config: EncoderConfig, name: str = "params") -> dict[st
 
 # --------------------------------------------------------------------------- internal passes
 def _key_bias(config: EncoderConfig, shown: np.ndarray, dtype):
-    """The attention bias that hides [PAD] keys (``None`` when the encoder has no [PAD] or none is shown)."""
-    if not config.pad:
-        return None
-    valid = shown != config.pad_id
-    if valid.all():
-        return None
-    return layers.key_bias_from_valid(valid, dtype)
+    """The attention bias that hides [PAD] keys and, for a causal encoder, later positions.
+
+    ``None`` when nothing is hidden; ``(B, n)`` for [PAD] alone; ``(B, n, n)`` (one row per
+    query) with the causal mask.
+    """
+    bias = None
+    if config.pad:
+        valid = shown != config.pad_id
+        if not valid.all():
+            bias = layers.key_bias_from_valid(valid, dtype)
+    if not config.causal:
+        return bias
+    causal = layers.causal_bias(shown.shape[1], dtype)
+    if bias is None:
+        return np.broadcast_to(causal, (shown.shape[0],) + causal.shape)
+    return causal[None] + bias[:, None, :]
 
 
 def _encode(params, config: EncoderConfig, x0: np.ndarray, shape, rows, keep_hidden=False, key_bias=None):
@@ -727,3 +747,48 @@ def hidden_states(params, config: EncoderConfig, tokens) -> list[np.ndarray]:
     hidden = _encode(params, config, x0, tokens.shape, None, keep_hidden=True,
                      key_bias=_key_bias(config, tokens, x0.dtype))
     return [h.reshape(B, n, config.d_model).astype(np.float64) for h in hidden]
+
+
+def attention_weights(params, config: EncoderConfig, tokens) -> np.ndarray:
+    """Every attention layer's weights for the given sequences: which positions each position reads.
+
+    Parameters
+    ----------
+    params : mapping
+    config : EncoderConfig
+    tokens : array of int, shape (B, n)
+        Ids in ``[0, V]`` (and [PAD] with ``pad``).
+
+    Returns
+    -------
+    ndarray, shape (n_blocks, B, n_heads, n, n), float64
+        Entry ``[l, b, h, i, j]`` is the weight query position ``i`` of head ``h`` in block
+        ``l`` puts on key position ``j``; each row sums to 1, and is 0 at hidden keys ([PAD],
+        and positions after ``i`` under the causal mask).
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not an [`EncoderConfig`][mlm_book.nn.encoder.EncoderConfig], ``params`` is not a
+        mapping of float arrays or ``tokens`` does not hold integers.
+    ValueError
+        If ``params`` does not match ``config`` or is not finite, or ``tokens`` is not a 2-D array of
+        input ids no longer than ``config.length``.
+
+    Examples
+    --------
+    >>> cfg = EncoderConfig(vocab_size=5, length=4, d_model=8, n_blocks=2, n_heads=2, causal=True)
+    >>> a = attention_weights(init_params(cfg, np.random.default_rng(0)), cfg, [[0, 1, 2]])
+    >>> a.shape, bool(np.allclose(a.sum(-1), 1.0)), float(a[..., 0, 1:].max())
+    ((2, 1, 2, 3, 3), True, 0.0)
+    """
+    params = check_params(params, config)
+    tokens = _check_shown(tokens, config, "tokens")
+    x, _ = layers.embedding_forward(tokens, params["E"], params["P"])
+    key_bias = _key_bias(config, tokens, x.dtype)
+    weights = []
+    for block in range(config.n_blocks):
+        x, cache = layers.block_forward(x, params, f"blocks.{block}.", config.n_heads, tokens.shape, config.ln_eps,
+                                        None, key_bias)
+        weights.append(cache[1][3])       # the attention cache's (B, h, n, n) weights
+    return np.stack(weights).astype(np.float64)

@@ -12,7 +12,7 @@ Only attention needs the ``(B, n)`` structure, which it receives as ``shape``.
 
 Attention and the block accept ``rows``, flat indices of the positions whose outputs are
 wanted. Keys and values are still computed at every position (each position attends to
-all of them: there is no causal mask), but queries, scores, the output projection, the
+all of them unless an attention bias hides some), but queries, scores, the output projection, the
 residual, the second LayerNorm and the MLP then run on those rows only. The loss needs
 only the selected positions, so the last block uses this; the result is identical to
 computing every row and discarding the rest (tested to 1e-12).
@@ -37,6 +37,7 @@ __all__ = [
     "attention_forward",
     "attention_backward",
     "key_bias_from_valid",
+    "causal_bias",
     "mlp_forward",
     "mlp_backward",
     "mlp_backward_reference",
@@ -170,8 +171,28 @@ def _check_rows(rows, N: int):
 
 def _check_key_bias(key_bias, B: int, n: int) -> None:
     if key_bias is not None:
-        _floats(key_bias, "key_bias", (B, n), " = shape (B, n)")
+        per_query = isinstance(key_bias, np.ndarray) and key_bias.ndim == 3
+        _floats(key_bias, "key_bias", (B, n, n) if per_query else (B, n),
+                " = shape (B, n, n)" if per_query else " = shape (B, n) or (B, n, n)")
         _finite(key_bias, "key_bias")
+
+
+def _add_bias(s: np.ndarray, key_bias: np.ndarray, queries=None) -> None:
+    """Add an attention bias to scores ``s`` (B, h, m, n) in place.
+
+    A ``(B, n)`` bias is the same for every query; a ``(B, n, n)`` bias has one row per query
+    position, and with ``queries = (seq, slot, positions)`` (the packed query slots of
+    ``rows``) each slot takes its position's row; empty slots get no bias.
+    """
+    if key_bias.ndim == 2:
+        s += key_bias[:, None, None, :]
+    elif queries is None:
+        s += key_bias[:, None]
+    else:
+        seq, slot, positions = queries
+        rows = np.zeros((s.shape[0], s.shape[2], s.shape[3]), dtype=s.dtype)
+        rows[seq, slot] = key_bias[seq, positions]
+        s += rows[:, None]
 
 
 def _cache(cache, size: int, producer: str) -> tuple:
@@ -409,7 +430,7 @@ def attention_forward(x: np.ndarray, W_qkv: np.ndarray, b_qkv: np.ndarray, W_o: 
 
     The queries, keys and values come from one fused product $x W_{qkv} + b_{qkv}$; head
     $h$ computes $\operatorname{softmax}(Q_h K_h^\top/\sqrt{d_h})\,V_h$; the heads are
-    concatenated and projected by $W_o$, $b_o$. No causal mask.
+    concatenated and projected by $W_o$, $b_o$. Without ``key_bias`` there is no causal mask.
 
     Parameters
     ----------
@@ -427,11 +448,14 @@ def attention_forward(x: np.ndarray, W_qkv: np.ndarray, b_qkv: np.ndarray, W_o: 
         ``(B, n)``.
     rows : ndarray of int, optional
         Flat indices into ``B*n`` of the outputs wanted (all if ``None``).
-    key_bias : ndarray, shape (B, n), optional
-        Added to every query's score of each key: 0 for a key that may be read, a large
-        negative number ([`key_bias_from_valid`][mlm_book.nn.layers.key_bias_from_valid]) for a padded slot, whose
-        attention weight is then exactly 0. It is a constant, so the backward pass is
-        unchanged (a zero weight passes no gradient).
+    key_bias : ndarray, shape (B, n) or (B, n, n), optional
+        Added to the scores: 0 for a key that may be read, a large negative number
+        ([`key_bias_from_valid`][mlm_book.nn.layers.key_bias_from_valid]) for one that may not, whose attention
+        weight is then exactly 0. Shape ``(B, n)`` gives every query the same bias of each key
+        (a padded slot); ``(B, n, n)`` gives query $i$ its own row ``key_bias[:, i]``, e.g.
+        the causal mask ([`causal_bias`][mlm_book.nn.layers.causal_bias]), under which position $i$
+        reads only positions $\le i$. It is a constant, so the backward pass is unchanged (a
+        zero weight passes no gradient).
 
     Returns
     -------
@@ -458,6 +482,14 @@ def attention_forward(x: np.ndarray, W_qkv: np.ndarray, b_qkv: np.ndarray, W_o: 
     >>> yb, _ = attention_forward(x2, W, b, Wo, bo, 2, (2, 3), key_bias=bias)
     >>> bool(np.allclose(ya[[0, 1]], yb[[0, 1]], atol=1e-12))
     True
+
+    Under the causal mask a later position is invisible to every earlier one:
+
+    >>> causal = np.broadcast_to(causal_bias(3, x.dtype), (2, 3, 3))
+    >>> yc, _ = attention_forward(x, W, b, Wo, bo, 2, (2, 3), key_bias=causal)
+    >>> yd, _ = attention_forward(x2, W, b, Wo, bo, 2, (2, 3), key_bias=causal)
+    >>> bool(np.allclose(yc[[0, 1]], yd[[0, 1]], atol=1e-12)), bool(np.allclose(yc[2], yd[2]))
+    (True, False)
 
     Raises
     ------
@@ -497,7 +529,7 @@ def _attention(x, W_qkv, b_qkv, W_o, b_o, n_heads, shape, rows=None, key_bias=No
     q *= scale                                             # the cache keeps the scaled queries
     s = q @ k.transpose(0, 1, 3, 2)
     if key_bias is not None:
-        s += key_bias[:, None, None, :]
+        _add_bias(s, key_bias)
     a = _softmax_last(s, what)                             # (B, h, n, n): rows are queries
     o = np.empty((B * n, d), dtype=x.dtype)                # heads concatenated, written in place
     np.matmul(a, v, out=o.reshape(B, n, n_heads, dh).transpose(0, 2, 1, 3))
@@ -540,6 +572,35 @@ def key_bias_from_valid(valid: np.ndarray, dtype=np.float32) -> np.ndarray:
     if not valid.any(axis=1).all():
         raise ValueError("valid must keep at least one position of every sequence")
     return np.where(valid, 0.0, -1e9).astype(dtype)
+
+
+def causal_bias(n: int, dtype=np.float32) -> np.ndarray:
+    """The causal mask as an additive bias ``(n, n)``: row $i$ is 0 at keys $j \\le i$ and ``-1e9`` after.
+
+    Broadcast to ``(B, n, n)`` it is a per-query ``key_bias`` of
+    [`attention_forward`][mlm_book.nn.layers.attention_forward]: position $i$ then reads only itself and
+    the positions before it, as a left-to-right language model must.
+
+    Examples
+    --------
+    >>> causal_bias(3).tolist()
+    [[0.0, -1000000000.0, -1000000000.0], [0.0, 0.0, -1000000000.0], [0.0, 0.0, 0.0]]
+
+    Raises
+    ------
+    TypeError
+        If ``n`` is not an integer or ``dtype`` is not float32 or float64.
+    ValueError
+        If ``n`` is not positive.
+    """
+    n = _positive_int(n, "n")
+    try:
+        kind = np.dtype(dtype)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"dtype must be float32 or float64, got {dtype!r:.60}") from error
+    if kind.char not in _FLOAT_CHARS:
+        raise TypeError(f"dtype must be float32 or float64, got {kind}")
+    return np.where(np.tri(n, dtype=bool), 0.0, -1e9).astype(kind)
 
 
 def _heads(qkv: np.ndarray, B: int, n: int, n_heads: int, dh: int):
@@ -586,7 +647,7 @@ def _attention_rows_forward(x, W_qkv, b_qkv, W_o, b_o, n_heads, shape, rows, key
     q = q.reshape(B, m, n_heads, dh).transpose(0, 2, 1, 3)      # (B, h, m, dh)
     s = q @ k.transpose(0, 1, 3, 2)                              # (B, h, m, n)
     if key_bias is not None:
-        s += key_bias[:, None, None, :]
+        _add_bias(s, key_bias, (seq, slot, rows % n))
     a = _softmax_last(s, what)
     o = np.empty((B, m, d), dtype=x.dtype)
     np.matmul(a, v, out=o.reshape(B, m, n_heads, dh).transpose(0, 2, 1, 3))
@@ -851,7 +912,7 @@ def mlp_backward_reference(dy: np.ndarray, x: np.ndarray, W_1: np.ndarray, b_1: 
 
 def block_forward(x: np.ndarray, params, prefix: str, n_heads: int, shape: tuple[int, int],
                   eps: float = 1e-5, rows: np.ndarray | None = None, key_bias: np.ndarray | None = None):
-    r"""Pre-LN transformer block without causal mask: $h = x + \mathrm{MHA}(\mathrm{LN}_1(x))$, $y = h + \mathrm{MLP}(\mathrm{LN}_2(h))$.
+    r"""Pre-LN transformer block: $h = x + \mathrm{MHA}(\mathrm{LN}_1(x))$, $y = h + \mathrm{MLP}(\mathrm{LN}_2(h))$.
 
     Parameters
     ----------
@@ -869,8 +930,9 @@ def block_forward(x: np.ndarray, params, prefix: str, n_heads: int, shape: tuple
         LayerNorm epsilon.
     rows : ndarray of int, optional
         Flat positions whose output is wanted; attention still reads every position.
-    key_bias : ndarray, shape (B, n), optional
-        Padded keys, as for [`attention_forward`][mlm_book.nn.layers.attention_forward].
+    key_bias : ndarray, shape (B, n) or (B, n, n), optional
+        Hidden keys (padded slots, the causal mask), as for
+        [`attention_forward`][mlm_book.nn.layers.attention_forward].
 
     Returns
     -------

@@ -83,7 +83,7 @@ class PairEncoderConfig:
     TypeError
         If ``encoder`` is not an [`EncoderConfig`][mlm_book.nn.encoder.EncoderConfig].
     ValueError
-        If ``encoder.pad`` is False or ``n_segments`` is not a positive integer.
+        If ``encoder.pad`` is False, ``encoder.causal`` is True or ``n_segments`` is not a positive integer.
 
     Examples
     --------
@@ -99,6 +99,8 @@ class PairEncoderConfig:
         check_instance(self.encoder, "encoder", enc.EncoderConfig)
         if not self.encoder.pad:
             raise ValueError("encoder must have pad=True: pairs are padded to the encoder's length")
+        if self.encoder.causal:
+            raise ValueError("encoder must not be causal: a pair encoder reads both segments whole")
         check_positive_int(self.n_segments, "n_segments")
 
     @property

@@ -7,6 +7,10 @@ selected positions. No batch is ever reused, so the loss curve estimates the pop
 risk of the current parameters. A batch in which the channel selected nothing (possible in
 principle with independent selection) is redrawn.
 
+The same loop trains a left-to-right model when it is given [`NextToken`][mlm_book.nn.train.NextToken] in
+place of a channel: the clean sequence is shown and every position but the last is trained
+to predict the token after it (chapter 9; with an encoder whose config has ``causal=True``).
+
 The learning rate rises linearly over ``warmup`` steps to ``lr`` and then follows a cosine
 down to ``lr * final_lr_fraction`` at the last step.
 
@@ -45,8 +49,51 @@ from mlm_book.validation import (
     check_sequence,
 )
 
-__all__ = ["TrainConfig", "TrainResult", "decayed_names", "learning_rate", "train", "cached_training",
+__all__ = ["TrainConfig", "TrainResult", "NextToken", "decayed_names", "learning_rate", "train", "cached_training",
            "is_cached_training", "channel_description"]
+
+
+@dataclass(frozen=True)
+class NextToken:
+    r"""Next-token prediction, the objective of a left-to-right language model, in place of a channel.
+
+    The clean sequence is shown unchanged and position $i$ is trained to predict $x_{i+1}$:
+    the mean cross-entropy over positions $0 \ldots n-2$ (and, with [PAD], only where both
+    the position and the next are real tokens). Without the causal mask the next token is
+    in plain view one position to the right, which is why such a model must be causal.
+
+    Parameters
+    ----------
+    vocab_size : int
+        $V$, the encoder's (checked like a channel's).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``vocab_size`` is not a positive integer.
+
+    Examples
+    --------
+    >>> NextToken(vocab_size=25).batch(np.array([[3, 1, 4, 1]]))[1:]
+    (array([[1, 4, 1, 0]]), array([[ True,  True,  True, False]]))
+    """
+
+    vocab_size: int
+
+    def __post_init__(self):
+        check_positive_int(self.vocab_size, "vocab_size")
+
+    def batch(self, clean: np.ndarray, pad_id: int | None = None):
+        """``(shown, targets, selected)`` for clean ``(B, n)`` ids: the input, the next tokens, the trained positions."""
+        targets = np.zeros_like(clean)
+        targets[:, :-1] = clean[:, 1:]
+        selected = np.zeros(clean.shape, dtype=bool)
+        selected[:, :-1] = True
+        if pad_id is not None:
+            real = clean != pad_id
+            selected[:, :-1] &= real[:, :-1] & real[:, 1:]
+            targets[~selected] = 0
+        return clean, targets, selected
 
 
 @dataclass(frozen=True)
@@ -238,9 +285,10 @@ def _pack(params: Mapping[str, np.ndarray], config: enc.EncoderConfig, dtype) ->
     return out
 
 
-def _check_channel(channel, config: enc.EncoderConfig) -> Channel:
-    if not isinstance(channel, Channel):
-        raise TypeError(f"channel must be a mlm_book.channel.Channel, got {type(channel).__name__}")
+def _check_channel(channel, config: enc.EncoderConfig) -> Channel | NextToken:
+    if not isinstance(channel, (Channel, NextToken)):
+        raise TypeError(f"channel must be a mlm_book.channel.Channel or a NextToken objective, "
+                        f"got {type(channel).__name__}")
     if channel.vocab_size != config.vocab_size:
         raise ValueError(f"channel.vocab_size ({channel.vocab_size}) must equal the encoder's vocab_size "
                          f"({config.vocab_size})")
@@ -295,8 +343,20 @@ def _corrupt_batch(channel: Channel, clean: np.ndarray, config: enc.EncoderConfi
             return shown, selected
 
 
-def train(encoder_config: enc.EncoderConfig, train_config: TrainConfig, source: Callable, channel: Channel,
-          rng: np.random.Generator, *, progress: bool | None = None) -> TrainResult:
+def _training_batch(channel, clean: np.ndarray, config: enc.EncoderConfig, rng: np.random.Generator):
+    """``(shown, targets, selected)`` of one step: corrupted by a channel, or shifted for next-token prediction."""
+    if isinstance(channel, NextToken):
+        shown, targets, selected = channel.batch(clean, config.pad_id)
+        if not selected.any():
+            raise ValueError("source(...) tokens must hold two consecutive real tokens in some sequence "
+                             "(next-token prediction has no target otherwise)")
+        return shown, targets, selected
+    shown, selected = _corrupt_batch(channel, clean, config, rng)
+    return shown, clean, selected
+
+
+def train(encoder_config: enc.EncoderConfig, train_config: TrainConfig, source: Callable,
+          channel: Channel | NextToken, rng: np.random.Generator, *, progress: bool | None = None) -> TrainResult:
     """Train an encoder from scratch on freshly corrupted batches.
 
     Parameters
@@ -307,8 +367,9 @@ def train(encoder_config: enc.EncoderConfig, train_config: TrainConfig, source: 
         ``source(batch_size, rng) -> (B, n)`` clean token ids in ``[0, V)``, ``n`` at most
         ``encoder_config.length``; with ``encoder_config.pad``, also the [PAD] id for slots
         past a document's edge (never selected, masked as keys).
-    channel : Channel
-        The corruption channel (its ``vocab_size`` must be the encoder's).
+    channel : Channel or NextToken
+        The corruption channel, or next-token prediction (its ``vocab_size`` must be the
+        encoder's).
     rng : numpy.random.Generator
         Initialises the parameters, then drives the source and the channel.
     progress : bool, optional
@@ -358,8 +419,8 @@ def train(encoder_config: enc.EncoderConfig, train_config: TrainConfig, source: 
     with runtime.blas_threads(train_config.blas_threads):
         for step in range(train_config.steps):
             clean = _check_clean(source(train_config.batch_size, rng), encoder_config)
-            shown, selected = _corrupt_batch(channel, clean, encoder_config, rng)
-            value, grads = enc._loss_and_grads(params, encoder_config, shown, clean, selected)
+            shown, targets, selected = _training_batch(channel, clean, encoder_config, rng)
+            value, grads = enc._loss_and_grads(params, encoder_config, shown, targets, selected)
             if not math.isfinite(value):
                 raise FloatingPointError(f"training loss became {value} at step {step}; lower the learning rate")
             losses[step] = value
@@ -371,19 +432,23 @@ def train(encoder_config: enc.EncoderConfig, train_config: TrainConfig, source: 
     return TrainResult(encoder_config, train_config, params, losses, time.perf_counter() - start)
 
 
-def channel_description(channel: Channel) -> dict:
-    """The channel's settings as a JSON-serialisable dict (part of a cache key).
+def channel_description(channel: Channel | NextToken) -> dict:
+    """The channel's settings (or the next-token objective) as a JSON-serialisable dict (part of a cache key).
 
     Raises
     ------
     TypeError
-        If ``channel`` is not a [`Channel`][mlm_book.channel.Channel].
+        If ``channel`` is not a [`Channel`][mlm_book.channel.Channel] or a [`NextToken`][mlm_book.nn.train.NextToken].
 
     Examples
     --------
     >>> channel_description(Channel(vocab_size=25))["rho"]
     0.15
+    >>> channel_description(NextToken(vocab_size=25))
+    {'objective': 'next-token', 'vocab_size': 25}
     """
+    if isinstance(channel, NextToken):
+        return {"objective": "next-token", "vocab_size": channel.vocab_size}
     check_instance(channel, "channel", Channel)
     return {"vocab_size": channel.vocab_size, "rho": channel.rho, "mask": channel.mask, "random": channel.random,
             "selection": channel.selection,
@@ -423,8 +488,9 @@ def _training_request(name, encoder_config, train_config, channel, source_key, p
     return channel, key, code, Path(directory)
 
 
-def is_cached_training(name: str, encoder_config: enc.EncoderConfig, train_config: TrainConfig, channel: Channel,
-                       source_key: Mapping, *, producers: Iterable = (), directory: Path | str | None = None) -> bool:
+def is_cached_training(name: str, encoder_config: enc.EncoderConfig, train_config: TrainConfig,
+                       channel: Channel | NextToken, source_key: Mapping, *, producers: Iterable = (),
+                       directory: Path | str | None = None) -> bool:
     """Whether [`cached_training`][mlm_book.nn.train.cached_training] with these arguments would only load.
 
     The entry is checked as a load checks it (a damaged entry counts as absent), so a caller
@@ -465,7 +531,7 @@ def is_cached_training(name: str, encoder_config: enc.EncoderConfig, train_confi
 
 
 def cached_training(name: str, encoder_config: enc.EncoderConfig, train_config: TrainConfig, source: Callable,
-                    channel: Channel, source_key: Mapping, *, producers: Iterable = (),
+                    channel: Channel | NextToken, source_key: Mapping, *, producers: Iterable = (),
                     directory: Path | str | None = None, progress: bool | None = None) -> TrainResult:
     """[`train`][mlm_book.nn.train.train] through [`mlm_book.cache.cached`][mlm_book.cache.cached], with ``np.random.default_rng(train_config.seed)``.
 
