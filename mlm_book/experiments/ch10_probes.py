@@ -71,6 +71,11 @@ amnesic probing of [Elazar et al. (2021)](../references.html#elazar-2021)). On e
   Alongside: chapter 5's layer-2 probe on the test split's occurrences of $w$ with the ablation made
   at layer 1 (does block 2 restore the sense?).
 
+Two diagnostics were added after the rule's numbers were in, to say why it fails; neither enters a
+rule: a layer-1 probe *retrained* on the ablated vectors (is the sense gone, or only that direction?),
+and the same measurement with $w$'s *whole* layer-1 vector set to the training occurrences' mean (how
+much do the predictions next to $w$ depend on $w$'s layer-1 vector at all?).
+
 **The rules, fixed before any number was computed** (module constants, the claims below).
 
 * Control tasks ([`PRESTATED`][mlm_book.experiments.ch10_probes.PRESTATED]): the probe is selective
@@ -87,7 +92,37 @@ amnesic probing of [Elazar et al. (2021)](../references.html#elazar-2021)). On e
   unablated prediction) *and* raises the cross-entropy against the exact posterior by more than
   [`CAUSAL_SE`][mlm_book.experiments.ch10_probes.CAUSAL_SE] standard errors.
 
-**What it finds.** Filled in from the computed numbers, below the rules.
+**What it finds** ([`results`][mlm_book.experiments.ch10_probes.results], the three tables and the two
+figures; each statement is checked by ``tests/test_ch10_probes.py``).
+
+* *Control tasks.* A random label per word type is learned almost perfectly at every layer: the types
+  are linearly separable in the residual stream (exactly so at layer 0), so a linear probe of a
+  property that is mostly a function of the type scores high whatever it means. The regime probe is
+  therefore *less* accurate than its control at every layer, and its selectivity is negative: at layer
+  0 by about the share of $w$ times what the static cap leaves, at layers 1 and 2 by about a
+  hundredth or less. The first rule (selectivity above zero) fails at every seed. The second holds at every
+  seed: from layer 0 to layers 1 and 2 the selectivity rises by about the amount the contextual
+  reading of $w$ adds, and that rise, not the accuracy, is what the probe says about context. The
+  regime probe's accuracy on $w$'s occurrences alone is chapter 5's sense probe again, below the exact
+  Bayes accuracy.
+* *Stride.* The leak does not vanish at any stride: at stride 1 the layer-0 probe still types almost
+  every mention, far above the majority share, at every seed. Every product mention lies within three
+  tokens of its filing's end and is read at slots 28–30 at every stride; the company mentions never
+  reach those slots below stride 32, where the flush last window mixes them. The stride only changes
+  where the other tokens sit; the leak lives at the filings' edges, and only the centred reading,
+  which pads instead of shifting the window, removes it. The expectation's rule fails at every seed,
+  as the corpus layout predicted.
+* *Causal test.* Removing the sense direction moves the predictions next to $w$ by about
+  $10^{-6}$ nats, no more than moving the same positions by the same amounts in random directions,
+  and changes their cross-entropy against the exact posterior by amounts of the same size, of either
+  sign: the rule fails at every seed. The diagnostics say why: a probe retrained on the ablated layer-1
+  vectors reads the sense as well as before (one direction does not hold it), and even replacing $w$'s
+  whole layer-1 vector moves the neighbours' predictions by less than a hundredth of their divergence
+  from the exact posterior. When block 2 predicts a neighbour of $w$ it barely reads $w$'s layer-1
+  vector: the prediction rests on what block 1 gathered at the neighbour, from $w$'s *input* vector and
+  the rest of the context. The sense is encoded at $w$ (chapter 5's probe reads it, and removing the
+  direction does change $w$'s own layer-2 vector: chapter 5's layer-2 probe loses accuracy there) but,
+  for predicting its neighbours, it is not used there.
 """
 
 from __future__ import annotations
@@ -112,6 +147,7 @@ from mlm_book.validation import (
 
 __all__ = [
     "CONTROL_DRAWS", "CONTROL_LABELLED", "CONTROL_SEED", "STRIDES", "ABLATION_DRAWS", "ABLATION_SEED",
+    "ABLATION_LAYER", "RESUME_CHECK",
     "SELECTIVITY_RISE", "LEAK_MARGIN", "CAUSAL_SE",
     "control_labels", "regime_posteriors", "ControlTasks", "control_tasks",
     "window_positions", "StrideLeak", "stride_leak",
@@ -142,6 +178,9 @@ ABLATION_DRAWS = 8
 
 ABLATION_SEED = 5120
 """Draw $r$ of encoder seed $s$ comes from ``numpy.random.default_rng([ABLATION_SEED, s, r])``."""
+
+RESUME_CHECK = 512
+"""Measured copies on which the resumed pass is compared with the encoder's own forward pass."""
 
 ABLATION_LAYER = 1
 """The layer whose stream is modified (after block 1): the sense probe reaches its ceiling there (chapter 5)."""
@@ -908,10 +947,13 @@ def sense_direction(model: probe.ProbeModel) -> tuple[np.ndarray, float]:
 
     Examples
     --------
-    >>> x = np.array([[0.0, 1.0], [1.0, 3.0], [2.0, 1.0], [3.0, 3.0]]); y = np.array([0, 0, 1, 1])
+    The class depends on the first feature only, so the normal is the first axis and the training mean
+    sits at 1 on it:
+
+    >>> x = np.array([[0.0, 5.0], [0.0, 1.0], [2.0, 5.0], [2.0, 1.0]]); y = np.array([0, 0, 1, 1])
     >>> u, c = sense_direction(probe.fit_probe(x, y))
     >>> np.round(u, 6).tolist(), round(c, 6)
-    [[1.0, 0.0], 1.5]
+    ([1.0, 0.0], 1.0)
     """
     check_instance(model, "model", probe.ProbeModel)
     if model.classes.size != 2:
@@ -935,8 +977,8 @@ def ablate(stream, rows, direction, centre: float, along=None) -> np.ndarray:
     Parameters
     ----------
     stream : numpy.ndarray, shape (N, d)
-    rows : array_like of int or bool
-        Row indices, or a boolean mask of length ``N``.
+    rows : array_like of int or bool, or slice
+        Row indices, a boolean mask of length ``N``, or a slice (``slice(None)``: every row).
     direction : array_like, shape (d,)
         A unit vector $\hat u$.
     centre : float
@@ -976,6 +1018,8 @@ def ablate(stream, rows, direction, centre: float, along=None) -> np.ndarray:
         vectors.append(v)
     u, s = vectors
     centre = check_real(centre, "centre")
+    if isinstance(rows, slice):
+        rows = np.arange(x.shape[0])[rows]
     index = np.asarray(rows)
     if index.dtype == bool:
         if index.shape != (x.shape[0],):
@@ -1041,7 +1085,8 @@ class CausalTest:
     n_positions, n_sequences : int
         Measured positions (each a sequence with one ``[MASK]``) and the test sequences they come from.
     resume_gap : numpy.ndarray, shape (S,)
-        Largest |resumed logit − encoder logit| with nothing removed (float64).
+        Largest |resumed logit − encoder logit| with nothing removed (float64), on the first
+        [`RESUME_CHECK`][mlm_book.experiments.ch10_probes.RESUME_CHECK] measured copies.
     kl_sense : numpy.ndarray, shape (S,)
         Mean $\operatorname{KL}(q \,\|\, q_{\text{ablated}})$ at the measured positions (nats).
     kl_random : numpy.ndarray, shape (S, D)
@@ -1060,6 +1105,13 @@ class CausalTest:
     probe2, probe2_ablated, probe2_random : numpy.ndarray, shape (S,)
         Chapter 5's layer-2 sense probe on the test occurrences of $w$: clean, with the sense direction
         removed at layer 1, and with the random displacements (mean over the draws).
+    probe1_retrained : numpy.ndarray, shape (S,)
+        A layer-1 sense probe fitted and scored on the ablated vectors (diagnostic): near ``probe1`` means
+        the sense is still linearly readable with the direction removed.
+    kl_whole, ce_whole : numpy.ndarray, shape (S,)
+        Mean KL from the unablated predictions, and change of cross-entropy, with *every* coordinate of
+        $w$'s layer-1 vector set to the training occurrences' mean (diagnostic: how much the predictions
+        next to $w$ depend on $w$'s layer-1 vector at all).
 
     Raises
     ------
@@ -1074,7 +1126,8 @@ class CausalTest:
     ...                ce_sense=np.array([0.03, 0.02]), ce_sense_se=np.array([0.005, 0.004]),
     ...                ce_random=np.zeros((2, 3)), kl_exact=np.full(2, 0.03), displacement=np.ones(2),
     ...                probe1=np.full(2, 0.96), probe2=np.full(2, 0.96), probe2_ablated=np.full(2, 0.6),
-    ...                probe2_random=np.full(2, 0.95))
+    ...                probe2_random=np.full(2, 0.95), probe1_retrained=np.full(2, 0.95), kl_whole=np.full(2, 0.1),
+    ...                ce_whole=np.full(2, 0.05))
     >>> t.holds.tolist()
     [True, True]
     """
@@ -1094,9 +1147,12 @@ class CausalTest:
     probe2: np.ndarray
     probe2_ablated: np.ndarray
     probe2_random: np.ndarray
+    probe1_retrained: np.ndarray
+    kl_whole: np.ndarray
+    ce_whole: np.ndarray
 
     _PER_SEED = ("resume_gap", "kl_sense", "ce_sense", "ce_sense_se", "kl_exact", "displacement", "probe1",
-                 "probe2", "probe2_ablated", "probe2_random")
+                 "probe2", "probe2_ablated", "probe2_random", "probe1_retrained", "kl_whole", "ce_whole")
 
     def __post_init__(self):
         if not isinstance(self.seeds, tuple) or not self.seeds or not all(isinstance(s, int) for s in self.seeds):
@@ -1114,10 +1170,10 @@ class CausalTest:
                 raise ValueError(f"{name} must have shape ({S}, draws), got {value.shape}")
         if np.shape(self.kl_random) != np.shape(self.ce_random):
             raise ValueError("kl_random and ce_random must have the same shape (seeds, draws)")
-        for name in ("resume_gap", "kl_sense", "kl_random", "ce_sense_se", "kl_exact", "displacement"):
+        for name in ("resume_gap", "kl_sense", "kl_random", "ce_sense_se", "kl_exact", "displacement", "kl_whole"):
             if np.min(getattr(self, name)) < 0:
                 raise ValueError(f"{name} must be non-negative")
-        for name in ("probe1", "probe2", "probe2_ablated", "probe2_random"):
+        for name in ("probe1", "probe2", "probe2_ablated", "probe2_random", "probe1_retrained"):
             _shares(getattr(self, name), name, 1)
         _freeze(self, (*self._PER_SEED, "kl_random", "ce_random"))
 
@@ -1178,6 +1234,9 @@ def _causal_seed(seed: int) -> dict:
 
     clean1 = test_streams[1]
     probe2_ablated = layer2_accuracy(ablate(clean1, test_mask, u, centre))
+    # diagnostic: a layer-1 probe retrained on the ablated vectors (is the sense gone, or only that direction?)
+    retrained = probe.fit_and_score(ablate(train_streams[1][train_mask], slice(None), u, centre), train_senses,
+                                    ablate(clean1[test_mask], slice(None), u, centre), test_senses).accuracy
     probe2_random = float(np.mean([layer2_accuracy(ablate(clean1, test_mask, u, centre, along=s)) for s in randoms]))
 
     # the measured positions: a [MASK] at each neighbour of w in its own copy of its clean test sequence
@@ -1188,8 +1247,11 @@ def _causal_seed(seed: int) -> dict:
     exact = exact_posterior(hmm, setup.channel(), shown)[np.arange(sequence.size), position]
     stream = stream_at(params, config, shown, ABLATION_LAYER)
     base_logits = resume(params, config, shown, stream, start=ABLATION_LAYER, rows=rows)
-    full = enc.logits(params, config, shown).reshape(-1, config.vocab_size)[rows]
-    resume_gap = float(np.abs(base_logits - full).max())
+    # the resumed pass against the encoder's own forward pass, on the first RESUME_CHECK copies (the
+    # identity is per copy; the encoder's full pass over all of them would cost more than the test itself)
+    check = min(RESUME_CHECK, sequence.size)
+    full = enc.logits(params, config, shown[:check])[np.arange(check), position[:check]]
+    resume_gap = float(np.abs(base_logits[:check] - full).max())
 
     def proba(z):
         z = z - z.max(axis=1, keepdims=True)
@@ -1200,21 +1262,25 @@ def _causal_seed(seed: int) -> dict:
     ce0 = cross_entropy(exact, q0)
     at_w = (shown == w).ravel()
 
-    def effect(along):
-        q = proba(resume(params, config, shown, ablate(stream, at_w, u, centre, along=along), start=ABLATION_LAYER,
-                         rows=rows))
+    def effect(modified):
+        q = proba(resume(params, config, shown, modified, start=ABLATION_LAYER, rows=rows))
         change = cross_entropy(exact, q) - ce0
         return float(kl_divergence(q0, q).mean()), float(change.mean()), _cluster_se(change, sequence)
 
-    kl_sense, ce_sense, ce_se = effect(None)
-    random_effects = [effect(s) for s in randoms]
+    kl_sense, ce_sense, ce_se = effect(ablate(stream, at_w, u, centre))
+    random_effects = [effect(ablate(stream, at_w, u, centre, along=s)) for s in randoms]
+    # diagnostic: every coordinate of w's layer-1 vector set to the training occurrences' mean
+    whole = stream.copy()
+    whole[at_w] = layer1.standardizer.mean
+    kl_whole, ce_whole, _ = effect(whole)
     return {"resume_gap": resume_gap, "kl_sense": kl_sense, "ce_sense": ce_sense, "ce_sense_se": ce_se,
             "kl_random": [e[0] for e in random_effects], "ce_random": [e[1] for e in random_effects],
             "kl_exact": float(kl_divergence(exact, q0).mean()),
             "displacement": float(np.abs(stream[at_w] @ u - centre).mean()),
             "probe1": float(np.mean(layer1.predict(test_streams[1][test_mask]) == test_senses)),
             "probe2": float(np.mean(layer2.predict(test_streams[2][test_mask]) == test_senses)),
-            "probe2_ablated": probe2_ablated, "probe2_random": probe2_random,
+            "probe2_ablated": probe2_ablated, "probe2_random": probe2_random, "probe1_retrained": retrained,
+            "kl_whole": kl_whole, "ce_whole": ce_whole,
             "n_positions": int(sequence.size), "n_sequences": int(np.unique(sequence).size)}
 
 
@@ -1261,7 +1327,8 @@ def _causal_test(seeds: tuple) -> CausalTest:
         counts = {name: rows[0][name] for name in ("n_positions", "n_sequences")}
         return {name: np.array([row[name] for row in rows]) for name in names}, counts
 
-    constants = {"draws": ABLATION_DRAWS, "ablation_seed": ABLATION_SEED, "layer": ABLATION_LAYER}
+    constants = {"draws": ABLATION_DRAWS, "ablation_seed": ABLATION_SEED, "layer": ABLATION_LAYER,
+                 "resume_check": RESUME_CHECK}
     key, code = _hmm_key_and_code(seeds, constants, [
         _causal_seed, _cluster_se, stream_at, resume, sense_direction, ablate, neighbour_positions,
         _split_streams, _float64, channel, scoring])
@@ -1365,7 +1432,11 @@ def stride_table(leak: StrideLeak | None = None) -> Markdown:
 
 
 def causal_table(test: CausalTest | None = None) -> Markdown:
-    r"""Per seed: the sense ablation's and the random displacements' effects on the predictions next to $w$.
+    r"""Per seed: the sense ablation's and the random displacements' effects on the predictions next to $w$,
+    the two diagnostics, and whether the rule holds.
+
+    KL and changes of cross-entropy in nats, at the measured positions; the probes' accuracies on the test
+    occurrences of $w$.
 
     Raises
     ------
@@ -1375,18 +1446,19 @@ def causal_table(test: CausalTest | None = None) -> Markdown:
     Examples
     --------
     >>> print(causal_table().splitlines()[0])
-    | seed | KL from unablated, sense | KL, random (largest of 8) | ΔCE vs exact, sense (± SE) | ΔCE, random (mean) | layer-2 probe: clean / sense removed / random | rule holds |
+    | seed | KL, sense removed | KL, random (largest of 8) | KL, whole vector replaced | ΔCE vs exact, sense removed (± SE) | ΔCE, random (mean) | layer-1 probe: as fitted / retrained after removal | layer-2 probe: clean / after removal | rule holds |
     """
     t = causal_test() if test is None else check_instance(test, "test", CausalTest)
     rows = []
     for i, seed in enumerate(t.seeds):
-        rows.append((f"{seed}{' (book)' if i == 0 else ''}", f"{t.kl_sense[i]:.4f}", f"{t.kl_random[i].max():.4f}",
-                     f"{t.ce_sense[i]:+.4f} ± {t.ce_sense_se[i]:.4f}", f"{t.ce_random[i].mean():+.4f}",
-                     f"{t.probe2[i]:.3f} / {t.probe2_ablated[i]:.3f} / {t.probe2_random[i]:.3f}",
-                     "yes" if t.holds[i] else "no"))
-    return table(["seed", "KL from unablated, sense", f"KL, random (largest of {t.kl_random.shape[1]})",
-                  "ΔCE vs exact, sense (± SE)", "ΔCE, random (mean)",
-                  "layer-2 probe: clean / sense removed / random", "rule holds"], rows)
+        rows.append((f"{seed}{' (book)' if i == 0 else ''}", f"{t.kl_sense[i]:.1e}", f"{t.kl_random[i].max():.1e}",
+                     f"{t.kl_whole[i]:.1e}", f"{t.ce_sense[i]:+.1e} ± {t.ce_sense_se[i]:.1e}",
+                     f"{t.ce_random[i].mean():+.1e}", f"{t.probe1[i]:.3f} / {t.probe1_retrained[i]:.3f}",
+                     f"{t.probe2[i]:.3f} / {t.probe2_ablated[i]:.3f}", "yes" if t.holds[i] else "no"))
+    return table(["seed", "KL, sense removed", f"KL, random (largest of {t.kl_random.shape[1]})",
+                  "KL, whole vector replaced", "ΔCE vs exact, sense removed (± SE)", "ΔCE, random (mean)",
+                  "layer-1 probe: as fitted / retrained after removal", "layer-2 probe: clean / after removal",
+                  "rule holds"], rows)
 
 
 def figure_controls(controls: ControlTasks | None = None, leak: StrideLeak | None = None):
@@ -1426,13 +1498,15 @@ def figure_controls(controls: ControlTasks | None = None, leak: StrideLeak | Non
     left.set_xticks(x, [f"layer {layer}" for layer in x])
     left.set_ylabel("test accuracy, every token")
     left.set_title("A. Control task (HMM encoder)")
-    left.legend(loc="lower right")
+    left.legend(loc="center right")
     strides = np.array(s.strides)
     mean, sd = s.nearest.mean(axis=0), s.nearest.std(axis=0, ddof=1)
     right.fill_between(strides, mean - sd, mean + sd, color=PALETTE["vermillion"], alpha=0.25, lw=0)
     right.plot(strides, s.nearest[0], color=PALETTE["vermillion"], marker="o", label="nearest-centre reading")
+    # the centred reading is one vector for every mention, so it scores the training majority: the two
+    # lines may coincide, and the majority's is drawn wide and faint underneath
+    right.axhline(s.majority, color=PALETTE["grey"], lw=5, alpha=0.35, label="majority share")
     right.axhline(s.centred[0], color=PALETTE["blue"], ls="--", lw=1.2, label="centred reading")
-    right.axhline(s.majority, color=PALETTE["grey"], ls=":", lw=1.2, label="majority share")
     right.set_xscale("log", base=2)
     right.set_xticks(list(strides), [str(v) for v in strides])
     right.minorticks_off()
@@ -1446,8 +1520,9 @@ def figure_controls(controls: ControlTasks | None = None, leak: StrideLeak | Non
 
 def figure_causal(test: CausalTest | None = None):
     r"""Two panels, one column per seed: (A) mean KL of the predictions next to $w$ from the unablated ones,
-    (B) the change of cross-entropy against the exact posterior; the sense ablation as a large dot (with
-    ± 2 standard errors in B), each random displacement as a small one.
+    (B) the change of cross-entropy against the exact posterior; the sense ablation as a diamond (with
+    ± 2 standard errors in B), each random displacement as a small dot, the whole-vector replacement as an
+    open square.
 
     Returns
     -------
@@ -1467,26 +1542,30 @@ def figure_causal(test: CausalTest | None = None):
     from mlm_book.figures import PALETTE, WIDE, subplots
 
     t = causal_test() if test is None else check_instance(test, "test", CausalTest)
-    fig, (left, right) = subplots(1, 2, width=WIDE, height=3.4)
+    fig, (left, right) = subplots(1, 2, width=WIDE, height=3.8)
     x = np.arange(len(t.seeds))
     draws = t.kl_random.shape[1]
     jitter = np.linspace(-0.15, 0.15, draws)
-    for ax, sense, random in ((left, t.kl_sense, t.kl_random), (right, t.ce_sense, t.ce_random)):
+    for ax, sense, random, whole in ((left, t.kl_sense, t.kl_random, t.kl_whole),
+                                     (right, t.ce_sense, t.ce_random, t.ce_whole)):
         for i in x:
             ax.plot(i + jitter, random[i], ls="none", marker="o", ms=3.5, color=PALETTE["grey"],
-                    label="random direction, same displacement" if i == 0 else None)
+                    label="random direction, equal shift" if i == 0 else None)
         ax.plot(x, sense, ls="none", marker="D", ms=7, color=PALETTE["vermillion"],
                 label="sense direction removed")
+        ax.plot(x + 0.3, whole, ls="none", marker="s", ms=6, mfc="none", color=PALETTE["blue"],
+                label="whole vector of w replaced")
         ax.set_xticks(x, [f"{seed}\n(book)" if i == 0 else str(seed) for i, seed in enumerate(t.seeds)])
         ax.set_xlabel("training seed")
     right.errorbar(x, t.ce_sense, yerr=CAUSAL_SE * t.ce_sense_se, ls="none", color=PALETTE["vermillion"], capsize=3)
     right.axhline(0.0, color=PALETTE["black"], lw=0.8)
+    right.ticklabel_format(axis="y", style="sci", scilimits=(0, 0))
     left.set_yscale("log")
     left.set_ylabel(r"mean KL($q\,\|\,q_{\mathrm{ablated}}$) (nats)")
     left.set_title("A. How far the predictions move")
     right.set_ylabel("change of cross-entropy vs exact (nats)")
     right.set_title("B. How much worse they get")
-    left.legend(loc="upper right")
+    fig.legend(*left.get_legend_handles_labels(), loc="outside lower center", ncols=3)
     return fig
 
 
@@ -1530,7 +1609,7 @@ PRESTATED = (
           fmt="+.3f", expected="not reproduced"),
     Claim("Q5", "The same selectivity at layers 0, 1 and 2 (5 training seeds)", seed="—",
           rule=f"selectivity at layers 1 and 2 each ≥ layer 0's + {SELECTIVITY_RISE}", compute=_selectivity_rise,
-          accept=lambda v: True, fmt="+.3f", expected="not reproduced"),
+          accept=lambda v: True, fmt="+.3f", expected="reproduced"),
     Claim("Q5", "Position leak at window stride 1: chapter 6's layer-0 five-fold probe of kestrel's type at the "
           "nearest-centre slot, windows every token (5 training seeds), and the majority share", seed="—",
           rule=f"≤ majority share + {LEAK_MARGIN} (the leak vanishes)", compute=_leak_vanishes,
