@@ -24,6 +24,8 @@
 # %%
 import numpy as np
 
+from mlm_book.experiments import ch05_probing
+from mlm_book.experiments import ch09_causal as readers
 from mlm_book.experiments import ch09_directions as ch9
 from mlm_book.experiments import ch09_languages as langs
 from mlm_book.experiments import ch09_span_masking as spans
@@ -33,6 +35,7 @@ from mlm_book.report import Markdown, answer
 
 r = ch9.results()
 e, senses = r.entropies, r.senses
+trained = readers.results()
 span_result = spans.results()
 
 # %% [markdown]
@@ -124,6 +127,81 @@ ch9.exact_table()
 # **masked** objective keeps the right context and hides the word itself, and the best
 # possible loss is the `[MASK]` column. The table shows how much lower that target lies
 # through the middle of a sentence, and the sense of $w$ shows what it buys.
+#
+# The argument can be run. The book's HMM encoder (chapter 2) is trained again on the same
+# sentences with next-token prediction as its loss: every position but the last predicts
+# the word after it. It is trained twice, once reading the whole input (the **unmasked
+# reader**) and once under the causal mask (the **causal reader**), each at the book's five
+# seeds. The recipe is chapter 2's with the loss replaced; the one change is the length of
+# the run, fixed before any training:
+
+# %% tags=["hide-input"]
+base = readers.hmm_encoder.SETUP.training
+cfg = readers.training_config()
+Markdown(
+    f"{cfg.steps} Adam steps instead of {base.steps}, with the warm-up keeping its share ({cfg.warmup} steps) and "
+    f"the weight decay its total (λ = {cfg.weight_decay:g}). A next-token step trains {readers.hmm_encoder.SETUP.length - 1} "
+    f"positions of each sentence where the masked LM trains {readers.hmm_encoder.SETUP.rho * readers.hmm_encoder.SETUP.length:.1f} "
+    f"on average, so the shorter run still carries about "
+    f"{cfg.steps * (readers.hmm_encoder.SETUP.length - 1) / (base.steps * readers.hmm_encoder.SETUP.rho * readers.hmm_encoder.SETUP.length):.1f} "
+    f"times the targets. Both readers are scored on {readers.EVAL_SENTENCES:,} held-out sentences, against the "
+    f"exact left-to-right surprisal $-\\log P(x_{{i+1}} \\mid x_{{\\le i}})$ of the same words, which no causal "
+    f"reader can beat on average."
+)
+
+# %%
+show(readers.figure_readers(trained),
+     alt="Two panels. Top: training loss curves on a log scale; the causal reader's curves flatten just above a "
+         "dashed line at the exact left-to-right surprisal, while the unmasked reader's curves fall far below it "
+         "towards zero. Bottom: held-out loss by predicted position; the causal reader follows the exact "
+         "surprisal at every position, and the unmasked reader stays near zero at every position.",
+     caption="Next-token prediction with and without the causal mask, five seeds each. Top: training loss "
+             "(20-step means; the book's seed drawn thicker). Bottom: held-out loss by predicted position $i$ "
+             "(mean over seeds, band: their range) against the exact $-\\log P(x_i \\mid x_{<i})$ of the same "
+             "words (grey band: ± 2 standard errors).")
+
+# %%
+readers.reader_table(trained)
+
+# %% tags=["hide-input"]
+book_causal, book_unmasked = trained.reader(True), trained.reader(False)
+excess = trained.over_seeds(True, "excess")
+copying = readers.collapse_steps(trained)
+Markdown(
+    f"The unmasked reader's held-out loss is {book_unmasked.loss:.3f} nats per word at the book's seed "
+    f"({readers._spread(trained.over_seeds(False, 'loss'))} over the seeds), "
+    f"{100 * book_unmasked.loss / trained.exact:.1f} % of what the language leaves uncertain to a reader of the "
+    f"words before. The causal reader lands {book_causal.excess:.4f} ± {book_causal.excess_se:.4f} nats above the "
+    f"exact surprisal at the book's seed, and between {excess.min():.4f} and {excess.max():.4f} over the seeds: "
+    f"it has learned the left-to-right conditionals of the language, the unmasked reader has learned to copy. "
+    f"At first the unmasked reader's loss follows the causal reader's; it falls away only once copying takes over "
+    f"(its 20-step mean drops below half the exact surprisal between step {copying.min()} and {copying.max()} "
+    f"over the seeds)."
+)
+
+# %% [markdown]
+# Where does the unmasked reader find the answer? A query at position $i$ that puts its
+# weight on position $i+1$ reads the next word directly; the causal reader's weight there
+# is exactly zero by construction. The map below averages the unmasked reader's attention
+# weights over held-out sentences for the head that looks one step ahead most.
+
+# %%
+show(readers.figure_copy_head(trained),
+     alt="A 24 by 24 grid of mean attention weights, query position against key position. Nearly all the "
+         "weight lies on the diagonal just right of the main one: each position reads the next position.",
+     caption="The unmasked reader's copying head (book seed): mean attention weight of each query position on "
+             "each key position over held-out sentences. The last position has no next word to read.")
+
+# %% tags=["hide-input"]
+block, head = trained.copy_head
+weights = trained.over_seeds(False, "next_weight")
+Markdown(
+    f"In block {block + 1}, head {head + 1} of the book's unmasked reader a query puts on average "
+    f"{book_unmasked.next_weight[block, head]:.3f} of its weight on the position right after it. At every seed "
+    f"some head does this: the largest such weight ranges from {weights.max(axis=(1, 2)).min():.3f} to "
+    f"{weights.max(axis=(1, 2)).max():.3f}. The copying is learned, not built in: nothing in the architecture "
+    f"marks the next position, the position table lets a head find it."
+)
 
 # %% [markdown]
 # ## The sense of *w*, from one side and from both
@@ -140,6 +218,28 @@ Markdown(
     f"word type ({100 * senses.left[0]:.1f} %, the static cap), against {100 * senses.both[0]:.1f} % from both "
     f"sides. A left-to-right model's vector for $w$ can only hold what the left context says, so a sense probe on "
     f"it is capped by the left column."
+)
+
+# %% [markdown]
+# The trained readers of the previous section can be asked the same question: a sense probe
+# (chapter 5's, on its splits) fitted on each layer's vector for $w$.
+
+# %%
+readers.probe_table(trained)
+
+# %% tags=["hide-input"]
+causal_probes = trained.over_seeds(True, "probes")
+unmasked_probes = trained.over_seeds(False, "probes")
+masked_probes = np.array(ch05_probing.seed_probes().probes)
+Markdown(
+    f"The causal reader's probes stay at or below the exact accuracy from the words up to $w$ "
+    f"({trained.left_sense:.3f}): the best layer reaches {causal_probes.max(axis=1).mean():.3f} on average over the "
+    f"seeds. The masked-LM encoder, which reads both sides, reaches {masked_probes[:, 1].mean():.3f} at layer 1 "
+    f"against the ceiling {trained.both_sense:.3f}. The unmasked reader also sees both sides, yet its layer-1 "
+    f"probe reaches {unmasked_probes[:, 1].mean():.3f} on average, about the causal reader's "
+    f"({causal_probes[:, 1].mean():.3f}) and well below the masked-LM encoder's: it was trained to copy the next "
+    f"word, and nothing in that task asks its vectors to say what the sentence means. Reading both sides is "
+    f"necessary for the higher column, not sufficient: the objective has to make the right side worth reading."
 )
 
 # %% [markdown]
@@ -267,4 +367,4 @@ answer(f"$q_k / p_k = p_k^{{\\alpha - 1}} / \\sum_j p_j^\\alpha$; the denominato
 # ## Claims
 
 # %% tags=["hide-input"]
-chapter_summary(verify(claims=ch9.CLAIMS + spans.CLAIMS + langs.CLAIMS))
+chapter_summary(verify(claims=ch9.CLAIMS + readers.CLAIMS + spans.CLAIMS + langs.CLAIMS))

@@ -18,10 +18,12 @@
 # are selected independently, while BERT selects a fixed number of them. Pseudo-likelihood's
 # consistency was checked on one Ising chain. The masked-LM optimum was found incompatible
 # (no joint has its conditionals) at one channel, on neighbouring positions. Each of these
-# caveats can be tested with the machinery of chapters 2 and 3, and this chapter tests them.
-# For each it states the caveat, runs the experiment, and says what was found. Where a rule
-# was fixed before the numbers were computed, the chapter says whether it held, including
-# when it did not.
+# caveats can be tested with the machinery of chapters 2 and 3. Two more concern the trained
+# encoders: a probe that reads a property shows that it can be read, not that the encoder uses
+# it; and a masked-LM head can be read as sparse term weights for retrieval, which SPLADE
+# trains it for: what does it give without that training? This chapter tests all five. For each it states the caveat,
+# runs the experiment, and says what was found. Where a rule was fixed before the numbers
+# were computed, the chapter says whether it held, including when it did not.
 
 # %%
 import numpy as np
@@ -181,6 +183,296 @@ Markdown(
 )
 
 # %% [markdown]
+# ## Do probes find what the encoder uses?
+#
+# *The caveat.* A probe that reads a property off a layer shows that a linear readout of the
+# property exists, not that the encoder uses it. Chapter 6 met the sharpest form of this: a
+# layer-0 probe typed *kestrel* as company or product far above the majority share, only because
+# the two kinds of mention sat at different window positions (the position leak). Three questions
+# follow. How much of a probe's accuracy could it have found by telling word types apart? Does the
+# leak go away when the windows are cut finely enough? And does the HMM encoder use the sense
+# direction that chapter 5's probe finds?
+
+# %%
+from mlm_book.experiments import ch06_finance as finance
+from mlm_book.experiments import ch10_probes as probes
+
+caveats = probes.results()
+controls, leak, causal = caveats.controls, caveats.strides, caveats.causal
+rules = verify(claims=probes.PRESTATED)
+causal_rule = verify(claims=probes.CLAIMS)[0]
+
+
+def band(values, fmt=".3f"):
+    """The book seed's value, then mean ± sd over the training seeds in brackets."""
+    return f"{values[0]:{fmt}} ({values.mean():{fmt}} ± {values.std(ddof=1):{fmt.lstrip('+')}})"
+
+
+# %% tags=["hide-input"]
+Markdown(
+    f"*The experiments.* **Control tasks**, after [Hewitt and Liang (2019)](../references.html#hewitt-2019): a "
+    f"control task gives every word type a random label, so a probe can learn it only by telling the types apart, "
+    f"and a probe's *selectivity* is its accuracy on the real task minus its accuracy on the control. A label per "
+    f"type is a constant on the occurrences of $w$, so the control runs on every token: the task is the hidden "
+    f"regime (a or b) of each position, the sense of $w$ generalised to every token, whose exact Bayes accuracy "
+    f"forward–backward gives; each of {probes.CONTROL_DRAWS} control draws labels a random {probes.CONTROL_LABELLED} "
+    f"of the {probes.control_labels().shape[1]} types 1. Every other token than $w$ "
+    f"is emitted by one regime only, so the task is a property of the type except at $w$ "
+    f"({100 * controls.w_share:.0f} % of the tokens). **The stride**: chapter 6's layer-0 *kestrel* probe is rerun "
+    f"with its windows cut every {', '.join(map(str, leak.strides[:-1]))} or {leak.strides[-1]} tokens (chapter 6 "
+    f"cuts them every {finance.results().config.nearest_stride}). The expectation under test: with windows every token, every token can sit at the "
+    f"centre, so the leak should vanish. **A causal test**, after the amnesic probing of "
+    f"[Elazar et al. (2021)](../references.html#elazar-2021): on the HMM encoder, the direction that the layer-1 "
+    f"sense probe reads is removed from the residual stream at every $w$ (its coordinate set to the training "
+    f"occurrences' mean), the network is run on from layer 1, and the predictions at a `[MASK]` next to $w$ are "
+    f"compared with the unablated ones and with the exact posterior. The control moves the same positions by the "
+    f"same amounts along {probes.ABLATION_DRAWS} random directions. The resumed pass reproduces the encoder's "
+    f"logits to {causal.resume_gap.max():.0e} when nothing is removed."
+)
+
+# %%
+show(probes.figure_controls(),
+     alt=f"Two panels. A: test accuracy of a linear probe over every token of the HMM encoder, by layer: the "
+         f"regime task rises from {controls.task[0, 0]:.3f} at layer 0 to {controls.task[0, 1]:.3f} at layer 1, "
+         f"the random label per word type stays near {controls.control_mean[0].min():.2f} at every layer, above "
+         f"the task; the exact Bayes accuracy is {controls.bayes:.3f}. B: layer-0 accuracy of the kestrel probe "
+         f"against the window stride from {leak.strides[0]} to {leak.strides[-1]}: between "
+         f"{leak.nearest[0].min():.2f} and {leak.nearest[0].max():.2f} at every stride, against "
+         f"{leak.majority:.3f} for the majority share and the centred reading.",
+     caption="Probes against their controls: a random label per word type is read as well as the regime (A), "
+             "and the position leak does not shrink with the stride (B). Book seed; bands: mean ± sd over "
+             f"{len(controls.seeds)} training seeds.")
+
+# %%
+probes.control_table()
+
+# %%
+probes.stride_table()
+
+# %% tags=["hide-input"]
+selective, rise, vanish = rules
+sel = controls.selectivity
+stride_1 = leak.column(min(leak.strides))
+product = leak.product_slots[0]
+Markdown(
+    f"Each learned number below is the book seed's, with its mean ± sd over the {len(controls.seeds)} training "
+    f"seeds in brackets.\n\n"
+    f"**Control tasks.** The random per-type labels are learned almost perfectly at every layer: "
+    f"{band(controls.control_mean[:, 0])} at layer 0 and {band(controls.control_mean[:, 1])} at layer 1. The "
+    f"types are linearly separable in the residual stream, so the regime probe, whose task is mostly the type, "
+    f"is *less* accurate than its control everywhere: its selectivity is {band(sel[:, 0], '+.3f')} at layer 0 "
+    f"and {band(sel[:, 1], '+.3f')} at layer 1. What the probe says about context is the rise from layer 0 to "
+    f"layers 1 and 2, which is the contextual reading of $w$: on $w$'s occurrences alone the same probe goes "
+    f"from {band(controls.task_at_w[:, 0])} to {band(controls.task_at_w[:, 1])}, below the exact Bayes "
+    f"accuracy there ({controls.bayes_at_w:.3f}). Two rules were fixed before the numbers. That the selectivity "
+    f"is above zero at layers 1 and 2: **it does not hold** ({selective.value['seeds holding']} seeds). That it "
+    f"is at least {probes.SELECTIVITY_RISE} above layer 0's at layers 1 and 2: **it holds** "
+    f"({rise.value['seeds holding']} seeds).\n\n"
+    f"**The stride.** The leak does not vanish at any stride. With windows every token the layer-0 probe still "
+    f"types the mentions with accuracy {band(stride_1)}, against a majority share of {leak.majority:.3f}; it is "
+    f"the same at every seed, because any seed's position table tells the slots apart. Only "
+    f"{100 * leak.at_centre[0]:.0f} % of *kestrel*'s mentions can be read at the centre even then: every product "
+    f"mention lies within a few tokens of its filing's end and is read at slots {product[0]}–{product[1]} at "
+    f"every stride, where no company mention is read below stride {leak.strides[-1]}. The stride moves the "
+    f"tokens inside a filing; the leak lives at the filing's edges, which only the centred reading (padding "
+    f"instead of shifting the window) removes. The rule fixed before the sweep, that at stride "
+    f"{min(leak.strides)} the accuracy is at most the majority share plus {probes.LEAK_MARGIN}, **does not hold** "
+    f"({vanish.value['seeds holding']} seeds), as the layout of the corpus had predicted."
+)
+
+# %%
+show(probes.figure_causal(),
+     alt=f"Two panels, one column per training seed of the HMM encoder. A: mean KL divergence of the predictions "
+         f"next to w from the unablated ones, log scale: removing the sense direction gives between "
+         f"{causal.kl_sense.min():.0e} and {causal.kl_sense.max():.0e} nats, inside the spread of the random "
+         f"directions; replacing the whole vector of w gives at most {causal.kl_whole.max():.0e}. B: change of "
+         f"cross-entropy against the exact posterior, between {causal.ce_sense.min():.0e} and "
+         f"{causal.ce_sense.max():.0e} nats for the sense direction, of either sign like the random directions'.",
+     caption="The causal test: what removing the layer-1 sense direction at every w does to the encoder's "
+             "predictions at a [MASK] next to w (A), and to their cross-entropy against the exact posterior (B), "
+             "against equal shifts along random directions and against replacing w's whole layer-1 vector.")
+
+# %%
+probes.causal_table()
+
+# %% tags=["hide-input"]
+Markdown(
+    f"**The causal test.** Removing the sense direction moves the predictions next to $w$ by "
+    f"{band(causal.kl_sense, '.1e')} nats, no more than equal shifts along random directions (the largest of "
+    f"those reaches {causal.kl_random.max():.1e}), and changes their cross-entropy against the exact posterior by "
+    f"amounts of the same size and of either sign, while the encoder's own divergence from the exact posterior "
+    f"there is {band(causal.kl_exact)} nats. The rule fixed before the numbers, that removing the sense direction "
+    f"moves the predictions more than every random direction does *and* raises their cross-entropy by more than "
+    f"{probes.CAUSAL_SE:g} standard errors, **does not hold** ({causal_rule.value['seeds holding']} seeds). Two diagnostics say why. A probe retrained on the "
+    f"ablated layer-1 vectors still reads the sense, with accuracy {band(causal.probe1_retrained)} against "
+    f"{band(causal.probe1)} before: one direction does not hold it, which is why iterative removal "
+    f"([Ravfogel et al. 2020](../references.html#ravfogel-2020)) takes out directions until no probe can read "
+    f"the property. And even replacing $w$'s *whole* layer-1 vector by its mean moves the neighbours' predictions "
+    f"by at most {causal.kl_whole.max():.0e} nats: when block 2 predicts a neighbour of $w$ it barely reads "
+    f"$w$'s layer-1 vector, and the prediction rests on what block 1 gathered at the neighbour, from $w$'s input "
+    f"vector and the rest of the context. The removal does reach $w$ itself: chapter 5's layer-2 probe on $w$ falls from "
+    f"{band(causal.probe2)} to {band(causal.probe2_ablated)}.\n\n"
+    f"**Answer:** a probe finds what can be read, not what is used: a random label per word type is read as "
+    f"well as the regime, the position leak is read at every stride, and the sense that the layer-1 probe reads "
+    f"at $w$ is not what the HMM encoder uses to predict $w$'s neighbours."
+)
+
+# %% [markdown]
+# ## A masked-LM head as a sparse retriever
+#
+# *The question.* SPLADE ([Formal et al. 2021](../references.html#formal-2021)) reads a sparse
+# bag of term weights off a masked-LM head. With $z_{i,v}$ the head's logit for word $v$ at
+# position $i$ of a document, the weight of $v$ is
+# $w_v = \max_i \log\bigl(1 + \operatorname{ReLU}(z_{i,v})\bigr)$ (the maximum is the pooling of
+# SPLADE v2, [Formal et al. 2021b](../references.html#formal-2021b)), and a query is scored
+# against a document by the dot product of their weights, through an inverted index, as a bag of
+# words is. The reference text files SPLADE under late interaction. Late interaction usually
+# means ColBERT ([Khattab and Zaharia 2020](../references.html#khattab-2020)), which keeps one
+# vector per token of the document and matches every query token against them at search time.
+# SPLADE is *learned sparse retrieval*: one number per vocabulary word. SPLADE also trains its
+# encoder for retrieval, with a penalty that keeps the vectors sparse. Without that training,
+# what does a masked-LM head give? Do its weights rank a document's words sensibly, and do they
+# add related words the document lacks (*expansion*), which a bag of words cannot do?
+
+# %%
+from mlm_book.experiments import ch10_sparse as sparse
+from mlm_book.experiments import filing_encoder
+
+study = sparse.results()
+gold = study.gold
+example = gold.documents.tolist().index(sparse.example_document())    # the filing the figure and table show
+company = [finance.results().vocabulary.words[v] for v in gold.own_terms[example]]
+KINDS = ("mean_own_auc", "mean_aspect_auc")
+
+# %% tags=["hide-input"]
+Markdown(
+    f"*The experiment.* Each of chapter 6's {len(study.seeds)} filing encoders reads every token of the "
+    f"{gold.documents.size} held-out filings at the centre of its own {filing_encoder.SETUP.length}-token window, "
+    f"as chapter 6 reads tokens: either as written, which is what SPLADE feeds its encoder, or with `[MASK]` in its "
+    f"place, where the head says only what the context predicts. The head's logits are pooled as above. `[UNK]` "
+    f"and `[SEP]` get no weight, since no query asks for them (`[MASK]` and `[PAD]` have no logit at all).\n\n"
+    f"The corpus's annotations say what a sensible weighting should do. A filing's *own terms*, its filer's alias, "
+    f"industry noun and the noun's plural (\"{company[0]}\", \"{company[1]}\", \"{company[2]}\"), identify it. Its "
+    f"*aspect words* are what its news is about. Its *generic* words are those that occur in at least "
+    f"{100 * sparse.GENERIC_SHARE:.0f} % of the training filings. Every filing names its filer in full in its "
+    f"first line, "
+    f"so the alias and the noun are always there, but the plural appears only in some company descriptions: "
+    f"{int(gold.plural_absent.sum())} of the {gold.documents.size} filings lack it, and that is the test of "
+    f"expansion. Four rules were fixed before any weight was computed. A filing's own terms rank above its generic "
+    f"words, and so do its aspect words (mean AUC above one half). In at least half the filings that lack their "
+    f"plural, it ranks within the top {sparse.TOP_K} of their absent words. With each company's plural as a "
+    f"one-word query, the weights find the company's filings better than counting the word does. Bag-of-words "
+    f"vectors (term frequency, idf and tf-idf, which give every absent word zero) are the baselines."
+)
+
+# %%
+show(sparse.figure_sparse(),
+     alt=f"Two panels. A: the SPLADE weight of every word against its corpus count for one held-out "
+         f"{company[0]} filing at the book's seed; every word has a positive weight between "
+         f"{sparse.seed_weights(study.seeds[0])[example, 2:].min():.1f} and "
+         f"{sparse.seed_weights(study.seeds[0])[example].max():.1f}, rising with corpus count, generic words at "
+         f"the top, the absent plural '{company[2]}' among the low absent words. B: per seed, the mean AUC of own "
+         f"terms and aspect words against generic words: SPLADE between "
+         f"{min(min(study.values(r, m)) for r in sparse.READINGS for m in KINDS):.2f} "
+         f"and {max(max(study.values(r, m)) for r in sparse.READINGS for m in KINDS):.2f}, "
+         f"below term frequency, idf and tf-idf; the PMI diagnosis between "
+         f"{min(min(study.values(r, m, 'pmi')) for r in sparse.READINGS for m in KINDS):.2f} "
+         f"and {max(max(study.values(r, m, 'pmi')) for r in sparse.READINGS for m in KINDS):.2f}.",
+     caption=f"The filing encoder's head as SPLADE weights. A: one held-out filing, each word's weight against its "
+             f"count in the corpus, by role. B: how well the weights put a filing's own terms and aspect words "
+             f"above its generic words, at {len(study.seeds)} seeds (dots) and for bag-of-words weights (lines).")
+
+# %%
+sparse.top_terms_table()
+
+# %%
+sparse.summary_table()
+
+# %% tags=["hide-input"]
+splade = study.scores[("shown", "splade")]
+book = splade[0]
+tf, idf = study.baselines["tf"], study.baselines["idf"]
+lengths = np.diff(finance.results().corpus.document_bounds())[gold.documents]
+lacking = ~np.isnan(book.plural_rank)
+own = study.values("shown", "mean_own_auc")
+aspect = study.values("shown", "mean_aspect_auc")
+spearman = study.values("shown", "mean_spearman")
+retrieval = study.values("shown", "mean_retrieval_auc")
+Markdown(
+    f"*What was found.* **The vector is not sparse.** At a position, "
+    f"{100 * np.mean(study.positive['shown']):.0f} % of the "
+    f"words have a positive logit, so over a filing's positions (a median of {np.median(lengths):.0f}) every one "
+    f"of the {int(book.mean_nonzero)} words gets a positive weight, in every filing at every seed and in both "
+    f"readings; a bag of words weighs {np.mean(tf.nonzero):.0f} words on average.\n\n"
+    f"**The weight is mostly frequency.** Over a filing's words, the weight's Spearman correlation with the word's "
+    f"corpus count is {spearman[0]:.2f} at the book's seed ({np.mean(spearman):.2f} ± {np.std(spearman, ddof=1):.2f} "
+    f"over the seeds), against {tf.mean_spearman:.2f} for term frequency. Generic words come first: the mean AUC "
+    f"of a filing's own terms against them is {own[0]:.2f} ({np.mean(own):.2f} ± {np.std(own, ddof=1):.2f}), and "
+    f"that of its aspect words {aspect[0]:.2f} ({np.mean(aspect):.2f} ± {np.std(aspect, ddof=1):.2f}). Term "
+    f"frequency reaches {tf.mean_own_auc:.2f} and {tf.mean_aspect_auc:.2f}, and idf reaches {idf.mean_own_auc:.0f} "
+    f"(by the definition of a generic word). Showing `[MASK]` instead of the token changes little.\n\n"
+    f"**No expansion.** In the {int(lacking.sum())} filings that lack their plural, it ranks at a median of "
+    f"{np.median(book.plural_rank[lacking]):.0f} among a median of {np.median(book.absent_terms[lacking]):.0f} "
+    f"absent words at the book's seed. Its mean reciprocal rank, {book.reciprocal_rank:.4f}, is below the "
+    f"{book.chance_reciprocal_rank:.4f} of a random order: the plural is a rare word, and rare words weigh "
+    f"little. As a one-word query it ranks its company's filings with a mean AUC of {retrieval[0]:.3f} "
+    f"({np.mean(retrieval):.3f} ± {np.std(retrieval, ddof=1):.3f}), below the {tf.mean_retrieval_auc:.3f} of "
+    f"counting the word."
+)
+
+# %% [markdown]
+# Why? A softmax does not change when the same constant is added to all of a position's
+# logits, so the masked-LM loss never decides where zero falls, and the ReLU cuts at an
+# arbitrary level. Here that level lets through a large share of the words at every position,
+# and the maximum over a filing's positions lets through the rest. What remains to rank the
+# words is the logits' height, and the head's output bias follows frequency (the table below).
+# Expansion has a reason of its own to fail: a masked LM proposes words that fit a position, and
+# the plural fits only the company description that these filings lack, so no position calls
+# for it.
+#
+# One diagnosis was chosen after these numbers were seen, and no rule judges it: pool the head's
+# log-probabilities instead, which no shift of the logits changes, and subtract each word's log
+# corpus frequency, $\max_i \log q_i(v) - \log u(v)$ ("PMI" below).
+
+# %%
+sparse.diagnosis_table()
+
+# %%
+sparse.summary_table(pooling="pmi")
+
+# %% tags=["hide-input"]
+pmi = study.scores[("shown", "pmi")]
+masked_pmi = study.values("masked", "mean_other_company_share", "pmi")
+most_found = max(max(study.values(reading, "top_k_share", "pmi")) for reading in sparse.READINGS)
+Markdown(
+    f"The diagnosis puts a filing's own terms above its generic words (mean AUC {pmi[0].mean_own_auc:.2f} at the "
+    f"book's seed, shown reading), but it does so by recovering idf: a shown token takes most of its own "
+    f"position's probability, and subtracting log frequency is an idf. Its weights correlate with corpus count at "
+    f"{np.mean(study.values('shown', 'mean_spearman', 'pmi')):.2f}, and the absent plural ranks within the top "
+    f"{sparse.TOP_K} in {round(most_found * lacking.sum())} of the {int(lacking.sum())} filings that lack it, at "
+    f"the seed and reading where it does best. Read with `[MASK]`, {100 * np.mean(masked_pmi):.0f} % of the top "
+    f"absent words are, on average, another "
+    f"company's name, and none is the filer's own plural."
+)
+
+# %%
+sparse.rules_table()
+
+# %% tags=["hide-input"]
+rules = verify(claims=sparse.CLAIMS + sparse.PRESTATED)
+failed = sum(r.verdict == "not reproduced" for r in rules)
+registered = rules[0]
+Markdown(
+    f"Of the {len(rules)} rules fixed in advance, {failed} hold at no seed (the table gives each rule's value). The "
+    f"first is the one the book registers, with the verdict *{registered.verdict}*. **Answer:** without SPLADE's "
+    f"training, the filing encoder's masked-LM head gives a dense vector, every word weighted in every filing and "
+    f"ranked mostly by how common the word is. It puts generic words above a filing's own names and news, expands "
+    f"toward no missing word of the filer, and retrieves slightly less well than counting words. Sparsity, "
+    f"idf-like weights and expansion are what SPLADE's training has to supply; here the masked-LM objective alone "
+    f"gives none of them."
+)
+
+# %% [markdown]
 # ## Exercises
 #
 # **Exercise 1.** Show that two channels with the same $\eta$ give the same optimum at a
@@ -213,8 +505,10 @@ answer(f"Both are $\\sqrt N$-consistent: $\\hat\\theta - \\theta \\approx \\math
 # %% [markdown]
 # ## Claims
 #
-# The rules of the first and third sections were fixed in advance and do not hold; they are
-# reported there. The summary below counts the claims that the book's build checks.
+# Each section states the rules that were fixed before its numbers and whether they held;
+# most did not, and the sections say so. The summary below counts the claims that the book's
+# build checks. A learned claim passes when the verdict measured over its training seeds is
+# the one the text states, "not reproduced" included.
 
 # %% tags=["hide-input"]
-chapter_summary(verify(claims=pl.CLAIMS))
+chapter_summary(verify(claims=pl.CLAIMS + probes.CLAIMS + sparse.CLAIMS))

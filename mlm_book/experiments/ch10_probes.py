@@ -133,6 +133,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from mlm_book import probe
+from mlm_book.nn import runtime
 from mlm_book.ledger import Claim, over_seeds
 from mlm_book.report import Markdown, table
 from mlm_book.validation import (
@@ -530,7 +531,8 @@ def _control_tasks(seeds: tuple) -> ControlTasks:
 
     def build():
         hmm_encoder.ensure_trained([hmm_encoder.seed_setup(seed) for seed in seeds])
-        rows = [_control_seed(seed) for seed in seeds]
+        with runtime.blas_threads(1):      # the probes' small products: threads only contend
+            rows = [_control_seed(seed) for seed in seeds]
         arrays = {name: np.array([row[name] for row in rows]) for name in ("task", "task_at_w", "control")}
         return arrays, _control_references()
 
@@ -760,7 +762,8 @@ def _stride_leak(seeds: tuple, strides: tuple) -> StrideLeak:
 
     def build():
         fe.ensure_trained([fe.seed_setup(seed) for seed in seeds])
-        rows = [_stride_seed(seed, strides) for seed in seeds]
+        with runtime.blas_threads(1):
+            rows = [_stride_seed(seed, strides) for seed in seeds]
         return {"nearest": np.array([row["nearest"] for row in rows]),
                 "centred": np.array([row["centred"] for row in rows])}
 
@@ -1323,7 +1326,8 @@ def _causal_test(seeds: tuple) -> CausalTest:
 
     def build():
         hmm_encoder.ensure_trained([hmm_encoder.seed_setup(seed) for seed in seeds])
-        rows = [_causal_seed(seed) for seed in seeds]
+        with runtime.blas_threads(1):
+            rows = [_causal_seed(seed) for seed in seeds]
         counts = {name: rows[0][name] for name in ("n_positions", "n_sequences")}
         return {name: np.array([row[name] for row in rows]) for name in names}, counts
 

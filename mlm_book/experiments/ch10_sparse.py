@@ -799,8 +799,14 @@ def _seed_arrays(seed: int) -> dict:
     from mlm_book.experiments import ch07_pairs
     key = {"encoder": ch07_pairs.filing_encoder_key(seed), "documents": filing_gold().documents.tolist(),
            "readings": list(READINGS), "excluded": list(EXCLUDED_IDS), "batch": _BATCH}
-    arrays, _ = cache.cached(f"ch10-sparse-{seed}", key, _CODE, lambda: _build_weights(seed))
+    arrays, _ = cache.cached(f"ch10-sparse-{seed}", key, _CODE, lambda: _one_thread(seed))
     return arrays
+
+
+def _one_thread(seed: int) -> dict:
+    from mlm_book.nn import runtime
+    with runtime.blas_threads(1):      # many small products: a second thread only contends
+        return _build_weights(seed)
 
 
 def seed_weights(seed: int, reading: str = "shown", pooling: str = "splade") -> np.ndarray:

@@ -413,6 +413,9 @@ def _build_any(setup) -> None:
     elif isinstance(setup, tuple) and setup[0] in ("subword-encoder", "subword-taggers"):
         from mlm_book.experiments import ch08_subwords
         ch08_subwords.build(setup)
+    elif isinstance(setup, tuple) and setup[0] == "next-token":
+        from mlm_book.experiments import ch09_causal
+        ch09_causal.build(setup)
     elif isinstance(setup, tuple):
         ch07_pairs._build(setup)
     elif isinstance(setup, FilingEncoderSetup):
@@ -422,7 +425,7 @@ def _build_any(setup) -> None:
 
 
 def ensure_book_encoders() -> int:
-    """Train every encoder the book reads that is not cached yet (HMM, filings, chapters 7 and 8, subwords) in one pool; return how many.
+    """Train every encoder the book reads that is not cached yet (HMM, filings, chapters 7, 8 and 9) in one pool; return how many.
 
     One pool for both kinds keeps both cores busy to the end of a cold build; the longest
     runs start first.
@@ -443,6 +446,10 @@ def ensure_book_encoders() -> int:
     subwords = ch08_subwords.missing_work()
     size = ch08_subwords.SETUP.steps * ch08_subwords.SETUP.batch_windows * ch08_subwords.SETUP.length * 4
     work += [(size, item) for item in subwords if item[0] == "subword-encoder"]
+    from mlm_book.experiments import ch09_causal
+    # every position a target: about 1.5x a masked-LM step's time per slot
+    size = ch09_causal.STEPS * hmm_encoder.SETUP.training.batch_size * hmm_encoder.SETUP.length * 3 // 2
+    work += [(size, item) for item in ch09_causal.missing_work()]
     work.sort(key=lambda item: -item[0])
     # chapter 7's pre-trainings and fine-tunings fill the pool after the longer runs; its
     # fine-tunings of this module's encoders come last, once those are (nearly) trained

@@ -58,6 +58,7 @@ __all__ = [
     "CONTRAST",
     "seed_setup",
     "book_setups",
+    "sentence_source",
     "ensure_trained",
     "trained_encoder",
     "hidden_states",
@@ -244,6 +245,24 @@ def _training_arguments(setup: HMMEncoderSetup):
         return hmm_module.sample(hmm, batch, length, rng)[1]
 
     return ("hmm-encoder", setup.encoder, setup.training, source, setup.channel(), _hmm_source_key(hmm, setup))
+
+
+def sentence_source(setup: HMMEncoderSetup = SETUP):
+    """The training sentences of ``setup``: ``(source, source_key)``, the sampler ``source(batch, rng)`` and its key.
+
+    Other objectives trained on the same language (chapter 9's next-token readers) draw
+    their batches from it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> source, key = sentence_source()
+    >>> source(2, np.random.default_rng(0)).shape, key["length"]
+    ((2, 24), 24)
+    """
+    check_instance(setup, "setup", HMMEncoderSetup)
+    arguments = _training_arguments(setup)
+    return arguments[3], arguments[5]
 
 
 @cache
