@@ -148,7 +148,7 @@ from mlm_book.validation import (
 
 __all__ = [
     "CONTROL_DRAWS", "CONTROL_LABELLED", "CONTROL_SEED", "STRIDES", "ABLATION_DRAWS", "ABLATION_SEED",
-    "ABLATION_LAYER", "RESUME_CHECK",
+    "ABLATION_LAYER", "RESUME_CHECK", "MAX_CONTROL_VOCABULARY", "MAX_CONTROL_DRAWS",
     "SELECTIVITY_RISE", "LEAK_MARGIN", "CAUSAL_SE",
     "control_labels", "regime_posteriors", "ControlTasks", "control_tasks",
     "window_positions", "StrideLeak", "stride_leak",
@@ -229,6 +229,12 @@ def _filing_seeds():
 # --------------------------------------------------------------------------------------
 
 
+MAX_CONTROL_VOCABULARY = 10**6
+"""Largest vocabulary `control_labels` labels (the filing vocabulary has under a thousand types)."""
+MAX_CONTROL_DRAWS = 1000
+"""Most control draws `control_labels` makes (the chapter uses five)."""
+
+
 def control_labels(vocab_size: int = 25, draws: int = CONTROL_DRAWS, labelled: int = CONTROL_LABELLED,
                    seed: int = CONTROL_SEED) -> np.ndarray:
     r"""Random per-type labels: row $r$ gives label 1 to a uniformly random ``labelled`` of the types.
@@ -256,8 +262,8 @@ def control_labels(vocab_size: int = 25, draws: int = CONTROL_DRAWS, labelled: i
     TypeError
         If an argument is not an integer.
     ValueError
-        If ``vocab_size`` is below 2, ``draws`` below 1, ``labelled`` outside ``[1, vocab_size)`` or
-        ``seed`` negative.
+        If ``vocab_size`` is below 2 or above ``MAX_CONTROL_VOCABULARY``, ``draws`` below 1 or above
+        ``MAX_CONTROL_DRAWS``, ``labelled`` outside ``[1, vocab_size)`` or ``seed`` negative.
 
     Examples
     --------
@@ -279,6 +285,9 @@ def control_labels(vocab_size: int = 25, draws: int = CONTROL_DRAWS, labelled: i
     if labelled >= vocab_size:
         raise ValueError(f"labelled must be in [1, vocab_size) = [1, {vocab_size}) so that both labels occur, "
                          f"got {labelled}")
+    if vocab_size > MAX_CONTROL_VOCABULARY or draws > MAX_CONTROL_DRAWS:
+        raise ValueError(f"vocab_size must be at most {MAX_CONTROL_VOCABULARY} and draws at most "
+                         f"{MAX_CONTROL_DRAWS} (a label per type and draw), got vocab_size={vocab_size}, draws={draws}")
     out = np.zeros((draws, vocab_size), dtype=np.int64)
     for r in range(draws):
         out[r, np.random.default_rng([seed, r]).permutation(vocab_size)[:labelled]] = 1
@@ -380,7 +389,7 @@ class ControlTasks:
             raise ValueError(f"task must have shape {shape} (seeds by layers), got {task.shape}")
         control = _shares(self.control, "control", 3)
         if control.shape[:2] != shape or control.shape[2] < 1:
-            raise ValueError(f"control must have shape {shape} + (draws,), got {control.shape}")
+            raise ValueError(f"control must have shape {shape} + (draws,), task's seeds by layers, got {control.shape}")
         if _shares(self.task_at_w, "task_at_w", 2).shape != shape:
             raise ValueError(f"task_at_w must have shape {shape}, got {np.shape(self.task_at_w)}")
         for name in ("bayes", "bayes_at_w", "majority", "w_share"):
@@ -906,7 +915,8 @@ def resume(params, config, shown, stream, *, start: int = 1, rows=None) -> np.nd
     total = shown.size
     x = as_float_array(stream, "stream", ndim=2)
     if x.shape != (total, config.d_model):
-        raise ValueError(f"stream must have shape (B*n, d) = ({total}, {config.d_model}), got {x.shape}")
+        raise ValueError(f"stream must have shape (B*n, d) = ({total}, {config.d_model}) for shown of shape "
+                         f"{shown.shape}, got {x.shape}")
     if rows is not None:
         rows = as_int_array(rows, "rows", ndim=1)
         if rows.size == 0 or rows.min() < 0 or rows.max() >= total:
@@ -1023,14 +1033,18 @@ def ablate(stream, rows, direction, centre: float, along=None) -> np.ndarray:
     centre = check_real(centre, "centre")
     if isinstance(rows, slice):
         rows = np.arange(x.shape[0])[rows]
-    index = np.asarray(rows)
+    try:
+        index = np.asarray(rows)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"rows must be row indices, a boolean mask or a slice, got a ragged "
+                        f"{type(rows).__name__}") from error
     if index.dtype == bool:
         if index.shape != (x.shape[0],):
             raise ValueError(f"rows as a mask must have one entry per row of stream ({x.shape[0]})")
         index = np.flatnonzero(index)
     index = as_int_array(index, "rows", ndim=1)
     if index.size and (index.min() < 0 or index.max() >= x.shape[0]):
-        raise ValueError(f"rows must hold row indices in [0, {x.shape[0]})")
+        raise ValueError(f"rows must hold row indices of stream, in [0, {x.shape[0]})")
     out = x.copy()
     out[index] -= np.outer(x[index] @ u - centre, s)
     return out

@@ -126,6 +126,7 @@ from mlm_book.validation import (
     check_choice,
     check_instance,
     check_positive_int,
+    check_sequence,
 )
 
 __all__ = ["READINGS", "EXCLUDED_IDS", "GENERIC_SHARE", "TOP_K", "SALIENCE_THRESHOLD", "ASPECT_THRESHOLD",
@@ -218,9 +219,11 @@ def splade_weights(logits, exclude=EXCLUDED_IDS) -> np.ndarray:
     z = as_float_array(logits, "logits", ndim=2)
     if z.shape[0] == 0 or z.shape[1] == 0:
         raise ValueError(f"logits must have at least one position and one word, got shape {z.shape}")
-    drop = as_int_array(list(exclude) if not isinstance(exclude, np.ndarray) else exclude, "exclude", ndim=1)
+    if not isinstance(exclude, np.ndarray):
+        exclude = check_sequence(exclude, "exclude")
+    drop = as_int_array(exclude, "exclude", ndim=1) if len(exclude) else np.zeros(0, dtype=np.int64)
     if drop.size and (drop.min() < 0 or drop.max() >= z.shape[1]):
-        raise ValueError(f"exclude must hold output classes in [0, {z.shape[1]}), got {drop.tolist()}")
+        raise ValueError(f"exclude must hold output classes of logits, in [0, {z.shape[1]}), got {drop.tolist()}")
     weights = np.log1p(np.maximum(z.max(axis=0), 0.0))
     weights[drop] = 0.0
     return weights
@@ -237,11 +240,11 @@ def _check_result(result):
     return result
 
 
-def _check_document(document) -> int:
+def _check_document(document, name: str = "document") -> int:
     n = filing_encoder._world().corpus.n_documents
-    document = check_positive_int(document, "document", minimum=0)
+    document = check_positive_int(document, name, minimum=0)
     if document >= n:
-        raise ValueError(f"document must be a filing index in [0, {n}), got {document}")
+        raise ValueError(f"{name} must hold filing indices in [0, {n}), got {document}")
     return document
 
 
@@ -344,7 +347,7 @@ def filing_weights(result, documents, *, reading: str = "shown") -> np.ndarray:
     if documents.size == 0:
         raise ValueError("documents must hold at least one filing index")
     for document in documents.tolist():
-        _check_document(document)
+        _check_document(document, "documents")
     reading = check_choice(reading, "reading", READINGS)
     return np.stack([splade_weights(_filing_logits(result, d, reading)) for d in documents.tolist()])
 
@@ -453,15 +456,23 @@ class FilingGold:
     def __post_init__(self):
         documents = as_int_array(self.documents, "documents", ndim=1)
         F = documents.size
-        V = np.asarray(self.tf).shape[-1] if np.ndim(self.tf) == 2 else -1
+        tf = as_float_array(self.tf, "tf")
+        V = tf.shape[-1] if tf.ndim == 2 else -1
         if F == 0 or V < 3:
             raise ValueError("documents must be non-empty and tf of shape (F, V) with V >= 3")
         shapes = {"filer": (F,), "tf": (F, V), "terms": (len(COMPANIES), 3), "aspect": (F, V), "generic": (F, V),
                   "document_share": (V,), "corpus_count": (V,)}
         for name, shape in shapes.items():
-            value = np.asarray(getattr(self, name))
+            try:
+                value = np.asarray(getattr(self, name))
+            except (TypeError, ValueError) as error:
+                raise TypeError(f"{name} must be an array of shape {shape}, got a ragged "
+                                f"{type(getattr(self, name)).__name__}") from error
             if value.shape != shape:
-                raise ValueError(f"{name} must have shape {shape}, got {value.shape}")
+                raise ValueError(f"{name} must have shape {shape} (F = {F} documents, V = {V} words of tf), "
+                                 f"got {value.shape}")
+            if value.dtype.kind not in "biuf" or (value.dtype.kind == "f" and not np.isfinite(value).all()):
+                raise ValueError(f"{name} must hold finite numbers")
         for name in ("aspect", "generic"):
             if np.asarray(getattr(self, name)).dtype != bool:
                 raise TypeError(f"{name} must be a boolean array")

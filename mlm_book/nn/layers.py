@@ -38,6 +38,7 @@ __all__ = [
     "attention_backward",
     "key_bias_from_valid",
     "causal_bias",
+    "MAX_CAUSAL_LENGTH",
     "mlp_forward",
     "mlp_backward",
     "mlp_backward_reference",
@@ -574,6 +575,11 @@ def key_bias_from_valid(valid: np.ndarray, dtype=np.float32) -> np.ndarray:
     return np.where(valid, 0.0, -1e9).astype(dtype)
 
 
+#: Longest sequence a causal mask is built for: 4096 * 4096 entries are 64 MB in float32, far beyond
+#: any encoder here (their position tables hold at most 48 rows).
+MAX_CAUSAL_LENGTH = 4096
+
+
 def causal_bias(n: int, dtype=np.float32) -> np.ndarray:
     """The causal mask as an additive bias ``(n, n)``: row $i$ is 0 at keys $j \\le i$ and ``-1e9`` after.
 
@@ -591,9 +597,11 @@ def causal_bias(n: int, dtype=np.float32) -> np.ndarray:
     TypeError
         If ``n`` is not an integer or ``dtype`` is not float32 or float64.
     ValueError
-        If ``n`` is not positive.
+        If ``n`` is not in ``[1, MAX_CAUSAL_LENGTH]`` (the mask has $n^2$ entries).
     """
     n = _positive_int(n, "n")
+    if n > MAX_CAUSAL_LENGTH:
+        raise ValueError(f"n must be at most {MAX_CAUSAL_LENGTH} (the mask has n * n entries), got {n}")
     try:
         kind = np.dtype(dtype)
     except (TypeError, ValueError) as error:
