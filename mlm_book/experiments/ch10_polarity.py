@@ -72,8 +72,28 @@ claim ([`CLAIMS`][mlm_book.experiments.ch10_polarity.CLAIMS]) is whole-filing po
 that pools as orientation does; the others are in
 [`PRESTATED`][mlm_book.experiments.ch10_polarity.PRESTATED].
 
-**What it finds.** (Written after the numbers; each statement is checked by
-``tests/test_ch10_polarity.py``.) See [`results`][mlm_book.experiments.ch10_polarity.results].
+**What it finds** (written after the numbers; each statement is checked by
+``tests/test_ch10_polarity.py``; the numbers are computed by
+[`results`][mlm_book.experiments.ch10_polarity.results] and the two tables).
+
+* *Pooling the word's own vectors* changes nothing: averaged per filing and then over filings,
+  they are probed as chapter 6's means are, within a few hundredths of them and never above
+  the threshold, at any seed or layer. A word's own vector is mostly its type; a mean over its
+  occurrences, however weighted, is still mostly that type.
+* *Context within and just beyond the window* (k = 8, 16, 32) does not carry polarity either:
+  no seed passes at layer 1 or 2.
+* *The whole filing, averaged*, sometimes does: three of the five encoders pass at layer 1 or
+  2, two stay at chance, and the spread over seeds is wide. The registered verdict is
+  *seed-dependent*. Layer 0, the static table plus a position and judged by no rule, does
+  as well there as the contextual layers or better (mean over seeds): what whole-filing pooling recovers is which
+  words share a filing (co-occurrence, as orientation counts it), not what the encoder adds
+  by context.
+* *The head's orientation* passes the threshold at three of five seeds, below chapter 6's
+  orientation from observed counts at every seed, and correlates only moderately with it. At
+  a masked seed slot the head is sure a seed stands there (nearly all its mass is on the six
+  seeds) but barely tells which polarity: the more probable polarity is the right one at
+  about half of the slots, at every seed. What survives is the pooling over many filings of a
+  weak per-slot signal.
 
 Examples
 --------
@@ -458,7 +478,7 @@ def head_orientation(word_counts, slot_documents, positive_mass, negative_mass, 
 
     >>> score, accuracy = head_orientation([[2, 0], [0, 1]], [0, 1], [0.9, 0.4], [0.1, 0.4], [1, -1])
     >>> score.round(3).tolist(), accuracy
-    ([0.405, -0.069], 1.0)
+    ([0.234, -0.956], 1.0)
     """
     counts = as_float_array(word_counts, "word_counts", ndim=2)
     slots = as_int_array(slot_documents, "slot_documents", ndim=1)
@@ -730,10 +750,10 @@ class PolarityRecovery:
     --------
     >>> r = PolarityRecovery(seeds=(1, 2), words=("up", "down", "flat"), truth=[1, -1, -1],
     ...     chapter6=np.full((2, 3), 0.5), document=np.full((2, 3), 0.5), neighbour=np.full((2, 5, 3), 0.5),
-    ...     head_score=[[1.0, -1.0, 0.5], [2.0, -1.0, -0.5]], head_accuracy=[2 / 3, 1.0], slot_accuracy=[0.6, 0.7],
+    ...     head_score=[[1.0, -1.0, -1.5], [2.0, -1.0, -0.5]], head_accuracy=[1.0, 1.0], slot_accuracy=[0.6, 0.7],
     ...     slot_mass=[0.3, 0.4], reference_score=[1.0, -2.0, -1.0], reference_accuracy=1.0)
     >>> r.head_sign_agreement.round(3).tolist(), r.head_spearman.tolist()
-    ([0.667, 1.0], [0.5, 1.0])
+    ([1.0, 1.0], [0.5, 1.0])
     """
 
     seeds: tuple
@@ -963,7 +983,7 @@ def figure_polarity(r: PolarityRecovery | None = None):
     Examples
     --------
     >>> fig = figure_polarity()
-    >>> len(fig.axes), fig.axes[0].get_ylim()[1] <= 1.05
+    >>> len(fig.axes), bool(fig.axes[0].get_ylim()[1] <= 1.05)
     (2, True)
     """
     from mlm_book.figures import PALETTE, WIDE, subplots
@@ -1028,23 +1048,24 @@ _PROTOCOL = ("chapter 6's leave-one-word-out probe over the 35 lexicon words (5 
 PRESTATED = (
     Claim("Q8", "Document pooling of the word's own contextual vectors (centred reading): its vectors averaged "
           f"within each filing, then over filings; {_PROTOCOL}", seed="—", rule=_RULE,
-          compute=lambda: _pooled_rule("document"), accept=lambda v: True, expected=None),
+          compute=lambda: _pooled_rule("document"), accept=lambda v: True, expected="not reproduced"),
     *(Claim("Q8", f"Context beyond the window: at each occurrence the mean of the vectors of every token within "
             f"{radius} positions in its filing (nearest-centre reading), averaged over the word's occurrences; "
             f"{_PROTOCOL}", seed="—", rule=_RULE, compute=functools.partial(_pooled_rule, "neighbour", radius),
-            accept=lambda v: True, expected=None) for radius in (8, 16, 32)),
+            accept=lambda v: True, expected="not reproduced") for radius in (8, 16, 32)),
     Claim("Q8", "Orientation from the masked-LM head: chapter 6's document-pooled orientation with each filing's "
           "seed counts replaced by the head's expected counts at its seed slots (each masked in its own window); "
           "accuracy against the dictionary over the 35 lexicon words (5 filing encoders)", seed="—",
-          rule=f"accuracy > {THRESHOLD:.3f}", compute=_head_rule, accept=lambda v: True, expected=None),
+          rule=f"accuracy > {THRESHOLD:.3f}", compute=_head_rule, accept=lambda v: True, expected="seed-dependent"),
 )
 """Rules fixed before the numbers, shown by chapter 10 and not registered (the ledger takes one claim per id).
-``expected`` is set to the measured verdict once measured; the rules themselves were committed first."""
+The rules were committed before any number; ``expected`` is the verdict then measured."""
 
 CLAIMS = (
     Claim("Q8", "Whole-filing pooling of the filing encoder's contextual vectors: at each occurrence of a lexicon "
           "word the mean of its filing's vectors (nearest-centre reading), averaged over the word's occurrences "
           f"(orientation's weights n_d(w)); {_PROTOCOL}", seed="—", rule=_RULE,
-          compute=lambda: _pooled_rule("neighbour", None), accept=lambda v: True, expected=None),
+          compute=lambda: _pooled_rule("neighbour", None), accept=lambda v: True,
+          expected="seed-dependent"),
 )
 """The registered claim of open question Q8: the representation that pools as orientation does."""
