@@ -13,7 +13,6 @@ import pytest
 
 from mlm_book.experiments import ch10_polarity as pol
 
-
 # ----------------------------------------------------------------------------- identities
 
 
@@ -182,6 +181,12 @@ def test_windows_and_just_beyond_do_not_recover_polarity(found):
 def test_whole_filing_pooling_is_seed_dependent(found):
     holding = found.recovers(found.neighbour[:, pol.RADII.index(None)])
     assert 0 < holding.sum() < len(found.seeds)
+
+
+def test_layer_0_rises_with_the_radius(found):
+    # diagnostic, no rule: the static table plus a position, averaged over more neighbours, on average over seeds
+    layer0 = found.neighbour[:, :, 0].mean(axis=0)
+    assert min(layer0[2:]) > max(layer0[:2])
 
 
 def test_whole_filing_layer_0_does_as_well_as_the_contextual_layers(found):

@@ -81,7 +81,8 @@ that pools as orientation does; the others are in
   the threshold, at any seed or layer. A word's own vector is mostly its type; a mean over its
   occurrences, however weighted, is still mostly that type.
 * *Context within and just beyond the window* (k = 8, 16, 32) does not carry polarity either:
-  no seed passes at layer 1 or 2.
+  no seed passes at layer 1 or 2. Only layer 0 (the static table plus a position, judged by no
+  rule) rises with $k$, on average over the seeds.
 * *The whole filing, averaged*, sometimes does: three of the five encoders pass at layer 1 or
   2, two stay at chance, and the spread over seeds is wide. The registered verdict is
   *seed-dependent*. Layer 0, the static table plus a position and judged by no rule, does
@@ -125,11 +126,30 @@ from mlm_book.validation import (
 )
 
 __all__ = [
-    "LAYERS", "CONTEXT_LAYERS", "RADII", "READ_STRIDE", "SMOOTHING", "WORDS", "CHANCE", "CHANCE_SE", "THRESHOLD",
-    "MAX_WORDS", "MAX_FEATURES",
-    "loo_accuracy", "document_pooled", "neighbour_pooled", "pooled_orientation", "head_orientation",
-    "spearman", "PolarityRecovery", "results", "accuracy_table", "orientation_table", "figure_polarity",
-    "PRESTATED", "CLAIMS",
+    "CHANCE",
+    "CHANCE_SE",
+    "CLAIMS",
+    "CONTEXT_LAYERS",
+    "LAYERS",
+    "MAX_FEATURES",
+    "MAX_WORDS",
+    "PRESTATED",
+    "RADII",
+    "READ_STRIDE",
+    "SMOOTHING",
+    "THRESHOLD",
+    "WORDS",
+    "PolarityRecovery",
+    "accuracy_table",
+    "document_pooled",
+    "figure_polarity",
+    "head_orientation",
+    "loo_accuracy",
+    "neighbour_pooled",
+    "orientation_table",
+    "pooled_orientation",
+    "results",
+    "spearman",
 ]
 
 # --------------------------------------------------------------------------------------
