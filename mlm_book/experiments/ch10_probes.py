@@ -8,7 +8,7 @@ the two kinds of mention (the position leak). Three experiments, each at the fiv
 seeds of the encoder involved ([`mlm_book.experiments.hmm_encoder.SEEDS`][mlm_book.experiments.hmm_encoder.SEEDS],
 [`mlm_book.experiments.filing_encoder.SEEDS`][mlm_book.experiments.filing_encoder.SEEDS]).
 
-**1. Control tasks** ([Hewitt and Liang 2019](../references.html#hewitt-2019);
+**1. Control tasks** (Hewitt and Liang 2019, on the references page;
 [`control_tasks`][mlm_book.experiments.ch10_probes.control_tasks]). A control task gives every
 *word type* a random label, so a probe can solve it only by memorising types; a probe's
 *selectivity* is its accuracy on the real task minus its accuracy on the control. The sense
@@ -42,7 +42,7 @@ at the centre, so the leak should vanish as the stride shrinks. That holds only 
 at its distance from that edge ([`window_positions`][mlm_book.experiments.ch10_probes.window_positions]).
 
 **3. One causal test** ([`causal_test`][mlm_book.experiments.ch10_probes.causal_test]; after the
-amnesic probing of [Elazar et al. (2021)](../references.html#elazar-2021)). On each HMM encoder
+amnesic probing of Elazar et al. 2021, on the references page). On each HMM encoder
 (parameters in float64):
 
 * the *sense direction* is the normal of the layer-1 sense probe's boundary in the residual
@@ -905,7 +905,6 @@ def resume(params, config, shown, stream, *, start: int = 1, rows=None) -> np.nd
     True
     """
     from mlm_book.nn import encoder as enc
-    from mlm_book.nn import layers
 
     params = _check_encoder(params, config)
     shown = enc._check_shown(shown, config)
@@ -921,6 +920,14 @@ def resume(params, config, shown, stream, *, start: int = 1, rows=None) -> np.nd
         rows = as_int_array(rows, "rows", ndim=1)
         if rows.size == 0 or rows.min() < 0 or rows.max() >= total:
             raise ValueError(f"rows must hold flat positions in [0, {total})")
+    return _resume(params, config, shown, x, start, rows)
+
+
+def _resume(params, config, shown: np.ndarray, x: np.ndarray, start: int, rows) -> np.ndarray:
+    """`resume` without argument checks (the causal test calls it thousands of rows at a time)."""
+    from mlm_book.nn import encoder as enc
+    from mlm_book.nn import layers
+
     key_bias = enc._key_bias(config, shown, x.dtype)
     for block in range(start, config.n_blocks):
         last = block == config.n_blocks - 1
@@ -1263,7 +1270,7 @@ def _causal_seed(seed: int) -> dict:
     rows = np.arange(sequence.size) * n + position
     exact = exact_posterior(hmm, setup.channel(), shown)[np.arange(sequence.size), position]
     stream = stream_at(params, config, shown, ABLATION_LAYER)
-    base_logits = resume(params, config, shown, stream, start=ABLATION_LAYER, rows=rows)
+    base_logits = _resume(params, config, shown, stream, ABLATION_LAYER, rows)
     # the resumed pass against the encoder's own forward pass, on the first RESUME_CHECK copies (the
     # identity is per copy; the encoder's full pass over all of them would cost more than the test itself)
     check = min(RESUME_CHECK, sequence.size)
@@ -1280,7 +1287,7 @@ def _causal_seed(seed: int) -> dict:
     at_w = (shown == w).ravel()
 
     def effect(modified):
-        q = proba(resume(params, config, shown, modified, start=ABLATION_LAYER, rows=rows))
+        q = proba(_resume(params, config, shown, modified, ABLATION_LAYER, rows))
         change = cross_entropy(exact, q) - ce0
         return float(kl_divergence(q0, q).mean()), float(change.mean()), _cluster_se(change, sequence)
 
@@ -1348,7 +1355,7 @@ def _causal_test(seeds: tuple) -> CausalTest:
     constants = {"draws": ABLATION_DRAWS, "ablation_seed": ABLATION_SEED, "layer": ABLATION_LAYER,
                  "resume_check": RESUME_CHECK}
     key, code = _hmm_key_and_code(seeds, constants, [
-        _causal_seed, _cluster_se, stream_at, resume, sense_direction, ablate, neighbour_positions,
+        _causal_seed, _cluster_se, stream_at, resume, _resume, sense_direction, ablate, neighbour_positions,
         _split_streams, _float64, channel, scoring])
     arrays, meta = cache.cached("ch10-causal-test", key, code, build)
     return CausalTest(seeds=seeds, n_positions=int(meta["n_positions"]), n_sequences=int(meta["n_sequences"]),
