@@ -511,7 +511,8 @@ def head_orientation(word_counts, slot_documents, positive_mass, negative_mass, 
     for name, value in (("positive_mass", positive_mass), ("negative_mass", negative_mass)):
         array = as_float_array(value, name, ndim=1)
         if array.size != slots.size:
-            raise ValueError(f"{name} must have one entry per seed slot ({slots.size}), got {array.size}")
+            raise ValueError(f"{name} must have one entry per seed slot of slot_documents ({slots.size}), "
+                             f"got {array.size}")
         if array.min() < 0 or array.max() > 1:
             raise ValueError(f"{name} must hold probabilities in [0, 1]")
         masses.append(array)
