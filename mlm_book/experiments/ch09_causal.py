@@ -108,6 +108,14 @@ def trained_reader(causal: bool, seed: int = SEEDS[0]) -> TrainResult:
     return cached_training(*_training_arguments(causal, seed), producers=hmm_encoder._PRODUCERS)
 
 
+@functools.cache
+def _training_losses(causal: bool, seed: int) -> np.ndarray:
+    """A reader's loss curve, loaded once per process (the figures read all ten; a load checks every array)."""
+    losses = trained_reader(causal, seed).losses
+    losses.flags.writeable = False
+    return losses
+
+
 def _is_trained(causal: bool, seed: int) -> bool:
     name, encoder, training, _, objective, key = _training_arguments(causal, seed)
     return is_cached_training(name, encoder, training, objective, key, producers=hmm_encoder._PRODUCERS)
@@ -479,7 +487,7 @@ def collapse_steps(r: CausalResults | None = None) -> np.ndarray:
     r = _given_or_results(r)
     steps = []
     for seed in SEEDS:
-        below = np.flatnonzero(_smoothed(trained_reader(False, seed).losses) < r.exact / 2)
+        below = np.flatnonzero(_smoothed(_training_losses(False, seed)) < r.exact / 2)
         steps.append(below[0] + 20 if below.size else STEPS)
     return np.array(steps)
 
@@ -510,7 +518,7 @@ def figure_readers(r: CausalResults | None = None):
     colors = {True: PALETTE["blue"], False: PALETTE["vermillion"]}
     for causal in READERS:
         for k, seed in enumerate(SEEDS):
-            curve = _smoothed(trained_reader(causal, seed).losses)
+            curve = _smoothed(_training_losses(causal, seed))
             top.plot(np.arange(curve.size) + 20, curve, color=colors[causal], linewidth=1.6 if k == 0 else 0.7,
                      alpha=1.0 if k == 0 else 0.6, label=f"{READERS[causal]} reader" if k == 0 else None)
     top.axhline(r.exact, color="black", linestyle="--", linewidth=1.0,

@@ -15,8 +15,8 @@ pooled the way orientation pools, recover it?
 ([`mlm_book.experiments.filing_encoder.SEEDS`][mlm_book.experiments.filing_encoder.SEEDS], the
 book's first) and uses chapter 6's exact probe protocol
 ([`loo_accuracy`][mlm_book.experiments.ch10_polarity.loo_accuracy]): one feature vector per
-lexicon word (the 35 words in [`mlm_book.finance.world.LEXICON`][mlm_book.finance.world.LEXICON]'s
-order), label 1 for positive, [`mlm_book.probe.cross_validate`][mlm_book.probe.cross_validate]
+lexicon word (the 35 words of `LEXICON` in [`mlm_book.finance.world`][mlm_book.finance.world], in
+its order), label 1 for positive, [`mlm_book.probe.cross_validate`][mlm_book.probe.cross_validate]
 with leave-one-word-out splits at the book's probe strength. Chance is one half with standard
 error $\sqrt{0.25/35}$; a representation *recovers* polarity when its accuracy exceeds
 [`THRESHOLD`][mlm_book.experiments.ch10_polarity.THRESHOLD] $= 0.5 + 2\sqrt{0.25/35}$.
