@@ -1041,7 +1041,7 @@ def figure_polarity(r: PolarityRecovery | None = None):
     right.axvline(0.0, color=PALETTE["black"], lw=0.8)
     right.set_xlabel("orientation, observed seed counts (nats)")
     right.set_ylabel("orientation, head's expected counts (nats)")
-    right.set_title("B. The head's orientation (book seed)")
+    right.set_title("B. Head's orientation, book seed")
     right.legend(loc="upper left")
     return fig
 
