@@ -207,6 +207,7 @@ causal_rule = verify(claims=probes.CLAIMS)[0]
 
 def band(values, fmt=".3f"):
     """The book seed's value, then mean ± sd over the training seeds in brackets."""
+    values = np.asarray(values)
     return f"{values[0]:{fmt}} ({values.mean():{fmt}} ± {values.std(ddof=1):{fmt.lstrip('+')}})"
 
 
@@ -497,11 +498,6 @@ short = ", ".join(str(k) for k in polarity.RADII[1:4])
 whole_rule = verify(claims=polarity.CLAIMS)[0]
 
 
-def seed_band(values, fmt=".3f"):
-    """The book seed's value, then mean ± sd over the training seeds in brackets."""
-    values = np.asarray(values)
-    return f"{values[0]:{fmt}} ({values.mean():{fmt}} ± {values.std(ddof=1):{fmt}})"
-
 
 # %% tags=["hide-input"]
 Markdown(
@@ -560,19 +556,19 @@ Markdown(
     f"most {max(k8[:, 1:].max(), k16[:, 1:].max(), k32[:, 1:].max()):.3f} at layers 1 and 2 and pass at no seed "
     f"({', '.join(rule.value['seeds holding'] for rule in windows_rules)}). This agrees with chapter 6's "
     f"lexicon-neighbour voting: the words near an occurrence barely say which polarity it has. Only layer 0, "
-    f"which no rule judges, rises with $k$: from {seed_band(recovery.neighbour[:, 0, 0])} for the own vector to "
-    f"{seed_band(k32[:, 0])} within {polarity.RADII[3]} tokens.\n\n"
+    f"which no rule judges, rises with $k$: from {band(recovery.neighbour[:, 0, 0])} for the own vector to "
+    f"{band(k32[:, 0])} within {polarity.RADII[3]} tokens.\n\n"
     f"**The whole filing, averaged, sometimes does.** The rule holds at {whole_rule.value['seeds holding']} "
-    f"seeds, so its verdict is *{whole_rule.verdict}*: at layer 1 the accuracy is {seed_band(whole[:, 1])}, and at "
-    f"layer 2 it is {seed_band(whole[:, 2])}. Layer 0, the static table plus a position, does at least as well: "
-    f"{seed_band(whole[:, 0])}. What whole-filing pooling recovers is which words share a filing, the "
+    f"seeds, so its verdict is *{whole_rule.verdict}*: at layer 1 the accuracy is {band(whole[:, 1])}, and at "
+    f"layer 2 it is {band(whole[:, 2])}. Layer 0, the static table plus a position, does at least as well: "
+    f"{band(whole[:, 0])}. What whole-filing pooling recovers is which words share a filing, the "
     f"co-occurrence that orientation counts, not anything the encoder adds by reading context.\n\n"
-    f"**The head's orientation** is right for {seed_band(recovery.head_accuracy)} of the words and passes the "
+    f"**The head's orientation** is right for {band(recovery.head_accuracy)} of the words and passes the "
     f"threshold at {head_rule.value['seeds holding']} seeds (*{head_rule.verdict}*). Orientation from observed "
     f"counts reaches {recovery.reference_accuracy:.3f}, and the two orientations have a rank correlation of "
-    f"{seed_band(recovery.head_spearman, '.2f')}. At a masked seed slot the head is sure that a seed word stands "
-    f"there: it puts {seed_band(recovery.slot_mass)} of its mass on the seed words. But it barely knows which "
-    f"polarity: the more probable one is right at {seed_band(recovery.slot_accuracy)} of the slots. What "
+    f"{band(recovery.head_spearman, '.2f')}. At a masked seed slot the head is sure that a seed word stands "
+    f"there: it puts {band(recovery.slot_mass)} of its mass on the seed words. But it barely knows which "
+    f"polarity: the more probable one is right at {band(recovery.slot_accuracy)} of the slots. What "
     f"survives is a weak signal at each slot, summed over many filings.\n\n"
     f"**Answer:** no representation built from the filing encoder reliably recovers a word's dictionary "
     f"polarity. Pooled over whole filings, its vectors recover it at some seeds only, and no better than its "
