@@ -20,8 +20,16 @@ process to ask, while the others wait and then load it; nobody ever sees, or del
 half-written entry. A cache directory that cannot be written is not an error: the result
 is computed, a warning says it was not stored, and it is returned.
 
-The store lives in ``.cache/mlm-book`` at the repository root, or wherever the
-environment variable ``MLM_BOOK_CACHE`` points.
+The store lives in the user's cache directory (``$XDG_CACHE_HOME/mlm-book``, else
+``~/.cache/mlm-book``), so every clone on a machine, and CI on the same machine, reuse what
+was built: keys are content hashes, so a hit is the same computation. The environment
+variable ``MLM_BOOK_CACHE`` points it elsewhere.
+
+Every entry of the default store is something slow (a trained encoder, a seed sweep), built
+by ``mlm-book build``. With ``MLM_BOOK_BUILD_NOTHING`` set, as the package's quick tests set
+it, a miss in the default store raises [`NotInStoreError`][mlm_book.cache.NotInStoreError]
+instead of building: a quick test that would train a book-sized model fails at once, even
+with an empty store, rather than quietly training for minutes.
 """
 
 from __future__ import annotations
@@ -49,14 +57,19 @@ import numpy as np
 from mlm_book import progress
 from mlm_book.validation import check_sequence
 
-__all__ = ["CacheEntry", "cache_dir", "cache_key", "entry_for", "load", "store", "cached", "source_of"]
+__all__ = ["CacheEntry", "NotInStoreError", "cache_dir", "cache_key", "entry_for", "load", "store", "cached", "source_of"]
 
 ENVIRONMENT_VARIABLE = "MLM_BOOK_CACHE"
+BUILD_NOTHING_VARIABLE = "MLM_BOOK_BUILD_NOTHING"
 _FORMAT_VERSION = 1
 
 
+class NotInStoreError(RuntimeError):
+    """A slow result was asked of the default store, was missing, and building it is forbidden here."""
+
+
 def cache_dir() -> Path:
-    """Directory of the store: ``$MLM_BOOK_CACHE`` or ``<repository>/.cache/mlm-book``.
+    """Directory of the store: ``$MLM_BOOK_CACHE``, else ``$XDG_CACHE_HOME/mlm-book``, else ``~/.cache/mlm-book``.
 
     Examples
     --------
@@ -72,10 +85,10 @@ def cache_dir() -> Path:
     override = os.environ.get(ENVIRONMENT_VARIABLE)
     if override:
         return Path(override).expanduser().resolve()
-    package_parent = Path(__file__).resolve().parents[1]
-    if (package_parent / "pyproject.toml").exists():
-        return package_parent / ".cache" / "mlm-book"
-    return Path.home() / ".cache" / "mlm-book"
+    # One store per user, not per clone: a second clone (or CI's) finds what the first built.
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg and Path(xdg).expanduser().is_absolute() else Path.home() / ".cache"
+    return (base / "mlm-book").resolve()
 
 
 def source_of(producers: Iterable[Callable | types.ModuleType | str]) -> str:
@@ -384,11 +397,13 @@ def entry_for(name: str, config: Mapping, producers: Iterable[Callable | types.M
 
 def cached(name: str, config: Mapping, producers: Iterable[Callable | types.ModuleType | str],
            build: Callable[[], Mapping[str, np.ndarray] | tuple[Mapping[str, np.ndarray], Mapping]],
-           *, directory: Path | str | None = None) -> tuple[dict[str, np.ndarray], dict]:
+           *, directory: Path | str | None = None, book_sized: bool = True) -> tuple[dict[str, np.ndarray], dict]:
     """Load the entry for ``(name, config, producers)`` or build, store and return it.
 
     ``build`` returns a mapping of arrays, or a pair ``(arrays, metadata)`` with JSON
-    metadata (for example a loss curve's summary or the wall time).
+    metadata (for example a loss curve's summary or the wall time). ``book_sized=False``
+    says that building the entry takes seconds (an exact sweep, not a training), so the
+    quick tests may build it even under ``MLM_BOOK_BUILD_NOTHING``.
 
     Examples
     --------
@@ -403,12 +418,20 @@ def cached(name: str, config: Mapping, producers: Iterable[Callable | types.Modu
     >>> len(calls), second["w"].tolist()
     (1, [0.0, 1.0, 2.0])
     """
+    if not isinstance(book_sized, bool):
+        raise TypeError(f"book_sized must be a bool, got {type(book_sized).__name__}")
     entry = entry_for(name, config, producers, directory)
     directory = entry.directory
+    default_store = Path(directory).resolve() == cache_dir()
     with _locked(entry) as writable:
         found = _load(entry)
         if found is not None:
             return found
+        if book_sized and default_store and os.environ.get(BUILD_NOTHING_VARIABLE):
+            raise NotInStoreError(
+                f"{name} is not in the store {directory} and {BUILD_NOTHING_VARIABLE} forbids building it here "
+                "(the quick tests build nothing book-sized): run `mlm-book build`, or mark the test that reads "
+                "it `slow`")
         progress.report(f"computing {name} (not in the cache {directory}) ...")
         start = time.perf_counter()
         result = build()

@@ -223,3 +223,35 @@ def test_a_reader_polling_while_an_entry_is_written_never_deletes_it(tmp_path):
     out, err = writer.communicate(timeout=120)
     assert writer.returncode == 0, err[-2000:]
     assert cache.load(entry) is not None and log.read_text().count("built") == 1
+
+
+def test_the_default_store_is_the_users_cache_directory_shared_by_every_clone(monkeypatch, tmp_path):
+    monkeypatch.delenv(cache.ENVIRONMENT_VARIABLE, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache.cache_dir() == (tmp_path / "xdg" / "mlm-book").resolve()
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache.cache_dir() == (tmp_path / "home" / ".cache" / "mlm-book").resolve()
+    # a relative XDG_CACHE_HOME is invalid by the XDG spec and ignored
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative")
+    assert cache.cache_dir() == (tmp_path / "home" / ".cache" / "mlm-book").resolve()
+
+
+def test_the_quick_tiers_guard_reads_the_default_store_but_never_builds_into_it(monkeypatch, tmp_path):
+    monkeypatch.setenv(cache.ENVIRONMENT_VARIABLE, str(tmp_path / "store"))
+    monkeypatch.setenv(cache.BUILD_NOTHING_VARIABLE, "1")
+    calls = []
+
+    def build():
+        calls.append(1)
+        return {"w": np.zeros(1)}
+
+    with pytest.raises(cache.NotInStoreError, match="mlm-book build"):
+        cache.cached("demo", {"n": 1}, ["code"], build)
+    assert calls == []
+    cache.cached("demo", {"n": 1}, ["code"], build, directory=tmp_path / "elsewhere")  # a store of its own builds
+    monkeypatch.delenv(cache.BUILD_NOTHING_VARIABLE)
+    cache.cached("demo", {"n": 1}, ["code"], build)
+    monkeypatch.setenv(cache.BUILD_NOTHING_VARIABLE, "1")
+    arrays, _ = cache.cached("demo", {"n": 1}, ["code"], build)  # what the store holds is read
+    assert len(calls) == 2 and arrays["w"].tolist() == [0.0]
