@@ -33,7 +33,7 @@ def _worker() -> str | None:
 
 
 def pytest_sessionstart(session) -> None:
-    """Before a whole run that includes the slow tests, train every encoder the book reads that is not cached.
+    """Before a whole run that includes the book's tests, train every encoder the book reads that is not cached.
 
     Left to the tests, a cold cache trains the encoders as each test first reads one: the
     HMM seeds in one pool, the filing seeds in another, the single diagnostic runs one by
@@ -41,11 +41,11 @@ def pytest_sessionstart(session) -> None:
     (``filing_encoder.ensure_book_encoders``), keeps both cores busy to the end. It runs in a
     subprocess, so that no memoised loader is warmed before the tests that record first
     calls, and in the controller of a distributed run, before its workers start. With a warm
-    cache it only checks the cache. A run of chosen files or without the slow tests (``make check``) skips
-    it and trains lazily what it reads.
+    cache it only checks the cache. A run of chosen files trains lazily what it reads; a run without
+    the book's tests (``make check``, ``make test``) trains nothing.
     """
     config = session.config
-    if _worker() is not None or config.option.collectonly or "not slow" in (config.option.markexpr or ""):
+    if _worker() is not None or config.option.collectonly or "not book" in (config.option.markexpr or ""):
         return
     if getattr(config, "args_source", None) != pytest.Config.ArgsSource.TESTPATHS:
         return

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, build_site
 
-pytestmark = pytest.mark.slow  # builds the site, executing every chapter
+pytestmark = pytest.mark.book  # builds the site, executing every chapter
 
 CHAPTERS = sorted(path for path in (ROOT / "chapters").glob("[0-9][0-9]_*.py"))
 BROWSER_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

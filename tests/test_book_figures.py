@@ -24,7 +24,7 @@ from matplotlib.text import Text  # noqa: E402
 import mlm_book.experiments  # noqa: E402
 from mlm_book import figures  # noqa: E402
 
-pytestmark = pytest.mark.slow  # the figures read trained encoders and the skip-gram
+pytestmark = pytest.mark.book  # the figures read trained encoders and the skip-gram
 
 # Named like figure functions but returning data: what each returns instead.
 NOT_FIGURES = {

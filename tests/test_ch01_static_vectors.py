@@ -44,7 +44,7 @@ def test_figures_and_table(r):
         ch1.results("default")
 
 
-@pytest.mark.slow  # S2-01 reads the trained encoder
+@pytest.mark.book  # S2-01 reads the trained encoder
 def test_claims_are_registered_once_and_pass():
     ids = [claim.id for claim in ch1.CLAIMS]
     assert len(ids) == len(set(ids))

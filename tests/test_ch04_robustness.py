@@ -12,7 +12,7 @@ import pytest
 from mlm_book.experiments import ch04_geometry as ch4
 from mlm_book.experiments import hmm_encoder
 
-pytestmark = pytest.mark.slow  # reads five trained encoders
+pytestmark = pytest.mark.book  # reads five trained encoders
 
 
 @pytest.fixture(scope="module")

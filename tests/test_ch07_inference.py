@@ -87,7 +87,7 @@ def test_bad_input_is_named():
                       np.random.default_rng(0), share=1.5)
 
 
-@pytest.mark.slow
+@pytest.mark.book
 def test_trained_classifiers_keep_their_relationships():
     """At every seed: the longer schedule from the pre-trained encoder beats chance by far and separates a
     restatement from a reversal almost perfectly (the fall is one [UNK] at the direction slot)."""

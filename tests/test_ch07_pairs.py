@@ -98,7 +98,7 @@ def test_bad_setups():
         ch7.runs("electra")
 
 
-@pytest.mark.slow
+@pytest.mark.book
 def test_trained_results_keep_their_relationships():
     """What every seed must show whatever the chapter concludes: a full fine-tuning on 1024 labels beats chance
     by far, bigger labelled sets do not hurt much, and the NSP head's losses are recorded only for NSP."""

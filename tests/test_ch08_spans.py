@@ -53,6 +53,7 @@ def test_brute_force_log_partition_is_the_forward_recursion():
         ch8.brute_force_log_partition(np.zeros((8, 9)), np.zeros((9, 9)), np.zeros(9), np.zeros(9))
 
 
+@pytest.mark.book
 def test_the_filing_encoder_reads_a_sentence_as_it_was_trained():
     """[CLS] is the [SEP] row and segments are zero: the wrapped encoder's states are the encoder's own."""
     from mlm_book.experiments import ch07_pairs, filing_encoder
@@ -80,7 +81,7 @@ def test_bad_input_is_named():
         ch07_pairs.filing_pair_encoder(77)
 
 
-@pytest.mark.slow
+@pytest.mark.book
 def test_trained_taggers_keep_their_relationships():
     """At every seed: every tagger beats the empty tagger by far, constrained decoding never leaves BIO, and
     token accuracy is above entity F1 for the frozen argmax taggers."""

@@ -59,6 +59,7 @@ def test_the_encoder_is_chapter_6s_recipe_on_pieces():
     assert not held & set(document[sw._train_pieces(sw._setup(sw.SEEDS[0]))].tolist())
 
 
+@pytest.mark.book
 def test_bad_input_is_named():
     with pytest.raises(ValueError, match="key must be one of"):
         sw.predictions("frozen/2/last/argmax")
@@ -82,7 +83,7 @@ def test_bad_input_is_named():
         sw.PieceData(pieces.text, np.where(pieces.word >= 0, 2 * pieces.word, -1), pieces.tags)
 
 
-@pytest.mark.slow
+@pytest.mark.book
 def test_trained_subword_taggers_keep_their_relationships():
     """At every seed every subword tagger beats the empty tagger by far, Viterbi output is valid BIO, and the
     fine-tuned tagger is at least as good as the frozen layer-0 probe."""

@@ -83,7 +83,7 @@ def test_bad_arguments_are_named():
         C.reader_table("results")
 
 
-@pytest.mark.slow
+@pytest.mark.book
 def test_trained_readers_keep_the_order_the_theory_fixes():
     r = C.results()
     for seed in C.SEEDS:

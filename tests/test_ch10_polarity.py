@@ -156,44 +156,52 @@ def found():
     return pol.results()
 
 
+@pytest.mark.book
 def test_layer_0_of_document_pooling_is_chapter_6s(found):
     # the centred reading gives one vector per word at layer 0, however it is averaged (rounding of the probe's
     # standardisation only)
     assert np.allclose(found.document[:, 0], found.chapter6[:, 0], atol=1e-12)
 
 
+@pytest.mark.book
 def test_document_pooling_of_own_vectors_changes_little_and_never_passes(found):
     # "within a few hundredths": the same vectors, averaged with other weights
     assert np.abs(found.document - found.chapter6).max() <= 0.06
     assert np.all(found.document <= pol.THRESHOLD)
 
 
+@pytest.mark.book
 def test_radius_zero_is_chapter_6s_probe_read_the_other_way(found):
     # nearest-centre reading: at most about chance + 2 SE, like chapter 6's centred reading
     assert not found.recovers(found.neighbour[:, 0]).any()
 
 
+@pytest.mark.book
 def test_windows_and_just_beyond_do_not_recover_polarity(found):
     for radius in (8, 16, 32):
         assert not found.recovers(found.neighbour[:, pol.RADII.index(radius)]).any(), radius
 
 
+@pytest.mark.book
 def test_whole_filing_pooling_is_seed_dependent(found):
     holding = found.recovers(found.neighbour[:, pol.RADII.index(None)])
     assert 0 < holding.sum() < len(found.seeds)
 
 
+@pytest.mark.book
 def test_layer_0_rises_with_the_radius(found):
     # diagnostic, no rule: the static table plus a position, averaged over more neighbours, on average over seeds
     layer0 = found.neighbour[:, :, 0].mean(axis=0)
     assert min(layer0[2:]) > max(layer0[:2])
 
 
+@pytest.mark.book
 def test_whole_filing_layer_0_does_as_well_as_the_contextual_layers(found):
     whole = found.neighbour[:, pol.RADII.index(None)].mean(axis=0)
     assert whole[0] >= whole[1] and whole[0] >= whole[2]
 
 
+@pytest.mark.book
 def test_head_orientation_is_seed_dependent_and_below_observed_counts(found):
     above = found.head_accuracy > pol.THRESHOLD
     assert 0 < above.sum() < len(found.seeds)
@@ -202,11 +210,13 @@ def test_head_orientation_is_seed_dependent_and_below_observed_counts(found):
     assert np.all(found.head_spearman > 0) and np.all(found.head_spearman < 0.8)
 
 
+@pytest.mark.book
 def test_the_head_knows_a_seed_stands_there_but_barely_which(found):
     assert np.all(found.slot_mass > 0.95)
     assert np.all(np.abs(found.slot_accuracy - 0.5) < 0.1)
 
 
+@pytest.mark.book
 def test_claims_verdicts_are_the_measured_ones():
     from mlm_book.ledger import verify
 
@@ -215,6 +225,7 @@ def test_claims_verdicts_are_the_measured_ones():
     assert len(pol.CLAIMS) == 1 and pol.CLAIMS[0].id == "Q8"
 
 
+@pytest.mark.book
 def test_tables_and_figure_render(found):
     assert len(pol.accuracy_table(found).splitlines()) == 2 + 2 + len(pol.RADII)
     assert len(pol.orientation_table(found).splitlines()) == 2 + len(found.seeds) + 1

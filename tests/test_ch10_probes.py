@@ -31,6 +31,7 @@ def _book_encoder():
 
 # ----------------------------------------------------------------------------- exact identities
 
+@pytest.mark.book
 def test_resumed_pass_reproduces_the_trained_encoders_logits_in_float64():
     config, params = _book_encoder()
     tokens = hmm_split("test").tokens[:40].copy()
@@ -44,10 +45,12 @@ def test_resumed_pass_reproduces_the_trained_encoders_logits_in_float64():
     assert np.abs(resumed - full[rows]).max() <= 1e-10
 
 
+@pytest.mark.book
 def test_the_causal_tests_own_resume_check_is_at_rounding():
     assert q5.causal_test().resume_gap.max() <= 1e-10
 
 
+@pytest.mark.book
 def test_stream_at_is_hidden_states_flattened():
     config, params = _book_encoder()
     tokens = hmm_split("train").tokens[:5]
@@ -94,6 +97,7 @@ def test_stride_one_centres_every_token_that_has_room_and_no_token_that_has_not(
     assert np.array_equal(slots[near_end], 31 - after[near_end])              # at its distance from the end
 
 
+@pytest.mark.book
 def test_stride_16_is_chapter_6s_reading_and_its_leak_at_every_seed():
     from mlm_book.experiments.ch06_finance import results
 
@@ -105,6 +109,7 @@ def test_stride_16_is_chapter_6s_reading_and_its_leak_at_every_seed():
     assert leak.majority == results().kestrel_cap.accuracy
 
 
+@pytest.mark.book
 def test_the_ablated_layer_1_probe_reads_one_logit_and_the_control_moves_each_row_as_far():
     config, params = _book_encoder()
     train, test = hmm_split("train"), hmm_split("test")
@@ -134,6 +139,7 @@ def test_neighbour_positions_match_a_loop():
 
 # ----------------------------------------------------------------------------- bad inputs
 
+@pytest.mark.book
 def test_bad_inputs_name_the_argument():
     config, params = _book_encoder()
     with pytest.raises(ValueError, match="labelled"):
@@ -172,6 +178,7 @@ def test_bad_inputs_name_the_argument():
 
 # ----------------------------------------------------------------------------- what the findings rest on
 
+@pytest.mark.book
 def test_control_tasks_the_types_are_separable_and_only_context_lifts_selectivity():
     c = q5.control_tasks()
     assert (c.control[:, 0] == 1.0).all()             # layer 0: every per-type labelling learned exactly
@@ -185,6 +192,7 @@ def test_control_tasks_the_types_are_separable_and_only_context_lifts_selectivit
     assert (c.task <= c.bayes + 0.005).all() and (c.task_at_w <= c.bayes_at_w + 0.005).all()
 
 
+@pytest.mark.book
 def test_the_leak_survives_every_stride_because_product_mentions_sit_at_filing_ends():
     s = q5.stride_leak()
     assert (s.nearest >= s.majority + 0.4).all()
@@ -195,6 +203,7 @@ def test_the_leak_survives_every_stride_because_product_mentions_sit_at_filing_e
     assert (s.centred == s.majority).all()              # the centred reading scores the majority
 
 
+@pytest.mark.book
 def test_the_causal_rule_fails_and_the_diagnostics_say_why():
     t = q5.causal_test()
     assert not t.holds.any()
@@ -204,6 +213,7 @@ def test_the_causal_rule_fails_and_the_diagnostics_say_why():
     assert (np.abs(t.probe2_random - t.probe2) <= 0.01).all()
 
 
+@pytest.mark.book
 def test_claims_verdicts_are_what_the_chapter_states():
     results = ledger.verify(claims=q5.PRESTATED + q5.CLAIMS)
     assert [r.passed for r in results] == [True] * 4
@@ -211,6 +221,7 @@ def test_claims_verdicts_are_what_the_chapter_states():
     assert [claim.id for claim in ledger.all_claims()].count("Q5") == 1
 
 
+@pytest.mark.book
 def test_tables_and_figures_render():
     for make in (q5.control_table, q5.stride_table, q5.causal_table):
         lines = make().splitlines()

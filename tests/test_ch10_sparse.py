@@ -52,6 +52,7 @@ def test_pooling_is_the_max_over_positions_of_log1p_relu():
     assert excluded[0] == excluded[1] == 0 and np.array_equal(excluded[2:], w[2:])
 
 
+@pytest.mark.book
 def test_cached_weights_equal_one_window_at_a_time():
     # the shortest held-out filing, read token by token with the encoder's full logits, pooled by a loop
     result = fe.trained_encoder()
@@ -77,6 +78,7 @@ def test_cached_weights_equal_one_window_at_a_time():
         assert np.abs(public - direct).max() < FLOAT32_ATOL
 
 
+@pytest.mark.book
 def test_pmi_pooling_is_its_definition():
     result = fe.trained_encoder()
     world = fe._world()
@@ -92,6 +94,7 @@ def test_pmi_pooling_is_its_definition():
     assert cached[0] == cached[1] == cached[2:].min()
 
 
+@pytest.mark.book
 def test_positive_share_is_the_share_of_positive_logits():
     result = fe.trained_encoder()
     document = _shortest_held_out()
@@ -161,6 +164,7 @@ def test_baselines_weigh_only_the_filings_words():
 
 
 # ----------------------------------------------------------------------------- bad inputs
+@pytest.mark.book
 def test_bad_inputs_name_the_argument():
     with pytest.raises(ValueError, match="logits"):
         q13.splade_weights(np.zeros((0, 4)))
@@ -199,6 +203,7 @@ def test_bad_inputs_name_the_argument():
 
 
 # ----------------------------------------------------------------------------- what the chapter states
+@pytest.mark.book
 def test_every_word_gets_a_positive_weight_at_every_seed():
     # the head's logits are positive for about two words in five at a position, so the max over a filing's
     # positions is positive for every word: the vector is not sparse at all
@@ -209,6 +214,7 @@ def test_every_word_gets_a_positive_weight_at_every_seed():
         assert all(0.2 < share < 0.6 for share in study.positive[reading])
 
 
+@pytest.mark.book
 def test_the_weights_follow_frequency_and_put_generic_words_first():
     study = q13.results()
     for reading in q13.READINGS:
@@ -226,6 +232,7 @@ def test_the_weights_follow_frequency_and_put_generic_words_first():
     assert q13.score_weights(q13.seed_weights(BOOK)).plural_rank[row] > 100
 
 
+@pytest.mark.book
 def test_the_pmi_diagnosis_recovers_idf_not_expansion():
     study = q13.results()
     assert all(v > 0.9 for v in study.values("shown", "mean_own_auc", "pmi"))
@@ -234,6 +241,7 @@ def test_the_pmi_diagnosis_recovers_idf_not_expansion():
         assert all(v == 0.0 for v in study.values(reading, "top_k_share", "pmi"))
 
 
+@pytest.mark.book
 def test_the_rules_verdicts_are_those_the_module_states():
     results = ledger.verify(claims=q13.CLAIMS + q13.PRESTATED)
     assert all(r.passed for r in results), [r.error or r.book for r in results]
@@ -244,6 +252,7 @@ def test_the_rules_verdicts_are_those_the_module_states():
     assert all(v < study.baselines["tf"].mean_retrieval_auc for v in study.values("shown", "mean_retrieval_auc"))
 
 
+@pytest.mark.book
 def test_tables_and_figure_render():
     assert len(q13.summary_table().splitlines()) == 2 + len(q13._ROWS)
     assert len(q13.summary_table(pooling="pmi").splitlines()) == 2 + len(q13._ROWS)

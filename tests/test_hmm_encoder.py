@@ -18,7 +18,7 @@ from mlm_book.experiments import hmm_encoder as he  # noqa: E402
 from mlm_book.hmm import default_hmm, sample  # noqa: E402
 from mlm_book.nn import encoder as enc  # noqa: E402
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.book
 
 
 @pytest.fixture(scope="module")

@@ -158,7 +158,7 @@ def book():
     return ch6.results()
 
 
-@pytest.mark.slow  # reads the book's skip-gram (trained when the cache is cold)
+@pytest.mark.slow  # reads the book's skip-gram (a few seconds of training when the store lacks it)
 def test_results_record_checks_its_fields(book):
     fields = vars(book)
     ids = book.ids.copy()
@@ -206,7 +206,7 @@ def test_neighbours_k_beyond_the_vocabulary(book):
     assert ch6.neighbours_table(book, k=book.vocabulary.size - 3).count("\n") == len(book.config.neighbour_words) + 1
 
 
-@pytest.mark.slow  # reads the five filing encoders' measurements (trained when the cache is cold)
+@pytest.mark.book  # reads the five filing encoders' measurements (trained when the cache is cold)
 def test_band_refuses_a_getter_that_gives_no_finite_number():
     for value, error in ((math.nan, ValueError), (math.inf, ValueError), ("0.5", TypeError), (None, TypeError)):
         with pytest.raises(error, match="getter"):

@@ -230,6 +230,7 @@ def test_chapter5_records_name_their_bad_field():
         ch5.seed_probes(())
 
 
+@pytest.mark.book
 def test_figure_probes_draws_every_other_seed_once():
     seeds = ch5.seed_probes()
     fig = ch5.figure_probes(seeds=seeds)

@@ -23,7 +23,7 @@ from mlm_book.experiments import ch04_geometry, ch05_probing, lab_figures
 from mlm_book.experiments.lab_figures import PAYLOAD_LIMIT
 from mlm_book.lab import payload_json, viz_payload
 
-pytestmark = pytest.mark.slow  # builds the site and opens it in a browser
+pytestmark = pytest.mark.book  # builds the site and opens it in a browser
 
 DATA = re.compile(r'<script type="application/json" id="lab-data">(.*?)</script>', re.S)
 READY_MS = 1000

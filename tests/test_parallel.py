@@ -37,6 +37,7 @@ def test_bad_arguments_are_refused(arguments, processes, error):
         run_in_processes(_square, arguments, processes=processes)
 
 
+@pytest.mark.book
 def test_missing_encoders_train_in_parallel_once_and_then_only_load(tmp_path, monkeypatch):
     monkeypatch.setenv(cache.ENVIRONMENT_VARIABLE, str(tmp_path))  # workers inherit the variable
     tiny = replace(hmm_encoder.SETUP, training=replace(hmm_encoder.SETUP.training, steps=6, warmup=2,

@@ -16,7 +16,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from conftest import ROOT
 
-pytestmark = pytest.mark.slow  # builds the site and opens it in a browser
+pytestmark = pytest.mark.book  # builds the site and opens it in a browser
 
 CHAPTERS = sorted(path for path in (ROOT / "chapters").glob("[0-9][0-9]_*.py"))
 WIDTHS = (1280, 390)

@@ -390,7 +390,7 @@ def bayes_expectation(hmm: HiddenMarkovLanguage, config: Chapter1Config) -> tupl
            "chunks": chunks, "seed": config.expectation_seed}
     arrays, _ = cached("ch01-bayes-expectation", key,
                        [build_hmm, sample, forward_backward, sense_posteriors, bayes_sense_accuracy, bayes_expectation],
-                       build)
+                       build, book_sized=False)
     sums, counts = arrays["sums"], arrays["counts"]
     mean = float(sums.sum() / counts.sum())
     chunk_means = sums / counts

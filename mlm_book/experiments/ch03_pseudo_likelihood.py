@@ -489,7 +489,8 @@ def estimator_sweep(config: IsingStudyConfig = ISING) -> EstimatorSweep:
     """
     description = {key: getattr(config, key) for key in ("n", "h", "J", "replicates", "seed")}
     description["sizes"] = list(config.sizes)
-    arrays, _ = cached("ch03-estimator-sweep", description, [_build_sweep, ising], lambda: _build_sweep(config))
+    arrays, _ = cached("ch03-estimator-sweep", description, [_build_sweep, ising], lambda: _build_sweep(config),
+                       book_sized=False)
     return EstimatorSweep(config, arrays["sizes"], arrays["pseudo"], arrays["maximum"])
 
 

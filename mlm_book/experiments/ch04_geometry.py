@@ -979,7 +979,7 @@ def contrast_robustness() -> SeedRobustness:
 
     Examples
     --------
-    >>> robust = contrast_robustness()
+    >>> robust = contrast_robustness()  # doctest: +BOOK
     >>> robust.seeds == _encoder().SEEDS, robust.rows[0].self_similarity == init_scale_contrast().self_similarity
     (True, True)
     """

@@ -309,7 +309,7 @@ def figure_probes(table_: ProbeTable | None = None, seeds: SeedProbes | None = N
 
     Examples
     --------
-    >>> import matplotlib.pyplot as plt
+    >>> import matplotlib.pyplot as plt  # doctest: +BOOK
     >>> fig = figure_probes(seeds=seed_probes())
     >>> len(fig.axes[0].lines) > 5
     True
@@ -514,7 +514,7 @@ def seed_controls() -> tuple[tuple[float, ...], ...]:
 
     Examples
     --------
-    >>> controls = seed_controls()
+    >>> controls = seed_controls()  # doctest: +BOOK
     >>> len(controls), controls[0] == probe_table().controls
     (5, True)
     """

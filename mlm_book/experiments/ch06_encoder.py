@@ -41,7 +41,7 @@ def book() -> fe.FilingMeasurements:
 
     Examples
     --------
-    >>> book().seed == fe.SETUP.seed, book() is seeds()[0]
+    >>> book().seed == fe.SETUP.seed, book() is seeds()[0]  # doctest: +BOOK
     (True, True)
     """
     return seeds()[0]
@@ -81,7 +81,7 @@ def band(getter, runs=None) -> tuple[float, float, float]:
 
     Examples
     --------
-    >>> b, m, s = band(lambda r: r.typing["2"])
+    >>> b, m, s = band(lambda r: r.typing["2"])  # doctest: +BOOK
     >>> 0.0 <= b <= 1.0 and s >= 0.0
     True
     """
@@ -112,7 +112,7 @@ def band_text(getter, fmt: str = ".3f", runs=None) -> str:
 
     Examples
     --------
-    >>> band_text(lambda r: 0.5)
+    >>> band_text(lambda r: 0.5)  # doctest: +BOOK
     '0.500 (0.500 ± 0.000)'
     >>> import types
     >>> band_text(lambda run: run.x, runs=[types.SimpleNamespace(x=1.0), types.SimpleNamespace(x=3.0)])
@@ -143,7 +143,7 @@ def training_table() -> Markdown:
 
     Examples
     --------
-    >>> [row.split(" | ")[1:3] for row in training_table().splitlines()[2:]]     # steps, passes
+    >>> [row.split(" | ")[1:3] for row in training_table().splitlines()[2:]]     # steps, passes  # doctest: +BOOK
     [['3000', '241'], ['6000', '482'], ['3000', '241'], ['499', '40']]
     """
     rows = []
@@ -165,7 +165,7 @@ def ce_table() -> Markdown:
 
     Examples
     --------
-    >>> rows = ce_table().splitlines()
+    >>> rows = ce_table().splitlines()  # doctest: +BOOK
     >>> [row.split(" | ")[0] for row in rows[2:]], rows[2].split(" | ")[3]      # the unigram's cross-entropy
     (['| training filings (fit)', '| held-out filings'], '5.261')
     """
@@ -184,7 +184,7 @@ def typing_table() -> Markdown:
 
     Examples
     --------
-    >>> rows = typing_table().splitlines()
+    >>> rows = typing_table().splitlines()  # doctest: +BOOK
     >>> len(rows), rows[2]
     (7, '| per-alias majority (static cap) | 0.850 |')
     """
@@ -200,7 +200,7 @@ def kestrel_table() -> Markdown:
 
     Examples
     --------
-    >>> rows = kestrel_table().splitlines()
+    >>> rows = kestrel_table().splitlines()  # doctest: +BOOK
     >>> rows[2], rows[3].startswith("| layer 0, centred | 0.526")   # layer 0 centred: the majority share
     ('| majority share | 0.526 |', True)
     """
@@ -216,7 +216,7 @@ def kestrel_folds_table() -> Markdown:
 
     Examples
     --------
-    >>> rows = kestrel_folds_table().splitlines()
+    >>> rows = kestrel_folds_table().splitlines()  # doctest: +BOOK
     >>> len(rows) - 2, rows[2].split(" | ")[:2]
     (5, ['| fold 1', 'PRODUCT'])
     """
@@ -230,7 +230,7 @@ def polarity_table() -> Markdown:
 
     Examples
     --------
-    >>> rows = polarity_table().splitlines()
+    >>> rows = polarity_table().splitlines()  # doctest: +BOOK
     >>> rows[2], rows[6].split(" | ")[0]
     ('| per-word majority (static cap) | 0.551 |', '| layer 1, shuffled labels')
     """
@@ -257,7 +257,7 @@ def polarity_words_table() -> Markdown:
 
     Examples
     --------
-    >>> rows = polarity_words_table().splitlines()
+    >>> rows = polarity_words_table().splitlines()  # doctest: +BOOK
     >>> len(rows) - 2, rows[2].split(" | ")[:3]
     (13, ['| advanced', 'direction', '122'])
     """
@@ -273,7 +273,7 @@ def lexicon_table() -> Markdown:
 
     Examples
     --------
-    >>> rows = lexicon_table().splitlines()
+    >>> rows = lexicon_table().splitlines()  # doctest: +BOOK
     >>> rows[2], rows[-1]
     ('| chance (± 2 SE) | 0.500 ± 0.169 |', '| document-pooled semantic orientation | 0.971 |')
     """
@@ -291,7 +291,7 @@ def visible_table() -> Markdown:
 
     Examples
     --------
-    >>> [row.split(" | ")[0] for row in visible_table().splitlines()[2:]]
+    >>> [row.split(" | ")[0] for row in visible_table().splitlines()[2:]]  # doctest: +BOOK
     ['| book seed (mean ± sd of 5)', '| twice as long', '| kept share 0.2', "| BERT's 40 passes"]
     """
     rows = [("book seed (mean ± sd of 5)", band_text(lambda m: m.visible["guess"]),
@@ -320,7 +320,7 @@ def visible_by_frequency(m: fe.FilingMeasurements | None = None) -> list[tuple[s
 
     Examples
     --------
-    >>> [(tercile, words) for tercile, words, *_ in visible_by_frequency()]
+    >>> [(tercile, words) for tercile, words, *_ in visible_by_frequency()]  # doctest: +BOOK
     [('rarest third', 171), ('middle third', 166), ('commonest third', 175)]
     """
     m = book() if m is None else check_instance(m, "m", fe.FilingMeasurements)
@@ -342,7 +342,7 @@ def geometry_table() -> Markdown:
 
     Examples
     --------
-    >>> rows = geometry_table().splitlines()
+    >>> rows = geometry_table().splitlines()  # doctest: +BOOK
     >>> len(rows), rows[2].split(" | ")[1]        # layer 0: every kestrel vector is the same point
     (5, '1.000 (1.000 ± 0.000)')
     """
@@ -369,7 +369,7 @@ def layer0_baseline_parts(setup: fe.FilingEncoderSetup = fe.SETUP) -> dict:
 
     Examples
     --------
-    >>> parts = layer0_baseline_parts()      # "with P16" is the measured layer-0 baseline (to float32 rounding)
+    >>> parts = layer0_baseline_parts()      # "with P16" is the measured layer-0 baseline (to float32 rounding)  # doctest: +BOOK
     >>> measured = book().geometry["kestrel"]["0"]["baseline"]
     >>> parts["with P16"] > parts["tokens only"], abs(parts["with P16"] - measured) < 1e-6
     (True, True)
@@ -398,7 +398,7 @@ def figure_loss():
 
     Examples
     --------
-    >>> import matplotlib.pyplot as plt
+    >>> import matplotlib.pyplot as plt  # doctest: +BOOK
     >>> fig = figure_loss()
     >>> len(fig.axes[0].lines), fig.axes[0].get_xlabel()      # five seeds, the 40-pass run, the unigram
     (7, 'step')
@@ -431,7 +431,7 @@ def figure_typing():
 
     Examples
     --------
-    >>> import matplotlib.pyplot as plt
+    >>> import matplotlib.pyplot as plt  # doctest: +BOOK
     >>> fig = figure_typing()
     >>> [ax.get_title() for ax in fig.axes]
     ['21 aliases, leave one alias out', 'kestrel alone, five folds']
@@ -467,7 +467,7 @@ def figure_cue():
 
     Examples
     --------
-    >>> import matplotlib.pyplot as plt
+    >>> import matplotlib.pyplot as plt  # doctest: +BOOK
     >>> fig = figure_cue()
     >>> len(fig.axes[0].lines[0].get_xdata())     # the book seed's curve: one point per window position
     32
@@ -498,7 +498,7 @@ def figure_polarity_words():
 
     Examples
     --------
-    >>> import matplotlib.pyplot as plt
+    >>> import matplotlib.pyplot as plt  # doctest: +BOOK
     >>> fig = figure_polarity_words()
     >>> len(fig.axes[0].patches)                   # one bar per polarity word
     13
@@ -527,7 +527,7 @@ def figure_visible():
 
     Examples
     --------
-    >>> import matplotlib.pyplot as plt
+    >>> import matplotlib.pyplot as plt  # doctest: +BOOK
     >>> fig = figure_visible()
     >>> len(fig.axes), len(fig.axes[0].collections[0].get_offsets())   # scatter and colour bar; 512 words
     (2, 512)

@@ -313,7 +313,8 @@ def _skipgram_model(config: Chapter6Config, corpus: Corpus, vocabulary: Vocabula
                                np.random.default_rng(config.skipgram_seed), drop=SEP_ID)
         return {"input": model.input_vectors, "output": model.output_vectors, "loss": model.epoch_loss}
 
-    arrays, _ = cached("ch06-skipgram", key, [skipgram, corpus_module, vocab_module], build)
+    # a few seconds of training on the 2-core machine: the quick tests may build it
+    arrays, _ = cached("ch06-skipgram", key, [skipgram, corpus_module, vocab_module], build, book_sized=False)
     return SkipGramModel(arrays["input"], arrays["output"], arrays["loss"], config.skipgram)
 
 
@@ -915,7 +916,7 @@ def skipgram_seeds(config: Chapter6Config | None = None) -> tuple[SkipGramSeedRu
 
     Examples
     --------
-    >>> runs = skipgram_seeds()
+    >>> runs = skipgram_seeds()  # doctest: +BOOK
     >>> [run.seed for run in runs], runs[0].typing == results().typing.accuracy
     ([0, 1, 2, 3, 4], True)
     """
@@ -955,7 +956,7 @@ def skipgram_seed_table(config: Chapter6Config | None = None) -> Markdown:
 
     Examples
     --------
-    >>> rows = skipgram_seed_table().splitlines()
+    >>> rows = skipgram_seed_table().splitlines()  # doctest: +BOOK
     >>> len(rows), rows[2].startswith("| 0 (book) |")
     (8, True)
     """
@@ -1191,7 +1192,8 @@ def orientation_over_corpora(config: Chapter6Config | None = None, seeds: tuple 
                                       .accuracy for seed in seeds])}
 
     key = {"corpus": config.corpus.as_dict(), "seeds": list(seeds)}
-    arrays, _ = cached("ch06-orientation-seeds", key, [corpus_module, orientation], build)
+    arrays, _ = cached("ch06-orientation-seeds", key, [corpus_module, orientation], build,
+                       book_sized=False)
     return arrays["accuracy"]
 
 

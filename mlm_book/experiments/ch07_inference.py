@@ -341,7 +341,7 @@ def predictions(source: str, schedule: str) -> tuple[np.ndarray, ...]:
 
     Examples
     --------
-    >>> [p.shape for p in predictions("nsp", "200 steps")][:2]
+    >>> [p.shape for p in predictions("nsp", "200 steps")][:2]  # doctest: +BOOK
     [(3000,), (3000,)]
     """
     _check_run(source, schedule)
@@ -387,7 +387,7 @@ def confusion(source: str, schedule: str) -> np.ndarray:
 
     Examples
     --------
-    >>> np.allclose(confusion("nsp", "1000 steps").sum(axis=1), 1.0)
+    >>> np.allclose(confusion("nsp", "1000 steps").sum(axis=1), 1.0)  # doctest: +BOOK
     True
     """
     kind = held_out_pairs().kind
@@ -489,7 +489,7 @@ def figure_inference():
 
     Examples
     --------
-    >>> import matplotlib.pyplot as plt
+    >>> import matplotlib.pyplot as plt  # doctest: +BOOK
     >>> fig = figure_inference()
     >>> len(fig.axes) >= 2
     True

@@ -749,7 +749,7 @@ def filing_pair_encoder(seed: int):
 
     Examples
     --------
-    >>> params, config = filing_pair_encoder(SEEDS[0])
+    >>> params, config = filing_pair_encoder(SEEDS[0])  # doctest: +BOOK
     >>> bool(np.array_equal(params["cls"], params["E"][SEP_ID])), float(np.abs(params["S"]).max())
     (True, 0.0)
     """
@@ -927,7 +927,7 @@ def runs(variant: str) -> tuple[dict, ...]:
 
     Examples
     --------
-    >>> len(runs("nsp")), sorted(runs("nsp")[0])[:2]
+    >>> len(runs("nsp")), sorted(runs("nsp")[0])[:2]  # doctest: +BOOK
     (5, ['curve/frozen/cls/1024', 'curve/frozen/cls/16'])
     """
     _check_variant(variant)
@@ -957,7 +957,7 @@ def band(source: str, key: str) -> tuple[float, float, float]:
 
     Examples
     --------
-    >>> b, m, s = band("nsp", "mlm/pairs")
+    >>> b, m, s = band("nsp", "mlm/pairs")  # doctest: +BOOK
     >>> 0 < b < 10 and s >= 0
     True
     """
@@ -975,7 +975,7 @@ def band_text(source: str, key: str, fmt: str = ".3f") -> str:
 
     Examples
     --------
-    >>> band_text("scratch", "curve/full/cls/1024", ".2f").count("±")
+    >>> band_text("scratch", "curve/full/cls/1024", ".2f").count("±")  # doctest: +BOOK
     1
     """
     check_format(fmt, "fmt")
@@ -1033,7 +1033,7 @@ def figure_input():
 
     Examples
     --------
-    >>> import matplotlib.pyplot as plt
+    >>> import matplotlib.pyplot as plt  # doctest: +BOOK
     >>> fig = figure_input()
     >>> len(fig.axes) >= 4
     True
@@ -1076,7 +1076,7 @@ def figure_losses():
 
     Examples
     --------
-    >>> import matplotlib.pyplot as plt
+    >>> import matplotlib.pyplot as plt  # doctest: +BOOK
     >>> fig = figure_losses()
     >>> [ax.get_title() for ax in fig.axes]
     ['masked-LM cross-entropy', 'NSP cross-entropy']
@@ -1110,7 +1110,7 @@ def figure_nsp():
 
     Examples
     --------
-    >>> import matplotlib.pyplot as plt
+    >>> import matplotlib.pyplot as plt  # doctest: +BOOK
     >>> fig = figure_nsp()
     >>> len(fig.axes[0].get_xticks())
     4
@@ -1139,7 +1139,7 @@ def figure_curves():
 
     Examples
     --------
-    >>> import matplotlib.pyplot as plt
+    >>> import matplotlib.pyplot as plt  # doctest: +BOOK
     >>> fig = figure_curves()
     >>> [ax.get_title() for ax in fig.axes]
     ['heads and modes (MLM + NSP encoder)', 'full fine-tuning, [CLS] head']
@@ -1268,7 +1268,7 @@ def transfer_gain(source: str, size: int) -> float:
 
     Examples
     --------
-    >>> transfer_gain("scratch", 64)
+    >>> transfer_gain("scratch", 64)  # doctest: +BOOK
     0.0
     """
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size not in SIZES:
@@ -1282,7 +1282,7 @@ def nsp_balanced_accuracy(negatives: str) -> float:
 
     Examples
     --------
-    >>> 0.0 <= nsp_balanced_accuracy("other") <= 1.0
+    >>> 0.0 <= nsp_balanced_accuracy("other") <= 1.0  # doctest: +BOOK
     True
     """
     if not isinstance(negatives, str) or negatives not in ("other", "same", "swapped"):
@@ -1306,7 +1306,7 @@ def plateau(variant: str, window: int = 100) -> tuple[float, float]:
 
     Examples
     --------
-    >>> first, last = plateau("packed")
+    >>> first, last = plateau("packed")  # doctest: +BOOK
     >>> last < first
     True
     """
@@ -1320,7 +1320,7 @@ def final_losses(variant: str, window: int = 100) -> tuple[float, ...]:
 
     Examples
     --------
-    >>> len(final_losses("nsp"))
+    >>> len(final_losses("nsp"))  # doctest: +BOOK
     5
     """
     window = _check_window(window)
@@ -1339,7 +1339,7 @@ def pretrained_seeds(variant: str) -> tuple[PretrainedPair, ...]:
 
     Examples
     --------
-    >>> [model.setup.seed for model in pretrained_seeds("nsp")] == list(SEEDS)
+    >>> [model.setup.seed for model in pretrained_seeds("nsp")] == list(SEEDS)  # doctest: +BOOK
     True
     """
     _check_variant(variant)
@@ -1351,7 +1351,7 @@ def figure_probes():
 
     Examples
     --------
-    >>> import matplotlib.pyplot as plt
+    >>> import matplotlib.pyplot as plt  # doctest: +BOOK
     >>> fig = figure_probes()
     >>> [ax.get_title() for ax in fig.axes]
     ["the filing's company (21 classes)", "the sentence's news (good or bad)"]

@@ -364,7 +364,7 @@ def results() -> CausalResults:
 
     Examples
     --------
-    >>> r = results()
+    >>> r = results()  # doctest: +BOOK
     >>> len(r.readers), r.exact_position.shape, r.mean_attention.shape
     (10, (23,), (24, 24))
     """
@@ -418,7 +418,7 @@ def reader_table(r: CausalResults | None = None) -> Markdown:
 
     Examples
     --------
-    >>> print(reader_table().splitlines()[0])
+    >>> print(reader_table().splitlines()[0])  # doctest: +BOOK
     | reader | held-out loss (nats), book seed | mean ± sd, 5 seeds | above the exact left-to-right surprisal | largest weight on the next position |
     """
     r = _given_or_results(r)
@@ -449,7 +449,7 @@ def probe_table(r: CausalResults | None = None) -> Markdown:
 
     Examples
     --------
-    >>> lines = probe_table().splitlines()
+    >>> lines = probe_table().splitlines()  # doctest: +BOOK
     >>> len(lines), lines[0].split(" | ")[1]
     (7, 'causal reader')
     """
@@ -480,7 +480,7 @@ def collapse_steps(r: CausalResults | None = None) -> np.ndarray:
 
     Examples
     --------
-    >>> steps = collapse_steps()
+    >>> steps = collapse_steps()  # doctest: +BOOK
     >>> steps.shape, bool((steps > 0).all() and (steps < STEPS).all())
     ((5,), True)
     """
@@ -506,7 +506,7 @@ def figure_readers(r: CausalResults | None = None):
 
     Examples
     --------
-    >>> import matplotlib.pyplot as plt
+    >>> import matplotlib.pyplot as plt  # doctest: +BOOK
     >>> fig = figure_readers()
     >>> [ax.get_ylabel() for ax in fig.axes]
     ['training loss (nats)', 'held-out loss (nats)']
@@ -554,7 +554,7 @@ def figure_copy_head(r: CausalResults | None = None):
 
     Examples
     --------
-    >>> import matplotlib.pyplot as plt
+    >>> import matplotlib.pyplot as plt  # doctest: +BOOK
     >>> fig = figure_copy_head()
     >>> fig.axes[0].get_xlabel(), fig.axes[0].get_ylabel()
     ('key position (read)', 'query position (reading)')

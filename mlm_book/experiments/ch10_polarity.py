@@ -841,7 +841,7 @@ class PolarityRecovery:
 
         Examples
         --------
-        >>> r = results()
+        >>> r = results()  # doctest: +BOOK
         >>> r.recovers(np.array([[0.9, 0.5, 0.5], [0.5, 0.7, 0.5], [0.5, 0.5, 0.5], [0.5] * 3, [0.5] * 3])).tolist()
         [False, True, False, False, False]
         """
@@ -875,7 +875,7 @@ def results(seeds: tuple | None = None) -> PolarityRecovery:
 
     Examples
     --------
-    >>> r = results()
+    >>> r = results()  # doctest: +BOOK
     >>> r.neighbour.shape, len(r.words), r.seeds[0]
     ((5, 5, 3), 35, 20240601)
     >>> bool(np.allclose(r.document[:, 0], r.chapter6[:, 0]))      # layer 0: one vector per word, as chapter 6's
@@ -942,7 +942,7 @@ def accuracy_table(r: PolarityRecovery | None = None) -> Markdown:
 
     Examples
     --------
-    >>> print(accuracy_table().splitlines()[0])
+    >>> print(accuracy_table().splitlines()[0])  # doctest: +BOOK
     | representation | reading | layer 0 | layer 1 | layer 2 | above chance + 2 SE at layer 1 or 2 |
     """
     r = _given(r)
@@ -973,7 +973,7 @@ def orientation_table(r: PolarityRecovery | None = None) -> Markdown:
 
     Examples
     --------
-    >>> print(orientation_table().splitlines()[0])
+    >>> print(orientation_table().splitlines()[0])  # doctest: +BOOK
     | orientation from | accuracy vs dictionary | Spearman with chapter 6's | same sign as chapter 6's | seed slots: right polarity more likely | seed slots: mass on the six seeds |
     """
     r = _given(r)
@@ -1003,7 +1003,7 @@ def figure_polarity(r: PolarityRecovery | None = None):
 
     Examples
     --------
-    >>> fig = figure_polarity()
+    >>> fig = figure_polarity()  # doctest: +BOOK
     >>> len(fig.axes), bool(fig.axes[0].get_ylim()[1] <= 1.05)
     (2, True)
     """

@@ -509,7 +509,7 @@ def control_tasks(seeds: tuple | None = None) -> ControlTasks:
 
     Examples
     --------
-    >>> c = control_tasks()
+    >>> c = control_tasks()  # doctest: +BOOK
     >>> c.task.shape, c.control.shape, c.seeds[0] == _hmm_seeds()[0]
     ((5, 3), (5, 3, 5), True)
     >>> control_tasks((1, 99))
@@ -719,7 +719,7 @@ def stride_leak(seeds: tuple | None = None, strides: tuple = STRIDES) -> StrideL
 
     Examples
     --------
-    >>> s = stride_leak()
+    >>> s = stride_leak()  # doctest: +BOOK
     >>> s.nearest.shape, s.strides
     ((5, 6), (1, 2, 4, 8, 16, 32))
     >>> stride_leak(strides=(0,))
@@ -1330,7 +1330,7 @@ def causal_test(seeds: tuple | None = None) -> CausalTest:
 
     Examples
     --------
-    >>> t = causal_test()
+    >>> t = causal_test()  # doctest: +BOOK
     >>> t.kl_random.shape, bool(t.resume_gap.max() <= 1e-10)
     ((5, 8), True)
     """
@@ -1378,7 +1378,7 @@ class ProbeCaveats:
 
     Examples
     --------
-    >>> r = results()
+    >>> r = results()  # doctest: +BOOK
     >>> type(r.controls).__name__, type(r.strides).__name__, type(r.causal).__name__
     ('ControlTasks', 'StrideLeak', 'CausalTest')
     """
@@ -1421,7 +1421,7 @@ def control_table(controls: ControlTasks | None = None) -> Markdown:
 
     Examples
     --------
-    >>> print(control_table().splitlines()[0])
+    >>> print(control_table().splitlines()[0])  # doctest: +BOOK
     | layer | regime probe (every token) | control (random label per type) | selectivity | regime probe at w |
     """
     c = control_tasks() if controls is None else check_instance(controls, "controls", ControlTasks)
@@ -1443,7 +1443,7 @@ def stride_table(leak: StrideLeak | None = None) -> Markdown:
 
     Examples
     --------
-    >>> print(stride_table().splitlines()[0])
+    >>> print(stride_table().splitlines()[0])  # doctest: +BOOK
     | reading | mentions at the centre slot | product slots | company slots | layer-0 probe, five folds |
     """
     s = stride_leak() if leak is None else check_instance(leak, "leak", StrideLeak)
@@ -1470,7 +1470,7 @@ def causal_table(test: CausalTest | None = None) -> Markdown:
 
     Examples
     --------
-    >>> print(causal_table().splitlines()[0])
+    >>> print(causal_table().splitlines()[0])  # doctest: +BOOK
     | seed | KL, sense removed | KL, random (largest of 8) | KL, whole vector replaced | ΔCE vs exact, sense removed (± SE) | ΔCE, random (mean) | layer-1 probe: as fitted / retrained after removal | layer-2 probe: clean / after removal | rule holds |
     """
     t = causal_test() if test is None else check_instance(test, "test", CausalTest)
@@ -1503,7 +1503,7 @@ def figure_controls(controls: ControlTasks | None = None, leak: StrideLeak | Non
 
     Examples
     --------
-    >>> fig = figure_controls()
+    >>> fig = figure_controls()  # doctest: +BOOK
     >>> len(fig.axes), fig.axes[1].get_xscale()
     (2, 'log')
     """
@@ -1560,7 +1560,7 @@ def figure_causal(test: CausalTest | None = None):
 
     Examples
     --------
-    >>> fig = figure_causal()
+    >>> fig = figure_causal()  # doctest: +BOOK
     >>> len(fig.axes), fig.axes[0].get_yscale()
     (2, 'log')
     """

@@ -321,7 +321,8 @@ def pl_sweep(config: ConsistencyConfig = CONFIG) -> PseudoLikelihoodSweep:
     description = {"n": config.n, "fields": list(config.fields), "couplings": list(config.couplings),
                    "sizes": list(config.sizes), "replicates": config.replicates, "seed": config.seed}
     arrays, _ = cached("ch10-pl-sweep", description, [_build, ConsistencyConfig.study_config, ch03._build_sweep,
-                                                       ising], lambda: _build(config))
+                                                       ising], lambda: _build(config),
+                       book_sized=False)
     return PseudoLikelihoodSweep(config, arrays["pseudo"], arrays["maximum"])
 
 

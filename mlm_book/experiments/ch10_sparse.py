@@ -300,7 +300,7 @@ def filing_logits(result, document: int, *, reading: str = "shown") -> np.ndarra
 
     Examples
     --------
-    >>> z = filing_logits(filing_encoder.trained_encoder(), 0)
+    >>> z = filing_logits(filing_encoder.trained_encoder(), 0)  # doctest: +BOOK
     >>> z.shape == (int(np.sum(filing_encoder._world().corpus.document == 0)), 867)
     True
     """
@@ -338,7 +338,7 @@ def filing_weights(result, documents, *, reading: str = "shown") -> np.ndarray:
 
     Examples
     --------
-    >>> w = filing_weights(filing_encoder.trained_encoder(), [0])
+    >>> w = filing_weights(filing_encoder.trained_encoder(), [0])  # doctest: +BOOK
     >>> w.shape, bool(w.min() >= 0), float(w[0, 0] + w[0, 1])
     ((1, 867), True, 0.0)
     """
@@ -850,7 +850,7 @@ def seed_weights(seed: int, reading: str = "shown", pooling: str = "splade") -> 
 
     Examples
     --------
-    >>> w = seed_weights(filing_encoder.SEEDS[0])
+    >>> w = seed_weights(filing_encoder.SEEDS[0])  # doctest: +BOOK
     >>> w.shape, bool(w.min() >= 0)
     ((60, 867), True)
     """
@@ -874,7 +874,7 @@ def positive_share(seed: int, reading: str = "shown") -> np.ndarray:
 
     Examples
     --------
-    >>> share = positive_share(filing_encoder.SEEDS[0])
+    >>> share = positive_share(filing_encoder.SEEDS[0])  # doctest: +BOOK
     >>> share.shape, bool(((share > 0) & (share < 1)).all())
     ((60,), True)
     """
@@ -893,7 +893,7 @@ def bias_spearman(seed: int) -> float:
 
     Examples
     --------
-    >>> -1 <= bias_spearman(filing_encoder.SEEDS[0]) <= 1
+    >>> -1 <= bias_spearman(filing_encoder.SEEDS[0]) <= 1  # doctest: +BOOK
     True
     """
     seed = _check_seed(seed)
@@ -975,7 +975,7 @@ def results() -> SparseStudy:
 
     Examples
     --------
-    >>> study = results()
+    >>> study = results()  # doctest: +BOOK
     >>> len(study.scores[("shown", "splade")]), study.seeds[0] == filing_encoder.SEEDS[0]
     (5, True)
     """
@@ -1055,7 +1055,7 @@ def top_terms_table(document: int | None = None, seed: int | None = None, readin
 
     Examples
     --------
-    >>> lines = top_terms_table(k=2).splitlines()
+    >>> lines = top_terms_table(k=2).splitlines()  # doctest: +BOOK
     >>> lines[0], len(lines)        # header, rule, two heaviest, the three own terms
     ('| rank | term | weight | count in the filing | corpus count | role |', 7)
     """
@@ -1114,7 +1114,7 @@ def summary_table(study: SparseStudy | None = None, pooling: str = "splade") -> 
 
     Examples
     --------
-    >>> print(summary_table().splitlines()[0])
+    >>> print(summary_table().splitlines()[0])  # doctest: +BOOK
     | measure | shown | masked | tf | idf | tf-idf |
     """
     study = results() if study is None else check_instance(study, "study", SparseStudy)
@@ -1141,7 +1141,7 @@ def diagnosis_table(study: SparseStudy | None = None) -> Markdown:
 
     Examples
     --------
-    >>> print(diagnosis_table().splitlines()[0])
+    >>> print(diagnosis_table().splitlines()[0])  # doctest: +BOOK
     | quantity | book's seed (mean ± sd over seeds) |
     """
     study = results() if study is None else check_instance(study, "study", SparseStudy)
@@ -1167,7 +1167,7 @@ def figure_sparse(study: SparseStudy | None = None):
 
     Examples
     --------
-    >>> fig = figure_sparse()
+    >>> fig = figure_sparse()  # doctest: +BOOK
     >>> len(fig.axes), fig.axes[0].get_xscale()
     (2, 'log')
     """
@@ -1266,7 +1266,7 @@ def rules_table() -> Markdown:
 
     Examples
     --------
-    >>> print(rules_table().splitlines()[0])
+    >>> print(rules_table().splitlines()[0])  # doctest: +BOOK
     | question | rule (fixed before computing) | book's seed | mean ± sd | seeds holding | verdict |
     """
     found = verify(claims=CLAIMS + PRESTATED)

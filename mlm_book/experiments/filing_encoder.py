@@ -424,11 +424,16 @@ def _build_any(setup) -> None:
         hmm_encoder.trained_encoder(setup)
 
 
-def ensure_book_encoders() -> int:
+def ensure_book_encoders(processes: int | None = None) -> int:
     """Train every encoder the book reads that is not cached yet (HMM, filings, chapters 7, 8 and 9) in one pool; return how many.
 
     One pool for both kinds keeps both cores busy to the end of a cold build; the longest
     runs start first.
+
+    Parameters
+    ----------
+    processes : int, optional
+        Pool size; default the available cores.
     """
     from mlm_book.experiments import hmm_encoder
     from mlm_book.parallel import run_in_processes
@@ -457,7 +462,7 @@ def ensure_book_encoders() -> int:
     from mlm_book.experiments import ch07_inference, ch08_spans
     later = (ch07_pairs.missing_work() + ch07_inference.missing_work() + ch08_spans.missing_work()
              + [item for item in subwords if item[0] == "subword-taggers"])
-    run_in_processes(_build_any, [setup for _, setup in work] + later)
+    run_in_processes(_build_any, [setup for _, setup in work] + later, processes=processes)
     return len(work) + len(later)
 
 
@@ -521,7 +526,7 @@ def centre_states(result: TrainResult, select, *, mask_centre: bool = False, mas
 
     Examples
     --------
-    >>> states = centre_states(trained_encoder(), [0, 1, 2])
+    >>> states = centre_states(trained_encoder(), [0, 1, 2])  # doctest: +BOOK
     >>> states.shape, states.dtype
     ((3, 3, 64), dtype('float64'))
     """

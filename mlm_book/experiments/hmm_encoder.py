@@ -356,7 +356,7 @@ def hidden_states(tokens) -> list[np.ndarray]:
 
     Examples
     --------
-    >>> [h.shape for h in hidden_states([[0, 1, 2]])]
+    >>> [h.shape for h in hidden_states([[0, 1, 2]])]  # doctest: +BOOK
     [(1, 3, 32), (1, 3, 32), (1, 3, 32)]
     """
     # checked before the encoder is loaded, with the encoder's own rule (ids up to [MASK])
@@ -372,7 +372,7 @@ def token_table() -> np.ndarray:
 
     Examples
     --------
-    >>> table = token_table()
+    >>> table = token_table()  # doctest: +BOOK
     >>> table.shape, table.dtype
     ((25, 32), dtype('float64'))
     """
@@ -408,7 +408,7 @@ def encoder_conditionals(tokens, positions) -> np.ndarray:
 
     Examples
     --------
-    >>> q = encoder_conditionals([[0, 1, 2, 3], [4, 5, 6, 7]], [1, 3])
+    >>> q = encoder_conditionals([[0, 1, 2, 3], [4, 5, 6, 7]], [1, 3])  # doctest: +BOOK
     >>> q.shape, bool(np.allclose(q.sum(axis=1), 1.0))
     ((2, 25), True)
     """
@@ -482,7 +482,7 @@ class EncoderEvaluation:
 
     Examples
     --------
-    >>> ev = evaluation()
+    >>> ev = evaluation()  # doctest: +BOOK
     >>> ev.n_sequences, ev.n_positions == sum(ev.counts.values())
     (400, True)
     >>> bool(0 < ev.mean_kl < ev.mean_entropy)
@@ -633,7 +633,7 @@ def loss_curve_figure(setup: HMMEncoderSetup = SETUP, window: int = 50):
 
     Examples
     --------
-    >>> fig = loss_curve_figure()
+    >>> fig = loss_curve_figure()  # doctest: +BOOK
     >>> len(fig.axes[0].lines), fig.axes[0].get_xlabel()     # raw, its average, 4 other seeds, floor
     (7, 'Adam step')
     """
@@ -750,7 +750,7 @@ class KeyBiasCheck:
 
     Examples
     --------
-    >>> check = key_bias_check(sequences=8)
+    >>> check = key_bias_check(sequences=8)  # doctest: +BOOK
     >>> check.sequences, len(check.value_rms), sorted(check.gradient_rms)
     (8, 2, ['float32', 'float64'])
     >>> bool(check.zeroed_difference < 1e-4)
@@ -849,7 +849,7 @@ def seed_evaluations() -> tuple[EncoderEvaluation, ...]:
 
     Examples
     --------
-    >>> evaluations = seed_evaluations()
+    >>> evaluations = seed_evaluations()  # doctest: +BOOK
     >>> len(evaluations), evaluations[0].mean_kl == evaluation().mean_kl
     (5, True)
     """
@@ -876,7 +876,7 @@ def seed_band(getter, results=None) -> tuple[float, float, float, float, float]:
 
     Examples
     --------
-    >>> book, mean, sd, low, high = seed_band(lambda e: e.mean_kl)
+    >>> book, mean, sd, low, high = seed_band(lambda e: e.mean_kl)  # doctest: +BOOK
     >>> low <= book <= high and low <= mean <= high and sd > 0
     True
     """
@@ -901,7 +901,7 @@ def band_cell(getter, fmt: str = ".3f", results=None, *, with_range: bool = True
 
     Examples
     --------
-    >>> band_cell(lambda e: e.n_positions, ".0f")
+    >>> band_cell(lambda e: e.n_positions, ".0f")  # doctest: +BOOK
     '1476 ± 0 (1476–1476)'
     >>> band_cell(lambda e: e.n_positions, ".0f", with_range=False)
     '1476 ± 0'
