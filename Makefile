@@ -1,5 +1,9 @@
 # The two commands of the README: `make book` and `make test`. Each creates .venv and
 # installs what it needs by itself, so both work on a fresh machine with Python 3.11.
+#
+# Tiers: `make check` (quick, trains nothing), `make test` (the package's tests, trains
+# nothing book-sized), `make book` (builds every artefact, the site, verifies every claim),
+# `make test-book` (the tests that read the trained artefacts and the built site).
 
 PYTHON ?= python3
 VENV := .venv
@@ -11,7 +15,7 @@ export NO_MKDOCS_2_WARNING := 1
 export MALLOC_MMAP_THRESHOLD_ := 1073741824
 export MALLOC_TRIM_THRESHOLD_ := 1073741824
 
-.PHONY: book serve test check check-oldest check-py313 verify browser clean
+.PHONY: book build serve test test-book check check-oldest check-py313 verify browser clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -24,8 +28,13 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[docs,test]'
 	touch $(STAMP)
 
-book: $(STAMP)
+# Every trained artefact the chapters read, in one pool on every core (a warm store only checks).
+build: $(STAMP)
+	$(BIN)/mlm-book build
+
+book: build
 	$(BIN)/mkdocs build --strict --site-dir site
+	$(BIN)/mlm-book verify
 
 # Serve the built site on localhost (it also reads from disk: open site/index.html).
 serve:
@@ -48,12 +57,18 @@ browser:
 # Two pytest-xdist workers, each test file whole on one worker (its module fixtures computed once).
 XDIST := -n 2 --dist loadfile
 
-test: $(STAMP) browser
-	$(BIN)/python -m pytest $(XDIST)
+# The package's tests: unit, property, gradient, doctests, the bad-input sweeps. Nothing
+# book-sized is trained, even with an empty store (MLM_BOOK_BUILD_NOTHING, see conftest.py).
+test: $(STAMP)
+	$(BIN)/python -m pytest -m "not book" $(XDIST)
 
-# Everything but the tests marked slow (training, the site, the browser): for iteration.
+# The same without the tests marked slow (the sweeps, the full enumerations): for iteration.
 check: $(STAMP)
-	$(BIN)/python -m pytest -m "not slow" -q $(XDIST)
+	$(BIN)/python -m pytest -m "not slow and not book" -q $(XDIST)
+
+# The tests that read the book's trained artefacts and its built site (Chromium, Playwright).
+test-book: build browser
+	$(BIN)/python -m pytest -m book $(XDIST)
 
 # The support range, tested: the oldest pins (constraints/oldest.txt) on Python 3.11, and
 # Python 3.13 when it is installed (on the PATH or under pyenv); a missing one is reported.
@@ -62,7 +77,7 @@ check-oldest:
 	.venv-oldest/bin/pip install --quiet --upgrade pip
 	.venv-oldest/bin/pip install --quiet -c constraints/oldest.txt -e '.[test]'
 	.venv-oldest/bin/python -c 'import numpy, matplotlib; print("oldest pins: numpy", numpy.__version__, "matplotlib", matplotlib.__version__)'
-	.venv-oldest/bin/python -m pytest -m "not slow" -q -p no:cacheprovider $(XDIST)
+	.venv-oldest/bin/python -m pytest -m "not slow and not book" -q -p no:cacheprovider $(XDIST)
 
 # pyenv's shims answer `command -v` even for a version they will refuse to run: try each.
 PY313_CANDIDATES := $(wildcard $(HOME)/.pyenv/versions/3.13*/bin/python3.13) $(shell command -v python3.13 2>/dev/null)
@@ -73,7 +88,7 @@ check-py313:
 	if [ -z "$$py" ]; then echo "Python 3.13 not found (PATH, ~/.pyenv): the 3.13 check was NOT run"; exit 0; fi; \
 	test -x .venv-py313/bin/python || $$py -m venv .venv-py313; \
 	.venv-py313/bin/pip install --quiet --upgrade pip && .venv-py313/bin/pip install --quiet -e '.[test]' && \
-	.venv-py313/bin/python --version && .venv-py313/bin/python -m pytest -m "not slow" -q -p no:cacheprovider $(XDIST)
+	.venv-py313/bin/python --version && .venv-py313/bin/python -m pytest -m "not slow and not book" -q -p no:cacheprovider $(XDIST)
 
 verify: $(STAMP)
 	$(BIN)/mlm-book verify

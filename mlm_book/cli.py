@@ -1,5 +1,7 @@
 """The mlm-book command: recompute and judge the book's claims, or look after its cache.
 
+  mlm-book build [--jobs N]        train every encoder the book reads that the store lacks (one pool)
+  mlm-book build --dry-run         how many runs of each kind are missing
   mlm-book verify                  every claim, one line each
   mlm-book verify --only S3 --wide one section, nothing cut
   mlm-book cache list|clear        the content-addressed store of trained models and results
@@ -20,6 +22,31 @@ def _verify(arguments) -> int:
     results = ledger.verify(only=arguments.only)
     print(ledger.to_markdown(results) if arguments.markdown else ledger.to_text(results, wide=arguments.wide))
     return 0 if all(result.passed for result in results) else 1
+
+
+def _build(arguments) -> int:
+    import time
+
+    from mlm_book.experiments import filing_encoder
+    if arguments.dry_run:
+        counts = filing_encoder.missing_by_kind()
+        if not counts:
+            print(f"nothing to build: the store {cache.cache_dir()} holds every run the book reads")
+        for kind, count in sorted(counts.items(), key=lambda item: -item[1]):
+            print(f"{count:4d}  {kind}")
+        return 0
+    start = time.perf_counter()
+    built = filing_encoder.ensure_book_encoders(processes=arguments.jobs)
+    print(f"built {built} missing runs in {time.perf_counter() - start:.0f} s into {cache.cache_dir()}"
+          if built else f"nothing to build: the store {cache.cache_dir()} holds every run the book reads")
+    return 0
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value
 
 
 def _cache(arguments) -> int:
@@ -54,6 +81,12 @@ def main(argv: list[str] | None = None) -> int:
     verify.add_argument("--markdown", action="store_true", help="print a Markdown table")
     verify.add_argument("--wide", action="store_true", help="cut nothing: one block of lines per claim")
     verify.set_defaults(run=_verify)
+    build = commands.add_parser("build", help="train, in one pool of processes, every encoder the book reads "
+                                              "that the store lacks")
+    build.add_argument("--jobs", type=_positive_int, default=None, metavar="N",
+                       help="worker processes (default: the available cores), one BLAS thread each")
+    build.add_argument("--dry-run", action="store_true", help="list how many runs of each kind are missing")
+    build.set_defaults(run=_build)
     store = commands.add_parser("cache", help="list or clear the content-addressed store")
     store.add_argument("action", choices=["list", "clear"], nargs="?", default="list")
     store.set_defaults(run=_cache)

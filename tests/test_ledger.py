@@ -83,3 +83,17 @@ def test_help_shows_no_raw_markup(capsys):
     with pytest.raises(SystemExit):
         cli.main(["--help"])
     assert "``" not in capsys.readouterr().out
+
+
+def test_build_dry_run_lists_what_an_empty_store_lacks_and_jobs_must_be_positive(capsys, monkeypatch, tmp_path):
+    from mlm_book.experiments import filing_encoder, hmm_encoder
+    monkeypatch.setenv("MLM_BOOK_CACHE", str(tmp_path / "empty"))
+    monkeypatch.setenv("MLM_BOOK_BUILD_NOTHING", "1")  # a dry run that started a training would raise
+    assert cli.main(["build", "--dry-run"]) == 0
+    listed = {line.split()[1]: int(line.split()[0]) for line in capsys.readouterr().out.splitlines()}
+    assert listed["hmm-encoder"] == len(hmm_encoder.book_setups())
+    assert listed["filing-encoder"] == len(filing_encoder.book_setups())
+    assert sum(listed.values()) == len(filing_encoder.missing_book_work())
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["build", "--jobs", "0"])
+    assert stop.value.code == 2 and "positive integer" in capsys.readouterr().err

@@ -424,19 +424,30 @@ def _build_any(setup) -> None:
         hmm_encoder.trained_encoder(setup)
 
 
-def ensure_book_encoders(processes: int | None = None) -> int:
-    """Train every encoder the book reads that is not cached yet (HMM, filings, chapters 7, 8 and 9) in one pool; return how many.
+def _kind(setup) -> str:
+    if isinstance(setup, FilingEncoderSetup):
+        return "filing-encoder"
+    if isinstance(setup, tuple):
+        return str(setup[0]) if setup[0] in ("inference", "ch08", "subword-encoder", "subword-taggers",
+                                             "next-token") else "pair"
+    return "hmm-encoder"
 
-    One pool for both kinds keeps both cores busy to the end of a cold build; the longest
-    runs start first.
 
-    Parameters
-    ----------
-    processes : int, optional
-        Pool size; default the available cores.
+def missing_book_work() -> list:
+    """The runs the book reads that the store lacks, in the order the pool starts them.
+
+    The encoders come longest first (HMM, filings, subword encoders, next-token readers);
+    chapter 7's pre-trainings and fine-tunings and chapter 8's taggers follow, since some of
+    them fine-tune encoders of the first group.
+
+    Examples
+    --------
+    >>> kinds = {"hmm-encoder", "filing-encoder", "subword-encoder", "next-token", "pair", "inference", "ch08",
+    ...          "subword-taggers"}
+    >>> set(missing_by_kind()) <= kinds   # what the store lacks (nothing, once `mlm-book build` ran)
+    True
     """
     from mlm_book.experiments import hmm_encoder
-    from mlm_book.parallel import run_in_processes
 
     work = []
     for setup in hmm_encoder.book_setups():
@@ -458,12 +469,36 @@ def ensure_book_encoders(processes: int | None = None) -> int:
     work.sort(key=lambda item: -item[0])
     # chapter 7's pre-trainings and fine-tunings fill the pool after the longer runs; its
     # fine-tunings of this module's encoders come last, once those are (nearly) trained
-    from mlm_book.experiments import ch07_pairs
-    from mlm_book.experiments import ch07_inference, ch08_spans
+    from mlm_book.experiments import ch07_inference, ch07_pairs, ch08_spans
     later = (ch07_pairs.missing_work() + ch07_inference.missing_work() + ch08_spans.missing_work()
              + [item for item in subwords if item[0] == "subword-taggers"])
-    run_in_processes(_build_any, [setup for _, setup in work] + later, processes=processes)
-    return len(work) + len(later)
+    return [setup for _, setup in work] + later
+
+
+def missing_by_kind() -> dict[str, int]:
+    """How many runs of each kind [`missing_book_work`][mlm_book.experiments.filing_encoder.missing_book_work] holds."""
+    counts: dict[str, int] = {}
+    for setup in missing_book_work():
+        counts[_kind(setup)] = counts.get(_kind(setup), 0) + 1
+    return counts
+
+
+def ensure_book_encoders(processes: int | None = None) -> int:
+    """Train every encoder the book reads that is not cached yet (HMM, filings, chapters 7, 8 and 9) in one pool; return how many.
+
+    One pool for both kinds keeps both cores busy to the end of a cold build; the longest
+    runs start first.
+
+    Parameters
+    ----------
+    processes : int, optional
+        Pool size; default the available cores.
+    """
+    from mlm_book.parallel import run_in_processes
+
+    work = missing_book_work()
+    run_in_processes(_build_any, work, processes=processes)
+    return len(work)
 
 
 # ----------------------------------------------------------------------------- reading the encoder
