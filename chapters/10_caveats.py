@@ -462,7 +462,7 @@ Markdown(
 sparse.rules_table()
 
 # %% tags=["hide-input"]
-rules = verify(claims=sparse.CLAIMS + sparse.PRESTATED)
+rules = verify(claims=sparse.CLAIMS)
 failed = sum(r.verdict == "not reproduced" for r in rules)
 registered = rules[0]
 Markdown(
@@ -613,9 +613,11 @@ answer(f"Both are $\\sqrt N$-consistent: $\\hat\\theta - \\theta \\approx \\math
 # ## Claims
 #
 # Each section states the rules that were fixed before its numbers and whether they held;
-# most did not, and the sections say so. The summary below counts the claims that the book's
-# build checks. A learned claim passes when the verdict measured over its training seeds is
-# the one the text states, "not reproduced" included.
+# most did not, and the sections say so. Every one of those rules is a claim the book's build
+# checks, counted below by verdict: a claim passes when the verdict it gets, over its training
+# seeds or from its one exact computation, is the one the text states, "not reproduced"
+# included, so a rule that starts to hold fails the build as surely as one that stops.
 
 # %% tags=["hide-input"]
-chapter_summary(verify(claims=pl.CLAIMS + probes.CLAIMS + sparse.CLAIMS + polarity.CLAIMS))
+chapter_summary(verify(claims=fixed.CLAIMS + incompatible.CLAIMS + pl.CLAIMS + probes.CLAIMS + sparse.CLAIMS
+                            + polarity.CLAIMS))

@@ -40,8 +40,9 @@ __all__ = ["VERDICTS", "over_seeds", "seed_verdict", "verdict_counts", "Claim", 
 
 # S<section>-<n>: the reference text's claims; D-<n>: the study notes' concepts that the
 # reference text leaves out (claims list section D), judged by rules the book states;
-# Q<n>: the open questions (claims list section F) that the book answers by experiment
-_ID_PATTERN = re.compile(r"^(?:S(\d+)-(W?\d+)|D-(\d+)|Q(\d+))$")
+# Q<n>: the open questions (claims list section F) that the book answers by experiment, and
+# Q<n><letter> (Q5a, Q5b, ...) for a question's further rules, each fixed before its numbers
+_ID_PATTERN = re.compile(r"^(?:S(\d+)-(W?\d+)|D-(\d+)|Q(\d+[a-z]?))$")
 #: Where the study notes' D claims sort: after every section of the reference text.
 _D_SECTION = 100
 #: Where the open questions' Q claims sort: after the D claims.
@@ -213,7 +214,10 @@ class Claim:
         with ``"seeds holding": "k of n"``, possibly inside one nested mapping per encoder):
         the verdict the book's text states, one of [`VERDICTS`][mlm_book.ledger.VERDICTS].
         The claim then passes when the measured verdict equals it, so that a sentence such as
-        "this holds for every seed" is itself checked.
+        "this holds for every seed" is itself checked. For a rule computed once (no seed
+        counts), ``accept`` gives the verdict, *reproduced* or *not reproduced*, and the claim
+        passes when it is the stated one: a rule fixed before its numbers that then failed is
+        registered, and checked, as *not reproduced*.
 
     Raises
     ------
@@ -243,6 +247,16 @@ class Claim:
     >>> strict = replace(cap, rule="above 0.51", accept=lambda value: value > 0.51)
     >>> verify(only="S2-16", claims=[strict])[0].passed
     False
+
+    A rule fixed before its number that then failed is registered with the verdict it got,
+    and checked: it passes while it still fails, and fails the day it holds.
+
+    >>> failed = replace(strict, expected="not reproduced")
+    >>> result = verify(only="S2-16", claims=[failed])[0]
+    >>> result.verdict, result.passed
+    ('not reproduced', True)
+    >>> verify(only="S2-16", claims=[replace(cap, expected="not reproduced")])[0].passed
+    False
     """
 
     id: str
@@ -259,8 +273,8 @@ class Claim:
             if not isinstance(getattr(self, name), str):
                 raise TypeError(f"{name} must be a string, got {type(getattr(self, name)).__name__}")
         if not _ID_PATTERN.match(self.id):
-            raise ValueError(f"id must look like 'S2-16' (reference text), 'D-18' (study notes) or 'Q3' (open "
-                             f"questions), got {self.id!r}")
+            raise ValueError(f"id must look like 'S2-16' (reference text), 'D-18' (study notes) or 'Q3', 'Q3a' "
+                             f"(open questions), got {self.id!r}")
         for name in ("compute", "accept"):
             if not callable(getattr(self, name)):
                 raise TypeError(f"{name} must be callable, got {type(getattr(self, name)).__name__}")
@@ -274,7 +288,7 @@ class Claim:
         if study_note is not None:
             return (_D_SECTION, int(study_note), study_note)
         if question is not None:
-            return (_Q_SECTION, int(question), question)
+            return (_Q_SECTION, int(question.rstrip("abcdefghijklmnopqrstuvwxyz")), question)
         return (int(section), int(number.lstrip("W") or 0), number)
 
 
@@ -297,7 +311,8 @@ class ClaimResult:
     error : str, optional
         Why the value could not be computed.
     verdict : str, optional
-        One of [`VERDICTS`][mlm_book.ledger.VERDICTS] for a value measured over seeds.
+        One of [`VERDICTS`][mlm_book.ledger.VERDICTS] for a value measured over seeds, or for a
+        rule computed once whose claim states the verdict (*reproduced* or *not reproduced*).
 
     Raises
     ------
@@ -389,14 +404,17 @@ def _evaluate(claim: Claim) -> ClaimResult:
     try:
         value = claim.compute()
         found = seed_verdict(value)
+        verdict = None if found is None else found[0]
         if claim.expected is not None:
-            if found is None:
-                raise ValueError("the claim states an expected verdict but its value carries no seed counts")
-            passed = found[0] == claim.expected
+            if found is None:  # a rule computed once: it holds or it does not
+                if claim.expected == VERDICTS[1]:
+                    raise ValueError("the claim expects 'seed-dependent' but its value carries no seed counts")
+                verdict = VERDICTS[0] if claim.accept(value) else VERDICTS[2]
+            passed = verdict == claim.expected
         else:
             passed = bool(claim.accept(value))
         return ClaimResult(claim, value, format_value(value, claim.fmt), passed, time.perf_counter() - start,
-                           verdict=None if found is None else found[0])
+                           verdict=verdict)
     except Exception as error:  # a claim that cannot be computed fails, with its reason shown
         detail = "".join(traceback.format_exception_only(type(error), error)).strip()
         return ClaimResult(claim, None, "error", False, time.perf_counter() - start, detail)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mlm_book import compat
+from mlm_book import compat, ledger
 from mlm_book.channel import Channel
 from mlm_book.experiments import ch03_pseudo_likelihood as ch03
 from mlm_book.experiments import ch10_incompatibility as q3
@@ -178,5 +178,6 @@ def test_claim_verdict():
     by_distance = value["median by d"]
     assert all(b < a for a, b in zip(by_distance, by_distance[1:]))
     assert all(slope > q3.SLOPE_BAND[1] for slope in value["slopes"])
-    assert not claim.accept(value)
+    assert not claim.accept(value) and claim.expected == "not reproduced"
+    assert q3.CLAIMS == q3.PRESTATED and "Q3" in [c.id for c in ledger.all_claims()]
     assert all(abs(slope - 1.0) < 0.01 for slope in q3.results().asymptotic_slopes())

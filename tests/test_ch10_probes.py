@@ -215,10 +215,10 @@ def test_the_causal_rule_fails_and_the_diagnostics_say_why():
 
 @pytest.mark.book
 def test_claims_verdicts_are_what_the_chapter_states():
-    results = ledger.verify(claims=q5.PRESTATED + q5.CLAIMS)
+    results = ledger.verify(claims=q5.CLAIMS)
     assert [r.passed for r in results] == [True] * 4
-    assert [r.verdict for r in results] == ["not reproduced", "reproduced", "not reproduced", "not reproduced"]
-    assert [claim.id for claim in ledger.all_claims()].count("Q5") == 1
+    assert [r.verdict for r in results] == ["not reproduced", "not reproduced", "reproduced", "not reproduced"]
+    assert [c.id for c in ledger.all_claims() if c.id.startswith("Q5")] == ["Q5", "Q5a", "Q5b", "Q5c"]
 
 
 @pytest.mark.book

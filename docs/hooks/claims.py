@@ -45,11 +45,13 @@ def on_files(files, config):
     passed = sum(result.passed for result in results)
     counts = ledger.verdict_counts(results)
     summary = (f"**{passed} of {len(results)} claims pass.** A claim about a trained encoder is measured at every "
-               f"training seed and its verdict says for how many its rule holds: **{counts['reproduced']}** are "
-               f"reproduced (every seed), **{counts['seed-dependent']}** seed-dependent (some seeds), "
-               f"**{counts['not reproduced']}** not reproduced (no seed); each passes when that verdict is the one "
-               f"its chapter states. **{counts['single value']}** claims are checked on a single value (exact "
-               f"results, counts, and learned results not yet measured over seeds).\n\n")
+               f"training seed and its verdict says for how many its rule holds; a rule fixed before its numbers "
+               f"and computed once holds or does not: **{counts['reproduced']}** are "
+               f"reproduced (every seed, or the one computation), **{counts['seed-dependent']}** seed-dependent "
+               f"(some seeds), **{counts['not reproduced']}** not reproduced (no seed, or the one computation); each "
+               f"passes when that verdict is the one its chapter states. **{counts['single value']}** claims are "
+               f"checked on a single value (exact results, counts, and learned results not yet measured over "
+               f"seeds).\n\n")
     table = ledger.to_html(results)
     content = INTRO + summary + f'<div class="claims-table">{table}</div>\n'
     files.append(File.generated(config, "claims.md", content=content))

@@ -1245,8 +1245,7 @@ def _q3_accept(v: dict) -> bool:
 
 # The rule was fixed from the theory in the module docstring before anything was computed.
 # The rule was fixed before the numbers were computed, and it fails on this grid (the chapter says
-# where and by how much). The ledger has no verdict for an exact rule that fails other than FAIL,
-# which would stop the build, so the rule is kept here, shown by chapter 10, and not registered.
+# where and by how much): it is registered as not reproduced, so the day it holds the build says so.
 PRESTATED = (
     Claim("Q3", "Incompatibility of Thm 2's optimum at a [MASK] beyond BERT's setting (chapter 3's 200 draws): "
           f"at ρ = {FOUR_CYCLE.rho}, median |δ| over the share grid (r ∈ {DEFAULT.randoms}, κ ∈ {DEFAULT.keeps}, "
@@ -1256,9 +1255,9 @@ PRESTATED = (
           f"d = {', '.join(map(str, DEFAULT.distances))}", seed="—",
           rule="r = 0: median ≤ 1e-12 (compatible, whatever m and κ); r > 0: median ≥ 1e-7; every slope in "
                f"[{SLOPE_BAND[0]}, {SLOPE_BAND[1]}] (δ = O(ρ) → 0); median falls with every larger d",
-          compute=_q3, accept=_q3_accept, fmt=".3g"),
+          compute=_q3, accept=_q3_accept, fmt=".3g", expected="not reproduced"),
 )
-"""The rule fixed before the numbers, as a claim: it fails on this grid, so it is shown by chapter 10, not registered."""
+"""The rule fixed before the numbers: it fails on this grid, and is registered as *not reproduced*."""
 
-CLAIMS = ()
-"""No registered claim: see ``PRESTATED``."""
+CLAIMS = PRESTATED
+"""Open question Q3's claim: the rule of ``PRESTATED``."""

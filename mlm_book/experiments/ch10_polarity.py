@@ -1067,20 +1067,20 @@ _RULE = f"accuracy > 0.5 + 2·√(0.25/35) = {THRESHOLD:.3f} at layer 1 or at la
 _PROTOCOL = ("chapter 6's leave-one-word-out probe over the 35 lexicon words (5 filing encoders)")
 
 PRESTATED = (
-    Claim("Q8", "Document pooling of the word's own contextual vectors (centred reading): its vectors averaged "
+    Claim("Q8a", "Document pooling of the word's own contextual vectors (centred reading): its vectors averaged "
           f"within each filing, then over filings; {_PROTOCOL}", seed="—", rule=_RULE,
           compute=lambda: _pooled_rule("document"), accept=lambda v: True, expected="not reproduced"),
-    *(Claim("Q8", f"Context beyond the window: at each occurrence the mean of the vectors of every token within "
+    *(Claim(f"Q8{letter}", f"Context beyond the window: at each occurrence the mean of the vectors of every token within "
             f"{radius} positions in its filing (nearest-centre reading), averaged over the word's occurrences; "
             f"{_PROTOCOL}", seed="—", rule=_RULE, compute=functools.partial(_pooled_rule, "neighbour", radius),
-            accept=lambda v: True, expected="not reproduced") for radius in (8, 16, 32)),
-    Claim("Q8", "Orientation from the masked-LM head: chapter 6's document-pooled orientation with each filing's "
+            accept=lambda v: True, expected="not reproduced") for letter, radius in zip("bcd", (8, 16, 32))),
+    Claim("Q8e", "Orientation from the masked-LM head: chapter 6's document-pooled orientation with each filing's "
           "seed counts replaced by the head's expected counts at its seed slots (each masked in its own window); "
           "accuracy against the dictionary over the 35 lexicon words (5 filing encoders)", seed="—",
           rule=f"accuracy > {THRESHOLD:.3f}", compute=_head_rule, accept=lambda v: True, expected="seed-dependent"),
 )
-"""Rules fixed before the numbers, shown by chapter 10 and not registered (the ledger takes one claim per id).
-The rules were committed before any number; ``expected`` is the verdict then measured."""
+"""Q8's further rules (Q8a–Q8e), committed before any number and registered; ``expected`` is the verdict then
+measured."""
 
 CLAIMS = (
     Claim("Q8", "Whole-filing pooling of the filing encoder's contextual vectors: at each occurrence of a lexicon "
@@ -1088,5 +1088,6 @@ CLAIMS = (
           f"(orientation's weights n_d(w)); {_PROTOCOL}", seed="—", rule=_RULE,
           compute=lambda: _pooled_rule("neighbour", None), accept=lambda v: True,
           expected="seed-dependent"),
+    *PRESTATED,
 )
-"""The registered claim of open question Q8: the representation that pools as orientation does."""
+"""Open question Q8's claims: the representation that pools as orientation does (Q8), and ``PRESTATED``."""

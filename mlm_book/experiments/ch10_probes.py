@@ -1627,20 +1627,20 @@ def _causal() -> dict:
 
 
 PRESTATED = (
-    Claim("Q5", "Control task on the HMM encoder: a probe of the hidden regime of every token (chapter 4's splits) "
+    Claim("Q5a", "Control task on the HMM encoder: a probe of the hidden regime of every token (chapter 4's splits) "
           f"minus the same probe on a random binary label per word type (mean of {CONTROL_DRAWS} draws): "
           "selectivity at layers 1 and 2 (5 training seeds)", seed="—",
           rule="selectivity > 0 at layer 1 and at layer 2", compute=_selectivity_positive, accept=lambda v: True,
           fmt="+.3f", expected="not reproduced"),
-    Claim("Q5", "The same selectivity at layers 0, 1 and 2 (5 training seeds)", seed="—",
+    Claim("Q5b", "The same selectivity at layers 0, 1 and 2 (5 training seeds)", seed="—",
           rule=f"selectivity at layers 1 and 2 each ≥ layer 0's + {SELECTIVITY_RISE}", compute=_selectivity_rise,
           accept=lambda v: True, fmt="+.3f", expected="reproduced"),
-    Claim("Q5", "Position leak at window stride 1: chapter 6's layer-0 five-fold probe of kestrel's type at the "
+    Claim("Q5c", "Position leak at window stride 1: chapter 6's layer-0 five-fold probe of kestrel's type at the "
           "nearest-centre slot, windows every token (5 training seeds), and the majority share", seed="—",
           rule=f"≤ majority share + {LEAK_MARGIN} (the leak vanishes)", compute=_leak_vanishes,
           accept=lambda v: True, expected="not reproduced"),
 )
-"""Rules fixed before the numbers, shown by chapter 10 and not registered (the ledger takes one claim per id)."""
+"""Q5's further rules, each fixed before its numbers and registered with the verdict it got (Q5a–Q5c)."""
 
 CLAIMS = (
     Claim("Q5", "Causal test on the HMM encoder: the layer-1 sense probe's direction removed from the stream at "
@@ -1649,5 +1649,6 @@ CLAIMS = (
           "cross-entropy against the exact posterior with its SE over sequences (5 training seeds)", seed="—",
           rule=f"KL(sense) > every random direction's KL, and ΔCE(sense) > {CAUSAL_SE:g} SE",
           compute=_causal, accept=lambda v: True, fmt=".4f", expected="not reproduced"),
+    *PRESTATED,
 )
-"""The registered claim of open question Q5: the rule was fixed before the numbers."""
+"""Open question Q5's claims, every rule fixed before its numbers: the causal test (Q5) and ``PRESTATED``."""
