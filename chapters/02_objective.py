@@ -713,7 +713,7 @@ Markdown(
     f"avoid (the identity of Theorem 1 holds on these outputs to {ev.theorem1_gap:.0e}). Over the five seeds the "
     f"KL ranges from {min(e.mean_kl for e in evs):.3f} to {max(e.mean_kl for e in evs):.3f} nats (the book's "
     f"encoder is number {sorted(e.mean_kl for e in evs).index(ev.mean_kl) + 1} of the five, closest first); every seed stays under 3 % of the entropy and within the 0.1-nat bound "
-    "on the cross-entropy gap (claims S3-23 to S3-26 hold at all five). Broken down by what the selected position "
+    "on the cross-entropy gap. Broken down by what the selected position "
     "shows:"
 )
 

@@ -606,7 +606,9 @@ Markdown(
 products = r.nearest_positions[(r.corpus.tokens == "kestrel") & (r.corpus.entity == 2)]
 Markdown(
     f"Read at the nearest-centre position instead, *kestrel*'s layer-0 vector is $E[x] + P_i$ with $i$ its slot, "
-    f"and its product mentions all sit at slots {products.min()}–{products.max()} (they close their filings). A "
+    f"and its product mentions all sit at slots {products.min()}–{products.max()}: they close their filings, and "
+    f"where a filing's last token lands in its last window is fixed by the filing lengths and the window stride, so "
+    f"another corpus puts the same leak at other slots. A "
     f"five-fold probe on these layer-0 vectors types *kestrel* with accuracy **{m.leak['nearest']:.3f}** "
     f"({ch6e.band_text(lambda x: x.leak['nearest'])}) without reading any context, against "
     f"**{m.leak['centred']:.3f}** at the centred reading. The position table is the whole cue. Centring removes it "

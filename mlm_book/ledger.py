@@ -35,7 +35,7 @@ from mlm_book.validation import (
     check_sequence,
 )
 
-__all__ = ["VERDICTS", "over_seeds", "seed_verdict", "verdict_counts", "Claim", "ClaimResult", "ChapterSummary", "all_claims",
+__all__ = ["reported_value", "VERDICTS", "over_seeds", "seed_verdict", "verdict_counts", "Claim", "ClaimResult", "ChapterSummary", "all_claims",
            "verify", "format_value", "to_markdown", "to_html", "to_text", "chapter_summary"]
 
 # S<section>-<n>: the reference text's claims; D-<n>: the study notes' concepts that the
@@ -218,6 +218,12 @@ class Claim:
         counts), ``accept`` gives the verdict, *reproduced* or *not reproduced*, and the claim
         passes when it is the stated one: a rule fixed before its numbers that then failed is
         registered, and checked, as *not reproduced*.
+    reported : bool
+        A number the book states beside the published one with no rule to judge it, because
+        any rule would be true by construction (a quantity computed as the difference it is
+        compared with, a probability that is in (0, 1) by definition). It always passes, gets
+        no verdict, and is counted apart from the claims. Build one with
+        [`reported_value`][mlm_book.ledger.reported_value].
 
     Raises
     ------
@@ -267,6 +273,7 @@ class Claim:
     accept: Callable[[Any], bool] = field(repr=False)
     fmt: str = ".3f"
     expected: str | None = None
+    reported: bool = False
 
     def __post_init__(self):
         for name in ("id", "quantity", "seed", "rule"):
@@ -281,6 +288,9 @@ class Claim:
         _check_fmt(self.fmt)
         if self.expected is not None and (not isinstance(self.expected, str) or self.expected not in VERDICTS):
             raise ValueError(f"expected must be None or one of {VERDICTS}, got {self.expected!r}")
+        check_bool(self.reported, "reported")
+        if self.reported and self.expected is not None:
+            raise ValueError("a reported value has no rule, so it cannot state an expected verdict")
 
     @property
     def sort_key(self) -> tuple[int, int, str]:
@@ -343,6 +353,24 @@ class ClaimResult:
             raise ValueError(f"verdict must be None or one of {VERDICTS}, got {self.verdict!r}")
 
 
+def _no_rule(value) -> bool:
+    return True
+
+
+def reported_value(id: str, quantity: str, seed: str, compute: Callable[[], Any], fmt: str = ".3f") -> Claim:
+    """A number the book states beside the published one, with no rule (see ``Claim.reported``).
+
+    Examples
+    --------
+    >>> value = reported_value("S2-16", "Static cap for w on the HMM", "0.509", lambda: 0.509)
+    >>> result = verify(claims=[value])[0]
+    >>> result.passed, result.verdict, verdict_counts([result])["reported"]
+    (True, None, 1)
+    """
+    return Claim(id, quantity, seed, "reported, no rule: any rule would hold by construction", compute=compute,
+                 accept=_no_rule, fmt=fmt, reported=True)
+
+
 def _check_finite_value(value, depth: int = 0) -> None:
     """Refuse a claim value holding NaN or infinity: a table would print it as a number."""
     if isinstance(value, (str, bytes, bool)) or value is None or depth > 8:
@@ -403,9 +431,13 @@ def _evaluate(claim: Claim) -> ClaimResult:
     start = time.perf_counter()
     try:
         value = claim.compute()
+        if claim.reported and isinstance(value, Mapping):  # no rule, so nothing holds at any seed
+            value = {key: item for key, item in value.items() if key != "seeds holding"}
         found = seed_verdict(value)
         verdict = None if found is None else found[0]
-        if claim.expected is not None:
+        if claim.reported:
+            passed = True
+        elif claim.expected is not None:
             if found is None:  # a rule computed once: it holds or it does not
                 if claim.expected == VERDICTS[1]:
                     raise ValueError("the claim expects 'seed-dependent' but its value carries no seed counts")
@@ -506,6 +538,8 @@ def _verdict(result: ClaimResult) -> str:
     if result.error:
         return f"FAIL: {result.error}"
     claim = result.claim
+    if claim.reported:
+        return "reported"
     if result.verdict is None:
         return "pass" if result.passed else "FAIL"
     if claim.expected is not None:
@@ -516,7 +550,7 @@ def _verdict(result: ClaimResult) -> str:
 
 
 def verdict_counts(results: Iterable[ClaimResult]) -> dict[str, int]:
-    """How many claims are reproduced, seed-dependent, not reproduced (over seeds), checked on one value, failing.
+    """How many claims are reproduced, seed-dependent, not reproduced, checked on one value, reported without a rule, failing.
 
     Raises
     ------
@@ -526,13 +560,15 @@ def verdict_counts(results: Iterable[ClaimResult]) -> dict[str, int]:
     Examples
     --------
     >>> verdict_counts(verify(only="S2-16"))
-    {'reproduced': 0, 'seed-dependent': 0, 'not reproduced': 0, 'single value': 1, 'failing': 0}
+    {'reproduced': 0, 'seed-dependent': 0, 'not reproduced': 0, 'single value': 1, 'reported': 0, 'failing': 0}
     """
     results = _results(results)
-    counts = dict.fromkeys((*VERDICTS, "single value", "failing"), 0)
+    counts = dict.fromkeys((*VERDICTS, "single value", "reported", "failing"), 0)
     for result in results:
         if not result.passed:
             counts["failing"] += 1
+        elif result.claim.reported:
+            counts["reported"] += 1
         elif result.verdict is not None:
             counts[result.verdict] += 1
         else:
@@ -607,17 +643,21 @@ class ChapterSummary:
         return passed, len(self.results) - passed
 
     def __str__(self) -> str:
-        passed, failed = self.counts
-        total = len(self.results)
-        verdict = (f"all {total} pass" if failed == 0 else f"{passed} pass and {failed} fail")
-        noun = "claim" if total == 1 else "claims"
-        text = f"The book checks {total} {noun} of this chapter, each by a rule fixed in advance: {verdict}."
         counts = verdict_counts(self.results)
+        reported = counts["reported"]
+        total = len(self.results) - reported
+        noun = "claim" if total == 1 else "claims"
+        parts = [f"{counts[v]} {v}" for v in VERDICTS if counts[v]]
+        if counts["single value"]:
+            parts.append(f"{counts['single value']} checked on a single value")
+        if counts["failing"]:
+            parts.append(f"{counts['failing']} failing")
+        text = f"The book checks {total} {noun} of this chapter, each by a rule fixed in advance: {', '.join(parts)}."
         if any(counts[v] for v in VERDICTS):
-            parts = [f"{counts[v]} {v}" for v in VERDICTS if counts[v]]
-            single = counts["single value"]
-            text += (f" Of the learned claims measured over training seeds, {', '.join(parts)}, as the chapter "
-                     f"states; {single} {'is' if single == 1 else 'are'} checked on a single value.")
+            text += " Each verdict is the one the chapter states."
+        if reported:
+            text += (f" {reported} more {'number is' if reported == 1 else 'numbers are'} reported beside the "
+                     "published value with no rule, since any rule would hold by construction.")
         return text
 
     def _repr_html_(self) -> str:
@@ -642,7 +682,7 @@ def chapter_summary(results: Iterable[ClaimResult], claims_page: str = "../claim
     Examples
     --------
     >>> str(chapter_summary(verify(only="S2-16")))
-    'The book checks 1 claim of this chapter, each by a rule fixed in advance: all 1 pass.'
+    'The book checks 1 claim of this chapter, each by a rule fixed in advance: 1 checked on a single value.'
     """
     results = tuple(_results(results))
     if not results:
