@@ -653,7 +653,10 @@ class ChapterSummary:
         if counts["failing"]:
             parts.append(f"{counts['failing']} failing")
         text = f"The book checks {total} {noun} of this chapter, each by a rule fixed in advance: {', '.join(parts)}."
-        if any(counts[v] for v in VERDICTS):
+        if counts["failing"]:
+            text += (f" {'The failing claim does' if counts['failing'] == 1 else 'The failing claims do'} not get "
+                     "the verdict the chapter states, or could not be computed: the Claims page says which.")
+        elif any(counts[v] for v in VERDICTS):
             text += " Each verdict is the one the chapter states."
         if reported:
             text += (f" {reported} more {'number is' if reported == 1 else 'numbers are'} reported beside the "
