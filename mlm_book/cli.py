@@ -36,10 +36,24 @@ def _build(arguments) -> int:
             print(f"{count:4d}  {kind}")
         return 0
     start = time.perf_counter()
-    built = filing_encoder.ensure_book_encoders(processes=arguments.jobs)
+    kinds: dict[str, int] = {}
+
+    def progress(done: int, total: int, kind: str) -> None:
+        elapsed = time.perf_counter() - start
+        kinds[kind] = kinds.get(kind, 0) + 1
+        left = elapsed / done * (total - done)  # at the average pace so far: runs differ in length
+        print(f"[{done:{len(str(total))}d}/{total}] {kind:<16} elapsed {_clock(elapsed)}, about {_clock(left)} "
+              "left", file=sys.stderr, flush=True)
+
+    built = filing_encoder.ensure_book_encoders(processes=arguments.jobs, on_done=progress)
     print(f"built {built} missing runs in {time.perf_counter() - start:.0f} s into {cache.cache_dir()}"
           if built else f"nothing to build: the store {cache.cache_dir()} holds every run the book reads")
     return 0
+
+
+def _clock(seconds: float) -> str:
+    minutes, seconds = divmod(int(round(seconds)), 60)
+    return f"{minutes}:{seconds:02d}"
 
 
 def _positive_int(text: str) -> int:

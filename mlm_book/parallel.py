@@ -20,7 +20,7 @@ import multiprocessing
 import os
 import sys
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 
 from mlm_book.validation import check_positive_int
 
@@ -58,7 +58,8 @@ def _one_blas_thread() -> None:
             functions[1](1)
 
 
-def run_in_processes(function: Callable, arguments: Sequence, *, processes: int | None = None) -> list:
+def run_in_processes(function: Callable, arguments: Sequence, *, processes: int | None = None,
+                     on_done: Callable[[int, object], None] | None = None) -> list:
     """``[function(a) for a in arguments]``, computed in up to ``processes`` worker processes.
 
     Parameters
@@ -70,6 +71,9 @@ def run_in_processes(function: Callable, arguments: Sequence, *, processes: int 
     processes : int, optional
         Pool size; default the available cores. With one process, or one argument, the
         calls run here, in order, without a pool.
+    on_done : callable, optional
+        Called here as ``on_done(index, result)`` as each call finishes, in the order they
+        finish (for a progress report).
 
     Returns
     -------
@@ -79,7 +83,7 @@ def run_in_processes(function: Callable, arguments: Sequence, *, processes: int 
     Raises
     ------
     TypeError
-        If ``function`` is not callable or ``arguments`` is not a sequence.
+        If ``function`` or ``on_done`` is not callable or ``arguments`` is not a sequence.
     ValueError
         If ``processes`` is not a positive integer.
     """
@@ -87,10 +91,24 @@ def run_in_processes(function: Callable, arguments: Sequence, *, processes: int 
         raise TypeError(f"function must be callable, got {type(function).__name__}")
     if isinstance(arguments, (str, bytes)) or not isinstance(arguments, Sequence):
         raise TypeError(f"arguments must be a sequence, got {type(arguments).__name__}")
+    if on_done is not None and not callable(on_done):
+        raise TypeError(f"on_done must be callable or None, got {type(on_done).__name__}")
     processes = available_cores() if processes is None else check_positive_int(processes, "processes")
     processes = min(processes, len(arguments))
+    results: list = [None] * len(arguments)
     if processes <= 1:
-        return [function(argument) for argument in arguments]
+        for index, argument in enumerate(arguments):
+            results[index] = function(argument)
+            if on_done is not None:
+                on_done(index, results[index])
+        return results
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=processes, mp_context=context, initializer=_one_blas_thread) as pool:
-        return list(pool.map(function, arguments))
+        # submitted in order, so the pool starts them in the order given (the longest first)
+        futures = {pool.submit(function, argument): index for index, argument in enumerate(arguments)}
+        for future in as_completed(futures):
+            index = futures[future]
+            results[index] = future.result()
+            if on_done is not None:
+                on_done(index, results[index])
+    return results

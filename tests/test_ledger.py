@@ -97,3 +97,17 @@ def test_build_dry_run_lists_what_an_empty_store_lacks_and_jobs_must_be_positive
     with pytest.raises(SystemExit) as stop:
         cli.main(["build", "--jobs", "0"])
     assert stop.value.code == 2 and "positive integer" in capsys.readouterr().err
+
+
+def test_build_reports_each_finished_run_with_its_kind_and_the_time_left(capsys, monkeypatch):
+    from mlm_book.experiments import filing_encoder, hmm_encoder
+    work = [hmm_encoder.SETUP, ("next-token", "a reader")]
+    built = []
+    monkeypatch.setattr(filing_encoder, "missing_book_work", lambda: list(work))
+    monkeypatch.setattr(filing_encoder, "_build_any", built.append)  # one job runs here, without a pool
+    assert cli.main(["build", "--jobs", "1"]) == 0
+    captured = capsys.readouterr()
+    assert built == work and "built 2 missing runs" in captured.out
+    lines = captured.err.splitlines()
+    assert [line.split()[:2] for line in lines] == [["[1/2]", "hmm-encoder"], ["[2/2]", "next-token"]]
+    assert all("elapsed" in line and "left" in line for line in lines) and lines[-1].endswith("about 0:00 left")

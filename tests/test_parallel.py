@@ -71,3 +71,15 @@ def test_workers_run_one_blas_thread_each():
     from mlm_book.parallel import run_in_processes
     counts = run_in_processes(_blas_threads_here, [0, 1], processes=2)
     assert all(count in (None, 1) for count in counts), counts
+
+
+def test_on_done_reports_every_call_once_and_results_keep_their_order():
+    seen = []
+    results = run_in_processes(abs, [-3, 1, -2, 4], processes=2, on_done=lambda index, result: seen.append((index, result)))
+    assert results == [3, 1, 2, 4]
+    assert sorted(seen) == [(0, 3), (1, 1), (2, 2), (3, 4)]
+    seen.clear()
+    assert run_in_processes(abs, [-5, 6], processes=1, on_done=lambda i, r: seen.append((i, r))) == [5, 6]
+    assert seen == [(0, 5), (1, 6)]  # without a pool: in order
+    with pytest.raises(TypeError, match="on_done"):
+        run_in_processes(abs, [1], on_done="print")

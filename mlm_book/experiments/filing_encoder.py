@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
@@ -483,7 +484,7 @@ def missing_by_kind() -> dict[str, int]:
     return counts
 
 
-def ensure_book_encoders(processes: int | None = None) -> int:
+def ensure_book_encoders(processes: int | None = None, on_done: Callable | None = None) -> int:
     """Train every encoder the book reads that is not cached yet (HMM, filings, chapters 7, 8 and 9) in one pool; return how many.
 
     One pool for both kinds keeps both cores busy to the end of a cold build; the longest
@@ -493,11 +494,20 @@ def ensure_book_encoders(processes: int | None = None) -> int:
     ----------
     processes : int, optional
         Pool size; default the available cores.
+    on_done : callable, optional
+        Called as ``on_done(done, total, kind)`` as each run finishes (a progress report).
     """
     from mlm_book.parallel import run_in_processes
 
     work = missing_book_work()
-    run_in_processes(_build_any, work, processes=processes)
+    finished = []
+
+    def report(index, _):
+        finished.append(index)
+        if on_done is not None:
+            on_done(len(finished), len(work), _kind(work[index]))
+
+    run_in_processes(_build_any, work, processes=processes, on_done=report)
     return len(work)
 
 
