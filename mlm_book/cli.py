@@ -51,6 +51,10 @@ def _build(arguments) -> int:
     return 0
 
 
+def _megabytes(size: int) -> str:
+    return f"{size / 1e6:.1f} MB"
+
+
 def _clock(seconds: float) -> str:
     minutes, seconds = divmod(int(round(seconds)), 60)
     return f"{minutes}:{seconds:02d}"
@@ -74,9 +78,14 @@ def _cache(arguments) -> int:
         print(f"removed {directory} ({len(entries)} entries)")
         return 0
     leftovers = sorted(directory.glob(".*.tmp")) if directory.exists() else []
-    print(f"{directory}: {len(entries)} entries")
-    for path in entries:
-        print(f"  {path.stem}")
+    sizes = {path.stem: sum(part.stat().st_size for part in (path, path.with_suffix(".npz")) if part.exists())
+             for path in entries}
+    by_name: dict[str, list[int]] = {}
+    for stem, size in sizes.items():
+        by_name.setdefault(stem.rsplit("-", 1)[0], []).append(size)
+    print(f"{directory}: {len(entries)} entries, {_megabytes(sum(sizes.values()))}")
+    for name, found in sorted(by_name.items(), key=lambda item: -sum(item[1])):
+        print(f"  {_megabytes(sum(found)):>9}  {len(found):3d} x {name}")
     if leftovers:
         print(f"  and {len(leftovers)} temporary files of interrupted writes (removed when their entry is next "
               "computed, or by `mlm-book cache clear`)")

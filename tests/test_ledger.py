@@ -111,3 +111,16 @@ def test_build_reports_each_finished_run_with_its_kind_and_the_time_left(capsys,
     lines = captured.err.splitlines()
     assert [line.split()[:2] for line in lines] == [["[1/2]", "hmm-encoder"], ["[2/2]", "next-token"]]
     assert all("elapsed" in line and "left" in line for line in lines) and lines[-1].endswith("about 0:00 left")
+
+
+def test_cache_list_gives_the_stores_size_and_entries_by_name(capsys, monkeypatch, tmp_path):
+    import numpy as np
+
+    from mlm_book import cache
+    monkeypatch.setenv("MLM_BOOK_CACHE", str(tmp_path / "store"))
+    for n in (1, 2):
+        cache.cached("demo", {"n": n}, ["code"], lambda: {"w": np.zeros(1000)}, book_sized=False)
+    assert cli.main(["cache", "list"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(f"{tmp_path / 'store'}: 2 entries, ") and out[0].endswith(" MB")
+    assert out[1].split()[-2:] == ["x", "demo"] and out[1].split()[2] == "2"
