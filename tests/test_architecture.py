@@ -1,0 +1,152 @@
+"""The package's import graph, read from the source (AST), held to what it is and kept from getting worse.
+
+The rule the package is heading for: no import cycle, no chapter module importing another
+chapter's, no ``module._name`` read from another module. Today the chapter modules of
+``mlm_book.experiments`` still form one cycle of ten modules, held together by function-local
+imports, and the package reads 94 private names across modules. These tests fix that state as
+a ceiling: a new cycle, a module joining the cycle, a core module importing a chapter module,
+or one more private read fails, with the offender named. Lower the ceilings as the cycle and
+the private reads go.
+"""
+
+from __future__ import annotations
+
+import ast
+import collections
+import functools
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "mlm_book"
+
+#: The chapter modules that import each other in a cycle today (the ceiling: none may join).
+CYCLE_TODAY = frozenset(f"mlm_book.experiments.{name}" for name in (
+    "ch04_geometry", "ch05_probing", "ch06_encoder", "ch06_finance", "ch07_inference", "ch07_pairs",
+    "ch08_spans", "ch08_subwords", "ch09_causal", "filing_encoder"))
+#: Cross-module reads of private names today (the ceiling).
+PRIVATE_READS_TODAY = 94
+#: The entry points, which may import the chapter modules: the command line and the lab's payload.
+ENTRY_POINTS = frozenset({"mlm_book.cli", "mlm_book.lab"})
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        found[name] = path
+    return found
+
+
+@functools.cache
+def _scan():
+    """``(imports, private)``: module -> the package modules it imports (anywhere in its
+    source), and the list of ``(reader, module._name)`` private reads across modules."""
+    modules = _modules()
+    imports: dict[str, set[str]] = collections.defaultdict(set)
+    private: list[tuple[str, str]] = []
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+        aliases: dict[str, str] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.startswith("mlm_book"):
+                        imports[name].add(alias.name)
+                        aliases[alias.asname or alias.name.split(".")[0]] = alias.name
+            elif isinstance(node, ast.ImportFrom):
+                source = node.module or ""
+                if node.level:
+                    base = package
+                    for _ in range(node.level - 1):
+                        base = base.rsplit(".", 1)[0]
+                    source = f"{base}.{source}" if source else base
+                if not source.startswith("mlm_book"):
+                    continue
+                for alias in node.names:
+                    full = f"{source}.{alias.name}"
+                    if full in modules:
+                        imports[name].add(full)
+                        aliases[alias.asname or alias.name] = full
+                    else:
+                        imports[name].add(source)
+                        if alias.name.startswith("_"):
+                            private.append((name, full))
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.attr.startswith("_") and not node.attr.startswith("__")):
+                target = aliases.get(node.value.id)
+                if target is not None and target != name:
+                    private.append((name, f"{target}.{node.attr}"))
+    return {name: {m for m in targets if m in modules} for name, targets in imports.items()}, private
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The strongly connected components of more than one module (Tarjan, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[set[str]] = []
+    for start in graph:
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph.get(start, ()))))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.add(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(component)
+    return found
+
+
+def test_the_scanner_finds_a_cycle_and_a_private_read():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+    imports, private = _scan()
+    assert "mlm_book.hmm" in imports["mlm_book.channel"] or "mlm_book.validation" in imports["mlm_book.channel"]
+    assert private, "the scanner found no private read at all: it is broken, not the package clean"
+
+
+def test_no_cycle_outside_the_chapter_modules_and_none_joins_the_one_there_is():
+    imports, _ = _scan()
+    for component in _cycles(imports):
+        assert component <= CYCLE_TODAY, f"a new import cycle: {sorted(component - CYCLE_TODAY)}"
+
+
+def test_only_the_entry_points_import_a_chapter_module_from_outside_the_chapters():
+    imports, _ = _scan()
+    offenders = sorted((reader, target) for reader, targets in imports.items() for target in targets
+                       if target.startswith("mlm_book.experiments")
+                       and not reader.startswith("mlm_book.experiments") and reader not in ENTRY_POINTS)
+    assert not offenders, offenders
+
+
+def test_private_reads_across_modules_do_not_grow():
+    _, private = _scan()
+    assert len(private) <= PRIVATE_READS_TODAY, (
+        f"{len(private)} private reads across modules, over the ceiling of {PRIVATE_READS_TODAY}; the most read: "
+        f"{collections.Counter(target for _, target in private).most_common(5)}")
