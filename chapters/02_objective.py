@@ -357,7 +357,7 @@ reference = ch2.evidence_table([reference_V])[reference_V]
 Markdown(
     "On the filings a visible word keeps at least half the mass unless the context gives it less than "
     f"**{evidence[filing_V]['threshold']:.2g}**; on the HMM the bar is "
-    f"**{evidence[ch2.HMM_VOCAB]['threshold']:.2g}**. The study this book was written from "
+    f"**{evidence[ch2.HMM_VOCAB]['threshold']:.2g}**. The finance case study this book follows "
     "([where the book comes from](../references.html#where-the-book-comes-from)) used filings of its own, with "
     f"$V = {reference_V}$; the book generates its filings and counts $V = {filing_V}$, so the factor is "
     f"{evidence[filing_V]['factor']:.0f} instead of {reference['factor']:.0f} and the threshold "
@@ -789,7 +789,7 @@ Markdown(
     f"{abs(ev.kept_plugin - ev.kept_encoder):.3f} of the formula and far from both: it has learned the shrinkage "
     "toward the visible token, not a copy of it. So do the other four: across the seeds the encoder's "
     f"probability of the kept token stays within {max(abs(e.kept_plugin - e.kept_encoder) for e in evs):.3f} of "
-    "the formula and above twice its own guess (claims S3-28 to S3-30 hold at every seed)"
+    "the formula and above twice its own guess"
     + (", and it is below the formula at every seed." if all(e.kept_encoder < e.kept_plugin for e in evs) else ".")
 )
 

@@ -207,11 +207,11 @@ Markdown(
     "Bayes after one block is a property of the method; how near is a property of the run. The reference's "
     "claim that the probe ends within 0.02 of Bayes at layers 1 and 2 holds at "
     f"**{sum(max(pair) <= 0.02 for pair in within)} of {len(seeds.seeds)}** seeds: it is *seed-dependent*, and "
-    "the Claims page records it so (S1-10, S2-18, S6-04, S6-05, S6-10). That the layer-2 probe clears the cap by "
-    "0.3 or more holds at every seed (S1-11), no probe exceeds Bayes by more than 0.005 at any seed (S6-06), the "
-    "layer-0 probe stays within 0.015 of the cap at every seed (S2-15), and so does the control: the last column is the largest of the three "
+    "the Claims page records it so. That the layer-2 probe clears the cap by "
+    "0.3 or more holds at every seed, no probe exceeds Bayes by more than 0.005 at any seed, the "
+    "layer-0 probe stays within 0.015 of the cap at every seed, and so does the control: the last column is the largest of the three "
     f"layers' shuffled-label controls (same permutations as above), never more than {max(map(max, controls)):.3f}, "
-    f"within 0.015 of the cap {pt.cap:.3f} at every seed (S6-03, S6-08)."
+    f"within 0.015 of the cap {pt.cap:.3f} at every seed."
 )
 
 # %% [markdown]

@@ -391,7 +391,7 @@ Markdown(
     f"{np.median(over):.3f}); the book's corpus, chosen on its counts alone, "
     + ("sits at the top. " if r.orientation.accuracy >= over.max() else
        f"scores {r.orientation.accuracy:.3f}. ")
-    + f"The study this book was written from "
+    + f"The finance case study this book follows "
     f"([where the book comes from](../references.html#where-the-book-comes-from)) "
     f"reports {reference:.3f}, {round(reference * n_lex)} of {n_lex} words, on its own corpus of filings. "
     + (f"That is below every corpus of our generator, so that corpus must make a seed co-occurrence less "
@@ -473,7 +473,7 @@ Markdown(
     f"total decay $\\lambda \\sum_t \\eta_t = 0.5$. No claim's value chose between the two; the 40-pass encoder "
     f"stays in the book as a contrast.\n\n"
     f"**Seeds.** Five seeds (initialisation and batch order; the split and every evaluation draw fixed) were "
-    f"trained, two at a time on the machine's two cores. Every learned number below is given for the book's seed "
+    f"trained. Every learned number below is given for the book's seed "
     f"and, in brackets, as mean ± standard deviation over the five."
 )
 
@@ -584,7 +584,7 @@ Markdown(
 #
 # At layer 0 *kestrel* has one vector, so the probe can only learn an intercept: it predicts
 # its training fold's majority. With the stratified folds used here, every training fold has
-# the global majority, and the score is the majority share. The reference text reports a
+# the global majority, and the score is the majority share. The case study reports a
 # layer-0 score far *below* the majority. Fold by fold:
 
 # %%
@@ -654,7 +654,7 @@ Markdown(
     f"{subsampled}. Sample size alone does not explain the "
     f"verbs' failure. Distance is the likelier cause, but this experiment does not isolate it: the verbs also "
     f"differ from the direction words in their templates.\n\n"
-    f"How robust is this across seeds? The reference text's direction words each reach 0.945 to 0.991; here the "
+    f"How robust is this across seeds? In the case study the direction words each reach 0.945 to 0.991; here the "
     f"weakest of the six is {ch6e.band_text(lambda x: min(v['accuracy'] for w, v in x.polarity['words'].items() if w in DIRECTION_WORDS))}, "
     f"and at {sum(min(v['accuracy'] for w, v in x.polarity['words'].items() if w in DIRECTION_WORDS) >= 0.9 for x in runs)} "
     f"of {len(runs)} seeds do all six reach 0.90. The verbs' gap to the subsampled direction words exceeds 0.2 at "
@@ -680,7 +680,7 @@ best_any = max(max(x.lexicon.values()) for x in runs)
 Markdown(
     f"No layer comes within reach: the best is {best:.3f} on the book's seed and {best_any:.3f} over all "
     f"{len(runs)} seeds and layers, against a two-standard-error bar of {0.5 + 2 * se:.3f} (skip-gram's {ch6.SKIPGRAM_SEED_COUNT} seeds "
-    f"stay below it too: claim S8-36). The encoder reads what an occurrence reports (the news, the type of a name) because the "
+    f"stay below it too). The encoder reads what an occurrence reports (the news, the type of a name) because the "
     f"sentence writes it; whether *strong* is a positive word the sentence does not write, and averaging "
     f"occurrences cannot find what no occurrence holds. Only pooling co-occurrences across filings, as semantic "
     f"orientation does ({r.orientation.accuracy:.3f}), recovers it."

@@ -328,7 +328,7 @@ Markdown(
     "trained from scratch finds them from a few hundred labels. What a pre-trained encoder brings, knowledge of "
     "the words and their contexts, is worth most when the labels are few and the task needs words the labelled "
     "set does not show; with 16 labels no encoder here learns a rule that takes two words at once, and with a "
-    "few hundred every encoder does. The study notes' promise of transfer learning is a statement about the "
+    "few hundred every encoder does. The usual promise of transfer learning is a statement about the "
     "sizes of real tasks and real vocabularies, and this world is too small to show it.\n\n"
     f"**Which parameters.** Training only the top block and the final LayerNorm leaves {100 * top_gap:.1f} points "
     f"at 1024 labels against full fine-tuning, and the frozen encoder with its best head {100 * frozen_gap:.1f}: "
@@ -491,7 +491,7 @@ Markdown(
     + (f", below training from scratch ({scratch_1024:.3f}): a start on the plateau is worse than a random one."
        if full["all-mask"] < scratch_1024 - 0.01 else f" (from scratch: {scratch_1024:.3f}).")
     + "\n\n"
-    "So this experiment measures an effect of the channel the study notes do not mention, on *training* rather "
+    "So this experiment measures an effect of the channel that accounts of BERT rarely mention, on *training* rather "
     "than on fine-tuning: with no visible token ever a target, nothing rewards the model for carrying a "
     "token's identity through its own position, and the easiest task the 80/10/10 encoders have (copy the "
     "visible token, which Theorem 2 says is optimal at a kept position) does not exist. A plausible reading, "

@@ -329,7 +329,7 @@ Markdown(
 # $w_v = \max_i \log\bigl(1 + \operatorname{ReLU}(z_{i,v})\bigr)$ (the maximum is the pooling of
 # SPLADE v2, [Formal et al. 2021b](../references.html#formal-2021b)), and a query is scored
 # against a document by the dot product of their weights, through an inverted index, as a bag of
-# words is. The reference text files SPLADE under late interaction. Late interaction usually
+# words is. The case study files SPLADE under late interaction. Late interaction usually
 # means ColBERT ([Khattab and Zaharia 2020](../references.html#khattab-2020)), which keeps one
 # vector per token of the document and matches every query token against them at search time.
 # SPLADE is *learned sparse retrieval*: one number per vocabulary word. SPLADE also trains its

@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -210,3 +211,57 @@ def test_a_chapter_builds_with_no_network_at_all(tmp_path):
     assert result.returncode == 0, result.stderr[-4000:]
     assert "Kernel didn't respond" not in result.stderr
     assert "42" in (tmp_path / "site/chapters/01_runs.html").read_text()
+
+
+#: Words a reader of the site does not have: claim ids, and the names of the book's own sources and machine.
+BOOKKEEPING = re.compile(r"\b(?:S\d+-W?\d+|D-\d+)\b|reference text|study notes|the study this book|topic page|"
+                         r"two cores|training time \(as built\)", re.IGNORECASE)
+
+
+class _Prose(HTMLParser):
+    """The text of a page's prose: rendered Markdown (cells and the chapters' Markdown outputs), code left out."""
+
+    def __init__(self):
+        super().__init__()
+        self.open: list[tuple[str, bool, bool]] = []  # (tag, opens prose, opens code)
+        self.prose = self.code = 0
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        opens_prose = "jp-RenderedMarkdown" in (dict(attrs).get("class") or "")
+        opens_code = tag in ("code", "pre", "script", "style")
+        self.open.append((tag, opens_prose, opens_code))
+        self.prose += opens_prose
+        self.code += opens_code
+
+    def handle_endtag(self, tag):
+        while self.open:
+            name, opened_prose, opened_code = self.open.pop()
+            self.prose -= opened_prose
+            self.code -= opened_code
+            if name == tag:
+                break
+
+    def handle_data(self, data):
+        if self.prose and not self.code:
+            self.text.append(data)
+
+
+def _prose(html: str) -> str:
+    parser = _Prose()
+    parser.feed(html)
+    return " ".join(parser.text)
+
+
+def test_the_prose_scanner_reads_markdown_and_skips_code():
+    html = ('<div class="jp-RenderedHTMLCommon jp-RenderedMarkdown"><p>as S3-26 says <code>S2-16</code></p></div>'
+            '<div class="jp-RenderedHTML"><td>S1-01</td></div>')
+    assert BOOKKEEPING.findall(_prose(html)) == ["S3-26"]
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda path: path.stem)
+def test_the_prose_names_no_claim_id_and_no_bookkeeping(site, chapter):
+    """Claim ids belong on the Claims page and in the folded claims table, not in sentences."""
+    text = _prose(_page(site, f"chapters/{chapter.name}").read_text(encoding="utf-8"))
+    found = sorted({match.group(0) for match in BOOKKEEPING.finditer(text)})
+    assert not found, found
