@@ -94,6 +94,8 @@ def _cache(arguments) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``mlm-book`` console script; returns the exit status."""
+    if argv is not None and (isinstance(argv, (str, bytes)) or not all(isinstance(item, str) for item in argv)):
+        raise TypeError(f"argv must be a list of strings (the command line's words) or None, got {argv!r:.60}")
     parser = argparse.ArgumentParser(prog="mlm-book", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)

@@ -183,6 +183,8 @@ def check_positive_int(value, name: str, *, minimum: int = 1) -> int:
     ...
     ValueError: length must be an integer >= 1, got 0
     """
+    if isinstance(minimum, bool) or not isinstance(minimum, numbers.Integral):
+        raise TypeError(f"minimum must be an integer, got {type(minimum).__name__}")
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
     if value < minimum:
@@ -227,6 +229,10 @@ def check_table_size(base: int, exponent: int, limit: int, what: str, *, factor:
     ...
     ValueError: the joint of 10000000000 tokens has about 10^13979400087 entries, more than the limit 100000000
     """
+    for argument, argument_name in ((base, "base"), (exponent, "exponent"), (limit, "limit"), (factor, "factor")):
+        if isinstance(argument, bool) or not isinstance(argument, numbers.Integral) or argument < 0:
+            raise TypeError(f"{argument_name} must be a non-negative integer (a size is counted, not measured), "
+                            f"got {argument!r:.40}")
     if base <= 1:
         size = factor * base**exponent
     elif exponent * math.log10(base) + math.log10(max(factor, 1)) > math.log10(limit) + 1e-12:

@@ -10,8 +10,8 @@ import math
 import numpy as np
 import pytest
 
-from mlm_book import geometry, ising, probe
-from mlm_book.experiments import ch06_finance
+from mlm_book import cli, geometry, ising, probe, validation
+from mlm_book.experiments import ch03_pseudo_likelihood, ch05_probing, ch06_finance
 from mlm_book.finance import skipgram
 from mlm_book.finance.vocab import SEP, UNK, Vocabulary, build_vocabulary
 from mlm_book.nn.adam import Adam
@@ -152,3 +152,18 @@ def test_complex_input_is_refused_not_cut():
         geometry.mev(vectors + 3j)
     with pytest.raises(TypeError, match="x must be real"):
         as_float_array([1.0, 2 + 0j], "x")
+
+
+# Issue 36's findings that the sweep could not reach or that slipped through: each now a clear error.
+@pytest.mark.parametrize("call, error, named", [
+    (lambda: validation.check_positive_int(3, "n", minimum=float("nan")), TypeError, "minimum"),
+    (lambda: validation.check_table_size(float("nan"), 3, 10, "t"), TypeError, "base"),
+    (lambda: ch03_pseudo_likelihood.gaussian_error_quantiles("nope"), ValueError, "which"),
+    (lambda: ch03_pseudo_likelihood.gaussian_error_quantiles(draws=10**12), ValueError, "draws"),
+    (lambda: cli.main("abc"), TypeError, "argv"),
+    (lambda: ch05_probing.control_spread(n_permutations=10**12), ValueError, "n_permutations"),
+    (lambda: ch05_probing.control_spread(layer=2.5), TypeError, "layer"),
+])
+def test_found_faults_are_clear_errors_before_any_work(call, error, named):
+    with pytest.raises(error, match=named):
+        call()

@@ -248,8 +248,21 @@ class ControlSpread:
 
 @functools.cache
 def control_spread(layer: int = 1, n_permutations: int = 8) -> ControlSpread:
-    """The shuffled control over ``n_permutations`` seeded permutations, scored both ways."""
+    """The shuffled control over ``n_permutations`` seeded permutations, scored both ways.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``layer`` is not one of the encoder's layers, or ``n_permutations`` is not an
+        integer in [1, 1000] (each permutation fits two probes).
+    """
+    n_permutations = check_positive_int(n_permutations, "n_permutations")
+    if n_permutations > 1000:
+        raise ValueError(f"n_permutations must be at most 1000 (each fits two probes), got {n_permutations}")
+    layer = check_positive_int(layer, "layer", minimum=0)
     train, test = split_vectors("train"), split_vectors("test")
+    if layer >= len(train.layers):
+        raise ValueError(f"layer must be one of the encoder's layers 0-{len(train.layers) - 1}, got {layer}")
     scores = {False: [], True: []}
     for index in range(n_permutations):
         for permute_test in (False, True):
