@@ -3,9 +3,11 @@
 An entry is a set of named NumPy arrays saved as ``<name>-<key>.npz`` next to a JSON
 manifest ``<name>-<key>.json``. The key hashes three things: the entry's name, its
 configuration (any JSON-serialisable mapping, canonically encoded) and the code that
-produced it (its source without docstrings or comments). Editing that code, or changing
-one hyper-parameter, gives a new key, so a stale result is never found; editing its prose
-does not.
+produced it (its source without docstrings or comments), and the kernel family of the
+loaded OpenBLAS (float32 training rounds differently on each; see
+[`mlm_book.nn.runtime.blas_kernel`][mlm_book.nn.runtime.blas_kernel]). Editing that code,
+or changing one hyper-parameter, gives a new key, so a stale result is never found; editing
+its prose does not.
 
 Nothing is trusted on the way back in. The manifest records the SHA-256 of the ``.npz``
 bytes, the name, shape and dtype of every array, and the SHA-256 of its own metadata; a
@@ -55,6 +57,7 @@ from pathlib import Path
 import numpy as np
 
 from mlm_book import progress
+from mlm_book.nn import runtime
 from mlm_book.validation import check_sequence
 
 __all__ = ["CacheEntry", "NotInStoreError", "cache_dir", "cache_key", "entry_for", "load", "store", "cached", "source_of"]
@@ -185,7 +188,8 @@ def cache_key(name: str, config: Mapping, producers: Iterable[Callable | types.M
     if not isinstance(config, Mapping):
         raise TypeError(f"config must be a mapping, got {type(config).__name__}")
     digest = hashlib.sha256()
-    digest.update(f"mlm-book-cache-v{_FORMAT_VERSION}\0{name}\0".encode())
+    # float32 training rounds differently from one BLAS kernel family to another: a hit must be the same computation
+    digest.update(f"mlm-book-cache-v{_FORMAT_VERSION}\0{runtime.blas_kernel()}\0{name}\0".encode())
     digest.update(_canonical_json(config).encode())
     digest.update(b"\0")
     digest.update(source_of(producers).encode())

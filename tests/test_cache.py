@@ -255,3 +255,10 @@ def test_the_quick_tiers_guard_reads_the_default_store_but_never_builds_into_it(
     monkeypatch.setenv(cache.BUILD_NOTHING_VARIABLE, "1")
     arrays, _ = cache.cached("demo", {"n": 1}, ["code"], build)  # what the store holds is read
     assert len(calls) == 2 and arrays["w"].tolist() == [0.0]
+
+
+def test_the_key_holds_the_blas_kernel_family(monkeypatch):
+    from mlm_book.nn import runtime
+    here = cache.cache_key("demo", {"n": 1}, ["code"])
+    monkeypatch.setattr(runtime, "blas_kernel", lambda: "SomeOtherKernel")
+    assert cache.cache_key("demo", {"n": 1}, ["code"]) != here  # float32 runs of two kernels never share an entry
