@@ -36,11 +36,9 @@ def _build(arguments) -> int:
             print(f"{count:4d}  {kind}")
         return 0
     start = time.perf_counter()
-    kinds: dict[str, int] = {}
 
     def progress(done: int, total: int, kind: str) -> None:
         elapsed = time.perf_counter() - start
-        kinds[kind] = kinds.get(kind, 0) + 1
         left = elapsed / done * (total - done)  # at the average pace so far: runs differ in length
         print(f"[{done:{len(str(total))}d}/{total}] {kind:<16} elapsed {_clock(elapsed)}, about {_clock(left)} "
               "left", file=sys.stderr, flush=True)

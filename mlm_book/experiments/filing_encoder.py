@@ -39,6 +39,7 @@ are cached on disk beside the parameters, so the Claims page and chapter 6 compu
 
 from __future__ import annotations
 
+import collections
 import functools
 import math
 from collections.abc import Callable
@@ -478,10 +479,7 @@ def missing_book_work() -> list:
 
 def missing_by_kind() -> dict[str, int]:
     """How many runs of each kind [`missing_book_work`][mlm_book.experiments.filing_encoder.missing_book_work] holds."""
-    counts: dict[str, int] = {}
-    for setup in missing_book_work():
-        counts[_kind(setup)] = counts.get(_kind(setup), 0) + 1
-    return counts
+    return dict(collections.Counter(map(_kind, missing_book_work())))
 
 
 def ensure_book_encoders(processes: int | None = None, on_done: Callable | None = None) -> int:

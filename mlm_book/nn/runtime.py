@@ -63,19 +63,27 @@ _GETTERS = ("scipy_openblas_get_num_threads64_", "scipy_openblas_get_num_threads
 
 
 @functools.cache
-def _openblas():
-    """``(get, set)`` functions of the OpenBLAS loaded in this process, or ``None``."""
+def _openblas_libraries() -> tuple:
+    """The OpenBLAS shared libraries loaded in this process (NumPy's among them), opened with ctypes."""
     import numpy  # noqa: F401  (make sure NumPy's BLAS is loaded)
     try:
         with open("/proc/self/maps") as maps:
             paths = sorted({line.split()[-1] for line in maps if "openblas" in line.lower() and ".so" in line})
     except OSError:
-        return None
+        return ()
+    libraries = []
     for path in paths:
         try:
-            library = ctypes.CDLL(path)
+            libraries.append(ctypes.CDLL(path))
         except OSError:
             continue
+    return tuple(libraries)
+
+
+@functools.cache
+def _openblas():
+    """``(get, set)`` functions of the OpenBLAS loaded in this process, or ``None``."""
+    for library in _openblas_libraries():
         for set_name, get_name in zip(_SETTERS, _GETTERS):
             setter, getter = getattr(library, set_name, None), getattr(library, get_name, None)
             if setter is not None and getter is not None:
@@ -103,17 +111,7 @@ def blas_kernel() -> str:
     >>> isinstance(blas_kernel(), str) and len(blas_kernel()) > 0
     True
     """
-    import numpy  # noqa: F401  (make sure NumPy's BLAS is loaded)
-    try:
-        with open("/proc/self/maps") as maps:
-            paths = sorted({line.split()[-1] for line in maps if "openblas" in line.lower() and ".so" in line})
-    except OSError:
-        return "unknown"
-    for path in paths:
-        try:
-            library = ctypes.CDLL(path)
-        except OSError:
-            continue
+    for library in _openblas_libraries():
         for name in _CORENAMES:
             function = getattr(library, name, None)
             if function is not None:
