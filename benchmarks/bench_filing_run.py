@@ -4,7 +4,7 @@ Usage::
 
     .venv/bin/python benchmarks/bench_filing_run.py [--steps 300] [--runs 3] [--threads 1]
 
-The filing encoder (:mod:`mlm_book.experiments.filing_encoder`) trains through
+The filing encoder (:mod:`mlm_book.artefacts.filing_encoder`) trains through
 :func:`mlm_book.nn.train.train`: at every step it draws 120 centred windows from the
 training source, corrupts them (``_corrupt_batch``), and takes one loss and gradient
 (``enc._loss_and_grads``) and one AdamW step. This script times ``--steps`` steps of that
@@ -46,7 +46,7 @@ for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 
-from mlm_book.experiments import filing_encoder as fe  # noqa: E402
+from mlm_book.artefacts import filing_encoder as fe  # noqa: E402
 from mlm_book.nn import encoder as enc  # noqa: E402
 from mlm_book.nn.adam import Adam  # noqa: E402
 from mlm_book.nn.runtime import blas_threads, tune_allocator  # noqa: E402
@@ -72,10 +72,10 @@ def bare_block_timed(block):
 
 
 def main():
-    V = fe._world().vocabulary.size          # load the corpus (cached) before any timing
+    V = fe.filing_world().vocabulary.size          # load the corpus (cached) before any timing
     cfg = fe.SETUP.encoder(V)
     config = replace(fe.training_config(), steps=ARGS.steps, blas_threads=ARGS.threads)
-    source = fe._source(fe.SETUP)            # builds the split once, outside the timing
+    source = fe.training_source(fe.SETUP)            # builds the split once, outside the timing
     channel = fe.SETUP.channel(V)
     tuned = tune_allocator()
 

@@ -16,7 +16,7 @@ only, and ``torch.optim.AdamW(fused=True)``.
 
 Two sizes. "HMM": the HMM encoder's shape (V 25, d 32, 24 slots) on a batch of 64 uniform
 random sequences, about 15 % of slots selected. "filings": the book's filing encoder
-exactly (:mod:`mlm_book.experiments.filing_encoder`: ``SETUP.encoder(V)`` over the book
+exactly (:mod:`mlm_book.artefacts.filing_encoder`: ``SETUP.encoder(V)`` over the book
 corpus's vocabulary, [MASK] and [PAD] input-only, unit-scale token table) on one real
 training batch: ``training_config().batch_size`` (120) centred windows drawn by the
 training source, [PAD] beyond a filing's edge, corrupted by the training loop's own
@@ -86,12 +86,12 @@ def hmm_size():
 
 def filing_size():
     """The book's filing encoder on one real training batch (centred windows with [PAD], corrupted as in training)."""
-    from mlm_book.experiments import filing_encoder as fe
+    from mlm_book.artefacts import filing_encoder as fe
 
-    V = fe._world().vocabulary.size
+    V = fe.filing_world().vocabulary.size
     cfg = fe.SETUP.encoder(V)
     rng = np.random.default_rng(1)
-    targets = fe._source(fe.SETUP)(fe.training_config().batch_size, rng)
+    targets = fe.training_source(fe.SETUP)(fe.training_config().batch_size, rng)
     shown, selected = _corrupt_batch(fe.SETUP.channel(V), targets, cfg, rng)
     return cfg, shown, targets, selected
 

@@ -447,7 +447,7 @@ Markdown(
 
 # %% tags=["hide-input"]
 import mlm_book.experiments.ch06_encoder as ch6e
-import mlm_book.experiments.filing_encoder as fe
+import mlm_book.artefacts.filing_encoder as fe
 
 m = ch6e.book()
 runs = ch6e.seeds()
@@ -495,7 +495,7 @@ gain_train = m.ce["train"]["unigram"] - m.ce["train"]["all"]
 gain_test = m.ce["test"]["unigram"] - m.ce["test"]["all"]
 Markdown(
     f"**Fit and held-out.** On {m.ce['train']['positions']:,} selected positions of fresh corruptions of "
-    f"{fe._EVAL_WINDOWS:,} training windows the encoder's cross-entropy is **{m.ce['train']['all']:.3f}** nats "
+    f"{fe.EVAL_WINDOWS:,} training windows the encoder's cross-entropy is **{m.ce['train']['all']:.3f}** nats "
     f"({m.ce['train']['mask']:.3f} at the `[MASK]` positions alone), against **{m.ce['train']['unigram']:.3f}** "
     f"for the corpus unigram at the same positions: a gain of {gain_train:.2f} nats. That is a fit. On windows "
     f"of the held-out filings the cross-entropy is **{m.ce['test']['all']:.3f}** ({m.ce['test']['mask']:.3f} at "
@@ -650,7 +650,7 @@ Markdown(
     f"score **{direction:.3f}** together; the evaluative verbs, whose aspect sits {v_min} to {v_max} tokens back, "
     f"score **{m.polarity['verbs_pooled']:.3f}**, near chance. The verbs also have fewer occurrences, so the "
     f"direction words were subsampled to the verbs' smallest, median and largest counts ({', '.join(sizes)}; "
-    f"{fe._SUBSAMPLE_REPEATS} draws each): they still score "
+    f"{fe.SUBSAMPLE_REPEATS} draws each): they still score "
     f"{subsampled}. Sample size alone does not explain the "
     f"verbs' failure. Distance is the likelier cause, but this experiment does not isolate it: the verbs also "
     f"differ from the direction words in their templates.\n\n"
@@ -760,7 +760,7 @@ Markdown(
     f"At layer 0 *kestrel*'s {g['kestrel']['0']['n_occurrences']} vectors are one point: self-similarity and MEV "
     f"are exactly 1. Context spreads them: self-similarity falls to "
     f"{g['kestrel']['1']['self_similarity']:.3f} and {g['kestrel']['2']['self_similarity']:.3f} at layers 1 and "
-    f"2. The anisotropy baseline, the mean cosine between {fe._POOL_TOKENS} uniformly drawn tokens, is "
+    f"2. The anisotropy baseline, the mean cosine between {fe.POOL_TOKENS} uniformly drawn tokens, is "
     f"{g['kestrel']['0']['baseline']:.3f} at layer 0, {g['kestrel']['1']['baseline']:.3f} at layer 1 and "
     f"{g['kestrel']['2']['baseline']:.3f} at layer 2"
     + (f": it falls from layer 0 to layer 1, at {sum(x.geometry['kestrel']['1']['baseline'] < x.geometry['kestrel']['0']['baseline'] for x in runs)} "

@@ -263,7 +263,7 @@ ch8.split_table(ch8.unknown_words(example) + ["kestrel", "impairment"])
 
 # %% tags=["hide-input"]
 from mlm_book.experiments import ch08_subwords as sw
-from mlm_book.experiments import filing_encoder
+from mlm_book.artefacts import filing_encoder
 
 word_setup = filing_encoder.SETUP
 seconds = sw.training_seconds()

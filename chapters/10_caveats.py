@@ -345,7 +345,7 @@ Markdown(
 
 # %%
 from mlm_book.experiments import ch10_sparse as sparse
-from mlm_book.experiments import filing_encoder
+from mlm_book.artefacts import filing_encoder
 
 study = sparse.results()
 gold = study.gold

@@ -1,7 +1,8 @@
 """The mlm-book command: recompute and judge the book's claims, or look after its cache.
 
-  mlm-book build [--jobs N]        train every encoder the book reads that the store lacks (one pool)
-  mlm-book build --dry-run         how many runs of each kind are missing
+  mlm-book build [--jobs N] [--only GLOB]   build every artefact the book reads that the store lacks
+  mlm-book build --dry-run                  list what is missing, with estimated costs
+  mlm-book build --tiny --store DIR         every kind at its tiny setup (the same code, in seconds)
   mlm-book verify                  every claim, one line each
   mlm-book verify --only S3 --wide one section, nothing cut
   mlm-book cache list|clear        the content-addressed store of trained models and results
@@ -25,28 +26,81 @@ def _verify(arguments) -> int:
 
 
 def _build(arguments) -> int:
+    import os
     import time
 
-    from mlm_book.experiments import filing_encoder
+    from mlm_book import artefacts
+    if arguments.store is not None:
+        os.environ[cache.ENVIRONMENT_VARIABLE] = arguments.store   # the workers inherit it
+    runs = artefacts.tiny_runs(arguments.only) if arguments.tiny else artefacts.book_runs(arguments.only)
+    if not runs:
+        raise ValueError(f"--only {arguments.only!r} matches no kind of artefact; kinds: {', '.join(artefacts.kinds())}")
+    todo = artefacts.missing(runs)
     if arguments.dry_run:
-        counts = filing_encoder.missing_by_kind()
-        if not counts:
-            print(f"nothing to build: the store {cache.cache_dir()} holds every run the book reads")
-        for kind, count in sorted(counts.items(), key=lambda item: -item[1]):
-            print(f"{count:4d}  {kind}")
+        _list_runs(todo, len(runs))
+        return 0
+    if not todo:
+        print(f"nothing to build: the store {cache.cache_dir()} holds all {len(runs)} runs asked for")
         return 0
     start = time.perf_counter()
+    estimate = {id(run): artefacts.cost(run) for run in todo}
+    done_cost = [0.0]
+    finished = [0]
+    bar = _progress_bar(len(todo))
 
-    def progress(done: int, total: int, kind: str) -> None:
+    def progress(run, seconds: float) -> None:
+        finished[0] += 1
+        done_cost[0] += estimate[id(run)]
         elapsed = time.perf_counter() - start
-        left = elapsed / done * (total - done)  # at the average pace so far: runs differ in length
-        print(f"[{done:{len(str(total))}d}/{total}] {kind:<16} elapsed {_clock(elapsed)}, about {_clock(left)} "
-              "left", file=sys.stderr, flush=True)
+        # the estimates give each run's share of the work; the pace so far converts the rest to time
+        left = elapsed / done_cost[0] * (sum(estimate.values()) - done_cost[0]) if done_cost[0] else 0.0
+        line = (f"[{finished[0]:{len(str(len(todo)))}d}/{len(todo)}] {artefacts.describe(run)} in {_clock(seconds)}; "
+                f"elapsed {_clock(elapsed)}, about {_clock(left)} left")
+        if bar is None:
+            print(line, file=sys.stderr, flush=True)
+        else:
+            bar.set_postfix_str(f"{artefacts.describe(run)}, about {_clock(left)} left", refresh=False)
+            bar.update(1)
 
-    built = filing_encoder.ensure_book_encoders(processes=arguments.jobs, on_done=progress)
-    print(f"built {built} missing runs in {time.perf_counter() - start:.0f} s into {cache.cache_dir()}"
-          if built else f"nothing to build: the store {cache.cache_dir()} holds every run the book reads")
+    try:
+        per_kind = artefacts.build(todo, processes=arguments.jobs, on_done=progress)
+    finally:
+        if bar is not None:
+            bar.close()
+    print(f"built {len(todo)} runs in {_clock(time.perf_counter() - start)} into {cache.cache_dir()}")
+    counts = {kind: sum(run.kind == kind for run in todo) for kind in per_kind}
+    for kind, seconds in sorted(per_kind.items(), key=lambda item: -item[1]):
+        print(f"  {kind:<18} {counts[kind]:3d} runs  {_clock(seconds):>8} of worker time")
     return 0
+
+
+def _list_runs(todo: list, total: int) -> None:
+    from mlm_book import artefacts
+    if not todo:
+        print(f"nothing to build: the store {cache.cache_dir()} holds all {total} runs asked for")
+        return
+    print(f"{len(todo)} of {total} runs missing from {cache.cache_dir()}, in the order a build starts them "
+          "(estimated minutes on one core):")
+    for run in todo:
+        print(f"  {artefacts.cost(run) / 60:7.1f}  {artefacts.describe(run)}")
+    by_kind: dict[str, list[float]] = {}
+    for run in todo:
+        by_kind.setdefault(run.kind, []).append(artefacts.cost(run))
+    print("by kind:")
+    for kind, costs in by_kind.items():
+        print(f"  {len(costs):4d}  {kind:<18} {sum(costs) / 60:7.1f} min")
+    print(f"  total {sum(map(sum, by_kind.values())) / 60:.1f} min on one core")
+
+
+def _progress_bar(total: int):
+    """A tqdm bar on a terminal; None elsewhere (a log gets one line per finished run instead)."""
+    if not sys.stderr.isatty():
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, unit="run", file=sys.stderr, dynamic_ncols=True)
 
 
 def _megabytes(size: int) -> str:
@@ -104,11 +158,18 @@ def main(argv: list[str] | None = None) -> int:
     verify.add_argument("--markdown", action="store_true", help="print a Markdown table")
     verify.add_argument("--wide", action="store_true", help="cut nothing: one block of lines per claim")
     verify.set_defaults(run=_verify)
-    build = commands.add_parser("build", help="train, in one pool of processes, every encoder the book reads "
+    build = commands.add_parser("build", help="build, in one pool of processes, every artefact the book reads "
                                               "that the store lacks")
     build.add_argument("--jobs", type=_positive_int, default=None, metavar="N",
                        help="worker processes (default: the available cores), one BLAS thread each")
-    build.add_argument("--dry-run", action="store_true", help="list how many runs of each kind are missing")
+    build.add_argument("--only", metavar="GLOB", default=None,
+                       help="only the kinds whose name matches this shell pattern, e.g. 'hmm-*'")
+    build.add_argument("--dry-run", action="store_true",
+                       help="list the missing runs and their estimated cost, build nothing")
+    build.add_argument("--tiny", action="store_true",
+                       help="build each kind at its tiny setup instead (the same code, in seconds)")
+    build.add_argument("--store", metavar="DIR", default=None,
+                       help="the store to build into (default: $MLM_BOOK_CACHE or the user's cache directory)")
     build.set_defaults(run=_build)
     store = commands.add_parser("cache", help="list or clear the content-addressed store")
     store.add_argument("action", choices=["list", "clear"], nargs="?", default="list")

@@ -34,7 +34,7 @@ lays out what it is given and follows the reader's choices.
   filings at layers 0, 1, 2, each read at the centre of its own window, on their own two
   principal axes and coloured by their gold type (company or product); beside them chapter
   6's Definition 3 measures, probes and majority shares, copied unrounded from
-  [`filing_encoder.seed_results`][mlm_book.experiments.filing_encoder.seed_results] with their
+  [`filing_encoder.seed_results`][mlm_book.artefacts.filing_encoder.seed_results] with their
   mean and standard deviation over the five training seeds. At layer 0 the 116 vectors are
   one vector, $E[\text{kestrel}] + P_{16}$: the payload says so instead of projecting it.
 
@@ -352,7 +352,7 @@ _FILING_CHOICES = (
 
 @functools.cache
 def _filing_windows() -> tuple[dict, ...]:
-    from mlm_book.experiments import filing_encoder as fe
+    from mlm_book.artefacts import filing_encoder as fe
     from mlm_book.finance.world import (
         DIRECTION_WORDS,
         ENTITY_ORG,
@@ -360,7 +360,7 @@ def _filing_windows() -> tuple[dict, ...]:
         EVALUATIVE_VERBS,
     )
 
-    corpus = fe._world().corpus
+    corpus = fe.filing_world().corpus
     held = np.isin(corpus.document, fe.split().test_documents)
     kestrel = held & (corpus.tokens == "kestrel")
     rules = {
@@ -406,12 +406,12 @@ def filing_windows() -> list[dict]:
 @functools.cache
 def _filing_view() -> dict:
     from mlm_book.channel import optimum
-    from mlm_book.experiments import filing_encoder as fe
+    from mlm_book.artefacts import filing_encoder as fe
     from mlm_book.finance.windows import centre_position, centred_windows
     from mlm_book.finance.world import ENTITY_NAMES
     from mlm_book.nn import encoder as enc
 
-    world = fe._world()
+    world = fe.filing_world()
     corpus = world.corpus
     result = fe.trained_encoder()
     config = result.encoder
@@ -481,10 +481,10 @@ _GEOMETRY_KEYS = ("self_similarity", "baseline", "adjusted", "mev", "token_mev",
 def _kestrel_view() -> dict:
     from mlm_book import geometry
     from mlm_book.experiments import ch06_finance
-    from mlm_book.experiments import filing_encoder as fe
+    from mlm_book.artefacts import filing_encoder as fe
     from mlm_book.finance.world import ENTITY_PRODUCT
 
-    corpus = fe._world().corpus
+    corpus = fe.filing_world().corpus
     index = np.flatnonzero((corpus.tokens == "kestrel") & (corpus.entity > 0))
     product = (corpus.entity[index] == ENTITY_PRODUCT).astype(np.int64)
     states = fe.centre_states(fe.trained_encoder(), index)                          # (m, 3, d)

@@ -38,7 +38,7 @@ def pytest_sessionstart(session) -> None:
     Left to the tests, a cold cache trains the encoders as each test first reads one: the
     HMM seeds in one pool, the filing seeds in another, the single diagnostic runs one by
     one, each pool's last round leaving a core idle. One pool for all of them, longest first
-    (``filing_encoder.ensure_book_encoders``), keeps both cores busy to the end. It runs in a
+    (``mlm_book.artefacts.build``), keeps both cores busy to the end. It runs in a
     subprocess, so that no memoised loader is warmed before the tests that record first
     calls, and in the controller of a distributed run, before its workers start. With a warm
     cache it only checks the cache. A run of chosen files trains lazily what it reads; a run without
@@ -51,7 +51,8 @@ def pytest_sessionstart(session) -> None:
         return
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     start = time.perf_counter()
-    program = "from mlm_book.experiments import filing_encoder as fe; print(fe.ensure_book_encoders())"
+    program = ("from mlm_book import artefacts; runs = artefacts.missing(); artefacts.build(runs); "
+               "print(len(runs))")
     result = subprocess.run([sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise pytest.UsageError(f"training the book's encoders failed:\n{result.stderr[-4000:]}")

@@ -1,9 +1,10 @@
 """The package's import graph, read from the source (AST), held to what it is and kept from getting worse.
 
 The rule the package is heading for: no import cycle, no chapter module importing another
-chapter's, no ``module._name`` read from another module. Today the chapter modules of
-``mlm_book.experiments`` still form one cycle of ten modules, held together by function-local
-imports, and the package reads 94 private names across modules. These tests fix that state as
+chapter's, no ``module._name`` read from another module. Today two chapter modules of
+``mlm_book.experiments`` (chapter 6's) still import each other, and the package reads 57
+private names across modules (the build's move to ``mlm_book.artefacts`` took the cycle from
+ten modules to two and the private reads from 94). These tests fix that state as
 a ceiling: a new cycle, a module joining the cycle, a core module importing a chapter module,
 or one more private read fails, with the offender named. Lower the ceilings as the cycle and
 the private reads go.
@@ -19,11 +20,9 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "mlm_book"
 
 #: The chapter modules that import each other in a cycle today (the ceiling: none may join).
-CYCLE_TODAY = frozenset(f"mlm_book.experiments.{name}" for name in (
-    "ch04_geometry", "ch05_probing", "ch06_encoder", "ch06_finance", "ch07_inference", "ch07_pairs",
-    "ch08_spans", "ch08_subwords", "ch09_causal", "filing_encoder"))
+CYCLE_TODAY = frozenset(f"mlm_book.experiments.{name}" for name in ("ch06_encoder", "ch06_finance"))
 #: Cross-module reads of private names today (the ceiling).
-PRIVATE_READS_TODAY = 94
+PRIVATE_READS_TODAY = 57
 #: The entry points, which may import the chapter modules: the command line and the lab's payload.
 ENTRY_POINTS = frozenset({"mlm_book.cli", "mlm_book.lab"})
 

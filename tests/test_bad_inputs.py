@@ -26,7 +26,7 @@ deterministic bad values plus 8 generated ones each (about 18,000 calls, ~40 s w
 recording, so both sweeps are marked slow and run in ``make test``). The sweep finds zero
 exceptions of other classes, zero silent NaN/inf and zero hangs; ``OPEN`` is empty. The 21
 callables no doctest calls are skipped with that reason: 13 take no argument at all (the lab's
-views and payload, ``ensure_book_encoders``, ``gradient_check_result``), and the other 8 read
+views and payload, ``gradient_check_result``), and the other 8 read
 the trained encoders for seconds even from a warm cache, so their argument checks are tested by
 hand in ``tests/test_inputs_chapters_1_5.py`` and ``tests/test_inputs_encoders_lab.py``.
 ``test_report`` keeps these counts from

@@ -56,7 +56,8 @@ def test_brute_force_log_partition_is_the_forward_recursion():
 @pytest.mark.book
 def test_the_filing_encoder_reads_a_sentence_as_it_was_trained():
     """[CLS] is the [SEP] row and segments are zero: the wrapped encoder's states are the encoder's own."""
-    from mlm_book.experiments import ch07_pairs, filing_encoder
+    from mlm_book.artefacts import filing_encoder
+    from mlm_book.experiments import ch07_pairs
     from mlm_book.nn import encoder as enc
     from mlm_book.nn import token_finetune
     params, config = ch07_pairs.filing_pair_encoder(ch8.SEEDS[0])

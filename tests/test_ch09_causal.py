@@ -7,6 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from mlm_book.artefacts import next_token
 from mlm_book.experiments import ch09_causal as C
 from mlm_book.experiments import hmm_encoder
 from mlm_book.hmm import bayes_sense_accuracy, default_hmm
@@ -27,7 +28,7 @@ def _untrained(causal: bool, seed: int = 0) -> TrainResult:
 def test_the_recipe_is_the_hmm_encoders_but_for_steps_objective_and_mask():
     base, name = hmm_encoder.SETUP, "next-token-reader"
     for causal in (True, False):
-        args = C._training_arguments(causal, C.SEEDS[1])
+        args = next_token.training_arguments(next_token.reader_setup(causal, C.SEEDS[1]))
         assert args[0] == name and args[1] == replace(base.encoder, causal=causal)
         assert args[4] == NextToken(base.encoder.vocab_size)
         training = args[2]
@@ -77,8 +78,8 @@ def test_bad_arguments_are_named():
         C.trained_reader(1)
     with pytest.raises(ValueError, match="seed must be one of"):
         C.trained_reader(True, 99)
-    with pytest.raises(ValueError, match="work must be"):
-        C.build(("next-token", True))
+    with pytest.raises(TypeError, match="sentences must be"):
+        next_token.ReaderSetup(causal=True, seed=0, sentences="hmm")
     with pytest.raises(TypeError, match="r must be"):
         C.reader_table("results")
 

@@ -17,7 +17,7 @@ import pytest  # noqa: E402
 
 from mlm_book import ledger  # noqa: E402
 from mlm_book.experiments import ch10_sparse as q13  # noqa: E402
-from mlm_book.experiments import filing_encoder as fe  # noqa: E402
+from mlm_book.artefacts import filing_encoder as fe  # noqa: E402
 from mlm_book.finance.windows import centre_position, centred_windows  # noqa: E402
 from mlm_book.finance.world import ASPECTS, COMPANIES  # noqa: E402
 from mlm_book.nn import encoder as enc  # noqa: E402
@@ -31,7 +31,7 @@ FLOAT32_ATOL = 2e-4
 
 def _shortest_held_out() -> int:
     gold = q13.filing_gold()
-    sizes = np.diff(fe._world().corpus.document_bounds())[gold.documents]
+    sizes = np.diff(fe.filing_world().corpus.document_bounds())[gold.documents]
     return int(gold.documents[np.argmin(sizes)])
 
 
@@ -57,7 +57,7 @@ def test_cached_weights_equal_one_window_at_a_time():
     # the shortest held-out filing, read token by token with the encoder's full logits, pooled by a loop
     result = fe.trained_encoder()
     config = result.encoder
-    world = fe._world()
+    world = fe.filing_world()
     document = _shortest_held_out()
     start, stop = world.corpus.document_bounds()[document:document + 2]
     centre = centre_position(config.length)
@@ -81,7 +81,7 @@ def test_cached_weights_equal_one_window_at_a_time():
 @pytest.mark.book
 def test_pmi_pooling_is_its_definition():
     result = fe.trained_encoder()
-    world = fe._world()
+    world = fe.filing_world()
     document = _shortest_held_out()
     row = q13.filing_gold().documents.tolist().index(document)
     z = q13.filing_logits(result, document, reading="shown")
@@ -132,7 +132,7 @@ def test_absent_rank_counts_ties_at_their_mean():
 # ----------------------------------------------------------------------------- the gold
 def test_gold_matches_the_corpus():
     gold = q13.filing_gold()
-    world = fe._world()
+    world = fe.filing_world()
     corpus, vocabulary = world.corpus, world.vocabulary
     bounds = corpus.document_bounds()
     assert gold.documents.tolist() == fe.split().test_documents.tolist()
@@ -208,7 +208,7 @@ def test_every_word_gets_a_positive_weight_at_every_seed():
     # the head's logits are positive for about two words in five at a position, so the max over a filing's
     # positions is positive for every word: the vector is not sparse at all
     study = q13.results()
-    vocabulary = fe._world().vocabulary.size
+    vocabulary = fe.filing_world().vocabulary.size
     for reading in q13.READINGS:
         assert all(s.mean_nonzero == vocabulary - 2 for s in study.scores[(reading, "splade")])
         assert all(0.2 < share < 0.6 for share in study.positive[reading])

@@ -7,12 +7,12 @@ import dataclasses
 import numpy as np
 import pytest
 
-from mlm_book.experiments import filing_encoder as fe
+from mlm_book.artefacts import filing_encoder as fe
 from mlm_book.nn.train import learning_rate
 
 
 def test_split_is_by_document_and_covers_the_stream():
-    world = fe._world()
+    world = fe.filing_world()
     s = fe.split()
     train_docs = np.unique(world.corpus.document[s.train_tokens])
     test_docs = np.unique(world.corpus.document[s.test_tokens])
@@ -23,8 +23,8 @@ def test_split_is_by_document_and_covers_the_stream():
 
 
 def test_training_windows_stay_inside_training_filings():
-    world = fe._world()
-    source = fe._source(fe.SETUP)
+    world = fe.filing_world()
+    source = fe.training_source(fe.SETUP)
     windows = source(400, np.random.default_rng(0))
     config = fe.SETUP.encoder(world.vocabulary.size)
     assert windows.shape == (400, fe.SETUP.length)
@@ -70,3 +70,19 @@ def test_spread():
     assert fe.spread([1.0, 3.0]) == (2.0, pytest.approx(np.sqrt(2.0)))
     with pytest.raises(ValueError, match="at least two"):
         fe.spread([1.0])
+
+
+def test_chapter_6_and_the_artefact_floor_write_the_same_filings():
+    from mlm_book.artefacts import filings
+    from mlm_book.experiments import ch06_finance
+    chapter, floor = ch06_finance.results(), filings.filings()
+    defaults = filings.FilingsSetup()
+    config = chapter.config
+    assert (config.corpus, config.corpus_seed, config.min_count, config.window_length, config.nearest_stride,
+            config.polarity_min_count) == (defaults.corpus, defaults.corpus_seed, defaults.min_count,
+                                           defaults.window_length, defaults.nearest_stride,
+                                           defaults.polarity_min_count)
+    assert chapter.vocabulary.words == floor.vocabulary.words
+    assert np.array_equal(chapter.ids, floor.ids)
+    assert np.array_equal(chapter.nearest_positions, floor.nearest_positions)
+    assert tuple(chapter.polarity_words) == floor.polarity_words

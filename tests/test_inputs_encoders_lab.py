@@ -16,7 +16,7 @@ import pytest
 
 from mlm_book import cache
 from mlm_book import lab
-from mlm_book.experiments import filing_encoder as fe
+from mlm_book.artefacts import filing_encoder as fe
 from mlm_book.experiments import hmm_encoder as he
 from mlm_book.experiments import lab_figures
 from mlm_book.nn import encoder as enc
@@ -64,20 +64,10 @@ def test_filing_measurements_accept_a_record_and_replace_rechecks():
         dataclasses.replace(record, steps=-2)
 
 
-def test_the_measurement_key_hashes_the_reader_not_its_checks():
-    # the checks live outside the hashed code, so changing them does not re-measure any seed
-    code = fe._measurement_code()
-    assert fe._read_centre_states in code and fe.centre_states not in code
-    assert cache.source_of([fe._read_centre_states]).startswith("def centre_states(")
-    assert "_check_measurements(self)" in cache.source_of([fe.FilingMeasurements])
-    assert fe._check_measurements not in code
-    assert fe._measurement_source() == cache.source_of(code)
-
-
 @pytest.fixture(scope="module")
 def filing_stub():
     """A random encoder of the filing encoder's vocabulary and window (narrower), standing in for the trained one."""
-    V = fe._world().vocabulary.size
+    V = fe.filing_world().vocabulary.size
     config = dataclasses.replace(fe.SETUP.encoder(V), d_model=16, n_heads=2)
     params = enc.init_params(config, np.random.default_rng(0), dtype=np.float64)
     return SimpleNamespace(params=params, encoder=config)

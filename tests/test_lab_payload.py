@@ -24,7 +24,7 @@ from mlm_book.experiments import ch03_pseudo_likelihood as ch3
 from mlm_book.experiments import ch04_geometry as ch4
 from mlm_book.experiments import ch05_probing as ch5
 from mlm_book.experiments import ch06_finance as ch6
-from mlm_book.experiments import filing_encoder as fe
+from mlm_book.artefacts import filing_encoder as fe
 from mlm_book.experiments import hmm_encoder, lab_figures
 from mlm_book.figures import PALETTE, SENSE_COLORS
 from mlm_book.finance.windows import centred_windows
@@ -78,7 +78,7 @@ def _measurements(seed: int, rng) -> fe.FilingMeasurements:
 @pytest.fixture(scope="module")
 def filing_stub():
     """A random filing encoder of the book's vocabulary and window (narrower) and five seeds' stand-in measurements."""
-    V = fe._world().vocabulary.size
+    V = fe.filing_world().vocabulary.size
     config = dataclasses.replace(fe.SETUP.encoder(V), d_model=16, n_heads=2, init_std=0.3)
     params = enc.init_params(config, np.random.default_rng(1), dtype=np.float64)
     result = SimpleNamespace(params=params, encoder=config, losses=np.zeros(3))
@@ -223,7 +223,7 @@ def test_questions_are_answered_from_the_payload(payload):
 
 
 def test_filing_windows_follow_the_stated_rule():
-    world = fe._world()
+    world = fe.filing_world()
     corpus = world.corpus
     held = set(fe.split().test_documents.tolist())
     chosen = lab.filing_windows()
@@ -245,7 +245,7 @@ def test_filing_view_numbers_are_the_packages(filing_stub, payload):
     filings = payload["filings"]
     result = filing_stub.result
     config = result.encoder
-    world = fe._world()
+    world = fe.filing_world()
     words = list(world.vocabulary.words)
     channel = fe.SETUP.channel(config.vocab_size)
     assert len(filings["windows"]) == 4 and filings["top"] == lab.FILING_TOP == 5
@@ -294,7 +294,7 @@ def test_within_rounding():
 
 def test_kestrel_view_is_chapter_sixs(filing_stub, payload):
     kestrel = payload["kestrel"]
-    corpus = fe._world().corpus
+    corpus = fe.filing_world().corpus
     static = ch6.results()
     index = np.flatnonzero((corpus.tokens == "kestrel") & (corpus.entity > 0))
     assert kestrel["n_occurrences"] == index.size == len(kestrel["types"])

@@ -85,32 +85,44 @@ def test_help_shows_no_raw_markup(capsys):
     assert "``" not in capsys.readouterr().out
 
 
-def test_build_dry_run_lists_what_an_empty_store_lacks_and_jobs_must_be_positive(capsys, monkeypatch, tmp_path):
-    from mlm_book.experiments import filing_encoder, hmm_encoder
+def test_build_dry_run_lists_every_run_of_every_kind_in_an_empty_store_and_jobs_must_be_positive(capsys, monkeypatch,
+                                                                                               tmp_path):
+    from mlm_book import artefacts
     monkeypatch.setenv("MLM_BOOK_CACHE", str(tmp_path / "empty"))
     monkeypatch.setenv("MLM_BOOK_BUILD_NOTHING", "1")  # a dry run that started a training would raise
     assert cli.main(["build", "--dry-run"]) == 0
-    listed = {line.split()[1]: int(line.split()[0]) for line in capsys.readouterr().out.splitlines()}
-    assert listed["hmm-encoder"] == len(hmm_encoder.book_setups())
-    assert listed["filing-encoder"] == len(filing_encoder.book_setups())
-    assert sum(listed.values()) == len(filing_encoder.missing_book_work())
+    out = capsys.readouterr().out.splitlines()
+    kinds_at = out.index("by kind:")
+    listed = {line.split()[1]: int(line.split()[0]) for line in out[kinds_at + 1:-1]}
+    assert listed == {name: len(kind.setups()) for name, kind in artefacts.kinds().items()}
+    assert len(out[1:kinds_at]) == sum(listed.values())        # one line per run, with its cost
+    assert cli.main(["build", "--dry-run", "--only", "hmm-*"]) == 0
+    assert "10 of 10 runs missing" in capsys.readouterr().out
+    assert cli.main(["build", "--only", "no-such-kind"]) == 2
+    assert "matches no kind" in capsys.readouterr().err
     with pytest.raises(SystemExit) as stop:
         cli.main(["build", "--jobs", "0"])
     assert stop.value.code == 2 and "positive integer" in capsys.readouterr().err
 
 
-def test_build_reports_each_finished_run_with_its_kind_and_the_time_left(capsys, monkeypatch):
-    from mlm_book.experiments import filing_encoder, hmm_encoder
-    work = [hmm_encoder.SETUP, ("next-token", "a reader")]
-    built = []
-    monkeypatch.setattr(filing_encoder, "missing_book_work", lambda: list(work))
-    monkeypatch.setattr(filing_encoder, "_build_any", built.append)  # one job runs here, without a pool
-    assert cli.main(["build", "--jobs", "1"]) == 0
+def test_build_runs_what_is_missing_readers_last_and_reports_each_run_and_the_time_per_kind(capsys, monkeypatch):
+    from mlm_book import artefacts
+    built, stored = [], {"a-1"}
+    common = dict(modules=(), is_built=lambda s: s in stored or s in built, build=built.append, describe=str,
+                  reason="a test's kind")
+    fake = {"reader": artefacts.Kind(name="reader", summary="reads a", setups=lambda: ("r-1",), after=("a",),
+                                     cost=lambda s: 1.0, **common),
+            "a": artefacts.Kind(name="a", summary="trains", setups=lambda: ("a-1", "a-2", "a-3"),
+                                cost=lambda s: {"a-2": 1.0, "a-3": 5.0}.get(s, 1.0), **common)}
+    monkeypatch.setattr(artefacts, "kinds", lambda: fake)
+    assert cli.main(["build", "--jobs", "1"]) == 0            # one job: the runs go here, in order, without a pool
     captured = capsys.readouterr()
-    assert built == work and "built 2 missing runs" in captured.out
+    assert built == ["a-3", "a-2", "r-1"]                     # the stored one skipped, longest first, readers last
+    assert "built 3 runs" in captured.out and " a " in captured.out and " reader " in captured.out
     lines = captured.err.splitlines()
-    assert [line.split()[:2] for line in lines] == [["[1/2]", "hmm-encoder"], ["[2/2]", "next-token"]]
+    assert [line.split()[:2] for line in lines] == [["[1/3]", "a"], ["[2/3]", "a"], ["[3/3]", "reader"]]
     assert all("elapsed" in line and "left" in line for line in lines) and lines[-1].endswith("about 0:00 left")
+    assert cli.main(["build"]) == 0 and "nothing to build" in capsys.readouterr().out
 
 
 def test_cache_list_gives_the_stores_size_and_entries_by_name(capsys, monkeypatch, tmp_path):

@@ -37,10 +37,10 @@ def on_config(config):
 
 @mkdocs.plugins.event_priority(90)
 def on_files(files, config):
-    from mlm_book.experiments import filing_encoder
+    from mlm_book import artefacts
 
-    # A cold build trains the book's encoders here (HMM and filings), two at a time, before anything reads them.
-    filing_encoder.ensure_book_encoders()
+    # `make book` runs `mlm-book build` first; a site built alone builds what the store lacks here, in one pool.
+    artefacts.build(artefacts.missing())
     results = ledger.verify()
     counts = ledger.verdict_counts(results)
     judged = [result for result in results if not result.claim.reported]

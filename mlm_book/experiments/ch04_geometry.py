@@ -905,13 +905,13 @@ def seed_robustness(seeds: tuple | None = None) -> SeedRobustness:
 
     Each encoder has exactly the book's settings (`mlm_book.experiments.hmm_encoder.SETUP`)
     except ``training.seed``; each is read on the same test split as [`geometry_table`][mlm_book.experiments.ch04_geometry.geometry_table]. The
-    encoders come from [`mlm_book.experiments.hmm_encoder.trained_encoder`][mlm_book.experiments.hmm_encoder.trained_encoder], through the
+    encoders come from [`mlm_book.experiments.hmm_encoder.trained_encoder`][mlm_book.artefacts.hmm_encoder.trained_encoder], through the
     cache (a cold build trains each one, under a minute).
 
     Parameters
     ----------
     seeds : tuple of int, optional
-        Training seeds; default [`mlm_book.experiments.hmm_encoder.SEEDS`][mlm_book.experiments.hmm_encoder.SEEDS] (the book's seed first, five in all).
+        Training seeds; default [`mlm_book.experiments.hmm_encoder.SEEDS`][mlm_book.artefacts.hmm_encoder.SEEDS] (the book's seed first, five in all).
 
     Returns
     -------
@@ -1216,7 +1216,7 @@ def _rounding_gap() -> float:
 
 def _filing_rounding_gap() -> float:
     """As `_rounding_gap`, over the filing encoder's three *kestrel* rows (book seed)."""
-    from mlm_book.experiments import filing_encoder
+    from mlm_book.artefacts import filing_encoder
     rows = filing_encoder.seed_results().geometry["kestrel"].values()
     return max(abs(round(g["adjusted"], 3) - (round(g["self_similarity"], 3) - round(g["baseline"], 3))) for g in rows)
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mlm_book import probe
+from mlm_book import artefacts, probe
 from mlm_book.experiments.ch04_geometry import SPLITS, SplitConfig, hmm_split, split_vectors
 from mlm_book.figures import PALETTE, WIDE, style, subplots
 from mlm_book.hmm import bayes_sense_accuracy, default_hmm
@@ -461,7 +461,7 @@ def seed_probes(seeds: tuple | None = None) -> SeedProbes:
     """The probe at every layer of the book's encoder retrained with other seeds (memoised per seeds).
 
     Each encoder has exactly the book's settings except the training seed, comes from
-    [`mlm_book.experiments.hmm_encoder.trained_encoder`][mlm_book.experiments.hmm_encoder.trained_encoder] (through the cache; a cold
+    [`mlm_book.experiments.hmm_encoder.trained_encoder`][mlm_book.artefacts.hmm_encoder.trained_encoder] (through the cache; a cold
     build trains it), and is probed on the same splits as [`probe_table`][mlm_book.experiments.ch05_probing.probe_table].
 
     Parameters
@@ -547,8 +547,7 @@ def seed_controls() -> tuple[tuple[float, ...], ...]:
     # keyed on what defines each encoder (its training setup and the code that trains it), not on derived floats
     key = {"setups": [asdict(hmm_encoder.seed_setup(seed)) for seed in others], "splits": asdict(SPLITS),
            "control_seed": CONTROL_SEED, "strength": probe.PROBE_STRENGTH}
-    code = [_seed_vectors, _controls, probe, enc, layers, train, hmm_encoder._training_arguments,
-            *hmm_encoder._PRODUCERS]
+    code = [_seed_vectors, _controls, probe, enc, layers, train, artefacts.key_source("hmm-encoder")]
     arrays, _ = cache.cached("ch05-seed-controls", key, code, build)
     stored = iter(arrays["controls"])
     return tuple(tuple(probe_table().controls) if seed == book else tuple(float(x) for x in next(stored))

@@ -1,6 +1,6 @@
 r"""Chapter 6, contextual half: the filing encoder's tables, figures and claims.
 
-Every number comes from [`mlm_book.experiments.filing_encoder`][mlm_book.experiments.filing_encoder]'s measurements of
+Every number comes from [`mlm_book.artefacts.filing_encoder`][mlm_book.artefacts.filing_encoder]'s measurements of
 five trained seeds ([`seeds`][mlm_book.experiments.ch06_encoder.seeds]); a table shows the book's seed and the mean ± sd
 over the five, and a claim is judged on the book's seed with the count of seeds that satisfy
 its rule beside the verdict.
@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from mlm_book.experiments import filing_encoder as fe
+from mlm_book.artefacts import filing_encoder as fe
 from mlm_book.figures import NARROW, PALETTE, SENSE_COLORS, WIDE, subplots
 from mlm_book.finance.world import DIRECTION_WORDS, EVALUATIVE_VERBS
 from mlm_book.ledger import Claim, over_seeds, reported_value
@@ -375,8 +375,8 @@ def layer0_baseline_parts(setup: fe.FilingEncoderSetup = fe.SETUP) -> dict:
     check_instance(setup, "setup", fe.FilingEncoderSetup)
 
     result = fe.trained_encoder(setup)
-    ids = fe._world().ids
-    pool = np.sort(np.random.default_rng(fe._SAMPLE_SEED + 1).choice(ids.size, size=fe._POOL_TOKENS, replace=False))
+    ids = fe.filing_world().ids
+    pool = np.sort(np.random.default_rng(fe.SAMPLE_SEED + 1).choice(ids.size, size=fe.POOL_TOKENS, replace=False))
     E = np.asarray(result.params["E"], dtype=np.float64)[ids[pool]]
     P16 = np.asarray(result.params["P"], dtype=np.float64)[setup.length // 2]
     return {"tokens only": geometry.anisotropy_baseline(E), "with P16": geometry.anisotropy_baseline(E + P16),
@@ -691,7 +691,7 @@ def _folds_match() -> float:
     index = np.flatnonzero((corpus.tokens == "kestrel") & (corpus.entity > 0))
     labels = (corpus.entity[index] == ENTITY_PRODUCT).astype(np.int64)
     gaps = [abs(accuracy - float(np.mean(labels[test] == majority)))
-            for (majority, accuracy), (_, test) in zip(book().kestrel["folds0"], fe._kfold(labels))]
+            for (majority, accuracy), (_, test) in zip(book().kestrel["folds0"], fe.kfold(labels))]
     return max(gaps)
 
 def _product_slots() -> tuple[int, int, int]:

@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from mlm_book import cache
+from mlm_book import artefacts, cache
 from mlm_book.experiments import ch07_pairs
 from mlm_book.finance import corpus as corpus_module
 from mlm_book.finance.world import ASPECTS, COMPANIES, DIRECTION_WORDS, ENTITY_ORG
@@ -47,7 +47,7 @@ from mlm_book.validation import as_int_array, check_generator, check_instance, c
 __all__ = ["FALLING_WORDS", "FALL_SHARE", "POOL_SEED", "TEST_SEED", "DOCUMENTS", "LABELLED_PAIRS", "TEST_PAIRS", "MAX_PAIRS",
            "KINDS", "KIND_SHARES", "RELATIONS", "RELATION_OF_KIND", "SCHEDULES", "SOURCES", "SEEDS", "with_falls",
            "FactSentences", "fact_sentences", "FactPairs", "fact_pairs", "held_out_pairs", "word_overlap",
-           "predictions", "missing_work", "company_blind_predictions", "direction_agreement", "accuracies", "recalls", "answer_shares", "confusion", "accuracy_table", "kind_table", "error_by_overlap",
+           "predictions", "company_blind_predictions", "direction_agreement", "accuracies", "recalls", "answer_shares", "confusion", "accuracy_table", "kind_table", "error_by_overlap",
            "error_table", "figure_inference", "CLAIMS"]
 
 FALLING_WORDS: tuple[str, ...] = ("fell", "declined", "decreased", "dropped", "slipped", "eased")
@@ -352,15 +352,21 @@ def _build(work) -> None:
     _predictions(*work)
 
 
-def missing_work() -> list:
-    """The runs not cached yet, as ``(source, schedule, seed)`` (the longer schedule first)."""
-    work = []
-    for schedule in reversed(list(SCHEDULES)):
-        for source in SOURCES:
-            work += [("inference", (source, schedule, seed)) for seed in SEEDS
-                     if cache.load(cache.entry_for("pair-inference", _config(source, schedule, seed), [_source()]))
-                     is None]
-    return work
+def _book_work() -> list:
+    return [(source, schedule, seed) for schedule in reversed(list(SCHEDULES)) for source in SOURCES for seed in SEEDS]
+
+
+def _is_built(work) -> bool:
+    return cache.load(cache.entry_for("pair-inference", _config(*work), [_source()])) is not None
+
+
+ARTEFACT_KINDS = (artefacts.Kind(
+    name="inference", summary="chapter 7's inference classifiers: two starts, two schedules, 5 seeds",
+    modules=(), after=("pair",), setups=_book_work, is_built=_is_built, build=_build,
+    cost=lambda work: 120.0 if work[1] == "1000 steps" else 30.0,   # measured on the cold build of 2026-12-02
+    describe=lambda work: f"{work[0]}, {work[1]}, seed {work[2]}", reason="its build code still lives in a chapter module, keyed by a list of that module's functions"),)
+
+
 
 
 # ----------------------------------------------------------------------------- reading the runs

@@ -35,9 +35,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from mlm_book import cache, probe
+from mlm_book import artefacts, cache, probe
 from mlm_book.channel import Channel, corrupt
-from mlm_book.experiments.filing_encoder import SEEDS as _FILING_SEEDS
+from mlm_book.artefacts.filing_encoder import SEEDS as _FILING_SEEDS
 from mlm_book.finance import corpus as corpus_module
 from mlm_book.finance.vocab import SEP_ID
 from mlm_book.ledger import Claim, over_seeds
@@ -60,7 +60,7 @@ from mlm_book.validation import (
 __all__ = ["STEPS", "LABELLED_SEED", "TEST_SEED", "SEEDS", "POOL_DOCUMENTS", "SIZES", "FINE_TUNINGS", "COMPARED",
            "FINE_TUNE", "VARIANTS", "Sentences", "sentences", "sentences_of", "labelled_sentences", "pool_sentences", "pair_batch",
            "packed_batch", "pair_inputs", "single_inputs", "news_task", "labelled_subset", "PairSetup", "PretrainedPair", "pretrain", "pretraining_code",
-           "measurements", "scratch", "chapter6_transfer", "filing_pair_encoder", "as_pair_encoder", "filing_encoder_key", "book_setups", "missing_work", "runs",
+           "measurements", "scratch", "chapter6_transfer", "filing_pair_encoder", "as_pair_encoder", "filing_encoder_key", "book_setups", "runs",
            "band", "band_text", "nsp_table", "probe_table", "curve_table", "figure_input", "figure_losses",
            "figure_nsp", "figure_curves", "mlm_table", "mismatch_table", "transfer_gain", "nsp_balanced_accuracy",
            "longest_pair", "plateau", "final_losses", "pretrained_seeds", "figure_probes", "MAX_DOCUMENTS", "CLAIMS"]
@@ -753,7 +753,7 @@ def filing_pair_encoder(seed: int):
     >>> bool(np.array_equal(params["cls"], params["E"][SEP_ID])), float(np.abs(params["S"]).max())
     (True, 0.0)
     """
-    from mlm_book.experiments import filing_encoder
+    from mlm_book.artefacts import filing_encoder
     _check_book_seed(seed)
     return as_pair_encoder(filing_encoder.trained_encoder(filing_encoder.seed_setup(seed)))
 
@@ -788,7 +788,7 @@ def filing_encoder_key(seed: int) -> dict:
     import hashlib
     from dataclasses import asdict
 
-    from mlm_book.experiments import filing_encoder
+    from mlm_book.artefacts import filing_encoder
     setup = filing_encoder.seed_setup(_check_book_seed(seed))
     return {"encoder": asdict(setup), "training": asdict(filing_encoder.training_config(setup)),
             "code": hashlib.sha256(filing_encoder.training_code().encode()).hexdigest()}
@@ -911,14 +911,32 @@ def _build(work) -> None:
     {"setup": measurements, "scratch": scratch, "chapter6": chapter6_transfer}[kind](argument)
 
 
-def missing_work() -> list:
-    """The measurements not cached yet, as ``(kind, argument)`` pairs (pre-trainings first: they are longest)."""
+def _is_built(work) -> bool:
     from dataclasses import asdict
-    work = [("setup", setup) for setup in book_setups()
-            if cache.load(_entry("measurements", asdict(setup))) is None]
-    for kind in ("scratch", "chapter6"):   # chapter 6's encoders train in the same pool: these go last
-        work += [(kind, seed) for seed in SEEDS if cache.load(_entry(kind, _seed_config(kind, seed))) is None]
-    return work
+    kind, argument = work
+    config = asdict(argument) if kind == "setup" else _seed_config(kind, argument)
+    return cache.load(_entry("measurements" if kind == "setup" else kind, config)) is not None
+
+
+def _book_work() -> list:
+    return [("setup", setup) for setup in book_setups()] + [(kind, seed) for kind in ("scratch", "chapter6")
+                                                            for seed in SEEDS]
+
+
+def _cost(work) -> float:
+    # measured on the cold build of 2026-12-02: a pre-training and its measurements about 5 min,
+    # a from-scratch curve about 1.5 min, a chapter-6 transfer about 1 min
+    kind, argument = work
+    return {"setup": 300.0, "scratch": 90.0, "chapter6": 60.0}[kind]
+
+
+ARTEFACT_KINDS = (artefacts.Kind(
+    name="pair", summary="chapter 7's pair-encoder pre-trainings and fine-tuning curves, 5 seeds each",
+    modules=(), after=("filing-encoder",), setups=_book_work, is_built=_is_built, build=_build, cost=_cost,
+    describe=lambda work: f"{work[0]}, {'seed ' + str(work[1]) if work[0] != 'setup' else work[1].objective + ' mask ' + format(work[1].mask, 'g') + ' seed ' + str(work[1].seed)}",
+    reason="its build code still lives in a chapter module, keyed by a list of that module's functions"),)
+
+
 
 
 # ----------------------------------------------------------------------------- reading the results

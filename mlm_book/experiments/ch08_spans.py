@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from mlm_book import cache, crf, crf_fit, probe, tagging
+from mlm_book import artefacts, cache, crf, crf_fit, probe, tagging
 from mlm_book.experiments import ch07_pairs
 from mlm_book.finance import corpus as corpus_module
 from mlm_book.ledger import Claim, over_seeds
@@ -44,7 +44,7 @@ from mlm_book.nn.token_finetune import TaggerConfig
 from mlm_book.validation import as_int_array, check_choice, check_instance, check_positive_int
 
 __all__ = ["TEST_SEED", "TRAIN_SEED", "TRAIN_SENTENCES", "SCHEME", "TAGS", "LAYERS", "CRF_LAYER", "TAGGER",
-           "SEEDS", "SpanData", "train_data", "test_data", "missing_work", "predictions",
+           "SEEDS", "SpanData", "train_data", "test_data", "predictions",
            "TAGGERS", "predicted_spans", "scores", "score_table", "token_accuracies", "bootstrap", "partial_spans",
            "io_example", "figure_f1", "figure_sentence", "CLAIMS", "mean_f1", "best_tagger", "COMPARISONS", "BOOTSTRAP_RESAMPLES", "mention_count",
            "unknown_share", "unknown_recall", "known_recall", "example_sentence", "sentence_summary",
@@ -244,13 +244,18 @@ def _predictions(seed: int) -> dict:
     return arrays
 
 
-def _build(work) -> None:
-    _predictions(work[1])
+def _build(seed: int) -> None:
+    _predictions(seed)
 
 
-def missing_work() -> list:
-    """The seeds whose taggers are not cached yet, as pool work items."""
-    return [("ch08", seed) for seed in SEEDS if cache.load(_entry(seed)) is None]
+ARTEFACT_KINDS = (artefacts.Kind(
+    name="span-taggers", summary="chapter 8's word-level taggers on the filing encoder, 5 seeds",
+    modules=(), after=("filing-encoder",), setups=lambda: SEEDS,
+    is_built=lambda seed: cache.load(_entry(seed)) is not None, build=_build,
+    cost=lambda seed: 150.0,   # measured on the cold build of 2026-12-02
+    describe=lambda seed: f"seed {seed}", reason="its build code still lives in a chapter module, keyed by a list of that module's functions"),)
+
+
 
 
 TAGGERS = {**{f"frozen/{layer}/{decoder}": f"frozen, layer {layer}, {name}" for layer in LAYERS

@@ -3,7 +3,7 @@ r"""Chapter 8's subword half: a filing encoder pre-trained on BPE pieces, and ta
 **The encoder.** Chapter 6's filings with every word split by the matched BPE
 ([`ch08_spans.matched_bpe`][mlm_book.experiments.ch08_spans.matched_bpe]: as many ids as chapter 6's
 word vocabulary, learned on the same filings), pre-trained by chapter 6's recipe
-([`filing_encoder.SETUP`][mlm_book.experiments.filing_encoder.SETUP]: same shape, channel, learning
+([`filing_encoder.SETUP`][mlm_book.artefacts.filing_encoder.SETUP]: same shape, channel, learning
 rate, warm-up share and total weight decay) at the same five seeds, with three changes fixed
 before any run ([`SETUP`][mlm_book.experiments.ch08_subwords.SETUP]):
 
@@ -30,8 +30,9 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from mlm_book import cache, crf, crf_fit, probe, subword, tagging
-from mlm_book.experiments import ch07_pairs, ch08_spans, filing_encoder
+from mlm_book import artefacts, cache, crf, crf_fit, probe, subword, tagging
+from mlm_book.artefacts import filing_encoder
+from mlm_book.experiments import ch07_pairs, ch08_spans
 from mlm_book.finance import corpus as corpus_module
 from mlm_book.finance import windows as windows_module
 from mlm_book.finance.vocab import SEP_ID
@@ -42,7 +43,7 @@ from mlm_book.scoring import log_softmax
 from mlm_book.validation import as_int_array, check_choice, check_instance
 
 __all__ = ["SETUP", "SEEDS", "LAYERS", "TUNED_DEPTH", "DECODERS", "PieceData", "pieces_of", "piece_stream",
-           "trained_encoder", "pieces_per_word", "training_seconds", "final_losses", "missing_work", "build", "TAGGERS", "predictions", "scores", "mean_f1", "f1_table",
+           "trained_encoder", "pieces_per_word", "training_seconds", "final_losses", "TAGGERS", "predictions", "scores", "mean_f1", "f1_table",
            "unknown_recall", "decoder_gap", "split_words", "figure_decoders", "figure_losses", "CLAIMS"]
 
 SETUP = replace(filing_encoder.SETUP, length=48, batch_windows=80, steps=1000)
@@ -72,10 +73,10 @@ def piece_stream() -> tuple[np.ndarray, np.ndarray]:
     Examples
     --------
     >>> ids, document = piece_stream()
-    >>> ids.size > filing_encoder._world().ids.size, int(document[-1]) + 1
+    >>> ids.size > filing_encoder.filing_world().ids.size, int(document[-1]) + 1
     (True, 300)
     """
-    world = filing_encoder._world()
+    world = filing_encoder.filing_world()
     ids, word = ch08_spans.matched_bpe().tokenize(world.corpus.tokens.tolist())
     return ids, world.corpus.document[word]
 
@@ -109,7 +110,7 @@ _PRODUCERS = (subword, windows_module, corpus_module, piece_stream, _train_piece
 def _training_arguments(seed: int):
     setup = _setup(seed)
     V = ch08_spans.matched_bpe().vocabulary_size
-    key = {**filing_encoder._source_key(setup), "subwords": _bpe_digest(), "windows": "centred on a uniform "
+    key = {**filing_encoder.source_key(setup), "subwords": _bpe_digest(), "windows": "centred on a uniform "
            "training piece"}
     return ("subword-encoder", setup.encoder(V), filing_encoder.training_config(setup), _source(setup),
             setup.channel(V), key)
@@ -134,7 +135,7 @@ def pieces_per_word() -> float:
     >>> round(pieces_per_word() * filing_encoder.SETUP.length) <= SETUP.length
     True
     """
-    return piece_stream()[0].size / filing_encoder._world().ids.size
+    return piece_stream()[0].size / filing_encoder.filing_world().ids.size
 
 
 def training_seconds() -> np.ndarray:
@@ -293,20 +294,24 @@ def _predictions(seed: int) -> dict:
     return arrays
 
 
-def missing_work() -> list:
-    """Pool work: ``("subword-encoder", seed)`` for each untrained encoder, then ``("subword-taggers", seed)``."""
-    encoders = [("subword-encoder", seed) for seed in SEEDS if not _is_trained(seed)]
-    taggers = [("subword-taggers", seed) for seed in SEEDS
-               if cache.load(cache.entry_for("ch08-subword-taggers", _config(seed), [_source_text()])) is None]
-    return encoders + taggers
 
 
-def build(work) -> None:
-    """Carry out one item of `missing_work` (in a pool process)."""
-    if not isinstance(work, tuple) or len(work) != 2 or work[0] not in ("subword-encoder", "subword-taggers"):
-        raise ValueError(f"work must be ('subword-encoder' or 'subword-taggers', seed), got {work!r:.80}")
-    kind, seed = work
-    (trained_encoder if kind == "subword-encoder" else _predictions)(seed)
+def _tagged(seed: int) -> bool:
+    return cache.load(cache.entry_for("ch08-subword-taggers", _config(seed), [_source_text()])) is not None
+
+
+ARTEFACT_KINDS = (
+    artefacts.Kind(name="subword-encoder", summary="chapter 8's subword encoder on matched BPE pieces, 5 seeds",
+                   modules=(), setups=lambda: SEEDS, is_built=_is_trained, build=trained_encoder,
+                   cost=lambda seed: 6.5e-6 * 4 * SETUP.steps * SETUP.batch_windows * SETUP.length,
+                   describe=lambda seed: f"seed {seed}", reason="its build code still lives in a chapter module, keyed by a list of that module's functions"),
+    artefacts.Kind(name="subword-taggers", summary="chapter 8's taggers on the subword encoder, 5 seeds",
+                   modules=(), after=("subword-encoder",), setups=lambda: SEEDS, is_built=_tagged,
+                   build=_predictions, cost=lambda seed: 150.0,   # measured on the cold build of 2026-12-02
+                   describe=lambda seed: f"seed {seed}", reason="its build code still lives in a chapter module, keyed by a list of that module's functions"),
+)
+
+
 
 
 # ----------------------------------------------------------------------------- scores

@@ -8,7 +8,7 @@ surprisal ([`ch09_directions.left_to_right`][mlm_book.experiments.ch09_direction
 is known exactly; so a trained causal reader can be measured against its optimum.
 
 **The recipe**, fixed before any run: the book's HMM encoder
-([`hmm_encoder.HMMEncoderSetup`][mlm_book.experiments.hmm_encoder.HMMEncoderSetup]: same shape, batch, peak learning
+([`hmm_encoder.HMMEncoderSetup`][mlm_book.artefacts.hmm_encoder.HMMEncoderSetup]: same shape, batch, peak learning
 rate and Adam constants, the same sentences) with the objective replaced by next-token
 prediction ([`NextToken`][mlm_book.nn.train.NextToken]: every position but the last is a target),
 trained twice, once with the causal mask and once without, at the book's five seeds. Two
@@ -34,79 +34,17 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from mlm_book.artefacts.next_token import READERS, SEEDS, STEPS, trained_reader, training_config  # noqa: F401
+from mlm_book.artefacts.next_token import check_seed as _check_seed
 from mlm_book.experiments import hmm_encoder
 from mlm_book.ledger import Claim, over_seeds
-from mlm_book.nn.train import NextToken, TrainConfig, TrainResult, cached_training, is_cached_training, learning_rate
+from mlm_book.nn.train import TrainResult
 from mlm_book.report import Markdown, table
 from mlm_book.validation import as_float_array, check_bool, check_instance, check_real
 
-__all__ = ["STEPS", "SEEDS", "READERS", "training_config", "trained_reader", "missing_work", "build",
-           "EVAL_SENTENCES", "EVAL_SEED", "ATTENTION_SENTENCES", "ReaderScores", "CausalResults", "results",
+__all__ = ["EVAL_SENTENCES", "EVAL_SEED", "ATTENTION_SENTENCES", "ReaderScores", "CausalResults", "results",
            "reader_table", "probe_table", "collapse_steps", "figure_readers", "figure_copy_head", "COPY_LOSS",
            "REACH", "CLAIMS"]
-
-STEPS = 1000
-"""Adam steps of each next-token reader (the masked-LM encoder takes 3000; see the module's text)."""
-SEEDS = hmm_encoder.SEEDS
-"""The HMM encoder's five training seeds, the book's first."""
-READERS = {True: "causal", False: "unmasked"}
-"""The two readers by their ``causal`` flag, with the names the chapter gives them."""
-
-
-def _check_seed(seed) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed must be an integer, got {type(seed).__name__}")
-    if seed not in SEEDS:
-        raise ValueError(f"seed must be one of the book's seeds {SEEDS}, got {seed}")
-    return seed
-
-
-@functools.cache
-def training_config(seed: int = SEEDS[0]) -> TrainConfig:
-    """The readers' training at ``seed``: the HMM encoder's, over `STEPS` steps with its warm-up share and total decay.
-
-    Raises
-    ------
-    TypeError, ValueError
-        If ``seed`` is not one of `SEEDS`.
-
-    Examples
-    --------
-    >>> cfg = training_config()
-    >>> cfg.steps, cfg.warmup, cfg.batch_size, cfg.lr
-    (1000, 67, 160, 0.01)
-    >>> base = hmm_encoder.SETUP.training
-    >>> total = lambda c: c.weight_decay * sum(learning_rate(c, s) for s in range(c.steps))
-    >>> bool(abs(total(cfg) - total(base)) < 1e-4 * total(base))
-    True
-    """
-    seed = _check_seed(seed)
-    base = hmm_encoder.SETUP.training
-    draft = replace(base, steps=STEPS, warmup=round(base.warmup * STEPS / base.steps), seed=seed)
-    decay = base.weight_decay * sum(learning_rate(base, step) for step in range(base.steps))
-    return replace(draft, weight_decay=round(decay / sum(learning_rate(draft, step) for step in range(STEPS)), 6))
-
-
-def _training_arguments(causal: bool, seed: int):
-    check_bool(causal, "causal")
-    setup = hmm_encoder.SETUP
-    source, source_key = hmm_encoder.sentence_source(setup)
-    encoder = replace(setup.encoder, causal=causal)
-    return ("next-token-reader", encoder, training_config(seed), source, NextToken(encoder.vocab_size),
-            {**source_key, "sentences": "the HMM encoder's"})
-
-
-def trained_reader(causal: bool, seed: int = SEEDS[0]) -> TrainResult:
-    """The next-token reader with (``causal=True``) or without the causal mask at ``seed`` (cached, or trained now).
-
-    Raises
-    ------
-    TypeError, ValueError
-        If ``causal`` is not a bool or ``seed`` not one of `SEEDS`.
-    """
-    seed = _check_seed(seed)
-    return cached_training(*_training_arguments(causal, seed), producers=hmm_encoder._PRODUCERS)
-
 
 @functools.cache
 def _training_losses(causal: bool, seed: int) -> np.ndarray:
@@ -114,23 +52,6 @@ def _training_losses(causal: bool, seed: int) -> np.ndarray:
     losses = trained_reader(causal, seed).losses
     losses.flags.writeable = False
     return losses
-
-
-def _is_trained(causal: bool, seed: int) -> bool:
-    name, encoder, training, _, objective, key = _training_arguments(causal, seed)
-    return is_cached_training(name, encoder, training, objective, key, producers=hmm_encoder._PRODUCERS)
-
-
-def missing_work() -> list:
-    """Pool work: ``("next-token", causal, seed)`` for every reader not in the cache yet."""
-    return [("next-token", causal, seed) for seed in SEEDS for causal in READERS if not _is_trained(causal, seed)]
-
-
-def build(work) -> None:
-    """Carry out one item of `missing_work` (in a pool process)."""
-    if not (isinstance(work, tuple) and len(work) == 3 and work[0] == "next-token"):
-        raise ValueError(f"work must be ('next-token', causal, seed), got {work!r:.80}")
-    trained_reader(work[1], work[2])
 
 
 # ----------------------------------------------------------------------------- measuring the readers
@@ -368,14 +289,14 @@ def results() -> CausalResults:
     >>> len(r.readers), r.exact_position.shape, r.mean_attention.shape
     (10, (23,), (24, 24))
     """
-    from mlm_book import cache, probe
+    from mlm_book import artefacts, cache, probe
     from mlm_book.experiments import ch04_geometry, ch05_probing, ch09_directions
     from mlm_book.nn import encoder as enc
     from mlm_book.nn import layers, train
 
-    code = [_training_arguments, training_config, _held_out, _exact_surprisal, _reader_losses, _next_weight,
+    code = [_held_out, _exact_surprisal, _reader_losses, _next_weight,
             _sense_data, _probes, _left_sense, _measure, ch09_directions.left_to_right, ch04_geometry.hmm_split,
-            probe, enc, layers, train, *hmm_encoder._PRODUCERS]
+            probe, enc, layers, train, artefacts.key_source("next-token")]
     arrays, _ = cache.cached("ch09-readers", _measurement_key(), code, lambda: (_measure(), {}))
     readers = []
     for causal in READERS:

@@ -12,7 +12,7 @@ polarity (chapter 6's lexicon-neighbour voting). Can the filing encoder's repres
 pooled the way orientation pools, recover it?
 
 **The method.** Every experiment runs on each of the five filing encoders
-([`mlm_book.experiments.filing_encoder.SEEDS`][mlm_book.experiments.filing_encoder.SEEDS], the
+([`mlm_book.artefacts.filing_encoder.SEEDS`][mlm_book.artefacts.filing_encoder.SEEDS], the
 book's first) and uses chapter 6's exact probe protocol
 ([`loo_accuracy`][mlm_book.experiments.ch10_polarity.loo_accuracy]): one feature vector per
 lexicon word (the 35 words of `LEXICON` in [`mlm_book.finance.world`][mlm_book.finance.world], in
@@ -24,7 +24,7 @@ error $\sqrt{0.25/35}$; a representation *recovers* polarity when its accuracy e
 1. **Document pooling of the word's own contextual vectors**
    ([`document_pooled`][mlm_book.experiments.ch10_polarity.document_pooled]). Each occurrence of a
    lexicon word is read as chapter 6 reads it (centre of its own window,
-   [`mlm_book.experiments.filing_encoder.centre_states`][mlm_book.experiments.filing_encoder.centre_states]);
+   [`mlm_book.artefacts.filing_encoder.centre_states`][mlm_book.artefacts.filing_encoder.centre_states]);
    its vectors are averaged within each filing first, then over the filings, so that every
    filing counts once, as a document does in orientation's pooled counts. At layer 0 the
    centred reading gives one vector per word ($E[w] + P_{16}$), so layer 0 equals chapter 6's.
@@ -647,7 +647,7 @@ def _head_masses(result, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _measure_seed(seed: int) -> dict:
     """Every number of the three experiments on the filing encoder trained with ``seed``."""
-    from mlm_book.experiments import filing_encoder as fe
+    from mlm_book.artefacts import filing_encoder as fe
     from mlm_book.finance.world import LEXICON
 
     result = fe.trained_encoder(fe.seed_setup(seed))
@@ -676,7 +676,7 @@ def _measure_seed(seed: int) -> dict:
 
 
 def _check_seeds(seeds) -> tuple:
-    from mlm_book.experiments import filing_encoder as fe
+    from mlm_book.artefacts import filing_encoder as fe
 
     if seeds is None:
         return fe.SEEDS
@@ -859,7 +859,7 @@ def results(seeds: tuple | None = None) -> PolarityRecovery:
     Parameters
     ----------
     seeds : tuple of int, optional
-        Among [`mlm_book.experiments.filing_encoder.SEEDS`][mlm_book.experiments.filing_encoder.SEEDS] (all five
+        Among [`mlm_book.artefacts.filing_encoder.SEEDS`][mlm_book.artefacts.filing_encoder.SEEDS] (all five
         by default, the book's first).
 
     Returns
@@ -890,7 +890,7 @@ def results(seeds: tuple | None = None) -> PolarityRecovery:
 
 @functools.cache
 def _results(seeds: tuple) -> PolarityRecovery:
-    from mlm_book.experiments import filing_encoder as fe
+    from mlm_book.artefacts import filing_encoder as fe
     from mlm_book.finance.world import LEXICON
 
     fe.ensure_trained([fe.seed_setup(seed) for seed in seeds])

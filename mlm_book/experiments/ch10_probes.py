@@ -5,8 +5,8 @@ that the encoder reads it there. Chapter 5's sense probe on the HMM encoder near
 exact Bayes accuracy from layer 1 on; chapter 6's layer-0 probe types *kestrel* as company or
 product far above the majority share only because the token's window position differs between
 the two kinds of mention (the position leak). Three experiments, each at the five training
-seeds of the encoder involved ([`mlm_book.experiments.hmm_encoder.SEEDS`][mlm_book.experiments.hmm_encoder.SEEDS],
-[`mlm_book.experiments.filing_encoder.SEEDS`][mlm_book.experiments.filing_encoder.SEEDS]).
+seeds of the encoder involved ([`mlm_book.experiments.hmm_encoder.SEEDS`][mlm_book.artefacts.hmm_encoder.SEEDS],
+[`mlm_book.artefacts.filing_encoder.SEEDS`][mlm_book.artefacts.filing_encoder.SEEDS]).
 
 **1. Control tasks** (Hewitt and Liang 2019, on the references page;
 [`control_tasks`][mlm_book.experiments.ch10_probes.control_tasks]). A control task gives every
@@ -132,7 +132,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from mlm_book import probe
+from mlm_book import artefacts, probe
 from mlm_book.nn import runtime
 from mlm_book.ledger import Claim, over_seeds
 from mlm_book.report import Markdown, table
@@ -220,7 +220,7 @@ def _hmm_seeds():
 
 
 def _filing_seeds():
-    from mlm_book.experiments import filing_encoder
+    from mlm_book.artefacts import filing_encoder
     return filing_encoder.SEEDS
 
 
@@ -493,7 +493,7 @@ def control_tasks(seeds: tuple | None = None) -> ControlTasks:
     Parameters
     ----------
     seeds : tuple of int, optional
-        Training seeds among [`mlm_book.experiments.hmm_encoder.SEEDS`][mlm_book.experiments.hmm_encoder.SEEDS]
+        Training seeds among [`mlm_book.experiments.hmm_encoder.SEEDS`][mlm_book.artefacts.hmm_encoder.SEEDS]
         (all five by default, the book's first).
 
     Returns
@@ -528,8 +528,7 @@ def _hmm_key_and_code(seeds, constants: dict, functions) -> tuple[dict, list]:
 
     key = {"setups": [asdict(hmm_encoder.seed_setup(seed)) for seed in seeds],
            "splits": asdict(ch04_geometry.SPLITS), "strength": probe.PROBE_STRENGTH, **constants}
-    code = [*functions, probe, enc, layers, train, ch04_geometry.hmm_split, hmm_encoder._training_arguments,
-            *hmm_encoder._PRODUCERS]
+    code = [*functions, probe, enc, layers, train, ch04_geometry.hmm_split, artefacts.key_source("hmm-encoder")]
     return key, code
 
 
@@ -701,7 +700,7 @@ def stride_leak(seeds: tuple | None = None, strides: tuple = STRIDES) -> StrideL
     Parameters
     ----------
     seeds : tuple of int, optional
-        Among [`mlm_book.experiments.filing_encoder.SEEDS`][mlm_book.experiments.filing_encoder.SEEDS] (all five
+        Among [`mlm_book.artefacts.filing_encoder.SEEDS`][mlm_book.artefacts.filing_encoder.SEEDS] (all five
         by default).
     strides : tuple of int
         Distinct strides in ``[1, 32]``.
@@ -748,13 +747,13 @@ def _kestrel() -> tuple[np.ndarray, np.ndarray]:
 
 
 def _stride_seed(seed: int, strides: tuple) -> dict:
-    from mlm_book.experiments import filing_encoder as fe
+    from mlm_book.artefacts import filing_encoder as fe
     from mlm_book.experiments.ch06_finance import results
     from mlm_book.finance.windows import centre_position
 
     ids = results().ids
     index, labels = _kestrel()
-    splits = fe._kfold(labels)
+    splits = fe.kfold(labels)
     params = fe.trained_encoder(fe.seed_setup(seed)).params
     E, P = np.asarray(params["E"], dtype=np.float64), np.asarray(params["P"], dtype=np.float64)
     nearest = [probe.cross_validate(E[ids[index]] + P[window_positions(stride)[index]], labels, splits).accuracy
@@ -766,7 +765,7 @@ def _stride_seed(seed: int, strides: tuple) -> dict:
 @functools.cache
 def _stride_leak(seeds: tuple, strides: tuple) -> StrideLeak:
     from mlm_book import cache
-    from mlm_book.experiments import filing_encoder as fe
+    from mlm_book.artefacts import filing_encoder as fe
     from mlm_book.finance import windows as windows_module
 
     def build():
@@ -778,8 +777,8 @@ def _stride_leak(seeds: tuple, strides: tuple) -> StrideLeak:
 
     key = {"setups": [asdict(fe.seed_setup(seed)) for seed in seeds],
            "train": [fe.training_config(fe.seed_setup(seed)).to_dict() for seed in seeds],
-           "source": fe._source_key(fe.SETUP), "strides": list(strides), "strength": probe.PROBE_STRENGTH}
-    code = [_stride_seed, _kestrel, _window_positions, fe._kfold, probe, windows_module, fe.training_code()]
+           "source": fe.source_key(fe.SETUP), "strides": list(strides), "strength": probe.PROBE_STRENGTH}
+    code = [_stride_seed, _kestrel, _window_positions, fe.kfold, probe, windows_module, fe.training_code()]
     arrays, _ = cache.cached("ch10-stride-leak", key, code, build)
     index, labels = _kestrel()
     counts = np.bincount(labels, minlength=2)
@@ -1314,7 +1313,7 @@ def causal_test(seeds: tuple | None = None) -> CausalTest:
     Parameters
     ----------
     seeds : tuple of int, optional
-        Among [`mlm_book.experiments.hmm_encoder.SEEDS`][mlm_book.experiments.hmm_encoder.SEEDS] (all five by
+        Among [`mlm_book.experiments.hmm_encoder.SEEDS`][mlm_book.artefacts.hmm_encoder.SEEDS] (all five by
         default, the book's first).
 
     Returns

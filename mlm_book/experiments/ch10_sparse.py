@@ -29,7 +29,7 @@ related terms it does not contain?
   are not terms a query can ask for, so their weights are set to zero
   ([`EXCLUDED_IDS`][mlm_book.experiments.ch10_sparse.EXCLUDED_IDS]).
 * *Filings.* The 60 filings held out from every filing encoder's training, at each of the five
-  training seeds ([`mlm_book.experiments.filing_encoder.SEEDS`][mlm_book.experiments.filing_encoder.SEEDS]).
+  training seeds ([`mlm_book.artefacts.filing_encoder.SEEDS`][mlm_book.artefacts.filing_encoder.SEEDS]).
 * *Gold* ([`filing_gold`][mlm_book.experiments.ch10_sparse.filing_gold]), from the corpus's
   annotations: a filing's *own terms* are its filer's alias, industry noun and its plural
   ("merlin", "drill", "drills"; the legal suffix is shared by several companies and not
@@ -109,7 +109,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mlm_book import cache
-from mlm_book.experiments import filing_encoder
+from mlm_book.artefacts import filing_encoder
 from mlm_book.finance import corpus as corpus_module
 from mlm_book.finance import vocab as vocab_module
 from mlm_book.finance import windows as windows_module
@@ -233,7 +233,7 @@ def _check_result(result):
     config = getattr(result, "encoder", None)
     if not isinstance(config, enc.EncoderConfig) or not hasattr(result, "params"):
         raise TypeError(f"result must be a trained encoder (a TrainResult), got {type(result).__name__}")
-    world = filing_encoder._world()
+    world = filing_encoder.filing_world()
     if not (config.pad and config.vocab_size == world.vocabulary.size):
         raise ValueError(f"result must be a filing encoder (with [PAD], over chapter 6's {world.vocabulary.size} "
                          f"words), got encoder {config!r}")
@@ -241,7 +241,7 @@ def _check_result(result):
 
 
 def _check_document(document, name: str = "document") -> int:
-    n = filing_encoder._world().corpus.n_documents
+    n = filing_encoder.filing_world().corpus.n_documents
     document = check_positive_int(document, name, minimum=0)
     if document >= n:
         raise ValueError(f"{name} must hold filing indices in [0, {n}), got {document}")
@@ -250,7 +250,7 @@ def _check_document(document, name: str = "document") -> int:
 
 def _centre_logits(result, select: np.ndarray, reading: str) -> np.ndarray:
     """Unchecked: ``(m, V)`` centre logits (the parameters' dtype) of the tokens at stream indices ``select``."""
-    world = filing_encoder._world()
+    world = filing_encoder.filing_world()
     config = result.encoder
     windows, _ = centred_windows(world.ids, world.corpus.document, length=config.length, pad_id=config.pad_id,
                                  select=select)
@@ -268,7 +268,7 @@ def _centre_logits(result, select: np.ndarray, reading: str) -> np.ndarray:
 
 def _filing_logits(result, document: int, reading: str) -> np.ndarray:
     """Unchecked: ``(n, V)`` float64 centre logits of every token of ``document``."""
-    bounds = filing_encoder._world().corpus.document_bounds()
+    bounds = filing_encoder.filing_world().corpus.document_bounds()
     select = np.arange(bounds[document], bounds[document + 1])
     return np.asarray(_centre_logits(result, select, reading), dtype=np.float64)
 
@@ -279,7 +279,7 @@ def filing_logits(result, document: int, *, reading: str = "shown") -> np.ndarra
     Parameters
     ----------
     result : TrainResult
-        A trained filing encoder, e.g. [`trained_encoder`][mlm_book.experiments.filing_encoder.trained_encoder].
+        A trained filing encoder, e.g. [`trained_encoder`][mlm_book.artefacts.filing_encoder.trained_encoder].
     document : int
         A filing index of chapter 6's corpus.
     reading : str
@@ -301,7 +301,7 @@ def filing_logits(result, document: int, *, reading: str = "shown") -> np.ndarra
     Examples
     --------
     >>> z = filing_logits(filing_encoder.trained_encoder(), 0)  # doctest: +BOOK
-    >>> z.shape == (int(np.sum(filing_encoder._world().corpus.document == 0)), 867)
+    >>> z.shape == (int(np.sum(filing_encoder.filing_world().corpus.document == 0)), 867)
     True
     """
     result = _check_result(result)
@@ -524,7 +524,7 @@ def filing_gold() -> FilingGold:
     >>> bool(np.all(gold.tf[np.arange(60)[:, None], gold.own_terms[:, :2]] > 0))   # alias and noun always occur
     True
     """
-    world = filing_encoder._world()
+    world = filing_encoder.filing_world()
     corpus, ids, vocabulary = world.corpus, world.ids, world.vocabulary
     V = vocabulary.size
     the_split = filing_encoder.split()
@@ -772,7 +772,7 @@ def _pooled(result, documents, reading: str) -> dict:
     """SPLADE and PMI pooling of the held-out filings' centre logits, read in one batched pass, and the share of
     positive logits at each filing's positions. PMI: $\\max_i \\log q_i(v) - \\log u(v)$ with $u$ the corpus unigram
     over the output classes; ``[UNK]`` and ``[SEP]`` get the filing's smallest PMI weight."""
-    world = filing_encoder._world()
+    world = filing_encoder.filing_world()
     bounds = world.corpus.document_bounds()
     select = np.concatenate([np.arange(bounds[d], bounds[d + 1]) for d in documents])
     starts = np.concatenate([[0], np.cumsum([bounds[d + 1] - bounds[d] for d in documents])[:-1]])
@@ -1069,7 +1069,7 @@ def top_terms_table(document: int | None = None, seed: int | None = None, readin
     row = gold.documents.tolist().index(document)
     w = seed_weights(seed, reading, pooling)[row]
     ranks = _ranks(w)
-    words = filing_encoder._world().vocabulary.words
+    words = filing_encoder.filing_world().vocabulary.words
     keep = np.flatnonzero(ranks > 0)
     order = keep[np.argsort(-w[keep], kind="stable")[:k]].tolist()
     order += [int(v) for v in gold.own_terms[row] if int(v) not in order]
@@ -1177,7 +1177,7 @@ def figure_sparse(study: SparseStudy | None = None):
     gold = study.gold
     row = gold.documents.tolist().index(example_document())
     w = seed_weights(study.seeds[0])[row]
-    words = filing_encoder._world().vocabulary.words
+    words = filing_encoder.filing_world().vocabulary.words
     fig, (ax, bx) = subplots(1, 2, width=WIDE, height=4.6, gridspec_kw={"width_ratios": [1.45, 1.0]})
     count = np.maximum(gold.corpus_count, 1)
     candidates = np.ones(w.size, dtype=bool)

@@ -3,9 +3,9 @@ r"""The HMM encoder: a small BERT trained on the HMM and measured against the ex
 What the chapters show, built from [`mlm_book.nn`][mlm_book.nn], [`mlm_book.hmm`][mlm_book.hmm] and
 [`mlm_book.channel`][mlm_book.channel]:
 
-* `SETUP` (a frozen [`HMMEncoderSetup`][mlm_book.experiments.hmm_encoder.HMMEncoderSetup]): the encoder's shape, its training
+* `SETUP` (a frozen [`HMMEncoderSetup`][mlm_book.artefacts.hmm_encoder.HMMEncoderSetup]): the encoder's shape, its training
   settings, the channel and the evaluation sample;
-* [`trained_encoder`][mlm_book.experiments.hmm_encoder.trained_encoder]: the trained encoder (through [`mlm_book.cache`][mlm_book.cache]; a cold
+* [`trained_encoder`][mlm_book.artefacts.hmm_encoder.trained_encoder]: the trained encoder (through [`mlm_book.cache`][mlm_book.cache]; a cold
   build trains it, in well under a minute);
 * [`evaluation`][mlm_book.experiments.hmm_encoder.evaluation]: on the selected positions of held-out sequences, the cross-entropy of
   the exact posterior and of the encoder, the mean KL(exact ‖ encoder) overall and by what
@@ -23,19 +23,29 @@ from __future__ import annotations
 import ast
 import math
 import numbers
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cache, partial
 
 import numpy as np
 
-from mlm_book import channel as channel_module
 from mlm_book import hmm as hmm_module
-from mlm_book.channel import Channel, corrupt, exact_posterior, optimum
+from mlm_book.channel import corrupt, exact_posterior, optimum
 from mlm_book.hmm import default_hmm
+# the encoder's setups and training live on the artefact floor; chapters read them from here too
+from mlm_book.artefacts.hmm_encoder import (  # noqa: F401
+    CONTRAST,
+    SEEDS,
+    SETUP,
+    HMMEncoderSetup,
+    book_setups,
+    ensure_trained,
+    seed_setup,
+    sentence_source,
+    trained_encoder,
+)
 from mlm_book.ledger import Claim, over_seeds, reported_value
 from mlm_book.nn import encoder as enc
 from mlm_book.nn import gradcheck, layers
-from mlm_book.nn.train import TrainConfig, TrainResult, cached_training
 from mlm_book.scoring import cross_entropy, entropy, kl_divergence
 from mlm_book.validation import (
     as_float_array,
@@ -47,20 +57,10 @@ from mlm_book.validation import (
     check_positive_int,
     check_probability,
     check_real,
-    check_sequence,
     check_tokens,
 )
 
 __all__ = [
-    "HMMEncoderSetup",
-    "SETUP",
-    "SEEDS",
-    "CONTRAST",
-    "seed_setup",
-    "book_setups",
-    "sentence_source",
-    "ensure_trained",
-    "trained_encoder",
     "hidden_states",
     "token_table",
     "encoder_conditionals",
@@ -89,247 +89,6 @@ def _has_negative(value) -> bool:
     if isinstance(value, (list, tuple)):
         return any(_has_negative(item) for item in value)
     return isinstance(value, numbers.Real) and value < 0
-
-
-@dataclass(frozen=True)
-class HMMEncoderSetup:
-    """Everything that defines the book's HMM encoder and its evaluation.
-
-    Attributes
-    ----------
-    encoder : EncoderConfig
-        d = 32, 2 pre-LN blocks, 4 heads, MLP width 4d, sequences of length 24. Matrices and
-        the position table are initialised with standard deviation 0.02 (BERT's); the token
-        table with standard deviation 1, so that the tied head $\\operatorname{LN}(x)E^\\top/\\sqrt d$
-        starts with unit-variance logits, the scale its $1/\\sqrt d$ presumes (the Transformer's
-        shared-embedding convention: a table of variance $1/d$ read at the input times
-        $\\sqrt d$). At 0.02 the token table starts 50 times smaller than the normalised stream it
-        is compared with and is still smaller than the position table after training, so
-        position alone spreads a token's layer-0 vectors (chapter 4).
-    training : TrainConfig
-        3000 steps on fresh batches of 160 sequences; learning rate warmed up over 200 steps
-        to 1e-2, then a cosine to 2 % of it; Adam's constants 0.9, 0.999, 1e-8. The optimiser
-        is AdamW as in BERT: decoupled weight decay of the embedding tables and weight
-        matrices, none on biases and LayerNorm gains and offsets. Its strength gives the
-        same total decay as BERT's: a decayed parameter shrinks by the factor
-        $\\exp(-\\lambda \\sum_t \\eta_t)$ over a run when its gradient is zero, and BERT's
-        $\\lambda = 0.01$ with its schedule (peak $10^{-4}$, 1M steps, linear decay) gives
-        $\\lambda \\sum_t \\eta_t = 0.5$; this schedule has $\\sum_t \\eta_t \\approx 15.3$, hence
-        $\\lambda = 0.033$. (With the 0.02 token table the peak rate had been raised to 1.5e-2
-        and the batch from 128 to 160 so that the kept-token shrinkage of S3-28 came out within
-        0.05 of the plug-in for every training seed tried; with the unit-scale table it does so
-        at 1e-2. A larger peak rate also lets Adam's roughly rate-sized steps grow the position
-        table further relative to the token table.) How far chapter 4's pooled layer ordering
-        (S5-09, S5-12) depends on the training seed is measured by
-        [`mlm_book.experiments.ch04_geometry.seed_robustness`][mlm_book.experiments.ch04_geometry.seed_robustness].
-    rho, mask, random : float
-        The channel: selection rate and the [MASK]/random shares (the rest is kept);
-        replacements uniform over the 25 tokens.
-    length : int
-        Sequence length of training and evaluation.
-    eval_sequences : int
-        Held-out sequences for [`evaluation`][mlm_book.experiments.hmm_encoder.evaluation].
-    eval_seed : int
-        Seed of the held-out sample and its corruption (distinct from training's).
-
-    Raises
-    ------
-    TypeError
-        If ``encoder`` or ``training`` is not an ``EncoderConfig`` / ``TrainConfig``, or a
-        number is of the wrong kind.
-    ValueError
-        If ``rho`` is not in (0, 1], ``mask`` or ``random`` not in [0, 1] or their sum above 1,
-        ``length`` not in [1, ``encoder.length``], ``eval_sequences`` not positive or
-        ``eval_seed`` negative.
-
-    Examples
-    --------
-    >>> SETUP.length, round(SETUP.channel().keep, 12)
-    (24, 0.1)
-    >>> replace(SETUP, length=25)
-    Traceback (most recent call last):
-    ...
-    ValueError: length must be at most the encoder's position table (24), got 25
-    """
-
-    encoder: enc.EncoderConfig = enc.EncoderConfig(vocab_size=25, length=24, d_model=32, n_blocks=2, n_heads=4,
-                                                   token_init_std=1.0)
-    training: TrainConfig = TrainConfig(steps=3000, batch_size=160, lr=1e-2, warmup=200, final_lr_fraction=0.02,
-                                        weight_decay=0.033, seed=20240601)
-    rho: float = 0.15
-    mask: float = 0.8
-    random: float = 0.1
-    length: int = 24
-    eval_sequences: int = 400
-    eval_seed: int = 7919
-
-    def __post_init__(self):
-        check_instance(self.encoder, "encoder", enc.EncoderConfig)
-        check_instance(self.training, "training", TrainConfig)
-        check_probability(self.rho, "rho")
-        if self.rho == 0:
-            raise ValueError("rho must be > 0: a channel that selects nothing gives no loss to train on")
-        for name in ("mask", "random"):
-            check_probability(getattr(self, name), name)
-        if self.mask + self.random > 1.0 + 1e-12:
-            raise ValueError(f"mask + random must be at most 1, got {self.mask} + {self.random}")
-        check_positive_int(self.length, "length")
-        if self.length > self.encoder.length:
-            raise ValueError(f"length must be at most the encoder's position table ({self.encoder.length}), "
-                             f"got {self.length}")
-        check_positive_int(self.eval_sequences, "eval_sequences")
-        check_positive_int(self.eval_seed, "eval_seed", minimum=0)
-
-    def channel(self) -> Channel:
-        """The training and evaluation channel."""
-        return Channel(self.encoder.vocab_size, rho=self.rho, mask=self.mask, random=self.random)
-
-    def rows(self) -> list[tuple[str, str]]:
-        """The settings as (name, value) rows for a table in the book."""
-        e, t = self.encoder, self.training
-        return [("width d", str(e.d_model)), ("blocks", str(e.n_blocks)), ("heads", str(e.n_heads)),
-                ("MLP width", str(e.mlp_ratio * e.d_model)), ("vocabulary (+ [MASK])", f"{e.vocab_size} + 1"),
-                ("sequence length", str(self.length)), ("Adam steps", str(t.steps)),
-                ("batch (sequences)", str(t.batch_size)), ("peak learning rate", f"{t.lr:g}"),
-                ("warm-up steps", str(t.warmup)), ("final learning rate", f"{t.lr * t.final_lr_fraction:g}"),
-                ("Adam (beta1, beta2, eps)", f"({t.beta1}, {t.beta2}, {t.eps:g})"),
-                ("decoupled weight decay (tables, matrices)", f"{t.weight_decay:g}"),
-                ("init std: token table / other tables and matrices",
-                 f"{e.token_init_std if e.token_init_std is not None else e.init_std:g} / {e.init_std:g}"),
-                ("channel (rho, m, r, kappa)", f"({self.rho}, {self.mask}, {self.random}, "
-                                               f"{round(1 - self.mask - self.random, 12)})"),
-                ("held-out sequences", str(self.eval_sequences))]
-
-
-SETUP = HMMEncoderSetup()
-
-
-def _hmm_source_key(hmm, setup: HMMEncoderSetup) -> dict:
-    # The HMM's defining parameters, not its stationary distribution: that comes from a
-    # least-squares solve whose last bits change between BLAS builds, and a key must not.
-    return {"hmm": hmm_module.cache_description(hmm), "length": setup.length}
-
-
-_PRODUCERS = (hmm_module.sample, hmm_module._draw, channel_module.corrupt)
-
-
-def seed_setup(seed: int, setup: HMMEncoderSetup = SETUP) -> HMMEncoderSetup:
-    """``setup`` with another training seed (initialisation and batch order), nothing else.
-
-    Examples
-    --------
-    >>> seed_setup(3).training.seed, seed_setup(3).encoder == SETUP.encoder
-    (3, True)
-    """
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed must be an integer, got {type(seed).__name__}")
-    if not isinstance(setup, HMMEncoderSetup):
-        raise TypeError(f"setup must be an HMMEncoderSetup, got {type(setup).__name__}")
-    return replace(setup, training=replace(setup.training, seed=seed))
-
-
-SEEDS = (SETUP.training.seed, 1, 2, 3, 4)
-"""The training seeds at which the book reports its learned numbers, the book's own first."""
-
-CONTRAST = replace(SETUP, encoder=replace(SETUP.encoder, token_init_std=None),
-                   training=replace(SETUP.training, weight_decay=0.0))
-"""BERT's literal start for the same encoder (chapter 4's contrast): the token table at
-``init_std`` (0.02) like every other table, and plain Adam (no weight decay)."""
-
-
-def _training_arguments(setup: HMMEncoderSetup):
-    hmm = default_hmm()
-    length = setup.length
-
-    def source(batch, rng):
-        return hmm_module.sample(hmm, batch, length, rng)[1]
-
-    return ("hmm-encoder", setup.encoder, setup.training, source, setup.channel(), _hmm_source_key(hmm, setup))
-
-
-def sentence_source(setup: HMMEncoderSetup = SETUP):
-    """The training sentences of ``setup``: ``(source, source_key)``, the sampler ``source(batch, rng)`` and its key.
-
-    Other objectives trained on the same language (chapter 9's next-token readers) draw
-    their batches from it.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> source, key = sentence_source()
-    >>> source(2, np.random.default_rng(0)).shape, key["length"]
-    ((2, 24), 24)
-    """
-    check_instance(setup, "setup", HMMEncoderSetup)
-    arguments = _training_arguments(setup)
-    return arguments[3], arguments[5]
-
-
-@cache
-def trained_encoder(setup: HMMEncoderSetup = SETUP) -> TrainResult:
-    """The trained HMM encoder (from the cache, or trained now and stored).
-
-    Returns
-    -------
-    TrainResult
-        ``params``, the loss curve ``losses`` (3000 steps) and the configurations.
-    """
-    return cached_training(*_training_arguments(setup), producers=_PRODUCERS)
-
-
-def _train_and_store(setup: HMMEncoderSetup) -> None:
-    trained_encoder(setup)  # in a worker process: it only has to land in the cache
-
-
-def ensure_trained(setups) -> int:
-    """Train the setups that are not in the cache yet, in parallel processes; return how many.
-
-    A cold build calls it once with every encoder the book reads, so that the missing ones
-    train two at a time on two cores (one BLAS thread each) instead of one after another;
-    afterwards [`trained_encoder`][mlm_book.experiments.hmm_encoder.trained_encoder] only loads.
-
-    Parameters
-    ----------
-    setups : iterable of HMMEncoderSetup
-
-    Raises
-    ------
-    TypeError
-        If ``setups`` is not a sequence or an element is not an
-        [`HMMEncoderSetup`][mlm_book.experiments.hmm_encoder.HMMEncoderSetup].
-
-    Examples
-    --------
-    >>> ensure_trained([])          # nothing asked for, nothing trained
-    0
-    >>> ensure_trained([SETUP.training])
-    Traceback (most recent call last):
-    ...
-    TypeError: setups must hold HMMEncoderSetup items, got TrainConfig
-    """
-    from mlm_book.nn.train import is_cached_training
-    from mlm_book.parallel import run_in_processes
-
-    setups = list(dict.fromkeys(check_sequence(setups, "setups", of=HMMEncoderSetup)))
-    missing = []
-    for setup in setups:
-        name, encoder, training, _, channel, source_key = _training_arguments(setup)
-        if not is_cached_training(name, encoder, training, channel, source_key, producers=_PRODUCERS):
-            missing.append(setup)
-    run_in_processes(_train_and_store, missing)
-    return len(missing)
-
-
-def book_setups() -> tuple[HMMEncoderSetup, ...]:
-    """Every HMM encoder the book reads: the book's recipe at each seed, then the contrast at each seed.
-
-    Examples
-    --------
-    >>> setups = book_setups()
-    >>> len(setups), setups[0] == SETUP, setups[len(SEEDS)] == CONTRAST
-    (10, True, True)
-    """
-    return (*(seed_setup(seed) for seed in SEEDS), *(seed_setup(seed, CONTRAST) for seed in SEEDS))
 
 
 def hidden_states(tokens) -> list[np.ndarray]:
@@ -473,7 +232,7 @@ class EncoderEvaluation:
     Raises
     ------
     TypeError
-        If ``setup`` is not an [`HMMEncoderSetup`][mlm_book.experiments.hmm_encoder.HMMEncoderSetup],
+        If ``setup`` is not an [`HMMEncoderSetup`][mlm_book.artefacts.hmm_encoder.HMMEncoderSetup],
         ``counts`` or ``kl_by_kind`` not a dict, or a number of the wrong kind.
     ValueError
         If a count is not positive (``n_sequences``, ``n_positions``) or negative (``counts``),
@@ -611,7 +370,7 @@ def loss_curve_figure(setup: HMMEncoderSetup = SETUP, window: int = 50):
     estimate of the encoder's risk; no predictor's risk is below the mean entropy of the
     exact posterior (Theorem 1), drawn as the floor (estimated on the held-out positions
     of [`evaluation`][mlm_book.experiments.hmm_encoder.evaluation]). For the book's setup the
-    moving averages of the other [`SEEDS`][mlm_book.experiments.hmm_encoder.SEEDS] are drawn faint.
+    moving averages of the other [`SEEDS`][mlm_book.artefacts.hmm_encoder.SEEDS] are drawn faint.
 
     Parameters
     ----------
@@ -626,7 +385,7 @@ def loss_curve_figure(setup: HMMEncoderSetup = SETUP, window: int = 50):
     Raises
     ------
     TypeError
-        If ``setup`` is not an [`HMMEncoderSetup`][mlm_book.experiments.hmm_encoder.HMMEncoderSetup]
+        If ``setup`` is not an [`HMMEncoderSetup`][mlm_book.artefacts.hmm_encoder.HMMEncoderSetup]
         or ``window`` not an integer.
     ValueError
         If ``window`` is not in [1, the setup's training steps].
@@ -827,7 +586,7 @@ def four_cycle_summary(setup: HMMEncoderSetup = SETUP) -> FourCycleSummary:
     Parameters
     ----------
     setup : HMMEncoderSetup, optional
-        Which trained encoder (default the book's; [`seed_setup`][mlm_book.experiments.hmm_encoder.seed_setup]
+        Which trained encoder (default the book's; [`seed_setup`][mlm_book.artefacts.hmm_encoder.seed_setup]
         for another training seed). The draws are the same for every encoder.
     """
     from mlm_book.experiments import ch03_pseudo_likelihood as ch03
@@ -844,7 +603,7 @@ def four_cycle_summary(setup: HMMEncoderSetup = SETUP) -> FourCycleSummary:
 @cache
 def seed_evaluations() -> tuple[EncoderEvaluation, ...]:
     """[`evaluation`][mlm_book.experiments.hmm_encoder.evaluation] of the encoder at each of
-    [`SEEDS`][mlm_book.experiments.hmm_encoder.SEEDS], the book's seed first: same held-out
+    [`SEEDS`][mlm_book.artefacts.hmm_encoder.SEEDS], the book's seed first: same held-out
     sample, same channel, only the training seed differs.
 
     Examples
@@ -859,7 +618,7 @@ def seed_evaluations() -> tuple[EncoderEvaluation, ...]:
 @cache
 def seed_four_cycles() -> tuple[FourCycleSummary, ...]:
     """[`four_cycle_summary`][mlm_book.experiments.hmm_encoder.four_cycle_summary] at each of
-    [`SEEDS`][mlm_book.experiments.hmm_encoder.SEEDS], the book's seed first (the same 200 draws)."""
+    [`SEEDS`][mlm_book.artefacts.hmm_encoder.SEEDS], the book's seed first (the same 200 draws)."""
     return tuple(four_cycle_summary(seed_setup(seed)) for seed in SEEDS)
 
 

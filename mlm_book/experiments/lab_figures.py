@@ -16,7 +16,7 @@ computes. The claims here read that payload:
   visible-word reading of that word (the encoder's masked guess, the probability kept on the
   visible word, Theorem 2's plug-in) to the payload's four significant digits;
 * Figure B for *kestrel*: every measure and probe shown must equal chapter 6's
-  ([`filing_encoder.seed_results`][mlm_book.experiments.filing_encoder.seed_results], the
+  ([`filing_encoder.seed_results`][mlm_book.artefacts.filing_encoder.seed_results], the
   majority shares of [`ch06_finance.results`][mlm_book.experiments.ch06_finance.results])
   exactly, and layer 0 must be shown as the one point it is;
 * the payload is deterministic: recomputed from scratch it gives the same JSON, byte for byte.
@@ -131,22 +131,22 @@ def filing_centres() -> dict:
     """The filing view's readout at each window's centre, beside chapter 6's visible-word reading of that word.
 
     Chapter 6 reads a word at the centre of its own window, masked and visible
-    (``filing_encoder._centre_proba``), and applies Theorem 2 under the encoder's channel; each
+    (``filing_encoder.centre_proba``), and applies Theorem 2 under the encoder's channel; each
     window of the lab is centred on its word, so the two must agree to the payload's rounding.
     """
     import numpy as np
 
     from mlm_book.channel import optimum
-    from mlm_book.experiments import filing_encoder as fe
+    from mlm_book.artefacts import filing_encoder as fe
     from mlm_book.lab import FILING_DIGITS, viz_payload
 
     filings = viz_payload()["filings"]
     result = fe.trained_encoder()
     index = np.array([window["index"] for window in filings["windows"]], dtype=np.int64)
-    words = fe._world().ids[index]
+    words = fe.filing_world().ids[index]
     rows = np.arange(index.size)
-    guess = fe._centre_proba(result, index, mask_centre=True)
-    visible = fe._centre_proba(result, index, mask_centre=False)
+    guess = fe.centre_proba(result, index, mask_centre=True)
+    visible = fe.centre_proba(result, index, mask_centre=False)
     plugin = optimum(guess, words, fe.SETUP.channel(result.encoder.vocab_size))[rows, words]
     chapter = {"guess": guess[rows, words], "visible": visible[rows, words], "plugin": plugin}
     shown = {key: [window["slots"][filings["centre"]][key] for window in filings["windows"]] for key in chapter}
@@ -158,7 +158,7 @@ def filing_centres() -> dict:
 def kestrel_shown() -> dict:
     """Figure B's *kestrel* numbers as the payload has them, and whether they equal chapter 6's."""
     from mlm_book.experiments import ch06_finance
-    from mlm_book.experiments import filing_encoder as fe
+    from mlm_book.artefacts import filing_encoder as fe
     from mlm_book.lab import viz_payload
 
     kestrel = viz_payload()["kestrel"]

@@ -6,7 +6,7 @@ input-only [MASK] and [PAD]. It trains on fresh corruptions of training windows 
 BERT's channel (selection rate 0.15; [MASK] / random / kept = 0.8 / 0.1 / 0.1, replacements
 uniform over the vocabulary). A fifth of the filings, drawn once by document, are held out.
 
-**How it is trained, and why** ([`FilingEncoderSetup`][mlm_book.experiments.filing_encoder.FilingEncoderSetup]).
+**How it is trained, and why** ([`FilingEncoderSetup`][mlm_book.artefacts.filing_encoder.FilingEncoderSetup]).
 Every setting was fixed before any measurement of this module was looked at:
 
 * *the windows*: the 32-token window centred on a token drawn uniformly from the training
@@ -14,7 +14,7 @@ Every setting was fixed before any measurement of this module was looked at:
   is exactly how every measured token is read ([`mlm_book.finance.windows.centred_windows`][mlm_book.finance.windows.centred_windows]),
   so training and measurement see windows of one distribution;
 * *how long, the batch and the optimiser*: the HMM encoder's
-  ([`HMMEncoderSetup`][mlm_book.experiments.hmm_encoder.HMMEncoderSetup]): 3000 steps of 3840 token slots (120 windows of
+  ([`HMMEncoderSetup`][mlm_book.artefacts.hmm_encoder.HMMEncoderSetup]): 3000 steps of 3840 token slots (120 windows of
   32 against its 160 sequences of 24), AdamW at peak rate 1e-2 warmed up over 200 steps,
   cosine to 2 %, a unit-scale token table, and the weight decay set by the same rule, a
   total decay $\lambda \sum_t \eta_t = 0.5$ (BERT's). That is about 240 passes over the
@@ -24,7 +24,7 @@ The length was first set by BERT's rule instead, about 40 passes over the traini
 steps of 256 sequences of 512 tokens over 3.3 billion words): about 500 steps here. That
 encoder was still learning steeply when its schedule ended (chapter 6 plots its loss beside
 the book's), because 40 passes of a corpus this small are few updates. Its numbers are kept as a contrast
-([`BERT_PASSES`][mlm_book.experiments.filing_encoder.BERT_PASSES]), and the book's encoder takes the HMM encoder's step count,
+([`BERT_PASSES`][mlm_book.artefacts.filing_encoder.BERT_PASSES]), and the book's encoder takes the HMM encoder's step count,
 the other rule fixed in advance; no claim's value chose between them.
 
 The book trains five seeds (initialisation and batch order; the split and the evaluation
@@ -32,32 +32,27 @@ draws are fixed) and reports every learned number for the book's seed and as mea
 over the five. Two more runs of the book's seed diagnose the visible-word shortfall: twice
 as long, and with the kept share raised to 0.2.
 
-[`seed_results`][mlm_book.experiments.filing_encoder.seed_results] measures one trained encoder
-([`FilingMeasurements`][mlm_book.experiments.filing_encoder.FilingMeasurements]); the measurements
+[`seed_results`][mlm_book.artefacts.filing_encoder.seed_results] measures one trained encoder
+([`FilingMeasurements`][mlm_book.artefacts.filing_encoder.FilingMeasurements]); the measurements
 are cached on disk beside the parameters, so the Claims page and chapter 6 compute them once.
 """
 
 from __future__ import annotations
 
-import collections
 import functools
 import math
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from mlm_book import cache, geometry, probe
+from mlm_book import artefacts, cache, geometry, probe
+from mlm_book.artefacts import filings
 from mlm_book.channel import Channel, optimum
-from mlm_book.finance import corpus as corpus_module
-from mlm_book.finance import vocab as vocab_module
-from mlm_book.finance import windows as windows_module
 from mlm_book.finance.vocab import SEP_ID
 from mlm_book.finance.windows import centre_position, centred_windows
 from mlm_book.finance.world import DIRECTION_WORDS, ENTITY_PRODUCT, EVALUATIVE_VERBS, LEXICON
-from mlm_book.ledger import Claim
 from mlm_book.nn import encoder as enc
-from mlm_book.nn.train import TrainConfig, TrainResult, cached_training, is_cached_training, learning_rate
+from mlm_book.nn.train import TrainConfig, TrainResult, cached_training, learning_rate
 from mlm_book.validation import (
     as_float_array,
     as_int_array,
@@ -72,8 +67,9 @@ from mlm_book.validation import (
 
 __all__ = [
     "FilingEncoderSetup", "SETUP", "SEEDS", "training_code", "LONGER", "MORE_KEPT", "BERT_PASSES", "seed_setup", "book_setups", "Split",
-    "split", "training_config", "ensure_trained", "ensure_book_encoders", "trained_encoder", "centre_states", "FilingMeasurements",
-    "seed_results", "all_seed_results", "spread", "CLAIMS",
+    "filing_world", "training_source", "kfold", "centre_proba", "EVAL_WINDOWS", "SAMPLE_SEED",
+    "POOL_TOKENS", "SUBSAMPLE_REPEATS", "split", "training_config", "source_key", "ensure_trained", "trained_encoder", "is_trained", "centre_states",
+    "FilingMeasurements", "seed_results", "all_seed_results", "spread", "tiny_setup", "ARTEFACT_KINDS",
 ]
 
 
@@ -89,7 +85,7 @@ class FilingEncoderSetup:
         Adam steps (the HMM encoder's 3000).
     passes : float, optional
         Instead of ``steps``: passes over the training filings' tokens, 32 slots a window
-        (BERT's 40 for [`BERT_PASSES`][mlm_book.experiments.filing_encoder.BERT_PASSES]). Exactly one of the two is set.
+        (BERT's 40 for [`BERT_PASSES`][mlm_book.artefacts.filing_encoder.BERT_PASSES]). Exactly one of the two is set.
     batch_windows : int
         Windows per step: 120 windows of 32 slots, the HMM encoder's 3840 slots per batch.
     lr, warmup_share, final_lr_fraction : float
@@ -242,12 +238,9 @@ def book_setups() -> tuple[FilingEncoderSetup, ...]:
 
 
 # ----------------------------------------------------------------------------- the world and its split
-def _world():
-    from mlm_book.experiments import ch06_finance
-    return ch06_finance.results()
-
-
-_world = functools.cache(_world)  # memoised without touching the source text that keys the trained encoders
+def filing_world() -> filings.Filings:
+    """The book's filings (corpus, vocabulary, ids), as every filing encoder reads them."""
+    return filings.filings()
 
 
 @dataclass(frozen=True, eq=False)
@@ -280,10 +273,10 @@ def split(setup: FilingEncoderSetup = SETUP) -> Split:
     Examples
     --------
     >>> s = split()
-    >>> len(s.test_documents), s.train_tokens.size + s.test_tokens.size == _world().ids.size
+    >>> len(s.test_documents), s.train_tokens.size + s.test_tokens.size == filing_world().ids.size
     (60, True)
     """
-    world = _world()
+    world = filing_world()
     n_documents = world.corpus.n_documents
     rng = np.random.default_rng(setup.split_seed)
     test = np.sort(rng.permutation(n_documents)[:round(setup.test_share * n_documents)])
@@ -308,7 +301,7 @@ def training_config(setup: FilingEncoderSetup = SETUP) -> TrainConfig:
     Raises
     ------
     TypeError
-        If ``setup`` is not a [`FilingEncoderSetup`][mlm_book.experiments.filing_encoder.FilingEncoderSetup].
+        If ``setup`` is not a [`FilingEncoderSetup`][mlm_book.artefacts.filing_encoder.FilingEncoderSetup].
     """
     check_instance(setup, "setup", FilingEncoderSetup)
     if setup.steps is not None:
@@ -323,8 +316,9 @@ def training_config(setup: FilingEncoderSetup = SETUP) -> TrainConfig:
     return replace(draft, weight_decay=round(setup.total_decay / total_rate, 6))
 
 
-def _source(setup: FilingEncoderSetup):
-    world = _world()
+def training_source(setup: FilingEncoderSetup):
+    """The sampler ``source(batch, rng)`` of ``setup``'s training windows: centred on uniform training tokens."""
+    world = filing_world()
     ids, document = world.ids, world.corpus.document
     train_tokens = split(setup).train_tokens
     pad_id = world.vocabulary.pad_id
@@ -336,27 +330,21 @@ def _source(setup: FilingEncoderSetup):
     return source
 
 
-def _source_key(setup: FilingEncoderSetup) -> dict:
-    world = _world()
-    config = world.config
-    return {"corpus": config.corpus.as_dict(), "corpus_seed": config.corpus_seed, "min_count": config.min_count,
-            "fingerprint": corpus_module.corpus_fingerprint(world.corpus), "windows": "centred on a uniform "
-            "training token", "test_share": setup.test_share, "split_seed": setup.split_seed}
+def source_key(setup: FilingEncoderSetup) -> dict:
+    """What identifies the training windows of ``setup`` in a store key: the filings, the windows and the split."""
+    return {**filings.source_key(), "windows": "centred on a uniform training token", "test_share": setup.test_share,
+            "split_seed": setup.split_seed}
 
 
-_PRODUCERS = (windows_module, corpus_module, vocab_module, _source, _world, split)
-
-
-@functools.cache
 def training_code() -> str:
-    """The source that keys every filing encoder's training: a cache built on a trained encoder includes it."""
-    return cache.source_of(_PRODUCERS)
+    """The source that keys every filing encoder: a store entry built on a trained encoder includes it."""
+    return artefacts.key_source("filing-encoder")
 
 
 def _training_arguments(setup: FilingEncoderSetup):
-    V = _world().vocabulary.size
-    return ("filing-encoder", setup.encoder(V), training_config(setup), _source(setup), setup.channel(V),
-            _source_key(setup))
+    V = filing_world().vocabulary.size
+    return ("filing-encoder", setup.encoder(V), training_config(setup), training_source(setup), setup.channel(V),
+            source_key(setup))
 
 
 @functools.cache
@@ -364,26 +352,26 @@ def trained_encoder(setup: FilingEncoderSetup = SETUP) -> TrainResult:
     """The trained filing encoder (from the cache, or trained now and stored)."""
     if not isinstance(setup, FilingEncoderSetup):
         raise TypeError(f"setup must be a FilingEncoderSetup, got {type(setup).__name__}")
-    return cached_training(*_training_arguments(setup), producers=_PRODUCERS)
+    return cached_training(*_training_arguments(setup), producers=[training_code()])
 
 
-def _train_and_measure(setup: FilingEncoderSetup) -> None:
-    seed_results(setup)  # in a worker process: the parameters and measurements only have to land in the cache
+def _build(setup: FilingEncoderSetup) -> None:
+    seed_results(setup)  # in a worker process: the parameters and measurements only have to land in the store
 
 
 def ensure_trained(setups=None) -> int:
-    """Train and measure the setups not yet in the cache, in parallel processes; return how many.
+    """Train and measure the setups not yet in the store, in parallel processes; return how many.
 
     Parameters
     ----------
     setups : iterable of FilingEncoderSetup, optional
-        Default [`book_setups`][mlm_book.experiments.filing_encoder.book_setups].
+        Default [`book_setups`][mlm_book.artefacts.filing_encoder.book_setups].
 
     Raises
     ------
     TypeError
         If ``setups`` is not a sequence of
-        [`FilingEncoderSetup`][mlm_book.experiments.filing_encoder.FilingEncoderSetup] objects.
+        [`FilingEncoderSetup`][mlm_book.artefacts.filing_encoder.FilingEncoderSetup] objects.
 
     Examples
     --------
@@ -394,126 +382,17 @@ def ensure_trained(setups=None) -> int:
     ...
     TypeError: setups must hold FilingEncoderSetup items, got EncoderConfig
     """
-    from mlm_book.parallel import run_in_processes
-
     setups = book_setups() if setups is None else check_sequence(setups, "setups", of=FilingEncoderSetup)
-    setups = list(dict.fromkeys(setups))
-    missing = [setup for setup in setups if cache.load(_measurement_entry(setup)) is None]
-    missing.sort(key=lambda setup: -training_config(setup).steps)   # longest first: the pool's tail stays short
-    run_in_processes(_train_and_measure, missing)
-    return len(missing)
-
-
-def _build_any(setup) -> None:
-    from mlm_book.experiments import ch07_pairs, hmm_encoder
-    if isinstance(setup, tuple) and setup[0] == "inference":
-        from mlm_book.experiments import ch07_inference
-        ch07_inference._build(setup[1])
-    elif isinstance(setup, tuple) and setup[0] == "ch08":
-        from mlm_book.experiments import ch08_spans
-        ch08_spans._build(setup)
-    elif isinstance(setup, tuple) and setup[0] in ("subword-encoder", "subword-taggers"):
-        from mlm_book.experiments import ch08_subwords
-        ch08_subwords.build(setup)
-    elif isinstance(setup, tuple) and setup[0] == "next-token":
-        from mlm_book.experiments import ch09_causal
-        ch09_causal.build(setup)
-    elif isinstance(setup, tuple):
-        ch07_pairs._build(setup)
-    elif isinstance(setup, FilingEncoderSetup):
-        _train_and_measure(setup)
-    else:
-        hmm_encoder.trained_encoder(setup)
-
-
-def _kind(setup) -> str:
-    if isinstance(setup, FilingEncoderSetup):
-        return "filing-encoder"
-    if isinstance(setup, tuple):
-        return str(setup[0]) if setup[0] in ("inference", "ch08", "subword-encoder", "subword-taggers",
-                                             "next-token") else "pair"
-    return "hmm-encoder"
-
-
-def missing_book_work() -> list:
-    """The runs the book reads that the store lacks, in the order the pool starts them.
-
-    The encoders come longest first (HMM, filings, subword encoders, next-token readers);
-    chapter 7's pre-trainings and fine-tunings and chapter 8's taggers follow, since some of
-    them fine-tune encoders of the first group.
-
-    Examples
-    --------
-    >>> kinds = {"hmm-encoder", "filing-encoder", "subword-encoder", "next-token", "pair", "inference", "ch08",
-    ...          "subword-taggers"}
-    >>> set(missing_by_kind()) <= kinds   # what the store lacks (nothing, once `mlm-book build` ran)
-    True
-    """
-    from mlm_book.experiments import hmm_encoder
-
-    work = []
-    for setup in hmm_encoder.book_setups():
-        name, encoder, training, _, channel, source_key = hmm_encoder._training_arguments(setup)
-        if not is_cached_training(name, encoder, training, channel, source_key, producers=hmm_encoder._PRODUCERS):
-            work.append((training.steps * training.batch_size * setup.length, setup))
-    for setup in book_setups():
-        if cache.load(_measurement_entry(setup)) is None:
-            cfg = training_config(setup)
-            work.append((cfg.steps * cfg.batch_size * setup.length * 4, setup))   # d = 64: about 4x per slot
-    from mlm_book.experiments import ch08_subwords
-    subwords = ch08_subwords.missing_work()
-    size = ch08_subwords.SETUP.steps * ch08_subwords.SETUP.batch_windows * ch08_subwords.SETUP.length * 4
-    work += [(size, item) for item in subwords if item[0] == "subword-encoder"]
-    from mlm_book.experiments import ch09_causal
-    # every position a target: about 1.5x a masked-LM step's time per slot
-    size = ch09_causal.STEPS * hmm_encoder.SETUP.training.batch_size * hmm_encoder.SETUP.length * 3 // 2
-    work += [(size, item) for item in ch09_causal.missing_work()]
-    work.sort(key=lambda item: -item[0])
-    # chapter 7's pre-trainings and fine-tunings fill the pool after the longer runs; its
-    # fine-tunings of this module's encoders come last, once those are (nearly) trained
-    from mlm_book.experiments import ch07_inference, ch07_pairs, ch08_spans
-    later = (ch07_pairs.missing_work() + ch07_inference.missing_work() + ch08_spans.missing_work()
-             + [item for item in subwords if item[0] == "subword-taggers"])
-    return [setup for _, setup in work] + later
-
-
-def missing_by_kind() -> dict[str, int]:
-    """How many runs of each kind [`missing_book_work`][mlm_book.experiments.filing_encoder.missing_book_work] holds."""
-    return dict(collections.Counter(map(_kind, missing_book_work())))
-
-
-def ensure_book_encoders(processes: int | None = None, on_done: Callable | None = None) -> int:
-    """Train every encoder the book reads that is not cached yet (HMM, filings, chapters 7, 8 and 9) in one pool; return how many.
-
-    One pool for both kinds keeps both cores busy to the end of a cold build; the longest
-    runs start first.
-
-    Parameters
-    ----------
-    processes : int, optional
-        Pool size; default the available cores.
-    on_done : callable, optional
-        Called as ``on_done(done, total, kind)`` as each run finishes (a progress report).
-    """
-    from mlm_book.parallel import run_in_processes
-
-    work = missing_book_work()
-    finished = []
-
-    def report(index, _):
-        finished.append(index)
-        if on_done is not None:
-            on_done(len(finished), len(work), _kind(work[index]))
-
-    run_in_processes(_build_any, work, processes=processes, on_done=report)
-    return len(work)
+    runs = artefacts.missing([artefacts.Run("filing-encoder", setup) for setup in dict.fromkeys(setups)])
+    artefacts.build(runs)
+    return len(runs)
 
 
 # ----------------------------------------------------------------------------- reading the encoder
 def centre_states(result: TrainResult, select, *, mask_centre: bool = False, mask_at: int | None = None,
                   batch: int = 512) -> np.ndarray:
     """The reading itself, unchecked (the public ``centre_states`` below checks its arguments first)."""
-    world = _world()
+    world = filing_world()
     select = np.asarray(select, dtype=np.int64)
     config = result.encoder
     windows, _ = centred_windows(world.ids, world.corpus.document, length=config.length,
@@ -530,8 +409,8 @@ def centre_states(result: TrainResult, select, *, mask_centre: bool = False, mas
     return out
 
 
-# This function's source keys the cached measurements (_measurement_code), so the argument
-# checks live in the public wrapper below instead of in its body.
+# The measurements read windows they built themselves: they call the reading unchecked; readers
+# from outside call the checked wrapper below.
 _read_centre_states = centre_states
 
 
@@ -577,7 +456,7 @@ def centre_states(result: TrainResult, select, *, mask_centre: bool = False, mas
     config = getattr(result, "encoder", None)
     if not isinstance(config, enc.EncoderConfig) or not hasattr(result, "params"):
         raise TypeError(f"result must be a trained encoder (a TrainResult), got {type(result).__name__}")
-    world = _world()
+    world = filing_world()
     if not (config.pad and config.vocab_size == world.vocabulary.size):
         raise ValueError(f"result must be a filing encoder (with [PAD], over chapter 6's {world.vocabulary.size} "
                          f"words), got encoder {config!r}")
@@ -596,9 +475,9 @@ def centre_states(result: TrainResult, select, *, mask_centre: bool = False, mas
     return _read_centre_states(result, select, mask_centre=mask_centre, mask_at=mask_at, batch=batch)
 
 
-def _centre_proba(result: TrainResult, select, *, mask_centre: bool, batch: int = 512) -> np.ndarray:
-    """The encoder's distribution at the centre of each selected token's clean window, ``(m, V)``."""
-    world = _world()
+def centre_proba(result: TrainResult, select, *, mask_centre: bool, batch: int = 512) -> np.ndarray:
+    """Unchecked (the measurements' own reading). The encoder's distribution at the centre of each selected token's clean window, ``(m, V)``."""
+    world = filing_world()
     config = result.encoder
     windows, _ = centred_windows(world.ids, world.corpus.document, length=config.length,
                                  pad_id=config.pad_id, select=np.asarray(select, dtype=np.int64))
@@ -612,14 +491,18 @@ def _centre_proba(result: TrainResult, select, *, mask_centre: bool, batch: int 
 
 
 # ----------------------------------------------------------------------------- measurements
-_EVAL_WINDOWS = 4000
+EVAL_WINDOWS = 4000
+"""Windows of fresh corruptions on which the measured cross-entropies are taken."""
 _EVAL_SEED = 7919
 _FOLD_SEED = 0
 _CONTROL_SEED = 11
-_SAMPLE_SEED = 5
+SAMPLE_SEED = 5
+"""Seed of the held-out words of the visible-word check (``+ 1``: the token pool; ``+ 2``: the geometry)."""
 _VISIBLE_WORDS = 512
-_POOL_TOKENS = 1000
-_SUBSAMPLE_REPEATS = 5
+POOL_TOKENS = 1000
+"""Uniformly drawn tokens whose vectors give the geometry's layer baselines."""
+SUBSAMPLE_REPEATS = 5
+"""Draws of the polarity probe's sample-size control."""
 _LAYERS = (0, 1, 2)
 
 
@@ -689,7 +572,6 @@ class FilingMeasurements:
     geometry: dict
 
     def __post_init__(self):
-        # the checks live outside the class: its source keys the cached measurements, theirs does not
         _check_measurements(self)
 
 
@@ -709,10 +591,10 @@ def _check_measurements(record: FilingMeasurements) -> None:
 
 
 def _ce(result: TrainResult, setup: FilingEncoderSetup, tokens: np.ndarray) -> dict:
-    world = _world()
+    world = filing_world()
     config = result.encoder
     rng = np.random.default_rng(_EVAL_SEED)
-    picks = tokens[rng.integers(0, tokens.size, size=_EVAL_WINDOWS)]
+    picks = tokens[rng.integers(0, tokens.size, size=EVAL_WINDOWS)]
     clean, _ = centred_windows(world.ids, world.corpus.document, length=config.length, pad_id=config.pad_id,
                                select=picks)
     from mlm_book.nn.train import _corrupt_batch
@@ -732,7 +614,8 @@ def _ce(result: TrainResult, setup: FilingEncoderSetup, tokens: np.ndarray) -> d
             "masks": int(is_mask.sum())}
 
 
-def _kfold(labels: np.ndarray):
+def kfold(labels: np.ndarray):
+    """The stratified five folds every *kestrel* probe of the measurements uses (seeded, so fixed)."""
     return probe.kfold_splits(labels.size, 5, np.random.default_rng(_FOLD_SEED), labels=labels)
 
 
@@ -751,7 +634,7 @@ def _polarity(states_of, corpus, words) -> dict:
         index = np.flatnonzero((corpus.tokens == word) & labelled)
         y = (corpus.news[index] > 0).astype(np.int64)
         states = states_of(index)
-        splits = _kfold(y)
+        splits = kfold(y)
         for layer in _LAYERS:
             cv = probe.cross_validate(states[:, layer], y, splits)
             pooled[str(layer)][0] += cv.accuracy * cv.n_test
@@ -766,19 +649,19 @@ def _polarity(states_of, corpus, words) -> dict:
     direction = [w for w in words if w in DIRECTION_WORDS]
     sizes = sorted({int(np.min([per_word[w]["n"] for w in verbs])), int(np.median([per_word[w]["n"] for w in verbs])),
                     int(np.max([per_word[w]["n"] for w in verbs]))})
-    rng = np.random.default_rng(_SAMPLE_SEED)
+    rng = np.random.default_rng(SAMPLE_SEED)
     subsampled = {}
     for size in sizes:
         right = total = 0
         for word in direction:
             index = np.flatnonzero((corpus.tokens == word) & labelled)
             states = states_of(index)[:, 1]
-            for _ in range(_SUBSAMPLE_REPEATS):
+            for _ in range(SUBSAMPLE_REPEATS):
                 pick = rng.choice(index.size, size=size, replace=False)
                 y = (corpus.news[index[pick]] > 0).astype(np.int64)
                 if np.bincount(y, minlength=2).min() < 5:      # a fold needs both classes in training
                     continue
-                cv = probe.cross_validate(states[pick], y, _kfold(y))
+                cv = probe.cross_validate(states[pick], y, kfold(y))
                 right += cv.accuracy * cv.n_test
                 total += cv.n_test
         subsampled[str(size)] = right / total
@@ -796,37 +679,21 @@ def _cached_measurements(setup: FilingEncoderSetup) -> dict:
     def build():
         return {"seed": np.array([setup.seed])}, asdict(_measure(setup))  # the cache stores at least one array
 
-    _, metadata = cache.cached(entry.name, _measurement_key(setup), _measurement_code(), build)
+    _, metadata = cache.cached(entry.name, _measurement_key(setup), [training_code()], build)
     return metadata
 
 
 def _measurement_key(setup: FilingEncoderSetup) -> dict:
     name, encoder, training, _, channel, source_key = _training_arguments(setup)
-    constants = {"eval_windows": _EVAL_WINDOWS, "eval_seed": _EVAL_SEED, "fold_seed": _FOLD_SEED,
-                 "control_seed": _CONTROL_SEED, "sample_seed": _SAMPLE_SEED, "visible_words": _VISIBLE_WORDS,
-                 "pool_tokens": _POOL_TOKENS, "subsample_repeats": _SUBSAMPLE_REPEATS, "layers": list(_LAYERS)}
+    constants = {"eval_windows": EVAL_WINDOWS, "eval_seed": _EVAL_SEED, "fold_seed": _FOLD_SEED,
+                 "control_seed": _CONTROL_SEED, "sample_seed": SAMPLE_SEED, "visible_words": _VISIBLE_WORDS,
+                 "pool_tokens": POOL_TOKENS, "subsample_repeats": SUBSAMPLE_REPEATS, "layers": list(_LAYERS)}
     return {"setup": asdict(setup), "train": training.to_dict(), "source": source_key, "constants": constants}
-
-
-def _measurement_code():
-    """The code a measurement depends on: the measuring functions here (not the module, so that prose and
-    presentation edits do not re-measure), the encoder, the probe, geometry and the finance modules."""
-    from mlm_book.nn import layers, train
-    here = [FilingMeasurements, _measure, _ce, _polarity, _kfold, _contiguous_folds, _read_centre_states,
-            _centre_proba, _world, split, _source]
-    return [*here, geometry, probe, enc, layers, train, windows_module, corpus_module, vocab_module]
-
-
-@functools.cache
-def _measurement_source() -> str:
-    # The code text read once per process (the same key as hashing the producers themselves):
-    # re-reading eight modules for each setup took about 0.3 s a setup in ensure_trained.
-    return cache.source_of(_measurement_code())
 
 
 def _measurement_entry(setup: FilingEncoderSetup) -> cache.CacheEntry:
     name = f"filing-measurements-{setup.seed}-{training_config(setup).steps}-{setup.mask:g}"
-    return cache.entry_for(name, _measurement_key(setup), [_measurement_source()])
+    return cache.entry_for(name, _measurement_key(setup), [training_code()])
 
 
 def seed_results(setup: FilingEncoderSetup = SETUP) -> FilingMeasurements:
@@ -835,7 +702,7 @@ def seed_results(setup: FilingEncoderSetup = SETUP) -> FilingMeasurements:
     Parameters
     ----------
     setup : FilingEncoderSetup
-        E.g. ``seed_setup(seed)`` for one of [`SEEDS`][mlm_book.experiments.filing_encoder.SEEDS].
+        E.g. ``seed_setup(seed)`` for one of [`SEEDS`][mlm_book.artefacts.filing_encoder.SEEDS].
     """
     if not isinstance(setup, FilingEncoderSetup):
         raise TypeError(f"setup must be a FilingEncoderSetup, got {type(setup).__name__}")
@@ -843,7 +710,7 @@ def seed_results(setup: FilingEncoderSetup = SETUP) -> FilingMeasurements:
 
 
 def all_seed_results(setup: FilingEncoderSetup = SETUP) -> tuple[FilingMeasurements, ...]:
-    """[`seed_results`][mlm_book.experiments.filing_encoder.seed_results] at every seed of [`SEEDS`][mlm_book.experiments.filing_encoder.SEEDS], the book's first (missing ones trained in parallel)."""
+    """[`seed_results`][mlm_book.artefacts.filing_encoder.seed_results] at every seed of [`SEEDS`][mlm_book.artefacts.filing_encoder.SEEDS], the book's first (missing ones trained in parallel)."""
     setups = [seed_setup(seed, setup) for seed in SEEDS]
     ensure_trained(setups)
     return tuple(seed_results(s) for s in setups)
@@ -871,7 +738,7 @@ def spread(values) -> tuple[float, float]:
 
 
 def _measure(setup: FilingEncoderSetup) -> FilingMeasurements:
-    world = _world()
+    world = filing_world()
     corpus, ids = world.corpus, world.ids
     result = trained_encoder(setup)
     the_split = split(setup)
@@ -897,7 +764,7 @@ def _measure(setup: FilingEncoderSetup) -> FilingMeasurements:
     k_index = np.flatnonzero((corpus.tokens == "kestrel") & (corpus.entity > 0))
     k_states = states_of(k_index)
     k_labels = (corpus.entity[k_index] == ENTITY_PRODUCT).astype(np.int64)
-    k_splits = _kfold(k_labels)
+    k_splits = kfold(k_labels)
     kestrel = {str(layer): probe.cross_validate(k_states[:, layer], k_labels, k_splits).accuracy
                for layer in _LAYERS}
     kestrel["folds0"] = [(int(np.bincount(k_labels[train], minlength=2).argmax()),
@@ -937,13 +804,13 @@ def _measure(setup: FilingEncoderSetup) -> FilingMeasurements:
     lexicon = {str(layer): probe.cross_validate(means[:, layer], lex_labels, loo).accuracy for layer in _LAYERS}
 
     # 7. the visible-word check on held-out words
-    rng = np.random.default_rng(_SAMPLE_SEED)
+    rng = np.random.default_rng(SAMPLE_SEED)
     candidates = the_split.test_tokens[ids[the_split.test_tokens] > SEP_ID]
     chosen = np.sort(rng.choice(candidates, size=_VISIBLE_WORDS, replace=False))
     V = result.encoder.vocab_size
     words_v = ids[chosen]
-    guess_dist = _centre_proba(result, chosen, mask_centre=True)
-    visible_dist = _centre_proba(result, chosen, mask_centre=False)
+    guess_dist = centre_proba(result, chosen, mask_centre=True)
+    visible_dist = centre_proba(result, chosen, mask_centre=False)
     rows = np.arange(chosen.size)
     plugin = optimum(guess_dist, words_v, setup.channel(V))[rows, words_v]
     counts = np.bincount(ids, minlength=V)
@@ -953,13 +820,13 @@ def _measure(setup: FilingEncoderSetup) -> FilingMeasurements:
                "per_visible": visible_dist[rows, words_v].tolist(), "per_count": counts[words_v].tolist()}
 
     # 8. geometry: kestrel's cloud against 1000 uniformly drawn tokens, by layer
-    pool_index = np.sort(np.random.default_rng(_SAMPLE_SEED + 1).choice(ids.size, size=_POOL_TOKENS, replace=False))
+    pool_index = np.sort(np.random.default_rng(SAMPLE_SEED + 1).choice(ids.size, size=POOL_TOKENS, replace=False))
     pool = states_of(pool_index)
-    geo_rng = np.random.default_rng(_SAMPLE_SEED + 2)
+    geo_rng = np.random.default_rng(SAMPLE_SEED + 2)
     clouds = {str(layer): asdict(geometry.describe_cloud(k_states[:, layer], pool[:, layer], geo_rng))
               for layer in _LAYERS}
     top = setup.n_blocks
-    iso = geometry.isotropic_mev(_POOL_TOKENS, setup.d_model, geo_rng)
+    iso = geometry.isotropic_mev(POOL_TOKENS, setup.d_model, geo_rng)
     geometry_result = {"kestrel": clouds, "pool_mev": geometry.mev(pool[:, top]), "isotropic_mev": iso.mean,
                        "isotropic_sd": iso.std, "pool_mean_cosine": geometry.anisotropy_baseline(pool[:, top])}
 
@@ -969,4 +836,40 @@ def _measure(setup: FilingEncoderSetup) -> FilingMeasurements:
         geometry=geometry_result)
 
 
-CLAIMS: tuple[Claim, ...] = ()
+def is_trained(setup: FilingEncoderSetup) -> bool:
+    """Whether the store holds the encoder of ``setup`` and its measurements (a damaged entry counts as absent)."""
+    check_instance(setup, "setup", FilingEncoderSetup)
+    return cache.load(_measurement_entry(setup)) is not None
+
+
+def tiny_setup() -> FilingEncoderSetup:
+    """The book's recipe shrunk to seconds (d = 8, 3 steps of 4 windows; both blocks and the 32-token windows, which the measurements read): the same code path.
+
+    Examples
+    --------
+    >>> training_config(tiny_setup()).steps
+    3
+    """
+    return replace(SETUP, d_model=8, n_heads=2, steps=3, batch_windows=4, seed=0)
+
+
+#: Seconds per (step x window x token) on one core, measured on the cold build of 2026-12-02
+#: (d = 64: about four times the HMM encoder's slot, measurements included).
+_SECONDS_PER_SLOT = 2.6e-5
+
+
+def _cost(setup: FilingEncoderSetup) -> float:
+    steps = setup.steps if setup.steps is not None else training_config(setup).steps
+    return _SECONDS_PER_SLOT * steps * setup.batch_windows * setup.length
+
+
+ARTEFACT_KINDS = (artefacts.Kind(
+    name="filing-encoder",
+    summary="chapter 6's filing encoder and its measurements: 5 seeds, twice as long, more kept, BERT's 40 passes",
+    modules=("mlm_book.artefacts.filing_encoder", "mlm_book.artefacts.filings", "mlm_book.finance.corpus",
+             "mlm_book.finance.vocab", "mlm_book.finance.windows", "mlm_book.finance.caps", "mlm_book.finance.world",
+             "mlm_book.channel", "mlm_book.geometry", "mlm_book.probe", "mlm_book.nn.train", "mlm_book.nn.encoder",
+             "mlm_book.nn.layers", "mlm_book.nn.adam", "mlm_book.nn.runtime"),
+    setups=book_setups, is_built=is_trained, build=_build, cost=_cost,
+    describe=lambda setup: f"seed {setup.seed}, {training_config(setup).steps} steps, mask {setup.mask:g}",
+    tiny=tiny_setup),)

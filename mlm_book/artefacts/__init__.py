@@ -1,0 +1,276 @@
+"""The artefact floor: every trained or slow thing the book reads, declared once per kind.
+
+A *kind* of artefact (the HMM encoder, chapter 9's next-token readers, chapter 7's
+pre-trainings, ...) is declared in one place as a [`Kind`][mlm_book.artefacts.Kind]: the
+setups the book reads, how to tell whether one is in the store and how to build it, an
+estimate of its cost, a **tiny setup** that runs the same code in seconds, the kinds it reads,
+and the package modules whose source keys its store entries. A module declares its kinds in a
+module-level tuple ``ARTEFACT_KINDS``; [`kinds`][mlm_book.artefacts.kinds] finds them by
+walking the package, so there is no list of kinds to keep by hand, and
+[`missing`][mlm_book.artefacts.missing] and [`build`][mlm_book.artefacts.build] (what
+``mlm-book build`` runs) read nothing else.
+
+Keys cannot go stale by omission: an entry's key holds the source of its kind's declared
+modules and of the kinds it reads ([`key_modules`][mlm_book.artefacts.key_modules]), and a
+test builds every kind's tiny setup under a tracer and fails if the build executed code of a
+package module outside that set (bookkeeping modules that never change a value excepted:
+[`BOOKKEEPING`][mlm_book.artefacts.BOOKKEEPING]).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import importlib
+import pkgutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from mlm_book import cache
+from mlm_book.validation import check_instance, check_sequence
+
+__all__ = ["Kind", "Run", "BOOKKEEPING", "kinds", "key_modules", "key_source", "book_runs", "missing", "build",
+           "tiny_runs"]
+
+#: Package modules a build may execute without their source entering a key: they check
+#: arguments, store and load entries, report progress or schedule work, and never change a
+#: value that is stored. (``mlm_book.nn.runtime`` is not among them: it sets BLAS threads,
+#: which changes float32 rounding.)
+BOOKKEEPING = frozenset({"mlm_book.validation", "mlm_book.cache", "mlm_book.progress", "mlm_book.parallel",
+                         "mlm_book.artefacts"})
+
+#: Where declarations are looked for: the artefact floor and the chapter modules whose runs
+#: have not moved down to it yet.
+_DECLARING_PACKAGES = ("mlm_book.artefacts", "mlm_book.experiments")
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of trained or slow artefact, declared once.
+
+    Attributes
+    ----------
+    name : str
+        Short name, e.g. ``"hmm-encoder"`` (what ``mlm-book build --only`` matches).
+    summary : str
+        One line for ``mlm-book build --dry-run``.
+    modules : tuple of str
+        The package modules whose source keys every entry of this kind (the kinds in
+        ``after`` add theirs, see [`key_modules`][mlm_book.artefacts.key_modules]).
+    setups : callable
+        ``setups()`` -> every setup the book reads (hashable, picklable values).
+    is_built : callable
+        ``is_built(setup)`` -> whether the store holds it (a damaged entry counts as absent).
+    build : callable
+        ``build(setup)``: compute it and leave it in the store (run in a worker process).
+    cost : callable
+        ``cost(setup)`` -> estimated seconds on one core of the machine the book was built on
+        (for ordering and the ETA; measured, see each declaration).
+    describe : callable
+        ``describe(setup)`` -> a short label, e.g. ``"seed 3"``.
+    tiny : callable or None
+        ``tiny()`` -> a setup that runs the same build code in seconds, or None where the
+        kind's code does not take its size from its setup yet (``reason`` says why).
+    after : tuple of str
+        Kinds whose artefacts this kind reads: they are built first, and their modules key it.
+    reason : str
+        Why ``tiny`` is None (empty otherwise).
+
+    Examples
+    --------
+    >>> kind = kinds()["hmm-encoder"]
+    >>> kind.name, "mlm_book.nn.train" in kind.modules
+    ('hmm-encoder', True)
+    """
+
+    name: str
+    summary: str
+    modules: tuple[str, ...]
+    setups: Callable
+    is_built: Callable
+    build: Callable
+    cost: Callable
+    describe: Callable = repr
+    tiny: Callable | None = None
+    after: tuple[str, ...] = ()
+    reason: str = ""
+
+    def __post_init__(self):
+        check_instance(self.name, "name", str)
+        if not self.name or any(ch in self.name for ch in "/\\ "):
+            raise ValueError(f"name must be a non-empty string without slashes or spaces, got {self.name!r}")
+        check_sequence(self.modules, "modules", of=str)
+        check_sequence(self.after, "after", of=str)
+        for name in ("setups", "is_built", "build", "cost", "describe"):
+            if not callable(getattr(self, name)):
+                raise TypeError(f"{name} must be callable, got {type(getattr(self, name)).__name__}")
+        if self.tiny is None and not self.reason:
+            raise ValueError(f"kind {self.name!r} declares no tiny setup: reason must say why")
+        if self.tiny is not None and not callable(self.tiny):
+            raise TypeError(f"tiny must be callable or None, got {type(self.tiny).__name__}")
+
+
+@dataclass(frozen=True, order=True)
+class Run:
+    """One artefact to build: its kind's name and its setup (picklable, so a worker can take it)."""
+
+    kind: str
+    setup: object = field(compare=False)
+
+
+@functools.cache
+def kinds() -> dict[str, Kind]:
+    """Every declared kind, by name, in the order the package declares them.
+
+    Walks ``mlm_book.artefacts`` and ``mlm_book.experiments`` for module-level
+    ``ARTEFACT_KINDS`` tuples.
+
+    Raises
+    ------
+    ValueError
+        If two declarations share a name, or a kind reads a kind nobody declares.
+
+    Examples
+    --------
+    >>> {"hmm-encoder", "next-token"} <= set(kinds())
+    True
+    """
+    found: dict[str, Kind] = {}
+    for package_name in _DECLARING_PACKAGES:
+        package = importlib.import_module(package_name)
+        for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda info: info.name):
+            module = importlib.import_module(f"{package_name}.{info.name}")
+            for kind in getattr(module, "ARTEFACT_KINDS", ()):
+                check_instance(kind, f"{module.__name__}.ARTEFACT_KINDS item", Kind)
+                if kind.name in found:
+                    raise ValueError(f"two kinds are named {kind.name!r}")
+                found[kind.name] = kind
+    for kind in found.values():
+        for name in kind.after:
+            if name not in found:
+                raise ValueError(f"kind {kind.name!r} reads kind {name!r}, which nothing declares")
+    return found
+
+
+def key_modules(name: str) -> tuple[str, ...]:
+    """The modules whose source keys kind ``name``'s entries: its own and those of every kind it reads, sorted.
+
+    Examples
+    --------
+    >>> "mlm_book.hmm" in key_modules("next-token")     # it reads the HMM encoder's sentences
+    True
+    """
+    every = kinds()
+    if name not in every:
+        raise ValueError(f"name must be a declared kind ({', '.join(every)}), got {name!r}")
+    seen: set[str] = set()
+    stack = [name]
+    modules: set[str] = set()
+    while stack:
+        current = stack.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        modules.update(every[current].modules)
+        stack.extend(every[current].after)
+    return tuple(sorted(modules))
+
+
+@functools.cache
+def key_source(name: str) -> str:
+    """The source text (no docstrings or comments) of [`key_modules`][mlm_book.artefacts.key_modules]: what enters a key.
+
+    Read once per process: hashing a dozen modules takes a noticeable fraction of a second.
+    """
+    return cache.source_of([importlib.import_module(module) for module in key_modules(name)])
+
+
+def book_runs(only: str | None = None) -> list[Run]:
+    """Every run the book reads, as [`Run`][mlm_book.artefacts.Run] items, kinds in declaration order.
+
+    Parameters
+    ----------
+    only : str, optional
+        A shell pattern on kind names (``"hmm-*"``); default every kind.
+
+    Examples
+    --------
+    >>> len(book_runs("hmm-encoder"))
+    10
+    >>> book_runs("nothing-matches-this")
+    []
+    """
+    if only is not None:
+        check_instance(only, "only", str)
+    return [Run(kind.name, setup) for kind in kinds().values()
+            if only is None or fnmatch.fnmatchcase(kind.name, only) for setup in kind.setups()]
+
+
+def tiny_runs(only: str | None = None) -> list[Run]:
+    """One run per kind that declares a tiny setup (the same code as the book's, in seconds)."""
+    if only is not None:
+        check_instance(only, "only", str)
+    return [Run(kind.name, kind.tiny()) for kind in kinds().values()
+            if kind.tiny is not None and (only is None or fnmatch.fnmatchcase(kind.name, only))]
+
+
+def _stage(name: str) -> int:
+    every = kinds()
+    return 0 if not every[name].after else 1 + max(_stage(after) for after in every[name].after)
+
+
+def cost(run: Run) -> float:
+    """Estimated seconds of ``run`` on one core."""
+    return float(kinds()[run.kind].cost(run.setup))
+
+
+def describe(run: Run) -> str:
+    """``"kind (label)"`` for progress lines and listings."""
+    return f"{run.kind} ({kinds()[run.kind].describe(run.setup)})"
+
+
+def missing(runs: list[Run] | None = None) -> list[Run]:
+    """The runs the store lacks, in the order a pool should start them.
+
+    Kinds that read no other kind come first, longest first, so that the pool's tail stays
+    short; a kind that reads others follows them (its worker would otherwise wait on their
+    lock, or build them itself).
+    """
+    every = kinds()
+    runs = book_runs() if runs is None else check_sequence(runs, "runs", of=Run)
+    lacking = [run for run in runs if not every[run.kind].is_built(run.setup)]
+    return sorted(lacking, key=lambda run: (_stage(run.kind), -cost(run)))
+
+
+def _build_run(run: Run) -> float:
+    start = time.perf_counter()
+    kinds()[run.kind].build(run.setup)
+    return time.perf_counter() - start
+
+
+def build(runs: list[Run], *, processes: int | None = None,
+          on_done: Callable[[Run, float], None] | None = None) -> dict[str, float]:
+    """Build ``runs`` (in the order given) across ``processes`` worker processes; return seconds per kind.
+
+    Parameters
+    ----------
+    runs : list of Run
+        Usually [`missing`][mlm_book.artefacts.missing]'s list.
+    processes : int, optional
+        Pool size; default the available cores (each worker uses one BLAS thread).
+    on_done : callable, optional
+        Called as ``on_done(run, seconds)`` as each run finishes.
+    """
+    from mlm_book.parallel import run_in_processes
+
+    runs = check_sequence(runs, "runs", of=Run)
+    per_kind: dict[str, float] = {}
+
+    def report(index: int, seconds: float) -> None:
+        per_kind[runs[index].kind] = per_kind.get(runs[index].kind, 0.0) + seconds
+        if on_done is not None:
+            on_done(runs[index], seconds)
+
+    run_in_processes(_build_run, runs, processes=processes, on_done=report)
+    return per_kind

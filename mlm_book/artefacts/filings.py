@@ -1,0 +1,121 @@
+"""The book's filings as the encoders read them: the corpus, its vocabulary and token ids.
+
+Chapter 6 generates 300 synthetic filings ([`mlm_book.finance.corpus`][mlm_book.finance.corpus])
+and keeps the words seen at least five times; every encoder trained on filings (chapters
+6-8) reads them from here, so that its key holds the code that wrote them. Chapter 6's own
+[`results`][mlm_book.experiments.ch06_finance.results] generates the same filings from the
+same settings (a test checks that the two agree token for token).
+
+Computing them takes about a second and is memoised per process; nothing here is stored.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mlm_book.finance.caps import polarity_words
+from mlm_book.finance.corpus import Corpus, CorpusConfig, corpus_fingerprint, generate_corpus
+from mlm_book.finance.vocab import Vocabulary, build_vocabulary
+from mlm_book.finance.windows import fixed_windows, nearest_centre
+from mlm_book.validation import check_instance, check_positive_int
+
+__all__ = ["FilingsSetup", "Filings", "filings", "source_key"]
+
+
+@dataclass(frozen=True)
+class FilingsSetup:
+    """What defines the filings and the readings chapter 6 takes of them.
+
+    Attributes
+    ----------
+    corpus : CorpusConfig
+        Generator settings of the filings.
+    corpus_seed : int
+        Seed of the generator.
+    min_count : int
+        Vocabulary threshold (rarer words read as [UNK]).
+    window_length, nearest_stride : int
+        The fixed windows of chapter 6's nearest-centre reading.
+    polarity_min_count : int
+        Labelled occurrences a word needs to enter the news-polarity probe set.
+
+    Examples
+    --------
+    >>> FilingsSetup(min_count=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: min_count must be an integer >= 1, got 0
+    """
+
+    corpus: CorpusConfig = field(default_factory=CorpusConfig)
+    corpus_seed: int = 9
+    min_count: int = 5
+    window_length: int = 32
+    nearest_stride: int = 16
+    polarity_min_count: int = 20
+
+    def __post_init__(self):
+        check_instance(self.corpus, "corpus", CorpusConfig)
+        check_positive_int(self.corpus_seed, "corpus_seed", minimum=0)
+        for name in ("min_count", "window_length", "nearest_stride", "polarity_min_count"):
+            check_positive_int(getattr(self, name), name)
+
+
+@dataclass(frozen=True, eq=False)
+class Filings:
+    """The filings, their vocabulary, their ids, and the per-token readings chapter 6's encoder measurements use.
+
+    Attributes
+    ----------
+    setup : FilingsSetup
+    corpus : Corpus
+    vocabulary : Vocabulary
+    ids : numpy.ndarray of int, shape (n_tokens,)
+        Vocabulary ids of the token stream.
+    nearest_positions : numpy.ndarray of int, shape (n_tokens,)
+        Each token's position in the fixed window whose centre is nearest to it.
+    polarity_words : tuple of str
+        Words with enough labelled news occurrences for the polarity probe.
+    """
+
+    setup: FilingsSetup
+    corpus: Corpus
+    vocabulary: Vocabulary
+    ids: np.ndarray
+    nearest_positions: np.ndarray
+    polarity_words: tuple
+
+
+@functools.cache
+def _filings(setup: FilingsSetup) -> Filings:
+    corpus = generate_corpus(setup.corpus, np.random.default_rng(setup.corpus_seed))
+    vocabulary = build_vocabulary(corpus.tokens.tolist(), setup.min_count)
+    ids = vocabulary.encode(corpus.tokens.tolist())
+    starts = fixed_windows(corpus.document, length=setup.window_length, stride=setup.nearest_stride)
+    _, positions = nearest_centre(corpus.document, starts, length=setup.window_length)
+    for array in (ids, positions):
+        array.flags.writeable = False   # shared by every reader in the process
+    return Filings(setup, corpus, vocabulary, ids, positions,
+                   tuple(polarity_words(corpus, setup.polarity_min_count)))
+
+
+def filings(setup: FilingsSetup | None = None) -> Filings:
+    """The filings of ``setup`` (default the book's), memoised per process.
+
+    Examples
+    --------
+    >>> f = filings()
+    >>> f.corpus.n_documents, f.ids.size == f.corpus.tokens.size
+    (300, True)
+    """
+    return _filings(FilingsSetup() if setup is None else check_instance(setup, "setup", FilingsSetup))
+
+
+def source_key(setup: FilingsSetup | None = None) -> dict:
+    """What identifies the filings in a store key: the generator's settings and a fingerprint of its output."""
+    f = filings(setup)
+    return {"corpus": f.setup.corpus.as_dict(), "corpus_seed": f.setup.corpus_seed, "min_count": f.setup.min_count,
+            "fingerprint": corpus_fingerprint(f.corpus)}

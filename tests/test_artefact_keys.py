@@ -1,0 +1,90 @@
+"""Keys that cannot go stale: every kind's tiny build, traced, executes only code its key holds.
+
+Each kind of [`mlm_book.artefacts`][] declares the modules whose source keys its entries. Here
+each kind's tiny setup is built in a fresh process (so nothing was computed earlier and
+memoised), into a throw-away store, under ``sys.setprofile``; the test fails if the build
+called a function of a package module outside the kind's key modules and the bookkeeping
+modules. A helper added to a build without its module being declared fails here, by name.
+
+The same builds check ``mlm-book build --tiny``'s promise: the tiny setup runs the kind's own
+build code and leaves an entry that loads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from mlm_book import artefacts
+
+_TRACE = r"""
+import json, sys, pkgutil, importlib
+import mlm_book
+from mlm_book import artefacts
+# import every module first: a module's import is not part of any build, its calls are
+for info in pkgutil.walk_packages(mlm_book.__path__, "mlm_book."):
+    importlib.import_module(info.name)
+kind = artefacts.kinds()[sys.argv[1]]
+setup = kind.tiny()
+root = mlm_book.__path__[0]
+files = {}
+for name, module in list(sys.modules.items()):
+    path = getattr(module, "__file__", None)
+    if name.startswith("mlm_book") and path:
+        files[path] = name
+called = set()
+
+def profile(frame, event, arg):
+    if event == "call":
+        module = files.get(frame.f_code.co_filename)
+        if module is not None:
+            called.add(module)
+
+sys.setprofile(profile)
+kind.build(setup)
+sys.setprofile(None)
+built = kind.is_built(setup)
+print(json.dumps({"called": sorted(called), "built": built}))
+"""
+
+TINY = [name for name, kind in artefacts.kinds().items() if kind.tiny is not None]
+
+#: Kinds whose code does not take its size from its setup yet, so they have no tiny setup and
+#: are not traced (the ceiling: none may join, and a kind leaves by declaring one).
+WITHOUT_TINY_TODAY = frozenset({"filing-encoder", "pair", "inference", "span-taggers", "subword-encoder",
+                                "subword-taggers"})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", TINY)
+def test_a_tiny_build_executes_only_code_its_key_holds(name, tmp_path):
+    env = {**os.environ, "MLM_BOOK_CACHE": str(tmp_path)}
+    env.pop("MLM_BOOK_BUILD_NOTHING", None)    # the tiny build is the point here
+    done = subprocess.run([sys.executable, "-c", _TRACE, name], env=env, capture_output=True, text=True,
+                          timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "mlm_book.nn.train" in report["called"], "the tracer saw no training: it is broken, not the keys clean"
+    keyed = set(artefacts.key_modules(name)) | artefacts.BOOKKEEPING
+    unkeyed = sorted(set(report["called"]) - keyed)
+    assert not unkeyed, f"{name}'s build ran code of {unkeyed}, which its key does not hold: declare them"
+    assert report["built"], f"{name}'s tiny build left no entry that loads"
+    assert any(tmp_path.glob("*.npz")), "the tiny build stored nothing"
+
+
+def test_every_kind_without_a_tiny_setup_says_why_and_none_joins_them():
+    without = {name for name, kind in artefacts.kinds().items() if kind.tiny is None}
+    assert without <= WITHOUT_TINY_TODAY, f"new kinds without a tiny setup: {sorted(without - WITHOUT_TINY_TODAY)}"
+    assert all(artefacts.kinds()[name].reason for name in without)
+
+
+def test_every_declared_key_module_exists_and_no_kind_reads_itself():
+    import importlib
+    for name, kind in artefacts.kinds().items():
+        for module in kind.modules:
+            importlib.import_module(module)
+        assert name not in kind.after
