@@ -16,7 +16,7 @@ def text():
 
 @pytest.fixture(scope="module")
 def config():
-    return ch7.PairSetup().config(ch7._vocab_size())
+    return ch7.PairSetup().config(ch7.vocab_size())
 
 
 def test_sentences_rebuild_the_token_stream(text):
@@ -66,7 +66,7 @@ def test_pairs_hold_a_then_b_with_the_right_negatives(text, config, negatives):
 
 
 def test_packed_rows_are_contiguous_text(text, config):
-    stream = ch7._stream(text)
+    stream = ch7.text_stream(text)
     tokens, segments = ch7.packed_batch(stream, [0, 5, 100], config)
     assert np.all(tokens[:, 0] == config.cls_id) and not segments.any()
     assert np.array_equal(tokens[1, 1:], stream[5:5 + config.encoder.length - 1])

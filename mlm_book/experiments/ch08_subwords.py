@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 
 from mlm_book import artefacts, cache, crf, crf_fit, probe, subword, tagging
-from mlm_book.artefacts import filing_encoder
+from mlm_book.artefacts import filing_encoder, pair_encoder
 from mlm_book.experiments import ch07_pairs, ch08_spans
 from mlm_book.finance import corpus as corpus_module
 from mlm_book.finance import windows as windows_module
@@ -62,7 +62,7 @@ if subword.SPECIAL_TOKENS.index("[SEP]") != SEP_ID:      # the pair reading puts
 
 
 def _setup(seed: int):
-    return filing_encoder.seed_setup(ch07_pairs._check_book_seed(seed), SETUP)
+    return filing_encoder.seed_setup(pair_encoder.check_book_seed(seed), SETUP)
 
 
 # ----------------------------------------------------------------------------- the piece stream and its encoder
