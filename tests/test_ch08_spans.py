@@ -62,7 +62,7 @@ def test_the_filing_encoder_reads_a_sentence_as_it_was_trained():
     from mlm_book.nn import token_finetune
     params, config = ch07_pairs.filing_pair_encoder(ch8.SEEDS[0])
     result = filing_encoder.trained_encoder(filing_encoder.seed_setup(ch8.SEEDS[0]))
-    tokens, segments = ch8._inputs(ch8.test_data(), config)
+    tokens, segments = ch8.inputs(ch8.test_data(), config)
     tokens, segments = tokens[:20], segments[:20]
     plain = np.where(tokens == config.cls_id, 1, tokens)          # [CLS] -> [SEP]
     ours = token_finetune.token_features(params, config, tokens, segments, 2)

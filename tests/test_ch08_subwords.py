@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from mlm_book import tagging
-from mlm_book.artefacts import filing_encoder
+from mlm_book.artefacts import filing_encoder, subword_encoder
 from mlm_book.experiments import ch07_pairs, ch08_spans
 from mlm_book.experiments import ch08_subwords as sw
 
@@ -36,8 +36,8 @@ def test_the_two_decoders_on_a_hand_made_sentence():
                                 np.array([0]), np.array([True]))
     pieces = sw.PieceData(text, np.array([[0, 0, 0, 1]]), np.array([[1, 1, 1, 0]]))
     probs = np.array([[[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.1, 0.2, 0.7], [0.3, 0.3, 0.4]]])
-    first = sw._word_log_probs(np.log(probs), pieces, 2, "first")
-    mean = sw._word_log_probs(np.log(probs), pieces, 2, "mean")
+    first = sw.word_log_probs(np.log(probs), pieces, 2, "first")
+    mean = sw.word_log_probs(np.log(probs), pieces, 2, "mean")
     assert np.allclose(np.exp(first[0]), probs[0, [0, 3]], atol=1e-12)
     assert np.allclose(np.exp(mean[0, 0]), [0.3, 0.4, 0.3], atol=1e-12)
     assert np.allclose(np.exp(mean[0, 1]), probs[0, 3], atol=1e-12)
@@ -57,7 +57,7 @@ def test_the_encoder_is_chapter_6s_recipe_on_pieces():
     assert np.all(np.diff(document) >= 0)
     # training windows never reach into a held-out filing
     held = set(filing_encoder.split().test_documents.tolist())
-    assert not held & set(document[sw._train_pieces(sw._setup(sw.SEEDS[0]))].tolist())
+    assert not held & set(document[subword_encoder.train_pieces(subword_encoder.seed_setup(sw.SEEDS[0]))].tolist())
 
 
 @pytest.mark.book

@@ -5,8 +5,8 @@ pre-trainings, ...) is declared in one place as a [`Kind`][mlm_book.artefacts.Ki
 setups the book reads, how to tell whether one is in the store and how to build it, an
 estimate of its cost, a **tiny setup** that runs the same code in seconds, the kinds it reads,
 and the package modules whose source keys its store entries. A module declares its kinds in a
-module-level tuple ``ARTEFACT_KINDS``; [`kinds`][mlm_book.artefacts.kinds] finds them by
-walking the package, so there is no list of kinds to keep by hand, and
+module-level tuple ``ARTEFACT_KINDS`` of a module of this package;
+[`kinds`][mlm_book.artefacts.kinds] finds them by walking it, so there is no list of kinds to keep by hand, and
 [`missing`][mlm_book.artefacts.missing] and [`build`][mlm_book.artefacts.build] (what
 ``mlm-book build`` runs) read nothing else.
 
@@ -40,9 +40,8 @@ __all__ = ["Kind", "Run", "BOOKKEEPING", "kinds", "key_modules", "key_source", "
 BOOKKEEPING = frozenset({"mlm_book.validation", "mlm_book.cache", "mlm_book.progress", "mlm_book.parallel",
                          "mlm_book.artefacts"})
 
-#: Where declarations are looked for: the artefact floor and the chapter modules whose runs
-#: have not moved down to it yet.
-_DECLARING_PACKAGES = ("mlm_book.artefacts", "mlm_book.experiments")
+#: Where declarations are looked for: the artefact floor (which imports no chapter module).
+_DECLARING_PACKAGES = ("mlm_book.artefacts",)
 
 
 @dataclass(frozen=True)
@@ -123,8 +122,7 @@ class Run:
 def kinds() -> dict[str, Kind]:
     """Every declared kind, by name, in the order the package declares them.
 
-    Walks ``mlm_book.artefacts`` and ``mlm_book.experiments`` for module-level
-    ``ARTEFACT_KINDS`` tuples.
+    Walks ``mlm_book.artefacts`` for module-level ``ARTEFACT_KINDS`` tuples.
 
     Raises
     ------
@@ -162,6 +160,7 @@ def key_modules(name: str) -> tuple[str, ...]:
     True
     """
     every = kinds()
+    check_instance(name, "name", str)
     if name not in every:
         raise ValueError(f"name must be a declared kind ({', '.join(every)}), got {name!r}")
     seen: set[str] = set()
@@ -177,13 +176,22 @@ def key_modules(name: str) -> tuple[str, ...]:
     return tuple(sorted(modules))
 
 
-@functools.cache
 def key_source(name: str) -> str:
     """The source text (no docstrings or comments) of [`key_modules`][mlm_book.artefacts.key_modules]: what enters a key.
 
     Read once per process: hashing a dozen modules takes a noticeable fraction of a second.
+
+    Examples
+    --------
+    >>> "def trained_encoder" in key_source("hmm-encoder")
+    True
     """
-    return cache.source_of([importlib.import_module(module) for module in key_modules(name)])
+    return _key_source(key_modules(name))
+
+
+@functools.cache
+def _key_source(modules: tuple[str, ...]) -> str:
+    return cache.source_of([importlib.import_module(module) for module in modules])
 
 
 def book_runs(only: str | None = None) -> list[Run]:

@@ -68,7 +68,7 @@ from mlm_book.validation import (
 __all__ = [
     "FilingEncoderSetup", "SETUP", "SEEDS", "training_code", "LONGER", "MORE_KEPT", "BERT_PASSES", "seed_setup", "book_setups", "Split",
     "filing_world", "training_source", "kfold", "centre_proba", "EVAL_WINDOWS", "SAMPLE_SEED",
-    "POOL_TOKENS", "SUBSAMPLE_REPEATS", "split", "training_config", "source_key", "ensure_trained", "trained_encoder", "is_trained", "centre_states",
+    "POOL_TOKENS", "SUBSAMPLE_REPEATS", "split", "training_config", "source_key", "identity", "ensure_trained", "trained_encoder", "is_trained", "centre_states",
     "FilingMeasurements", "seed_results", "all_seed_results", "spread", "tiny_setup", "ARTEFACT_KINDS",
 ]
 
@@ -334,6 +334,14 @@ def source_key(setup: FilingEncoderSetup) -> dict:
     """What identifies the training windows of ``setup`` in a store key: the filings, the windows and the split."""
     return {**filings.source_key(), "windows": "centred on a uniform training token", "test_share": setup.test_share,
             "split_seed": setup.split_seed}
+
+
+def identity(setup: FilingEncoderSetup) -> dict:
+    """What identifies the encoder of ``setup`` in another entry's key: its setup, schedule and training code."""
+    import hashlib
+    check_instance(setup, "setup", FilingEncoderSetup)
+    return {"encoder": asdict(setup), "training": asdict(training_config(setup)),
+            "code": hashlib.sha256(training_code().encode()).hexdigest()}
 
 
 def training_code() -> str:

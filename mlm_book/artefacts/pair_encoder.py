@@ -797,14 +797,7 @@ def as_pair_encoder(result):
 
 def filing_encoder_key(seed: int) -> dict:
     """What identifies chapter 6's encoder at ``seed`` in a cache key: its setup, schedule and training code."""
-    return _filing_key(filing_encoder.seed_setup(check_book_seed(seed)))
-
-
-def _filing_key(setup) -> dict:
-    import hashlib
-    from dataclasses import asdict
-    return {"encoder": asdict(setup), "training": asdict(filing_encoder.training_config(setup)),
-            "code": hashlib.sha256(filing_encoder.training_code().encode()).hexdigest()}
+    return filing_encoder.identity(filing_encoder.seed_setup(check_book_seed(seed)))
 
 
 def _chapter6(setup, m: PairMeasure) -> dict:
@@ -891,7 +884,7 @@ def chapter6_transfer(seed: int) -> dict:
 @functools.cache
 def _transfer_values(setup, m: PairMeasure) -> dict:
     # a run fine-tuning chapter 6's encoder is redone when that encoder is retrained
-    config = {"seed": setup.seed, **_filing_key(setup)}
+    config = {"seed": setup.seed, **filing_encoder.identity(setup)}
     return _cached_values("chapter6", config, m, "pair-transfer", lambda: _chapter6(setup, m))
 
 
@@ -928,7 +921,7 @@ def _scratch_built(run) -> bool:
 
 def _transfer_built(run) -> bool:
     setup, m = run
-    return cache.load(_entry("chapter6", {"seed": setup.seed, **_filing_key(setup)}, m, "pair-transfer")) is not None
+    return cache.load(_entry("chapter6", {"seed": setup.seed, **filing_encoder.identity(setup)}, m, "pair-transfer")) is not None
 
 
 # Seconds on one core, measured on the cold build of 2026-12-02.

@@ -30,233 +30,44 @@ type equal a gold span's ([`mlm_book.tagging.entity_scores`][mlm_book.tagging.en
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, replace
 
 import numpy as np
 
-from mlm_book import artefacts, cache, crf, crf_fit, probe, tagging
-from mlm_book.experiments import ch07_pairs
+from mlm_book import crf, tagging
+
+# the data and the runs live on the artefact floor; the chapter (and its readers) take them from here too
+from mlm_book.artefacts.span_taggers import (  # noqa: F401
+    ALLOWED,
+    CRF_LAYER,
+    LAYERS,
+    SCHEME,
+    SEEDS,
+    TAGGER,
+    TAGS,
+    TEST_SEED,
+    TRAIN_SEED,
+    TRAIN_SENTENCES,
+    UNSEEN,
+    SpanData,
+    book_run,
+    inputs,
+    span_data,
+    tagger_predictions,
+    test_data,
+    train_data,
+    viterbi_all,
+)
+from mlm_book.artefacts.subword_encoder import matched_bpe
 from mlm_book.finance import corpus as corpus_module
 from mlm_book.ledger import Claim, over_seeds
-from mlm_book.scoring import log_softmax
-from mlm_book.nn import pairs, token_finetune
-from mlm_book.nn.token_finetune import TaggerConfig
-from mlm_book.validation import as_int_array, check_choice, check_instance, check_positive_int
+from mlm_book.validation import check_choice, check_positive_int
 
-__all__ = ["TEST_SEED", "TRAIN_SEED", "TRAIN_SENTENCES", "SCHEME", "TAGS", "LAYERS", "CRF_LAYER", "TAGGER",
-           "SEEDS", "SpanData", "train_data", "test_data", "predictions",
+__all__ = ["predictions",
            "TAGGERS", "predicted_spans", "scores", "score_table", "token_accuracies", "bootstrap", "partial_spans",
            "io_example", "figure_f1", "figure_sentence", "CLAIMS", "mean_f1", "best_tagger", "COMPARISONS", "BOOTSTRAP_RESAMPLES", "mention_count",
            "unknown_share", "unknown_recall", "known_recall", "example_sentence", "sentence_summary",
            "brute_force_log_partition", "MERGE_COUNTS", "subword_rows", "word_vocabulary_rates", "matched_bpe",
            "matched_statistics", "split_table", "mention_pieces", "figure_subwords", "minimum_count", "unknown_words"]
-
-TEST_SEED = 8001
-"""Seed of the fresh test corpus (chapter 6's configuration)."""
-TRAIN_SEED = 8000
-"""Draws the training sentences from chapter 6's corpus."""
-TRAIN_SENTENCES = 2000
-"""Labelled training sentences (about a third of chapter 6's corpus), the same for every tagger."""
-SCHEME = "BIO"
-"""The tag scheme of every tagger."""
-TAGS = tuple(tagging.tags_for_types(corpus_module.MENTION_TYPES, SCHEME))
-"""The tags, in the order of the taggers' class ids (``O`` first)."""
-LAYERS = (0, 1, 2)
-"""Residual-stream layers the softmax taggers read: after 0, 1 and 2 blocks."""
-CRF_LAYER = 2
-"""The layer the CRF reads: the top one, as a CRF is put on BERT."""
-TAGGER = TaggerConfig(depth=2, steps=300, batch_size=32, lr=1e-3, weight_decay=0.01)
-"""The fine-tuning schedule (its depth is set per run): BERT's fine-tuning rates, fixed before any run."""
-SEEDS = ch07_pairs.SEEDS
-"""The filing encoder's seeds (the book's first)."""
-_ALLOWED = tagging.allowed_transitions(list(TAGS), SCHEME)
-_UNSEEN = -1e4      # log-probability of a tag the probe never saw (finite, so Viterbi can still compare paths)
-
-
-# ----------------------------------------------------------------------------- the data
-@dataclass(frozen=True, eq=False)
-class SpanData:
-    """Sentences with their gold mentions.
-
-    Attributes
-    ----------
-    text : Sentences
-        Token ids in chapter 6's vocabulary (``-1`` padding).
-    spans : tuple of tuple of (int, int, str)
-        Each sentence's gold mentions.
-    tags : ndarray of int, shape (N, m)
-        Gold BIO tag ids (indices into `TAGS`), ``-1`` past each sentence's length.
-    words : tuple of tuple of str
-        Each sentence as written.
-    """
-
-    text: ch07_pairs.Sentences
-    spans: tuple
-    tags: np.ndarray
-    words: tuple
-
-    def __post_init__(self):
-        check_instance(self.text, "text", ch07_pairs.Sentences)
-        n = self.text.count
-        for name in ("spans", "words"):
-            if not isinstance(getattr(self, name), tuple):
-                raise TypeError(f"{name} must be a tuple with one entry per sentence, got "
-                                f"{type(getattr(self, name)).__name__}")
-        tags = as_int_array(self.tags, "tags", ndim=2)
-        if len(self.spans) != n or len(self.words) != n or tags.shape != self.text.ids.shape:
-            raise ValueError(f"spans, words and tags must describe the {n} sentences of text")
-        if tags.min() < -1 or tags.max() >= len(TAGS):
-            raise ValueError(f"tags must be indices into TAGS (0 .. {len(TAGS) - 1}) or -1")
-        object.__setattr__(self, "tags", tags)
-
-
-def _span_data(corpus, ids, rows=None) -> SpanData:
-    text = ch07_pairs.sentences_of(corpus, ids)
-    spans = corpus_module.mention_spans(corpus)
-    real = corpus.tokens != corpus_module.SEP
-    index = corpus.sentence - corpus.sentence.min()
-    words = [[] for _ in range(text.count)]
-    for k, word in zip(index[real], corpus.tokens[real]):
-        words[k].append(str(word))
-    tags = np.full(text.ids.shape, -1, dtype=np.int64)
-    code = {tag: k for k, tag in enumerate(TAGS)}
-    for k in range(text.count):
-        tags[k, :text.lengths[k]] = [code[t] for t in tagging.tags_from_spans(spans[k], int(text.lengths[k]), SCHEME)]
-    if rows is not None:
-        text = ch07_pairs.Sentences(text.ids[rows], text.lengths[rows], text.filing[rows], text.filer[rows],
-                                    text.news[rows], np.append(text.filing[rows][1:] != text.filing[rows][:-1], True))
-        return SpanData(text, tuple(tuple(spans[r]) for r in rows), tags[rows], tuple(tuple(words[r]) for r in rows))
-    return SpanData(text, tuple(tuple(s) for s in spans), tags, tuple(tuple(w) for w in words))
-
-
-@functools.cache
-def train_data() -> SpanData:
-    """`TRAIN_SENTENCES` sentences of chapter 6's corpus (drawn once with `TRAIN_SEED`, kept in order).
-
-    Examples
-    --------
-    >>> data = train_data()
-    >>> data.text.count, TAGS[int(data.tags[0, 0])]
-    (2000, 'B-ORG')
-    """
-    from mlm_book.experiments import ch06_finance
-    world = ch06_finance.results()
-    count = int(world.corpus.sentence.max() - world.corpus.sentence.min()) + 1
-    rows = np.sort(np.random.default_rng(TRAIN_SEED).choice(count, size=TRAIN_SENTENCES, replace=False))
-    return _span_data(world.corpus, world.ids, rows)
-
-
-@functools.cache
-def test_data() -> SpanData:
-    """Every sentence of a fresh corpus of chapter 6's configuration (seed `TEST_SEED`), in chapter 6's vocabulary."""
-    from mlm_book.experiments import ch06_finance
-    world = ch06_finance.results()
-    corpus = corpus_module.generate_corpus(world.config.corpus, np.random.default_rng(TEST_SEED))
-    return _span_data(corpus, world.vocabulary.encode(corpus.tokens.tolist()))
-
-
-def _inputs(data: SpanData, config):
-    return ch07_pairs.single_inputs(data.text, np.arange(data.text.count), config)
-
-
-def _slot_tags(data: SpanData, width: int) -> np.ndarray:
-    """Tags on the input slots: ``-1`` on [CLS], [SEP] and padding, the words' tags at slots 1 ... m."""
-    out = np.full((data.text.count, width), -1, dtype=np.int64)
-    m = min(width - 1, data.tags.shape[1])
-    out[:, 1:1 + m] = data.tags[:, :m]
-    return out
-
-
-# ----------------------------------------------------------------------------- the runs
-def _viterbi_all(log_probs: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Constrained Viterbi per sentence over per-token log-probabilities (no learned transitions)."""
-    K = log_probs.shape[2]
-    return crf_fit.viterbi_batch(log_probs, lengths, np.zeros((K, K)), np.zeros(K), np.zeros(K), allowed=_ALLOWED)
-
-
-def _run(seed: int) -> dict:
-    """Every tagger's predicted tag ids on the test sentences (``-1`` past each length)."""
-    params, config = ch07_pairs.filing_pair_encoder(seed)
-    train, test = train_data(), test_data()
-    train_tokens, train_segments = _inputs(train, config)
-    test_tokens, test_segments = _inputs(test, config)
-    m_train, m_test = train.text.lengths, test.text.lengths
-    w_train, w_test = train.tags.shape[1], test.tags.shape[1]       # slots 1 .. w hold the words
-    inside_train, inside_test = train.tags >= 0, test.tags >= 0
-    y = train.tags[inside_train]
-    out = {}
-    for layer in LAYERS:
-        x_train = token_finetune.token_features(params, config, train_tokens, train_segments, layer)[:, 1:1 + w_train]
-        x_test = token_finetune.token_features(params, config, test_tokens, test_segments, layer)[:, 1:1 + w_test]
-        model = probe.fit_probe(x_train[inside_train], y)
-        logits = model.logits(x_test[inside_test])
-        # a tag no training sentence shows (I-LOC: every place is one word) gets a vanishing probability
-        rows = np.full((logits.shape[0], len(TAGS)), _UNSEEN)
-        rows[:, model.classes] = log_softmax(logits)
-        log_probs = np.zeros(inside_test.shape + (len(TAGS),))
-        log_probs[inside_test] = rows
-        out[f"frozen/{layer}/argmax"] = np.where(inside_test, log_probs.argmax(axis=2), -1)
-        out[f"frozen/{layer}/viterbi"] = _viterbi_all(log_probs, m_test)
-        if layer == CRF_LAYER:
-            scaler = probe.fit_standardizer(x_train[inside_train])
-            scaled_train = np.zeros_like(x_train)
-            scaled_train[inside_train] = scaler.transform(x_train[inside_train])
-            scaled_test = np.zeros_like(x_test)
-            scaled_test[inside_test] = scaler.transform(x_test[inside_test])
-            tags = np.where(inside_train, train.tags, 0)
-            model_crf = crf_fit.fit_crf(scaled_train, m_train, tags, len(TAGS), allowed=_ALLOWED)
-            paths = crf_fit.decode(model_crf, scaled_test, m_test, allowed=_ALLOWED)
-            out[f"crf/{layer}/viterbi"] = np.array([np.pad(p, (0, inside_test.shape[1] - p.size),
-                                                           constant_values=-1) for p in paths])
-    slot_tags = _slot_tags(train, train_tokens.shape[1])
-    for depth in LAYERS:
-        tagger = token_finetune.fine_tune_tagger(params, config, train_tokens, train_segments, slot_tags,
-                                                 replace(TAGGER, depth=depth, seed=seed), n_tags=len(TAGS))
-        log_probs = token_finetune.tag_log_probabilities(tagger, test_tokens, test_segments)[:, 1:1 + w_test]
-        out[f"tuned/{depth}/argmax"] = np.where(inside_test, log_probs.argmax(axis=2), -1)
-        out[f"tuned/{depth}/viterbi"] = _viterbi_all(log_probs, m_test)
-    return out
-
-
-_CODE = (probe, crf, crf_fit, tagging, token_finetune, pairs, corpus_module.mention_spans, _span_data, train_data,
-         test_data, ch07_pairs.filing_pair_encoder, ch07_pairs.as_pair_encoder, _inputs, _slot_tags, _viterbi_all, _run)
-_KEY = {"test_seed": TEST_SEED, "train_seed": TRAIN_SEED, "train_sentences": TRAIN_SENTENCES, "tags": list(TAGS),
-        "layers": list(LAYERS), "crf_layer": CRF_LAYER, "tagger": TAGGER.__dict__}
-
-
-@functools.cache
-def _source() -> str:
-    return cache.source_of(_CODE)
-
-
-def _config(seed: int) -> dict:
-    # the encoder's identity keys these runs too: a retrained encoder re-runs its taggers
-    return {"seed": seed, **ch07_pairs.filing_encoder_key(seed), **_KEY}
-
-
-def _entry(seed: int) -> cache.CacheEntry:
-    return cache.entry_for("ch08-taggers", _config(seed), [_source()])
-
-
-@functools.cache
-def _predictions(seed: int) -> dict:
-    arrays, _ = cache.cached("ch08-taggers", _config(seed), [_source()], lambda: _run(seed))
-    return arrays
-
-
-def _build(seed: int) -> None:
-    _predictions(seed)
-
-
-ARTEFACT_KINDS = (artefacts.Kind(
-    name="span-taggers", summary="chapter 8's word-level taggers on the filing encoder, 5 seeds",
-    modules=(), after=("filing-encoder",), setups=lambda: SEEDS,
-    is_built=lambda seed: cache.load(_entry(seed)) is not None, build=_build,
-    cost=lambda seed: 150.0,   # measured on the cold build of 2026-12-02
-    describe=lambda seed: f"seed {seed}", reason="its build code still lives in a chapter module, keyed by a list of that module's functions"),)
-
-
-
 
 TAGGERS = {**{f"frozen/{layer}/{decoder}": f"frozen, layer {layer}, {name}" for layer in LAYERS
               for decoder, name in (("argmax", "argmax"), ("viterbi", "Viterbi"))},
@@ -273,7 +84,7 @@ def _check_tagger(key) -> str:
 def predictions(key: str) -> tuple[np.ndarray, ...]:
     """Predicted tag ids on the test sentences, shape (N, m), per seed (the book's first); cached, run on a miss."""
     _check_tagger(key)
-    return tuple(np.array(_predictions(seed)[key]) for seed in SEEDS)
+    return tuple(np.array(tagger_predictions(book_run(seed))[key]) for seed in SEEDS)
 
 
 def _spans_of(tag_ids: np.ndarray, lengths: np.ndarray, strict: bool) -> list:
@@ -508,16 +319,6 @@ def word_vocabulary_rates() -> tuple[int, float, float]:
         words = [w for w in stream if w != corpus_module.SEP]
         rates.append(float(np.mean(np.asarray(vocabulary.encode(words)) == _unknown_id())))
     return vocabulary.size, rates[0], rates[1]
-
-
-@functools.cache
-def matched_bpe():
-    """The BPE whose vocabulary has as many ids as chapter 6's word vocabulary (learned on chapter 6's filings)."""
-    from mlm_book import subword
-    size = word_vocabulary_rates()[0]
-    train, _ = _streams()
-    base = subword.learn_bpe(subword.count_words(train), 0).vocabulary_size
-    return subword.learn_bpe(subword.count_words(train), size - base)
 
 
 def matched_statistics():

@@ -25,106 +25,32 @@ over the words, exactly as for the word encoder. Frozen probes read the residual
 from __future__ import annotations
 
 import functools
-import hashlib
-from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from mlm_book import artefacts, cache, crf, crf_fit, probe, subword, tagging
-from mlm_book.artefacts import filing_encoder, pair_encoder
-from mlm_book.experiments import ch07_pairs, ch08_spans
-from mlm_book.finance import corpus as corpus_module
-from mlm_book.finance import windows as windows_module
-from mlm_book.finance.vocab import SEP_ID
+from mlm_book import tagging
+# the encoder, its pieces and the taggers' runs live on the artefact floor; the chapter reads them here
+from mlm_book.artefacts.subword_encoder import (  # noqa: F401
+    DECODERS,
+    LAYERS,
+    SEEDS,
+    SETUP,
+    TUNED_DEPTH,
+    PieceData,
+    book_run,
+    piece_stream,
+    pieces_of,
+    tagger_predictions,
+    trained_encoder,
+    word_log_probs,
+)
+from mlm_book.artefacts import filing_encoder
+from mlm_book.experiments import ch08_spans
 from mlm_book.ledger import Claim, over_seeds
-from mlm_book.nn import token_finetune
-from mlm_book.nn.train import TrainResult, cached_training, is_cached_training
-from mlm_book.scoring import log_softmax
-from mlm_book.validation import as_int_array, check_choice, check_instance
+from mlm_book.validation import check_choice
 
-__all__ = ["SETUP", "SEEDS", "LAYERS", "TUNED_DEPTH", "DECODERS", "PieceData", "pieces_of", "piece_stream",
-           "trained_encoder", "pieces_per_word", "training_seconds", "final_losses", "TAGGERS", "predictions", "scores", "mean_f1", "f1_table",
-           "unknown_recall", "decoder_gap", "split_words", "figure_decoders", "figure_losses", "CLAIMS"]
-
-SETUP = replace(filing_encoder.SETUP, length=48, batch_windows=80, steps=1000)
-"""Chapter 6's recipe on pieces: 48-piece windows, 80 a batch, 1000 steps (seed set per run)."""
-SEEDS = filing_encoder.SEEDS
-"""Chapter 6's five training seeds."""
-LAYERS = ch08_spans.LAYERS
-"""Layers the frozen probes read."""
-TUNED_DEPTH = 2
-"""The fine-tuned tagger trains both blocks (chapter 8's best word tagger)."""
-DECODERS = ("first", "mean")
-"""How a word's distribution is read from its pieces: the first piece's, or the mean of all of them."""
-
-if subword.SPECIAL_TOKENS.index("[SEP]") != SEP_ID:      # the pair reading puts [CLS] on the [SEP] row
-    raise ImportError("subword's [SEP] id must equal the word vocabulary's SEP_ID")
-
-
-def _setup(seed: int):
-    return filing_encoder.seed_setup(pair_encoder.check_book_seed(seed), SETUP)
-
-
-# ----------------------------------------------------------------------------- the piece stream and its encoder
-@functools.cache
-def piece_stream() -> tuple[np.ndarray, np.ndarray]:
-    """Chapter 6's filings as matched-BPE ids: ``(ids, document)``, one entry per piece.
-
-    Examples
-    --------
-    >>> ids, document = piece_stream()
-    >>> ids.size > filing_encoder.filing_world().ids.size, int(document[-1]) + 1
-    (True, 300)
-    """
-    world = filing_encoder.filing_world()
-    ids, word = ch08_spans.matched_bpe().tokenize(world.corpus.tokens.tolist())
-    return ids, world.corpus.document[word]
-
-
-def _train_pieces(setup) -> np.ndarray:
-    # the pieces of chapter 6's training filings (its held-out filings stay held out)
-    _, document = piece_stream()
-    return np.flatnonzero(~np.isin(document, filing_encoder.split(setup).test_documents))
-
-
-def _source(setup):
-    ids, document = piece_stream()
-    train_pieces = _train_pieces(setup)
-    pad_id = setup.encoder(ch08_spans.matched_bpe().vocabulary_size).pad_id
-
-    def source(batch, rng):
-        picks = train_pieces[rng.integers(0, train_pieces.size, size=batch)]
-        return windows_module.centred_windows(ids, document, length=setup.length, pad_id=pad_id, select=picks)[0]
-
-    return source
-
-
-def _bpe_digest() -> str:
-    bpe = ch08_spans.matched_bpe()
-    return hashlib.sha256(repr((bpe.merges, bpe.alphabet, bpe.end_of_word)).encode()).hexdigest()
-
-
-_PRODUCERS = (subword, windows_module, corpus_module, piece_stream, _train_pieces, _source)
-
-
-def _training_arguments(seed: int):
-    setup = _setup(seed)
-    V = ch08_spans.matched_bpe().vocabulary_size
-    key = {**filing_encoder.source_key(setup), "subwords": _bpe_digest(), "windows": "centred on a uniform "
-           "training piece"}
-    return ("subword-encoder", setup.encoder(V), filing_encoder.training_config(setup), _source(setup),
-            setup.channel(V), key)
-
-
-@functools.cache
-def trained_encoder(seed: int) -> TrainResult:
-    """The subword encoder at ``seed`` (one of `SEEDS`; from the cache, or trained now and stored)."""
-    return cached_training(*_training_arguments(seed), producers=_PRODUCERS)
-
-
-def _is_trained(seed: int) -> bool:
-    name, encoder, training, _, channel, key = _training_arguments(seed)
-    return is_cached_training(name, encoder, training, channel, key, producers=_PRODUCERS)
+__all__ = ["pieces_per_word", "training_seconds", "final_losses", "TAGGERS", "predictions", "scores", "mean_f1",
+           "f1_table", "unknown_recall", "decoder_gap", "split_words", "figure_decoders", "figure_losses", "CLAIMS"]
 
 
 def pieces_per_word() -> float:
@@ -148,172 +74,6 @@ def final_losses() -> np.ndarray:
     return np.array([float(np.mean(trained_encoder(seed).losses[-100:])) for seed in SEEDS])
 
 
-# ----------------------------------------------------------------------------- sentences as pieces
-@dataclass(frozen=True, eq=False)
-class PieceData:
-    """Chapter 8's sentences read as pieces.
-
-    Attributes
-    ----------
-    text : Sentences
-        Piece ids per sentence (``-1`` padding), with the sentences' filings and facts.
-    word : ndarray of int, shape (N, p)
-        The word each piece belongs to (``-1`` past the sentence).
-    tags : ndarray of int, shape (N, p)
-        Each piece's tag: its word's BIO tag id (``-1`` past the sentence).
-    """
-
-    text: ch07_pairs.Sentences
-    word: np.ndarray
-    tags: np.ndarray
-
-    def __post_init__(self):
-        check_instance(self.text, "text", ch07_pairs.Sentences)
-        shape = self.text.ids.shape
-        word, tags = as_int_array(self.word, "word", ndim=2), as_int_array(self.tags, "tags", ndim=2)
-        for name, value in (("word", word), ("tags", tags)):
-            if value.shape != shape:
-                raise ValueError(f"{name} must have the shape of text.ids {shape}, got {value.shape}")
-        if not np.array_equal(word < 0, self.text.ids < 0) or word.min() < -1:
-            raise ValueError("word must be -1 exactly where text.ids is padding, and a word index elsewhere")
-        steps = np.diff(np.where(word >= 0, word, word.max() + 1), axis=1)
-        if np.any(word[:, 0] > 0) or np.any((steps != 0) & (steps != 1) & (word[:, 1:] >= 0)):
-            raise ValueError("word must number each sentence's words 0, 1, 2, ... (steps of 0 or 1)")
-        if not np.array_equal(tags < 0, word < 0) or tags.min() < -1 or tags.max() >= len(ch08_spans.TAGS):
-            raise ValueError(f"tags must be tag ids (0 .. {len(ch08_spans.TAGS) - 1}) where word is set, -1 elsewhere")
-        object.__setattr__(self, "word", word)
-        object.__setattr__(self, "tags", tags)
-
-
-def pieces_of(data: ch08_spans.SpanData) -> PieceData:
-    """``data``'s sentences split by the matched BPE, every piece tagged with its word's tag.
-
-    Examples
-    --------
-    >>> pieces = pieces_of(ch08_spans.train_data())
-    >>> int(pieces.text.lengths.max()) + 2 <= SETUP.length, bool((pieces.tags >= 0).sum() == pieces.text.lengths.sum())
-    (True, True)
-    """
-    check_instance(data, "data", ch08_spans.SpanData)
-    bpe = ch08_spans.matched_bpe()
-    split = [bpe.tokenize(list(words)) for words in data.words]
-    lengths = np.array([ids.size for ids, _ in split])
-    width = int(lengths.max())
-    ids = np.full((len(split), width), -1, dtype=np.int64)
-    word = np.full((len(split), width), -1, dtype=np.int64)
-    for k, (piece_ids, index) in enumerate(split):
-        ids[k, :piece_ids.size], word[k, :piece_ids.size] = piece_ids, index
-    tags = np.where(word >= 0, np.take_along_axis(data.tags, np.maximum(word, 0), axis=1), -1)
-    t = data.text
-    return PieceData(ch07_pairs.Sentences(ids, lengths, t.filing, t.filer, t.news, t.last), word, tags)
-
-
-def _word_log_probs(piece_log_probs: np.ndarray, pieces: PieceData, n_words: int, decoder: str) -> np.ndarray:
-    """Per-word log-probabilities, shape (N, n_words, K), from the pieces' (N, p, K) (slots 1 .. p of the input)."""
-    N, p, K = piece_log_probs.shape
-    inside = pieces.word >= 0
-    rows = np.repeat(np.arange(N), p).reshape(N, p)[inside]
-    words = pieces.word[inside]
-    out = np.zeros((N, n_words, K))
-    if decoder == "first":
-        first = inside & np.concatenate([np.ones((N, 1), bool), pieces.word[:, 1:] != pieces.word[:, :-1]], axis=1)
-        out[np.nonzero(first)[0], pieces.word[first]] = piece_log_probs[first]
-        return out
-    flat = rows * n_words + words
-    sums = np.zeros((N * n_words, K))
-    np.add.at(sums, flat, np.exp(piece_log_probs[inside]))
-    counts = np.bincount(flat, minlength=N * n_words)[:, None]
-    with np.errstate(divide="ignore"):
-        mean = np.log(np.where(counts > 0, sums / np.maximum(counts, 1), 1.0))
-    return mean.reshape(N, n_words, K)
-
-
-def _decode(piece_log_probs, pieces: PieceData, data: ch08_spans.SpanData, name: str) -> dict:
-    inside = data.tags >= 0
-    out = {}
-    for decoder in DECODERS:
-        words = _word_log_probs(piece_log_probs, pieces, data.tags.shape[1], decoder)
-        out[f"{name}/{decoder}/argmax"] = np.where(inside, words.argmax(axis=2), -1)
-        out[f"{name}/{decoder}/viterbi"] = ch08_spans._viterbi_all(np.maximum(words, ch08_spans._UNSEEN),
-                                                                   data.text.lengths)
-    return out
-
-
-def _run(seed: int) -> dict:
-    """Every subword tagger's predicted word tags on the test sentences (``-1`` past each length)."""
-    params, config = ch07_pairs.as_pair_encoder(trained_encoder(seed))
-    train, test = ch08_spans.train_data(), ch08_spans.test_data()
-    p_train, p_test = pieces_of(train), pieces_of(test)
-    train_tokens, train_segments = ch07_pairs.single_inputs(p_train.text, np.arange(p_train.text.count), config)
-    test_tokens, test_segments = ch07_pairs.single_inputs(p_test.text, np.arange(p_test.text.count), config)
-    w_train, w_test = p_train.word.shape[1], p_test.word.shape[1]
-    inside_train, inside_test = p_train.tags >= 0, p_test.tags >= 0
-    y = p_train.tags[inside_train]
-    K = len(ch08_spans.TAGS)
-    out = {}
-    for layer in LAYERS:
-        x_train = token_finetune.token_features(params, config, train_tokens, train_segments, layer)[:, 1:1 + w_train]
-        x_test = token_finetune.token_features(params, config, test_tokens, test_segments, layer)[:, 1:1 + w_test]
-        model = probe.fit_probe(x_train[inside_train], y)
-        rows = np.full((int(inside_test.sum()), K), ch08_spans._UNSEEN)
-        rows[:, model.classes] = log_softmax(model.logits(x_test[inside_test]))
-        log_probs = np.full(inside_test.shape + (K,), ch08_spans._UNSEEN)
-        log_probs[inside_test] = rows
-        out.update(_decode(log_probs, p_test, test, f"frozen/{layer}"))
-    slot_tags = np.full(train_tokens.shape, -1, dtype=np.int64)
-    slot_tags[:, 1:1 + w_train] = p_train.tags
-    tagger = token_finetune.fine_tune_tagger(params, config, train_tokens, train_segments, slot_tags,
-                                             replace(ch08_spans.TAGGER, depth=TUNED_DEPTH, seed=seed), n_tags=K)
-    log_probs = token_finetune.tag_log_probabilities(tagger, test_tokens, test_segments)[:, 1:1 + w_test]
-    out.update(_decode(log_probs, p_test, test, f"tuned/{TUNED_DEPTH}"))
-    return out
-
-
-# crf and crf_fit: chapter 8's constrained decoding (_viterbi_all) runs on them
-_CODE = (probe, tagging, crf, crf_fit, token_finetune, subword, ch07_pairs.as_pair_encoder, ch07_pairs.single_inputs,
-         ch08_spans._span_data, ch08_spans._viterbi_all, pieces_of, _word_log_probs, _decode, _run)
-
-
-@functools.cache
-def _source_text() -> str:
-    return cache.source_of(_CODE)
-
-
-def _config(seed: int) -> dict:
-    name, encoder, training, _, channel, key = _training_arguments(seed)
-    return {"seed": seed, "encoder": asdict(encoder), "training": asdict(training), "source": key,
-            "encoder_code": hashlib.sha256(cache.source_of(_PRODUCERS).encode()).hexdigest(),
-            "layers": list(LAYERS), "tuned_depth": TUNED_DEPTH, "tagger": ch08_spans.TAGGER.__dict__,
-            "tags": list(ch08_spans.TAGS), "test_seed": ch08_spans.TEST_SEED, "train_seed": ch08_spans.TRAIN_SEED,
-            "train_sentences": ch08_spans.TRAIN_SENTENCES}
-
-
-@functools.cache
-def _predictions(seed: int) -> dict:
-    arrays, _ = cache.cached("ch08-subword-taggers", _config(seed), [_source_text()], lambda: _run(seed))
-    return arrays
-
-
-
-
-def _tagged(seed: int) -> bool:
-    return cache.load(cache.entry_for("ch08-subword-taggers", _config(seed), [_source_text()])) is not None
-
-
-ARTEFACT_KINDS = (
-    artefacts.Kind(name="subword-encoder", summary="chapter 8's subword encoder on matched BPE pieces, 5 seeds",
-                   modules=(), setups=lambda: SEEDS, is_built=_is_trained, build=trained_encoder,
-                   cost=lambda seed: 6.5e-6 * 4 * SETUP.steps * SETUP.batch_windows * SETUP.length,
-                   describe=lambda seed: f"seed {seed}", reason="its build code still lives in a chapter module, keyed by a list of that module's functions"),
-    artefacts.Kind(name="subword-taggers", summary="chapter 8's taggers on the subword encoder, 5 seeds",
-                   modules=(), after=("subword-encoder",), setups=lambda: SEEDS, is_built=_tagged,
-                   build=_predictions, cost=lambda seed: 150.0,   # measured on the cold build of 2026-12-02
-                   describe=lambda seed: f"seed {seed}", reason="its build code still lives in a chapter module, keyed by a list of that module's functions"),
-)
-
-
-
-
 # ----------------------------------------------------------------------------- scores
 TAGGERS = {f"{name}/{decoder}/{how}": f"{label}, {decoder} piece{'s' if decoder == 'mean' else ''}, {how_name}"
            for name, label in [*((f"frozen/{layer}", f"frozen, layer {layer}") for layer in LAYERS),
@@ -329,7 +89,7 @@ def _check_tagger(key) -> str:
 def predictions(key: str) -> tuple[np.ndarray, ...]:
     """Predicted word tag ids on the test sentences, shape (N, m), per seed (the book's first)."""
     _check_tagger(key)
-    return tuple(np.array(_predictions(seed)[key]) for seed in SEEDS)
+    return tuple(np.array(tagger_predictions(book_run(seed))[key]) for seed in SEEDS)
 
 
 @functools.cache
