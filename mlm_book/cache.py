@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import contextvars
 import hashlib
 import inspect
 import io
@@ -60,11 +61,38 @@ from mlm_book import progress
 from mlm_book.nn import runtime
 from mlm_book.validation import check_sequence
 
-__all__ = ["CacheEntry", "NotInStoreError", "cache_dir", "cache_key", "entry_for", "load", "store", "cached", "source_of"]
+__all__ = ["CacheEntry", "NotInStoreError", "asking", "cache_dir", "cache_key", "entry_for", "load", "store", "cached", "source_of", "without_prose"]
 
 ENVIRONMENT_VARIABLE = "MLM_BOOK_CACHE"
 BUILD_NOTHING_VARIABLE = "MLM_BOOK_BUILD_NOTHING"
 _FORMAT_VERSION = 1
+
+
+#: While ``asking()`` runs: the stems of the entries ``load`` was asked for (what a build reaches).
+_ASKED: contextvars.ContextVar[set | None] = contextvars.ContextVar("mlm_book_cache_asked", default=None)
+
+
+@contextlib.contextmanager
+def asking():
+    """Collect the stems (``<name>-<key>``) of every entry [`load`][mlm_book.cache.load] is asked for inside the block.
+
+    ``mlm-book cache prune`` asks every declared artefact whether it is built, and so learns
+    which entries the current code reaches.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp, asking() as asked:
+    ...     _ = load(entry_for("demo", {"n": 1}, ["code"], directory=tmp))
+    >>> [stem.split("-")[0] for stem in asked]
+    ['demo']
+    """
+    asked: set[str] = set()
+    token = _ASKED.set(asked)
+    try:
+        yield asked
+    finally:
+        _ASKED.reset(token)
 
 
 class NotInStoreError(RuntimeError):
@@ -129,6 +157,19 @@ def source_of(producers: Iterable[Callable | types.ModuleType | str]) -> str:
                                 f"got {type(producer).__name__}: {error}") from error
             parts.append(_code_without_prose(source))
     return "\n".join(parts)
+
+
+def without_prose(source: str) -> str:
+    """``source`` (Python code) without its docstrings and comments: the text a key hashes.
+
+    Examples
+    --------
+    >>> print(without_prose("x = 1  # why"))
+    x = 1
+    """
+    if not isinstance(source, str):
+        raise TypeError(f"source must be Python source text (str), got {type(source).__name__}")
+    return _code_without_prose(source)
 
 
 def _code_without_prose(source: str) -> str:
@@ -344,6 +385,9 @@ def load(entry: CacheEntry) -> tuple[dict[str, np.ndarray], dict] | None:
     meanwhile, so an entry that another process is still writing is waited for, not deleted.
     """
     _check_entry(entry)
+    asked = _ASKED.get()
+    if asked is not None:
+        asked.add(entry.stem)
     with _locked(entry):
         return _load(entry)
 

@@ -5,7 +5,8 @@
   mlm-book build --tiny --store DIR         every kind at its tiny setup (the same code, in seconds)
   mlm-book verify                  every claim, one line each
   mlm-book verify --only S3 --wide one section, nothing cut
-  mlm-book cache list|clear        the content-addressed store of trained models and results
+  mlm-book cache list|clear                the content-addressed store of trained models and results
+  mlm-book cache prune [--dry-run]          remove the entries of declared artefacts that no current setup reaches
 """
 
 from __future__ import annotations
@@ -119,9 +120,32 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _prune(directory, entries, dry_run: bool) -> int:
+    from mlm_book import artefacts
+    reached = artefacts.reached_entries()
+    declared = {stem.rsplit("-", 1)[0] for stem in reached}
+    stale = [path for path in entries if path.stem.rsplit("-", 1)[0] in declared and path.stem not in reached]
+    kept_other = sorted({path.stem.rsplit("-", 1)[0] for path in entries} - declared)
+    size = sum(part.stat().st_size for path in stale for part in (path, path.with_suffix(".npz")) if part.exists())
+    verb = "would remove" if dry_run else "removed"
+    for path in stale:
+        print(f"  {verb} {path.stem}")
+        if not dry_run:
+            for part in (path.with_suffix(".npz"), path, path.with_name(f".{path.stem}.lock")):
+                part.unlink(missing_ok=True)
+    print(f"{verb} {len(stale)} entries ({_megabytes(size)}) that no declared artefact reaches in {directory}; "
+          f"kept {len(reached)} that one does")
+    if kept_other:
+        print(f"kept every entry of {len(kept_other)} names no artefact declares (results chapters compute and "
+              f"store themselves): {', '.join(kept_other)}")
+    return 0
+
+
 def _cache(arguments) -> int:
     directory = cache.cache_dir()
     entries = sorted(directory.glob("*.json")) if directory.exists() else []
+    if arguments.action == "prune":
+        return _prune(directory, entries, arguments.dry_run)
     if arguments.action == "clear":
         if not directory.exists():
             print(f"nothing to remove: {directory} does not exist")
@@ -171,8 +195,9 @@ def main(argv: list[str] | None = None) -> int:
     build.add_argument("--store", metavar="DIR", default=None,
                        help="the store to build into (default: $MLM_BOOK_CACHE or the user's cache directory)")
     build.set_defaults(run=_build)
-    store = commands.add_parser("cache", help="list or clear the content-addressed store")
-    store.add_argument("action", choices=["list", "clear"], nargs="?", default="list")
+    store = commands.add_parser("cache", help="list, prune or clear the content-addressed store")
+    store.add_argument("action", choices=["list", "prune", "clear"], nargs="?", default="list")
+    store.add_argument("--dry-run", action="store_true", help="prune: list what would be removed, remove nothing")
     store.set_defaults(run=_cache)
     arguments = parser.parse_args(argv)
     try:

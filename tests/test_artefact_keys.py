@@ -36,20 +36,28 @@ for name, module in list(sys.modules.items()):
     path = getattr(module, "__file__", None)
     if name.startswith("mlm_book") and path:
         files[path] = name
-called = set()
+called, named = set(), set()
 
 def profile(frame, event, arg):
     if event == "call":
         module = files.get(frame.f_code.co_filename)
         if module is not None:
             called.add(module)
+            named.add((module, frame.f_code.co_name, frame.f_code.co_firstlineno))
 
 sys.setprofile(profile)
 kind.build(setup)
 sys.setprofile(None)
 built = kind.is_built(setup)
-print(json.dumps({"called": sorted(called), "built": built}))
+print(json.dumps({"called": sorted(called), "built": built, "named": sorted(named)}))
 """
+
+def _marker_line(module: str) -> float:
+    import importlib
+    import inspect
+    lines = inspect.getsource(importlib.import_module(module)).splitlines()
+    return next((k + 1 for k, line in enumerate(lines) if line == artefacts.DECLARATION_MARKER), float("inf"))
+
 
 TINY = [name for name, kind in artefacts.kinds().items() if kind.tiny is not None]
 
@@ -69,6 +77,9 @@ def test_a_tiny_build_executes_only_code_its_key_holds(name, tmp_path):
     unkeyed = sorted(set(report["called"]) - keyed)
     assert not unkeyed, f"{name}'s build ran code of {unkeyed}, which its key does not hold: declare them"
     assert report["built"], f"{name}'s tiny build left no entry that loads"
+    below = sorted(f"{module}.{function}" for module, function, line in report["named"]
+                   if function != "<lambda>" and line > _marker_line(module))
+    assert not below, f"{name}'s build ran {below}, below its module's declaration marker, which keys nothing"
     assert any(tmp_path.glob("*.npz")), "the tiny build stored nothing"
 
 
@@ -84,3 +95,19 @@ def test_every_declared_key_module_exists_and_no_kind_reads_itself():
         for module in kind.modules:
             importlib.import_module(module)
         assert name not in kind.after
+
+
+def test_the_declaration_schedules_and_does_not_key():
+    import importlib
+    import pkgutil
+    import mlm_book.artefacts as floor
+    declaring = [info.name for info in pkgutil.iter_modules(floor.__path__)
+                 if hasattr(importlib.import_module(f"mlm_book.artefacts.{info.name}"), "ARTEFACT_KINDS")]
+    assert len(declaring) >= 7
+    for name in declaring:
+        module = importlib.import_module(f"mlm_book.artefacts.{name}")
+        kept = artefacts.keyed_text(module)
+        assert "ARTEFACT_KINDS = (" not in kept, f"{name}: its declaration would key its entries"
+        assert "def " in kept, f"{name}: nothing of its code keys its entries"
+    source = artefacts.key_source("hmm-encoder")
+    assert "def trained_encoder" in source and "_SECONDS_PER_SLOT" not in source

@@ -136,3 +136,29 @@ def test_cache_list_gives_the_stores_size_and_entries_by_name(capsys, monkeypatc
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith(f"{tmp_path / 'store'}: 2 entries, ") and out[0].endswith(" MB")
     assert out[1].split()[-2:] == ["x", "demo"] and out[1].split()[2] == "2"
+
+
+def test_cache_prune_removes_only_the_entries_of_declared_artefacts_that_nothing_reaches(capsys, monkeypatch, tmp_path):
+    import numpy as np
+
+    from mlm_book import artefacts, cache
+    monkeypatch.setenv("MLM_BOOK_CACHE", str(tmp_path / "store"))
+
+    def entry(n):
+        return cache.entry_for("demo", {"n": n}, ["code"])
+
+    kind = artefacts.Kind(name="demo", summary="a test's kind", modules=(), setups=lambda: (1,),
+                          is_built=lambda n: cache.load(entry(n)) is not None, build=lambda n: None,
+                          cost=lambda n: 1.0, reason="a test's kind")
+    monkeypatch.setattr(artefacts, "kinds", lambda: {"demo": kind})
+    for n in (1, 2):                      # n = 1 is what the current setup reaches; n = 2 an old setup's entry
+        cache.cached("demo", {"n": n}, ["code"], lambda: {"w": np.zeros(10)}, book_sized=False)
+    cache.cached("other", {}, ["code"], lambda: {"w": np.zeros(10)}, book_sized=False)
+    assert cli.main(["cache", "prune", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert f"would remove {entry(2).stem}" in out and entry(1).stem not in out and "other" in out
+    assert cache.load(entry(2)) is not None                     # a dry run removes nothing
+    assert cli.main(["cache", "prune"]) == 0
+    assert "removed 1 entries" in capsys.readouterr().out
+    assert cache.load(entry(2)) is None and cache.load(entry(1)) is not None
+    assert cache.load(cache.entry_for("other", {}, ["code"])) is not None

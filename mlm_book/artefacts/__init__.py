@@ -22,6 +22,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import importlib
+import inspect
 import pkgutil
 import time
 from collections.abc import Callable
@@ -30,7 +31,7 @@ from dataclasses import dataclass, field
 from mlm_book import cache
 from mlm_book.validation import check_instance, check_sequence
 
-__all__ = ["Kind", "Run", "BOOKKEEPING", "kinds", "key_modules", "key_source", "book_runs", "missing", "build",
+__all__ = ["Kind", "Run", "BOOKKEEPING", "kinds", "key_modules", "key_source", "book_runs", "missing", "build", "reached_entries", "keyed_text", "DECLARATION_MARKER",
            "tiny_runs"]
 
 #: Package modules a build may execute without their source entering a key: they check
@@ -39,6 +40,9 @@ __all__ = ["Kind", "Run", "BOOKKEEPING", "kinds", "key_modules", "key_source", "
 #: which changes float32 rounding.)
 BOOKKEEPING = frozenset({"mlm_book.validation", "mlm_book.cache", "mlm_book.progress", "mlm_book.parallel",
                          "mlm_book.artefacts"})
+
+#: The line that opens an artefact module's declaration, which does not enter keys (see `keyed_text`).
+DECLARATION_MARKER = "# ----------------------------------------------------------------------------- the declaration (not keyed)"
 
 #: Where declarations are looked for: the artefact floor (which imports no chapter module).
 _DECLARING_PACKAGES = ("mlm_book.artefacts",)
@@ -191,7 +195,20 @@ def key_source(name: str) -> str:
 
 @functools.cache
 def _key_source(modules: tuple[str, ...]) -> str:
-    return cache.source_of([importlib.import_module(module) for module in modules])
+    return "\n".join(cache.without_prose(keyed_text(importlib.import_module(module))) for module in modules)
+
+
+def keyed_text(module) -> str:
+    """The part of ``module``'s source that keys entries: all of it, or, in an artefact module, what precedes its
+    declaration (`DECLARATION_MARKER`).
+
+    The declaration (the ``Kind`` with its setups, cost estimates and tiny setup) schedules
+    builds and computes nothing stored, so estimates can be recalibrated without retraining.
+    The key tracer checks that no named function below the marker runs during a build.
+    """
+    source = inspect.getsource(module)
+    cut = source.find(DECLARATION_MARKER)
+    return source if cut < 0 else source[:cut]
 
 
 def book_runs(only: str | None = None) -> list[Run]:
@@ -249,6 +266,20 @@ def missing(runs: list[Run] | None = None) -> list[Run]:
     runs = book_runs() if runs is None else check_sequence(runs, "runs", of=Run)
     lacking = [run for run in runs if not every[run.kind].is_built(run.setup)]
     return sorted(lacking, key=lambda run: (_stage(run.kind), -cost(run)))
+
+
+def reached_entries(runs: list[Run] | None = None) -> set[str]:
+    """The stems (``<name>-<key>``) of the store entries the runs read: what ``mlm-book cache prune`` keeps.
+
+    Each kind's ``is_built`` is asked; the entries it checks are the ones the current code
+    would load (nothing is built).
+    """
+    every = kinds()
+    runs = book_runs() if runs is None else check_sequence(runs, "runs", of=Run)
+    with cache.asking() as asked:
+        for run in runs:
+            every[run.kind].is_built(run.setup)
+    return set(asked)
 
 
 def _build_run(run: Run) -> float:

@@ -52,7 +52,7 @@ from mlm_book.finance.vocab import SEP_ID
 from mlm_book.finance.windows import centre_position, centred_windows
 from mlm_book.finance.world import DIRECTION_WORDS, ENTITY_PRODUCT, EVALUATIVE_VERBS, LEXICON
 from mlm_book.nn import encoder as enc
-from mlm_book.nn.train import TrainConfig, TrainResult, cached_training, learning_rate
+from mlm_book.nn.train import TrainConfig, TrainResult, cached_training, is_cached_training, learning_rate
 from mlm_book.validation import (
     as_float_array,
     as_int_array,
@@ -847,7 +847,10 @@ def _measure(setup: FilingEncoderSetup) -> FilingMeasurements:
 def is_trained(setup: FilingEncoderSetup) -> bool:
     """Whether the store holds the encoder of ``setup`` and its measurements (a damaged entry counts as absent)."""
     check_instance(setup, "setup", FilingEncoderSetup)
-    return cache.load(_measurement_entry(setup)) is not None
+    name, encoder, training, _, channel, key = _training_arguments(setup)
+    trained = is_cached_training(name, encoder, training, channel, key, producers=[training_code()])
+    measured = cache.load(_measurement_entry(setup)) is not None     # asked either way: prune keeps both
+    return trained and measured
 
 
 def tiny_setup() -> FilingEncoderSetup:
@@ -861,6 +864,7 @@ def tiny_setup() -> FilingEncoderSetup:
     return replace(SETUP, d_model=8, n_heads=2, steps=3, batch_windows=4, seed=0)
 
 
+# ----------------------------------------------------------------------------- the declaration (not keyed)
 #: Seconds per (step x window x token) on one core, measured on the cold build of 2026-12-02
 #: (d = 64: about four times the HMM encoder's slot, measurements included).
 _SECONDS_PER_SLOT = 2.6e-5

@@ -281,6 +281,7 @@ def tiny_setup() -> HMMEncoderSetup:
                    training=replace(SETUP.training, steps=3, batch_size=4, warmup=1), length=6, eval_sequences=4)
 
 
+# ----------------------------------------------------------------------------- the declaration (not keyed)
 #: Seconds per (step x sentence x token) of one encoder training on one core, measured on the
 #: cold build of 2026-12-02 (the book's recipe: 3000 steps of 160 x 24 in about 75 s); it scales
 #: with d and depth, which the book does not vary among these runs.

@@ -387,6 +387,7 @@ def _tiny() -> InferenceRun:
                         documents=300, labelled_pairs=16, test_pairs=16)
 
 
+# ----------------------------------------------------------------------------- the declaration (not keyed)
 ARTEFACT_KINDS = (artefacts.Kind(
     name="inference", summary="chapter 7's relation classifiers: two starts, two schedules, 5 seeds",
     modules=("mlm_book.artefacts.inference",), after=("pair",),

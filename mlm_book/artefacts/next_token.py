@@ -167,6 +167,11 @@ def tiny_setup() -> ReaderSetup:
     return ReaderSetup(causal=True, seed=0, steps=3, sentences=hmm_encoder.tiny_setup())
 
 
+def _build(setup: ReaderSetup) -> None:
+    trained(setup)  # in a worker process: it only has to land in the store
+
+
+# ----------------------------------------------------------------------------- the declaration (not keyed)
 #: Seconds per (step x sentence x token) on one core, measured on the cold build of
 #: 2026-12-02: every position is a target, about 1.5 times a masked-LM step.
 _SECONDS_PER_SLOT = 9.5e-6
@@ -175,10 +180,6 @@ _SECONDS_PER_SLOT = 9.5e-6
 def _cost(setup: ReaderSetup) -> float:
     training = setup.sentences.training
     return _SECONDS_PER_SLOT * setup.steps * training.batch_size * setup.sentences.length
-
-
-def _build(setup: ReaderSetup) -> None:
-    trained(setup)  # in a worker process: it only has to land in the store
 
 
 ARTEFACT_KINDS = (artefacts.Kind(

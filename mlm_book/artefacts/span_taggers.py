@@ -261,6 +261,7 @@ def _tiny() -> TaggerRun:
                      tagger=replace(TAGGER, steps=2, batch_size=4))
 
 
+# ----------------------------------------------------------------------------- the declaration (not keyed)
 ARTEFACT_KINDS = (artefacts.Kind(
     name="span-taggers", summary="chapter 8's word-level taggers on the filing encoder, 5 seeds",
     modules=("mlm_book.artefacts.span_taggers", "mlm_book.artefacts.pair_encoder", "mlm_book.tagging",

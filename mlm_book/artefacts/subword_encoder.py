@@ -308,6 +308,7 @@ def tiny_setup() -> filing_encoder.FilingEncoderSetup:
     return replace(SETUP, d_model=8, n_heads=2, steps=3, batch_windows=4, seed=0)
 
 
+# ----------------------------------------------------------------------------- the declaration (not keyed)
 ARTEFACT_KINDS = (
     artefacts.Kind(
         name="subword-encoder", summary="chapter 8's subword encoder on matched BPE pieces, 5 seeds",
