@@ -63,16 +63,31 @@ def _build(arguments) -> int:
             bar.set_postfix_str(f"{artefacts.describe(run)}, about {_clock(left)} left", refresh=False)
             bar.update(1)
 
+    client = _client(arguments.scheduler)
     try:
-        per_kind = artefacts.build(todo, processes=arguments.jobs, on_done=progress)
+        per_kind = artefacts.build(todo, processes=arguments.jobs, on_done=progress,
+                                   executor=None if client is None else client.get_executor())
     finally:
         if bar is not None:
             bar.close()
+        if client is not None:
+            client.close()
     print(f"built {len(todo)} runs in {_clock(time.perf_counter() - start)} into {cache.cache_dir()}")
     counts = {kind: sum(run.kind == kind for run in todo) for kind in per_kind}
     for kind, seconds in sorted(per_kind.items(), key=lambda item: -item[1]):
         print(f"  {kind:<18} {counts[kind]:3d} runs  {_clock(seconds):>8} of worker time")
     return 0
+
+
+def _client(address: str | None):
+    """A ``dask.distributed`` client of the scheduler at ``address`` (the optional extra ``cluster``), or None."""
+    if address is None:
+        return None
+    try:
+        from distributed import Client
+    except ImportError as error:
+        raise ValueError("--scheduler needs dask.distributed: pip install 'mlm-book[cluster]'") from error
+    return Client(address)
 
 
 def _list_runs(todo: list, total: int) -> None:
@@ -192,6 +207,9 @@ def main(argv: list[str] | None = None) -> int:
                        help="list the missing runs and their estimated cost, build nothing")
     build.add_argument("--tiny", action="store_true",
                        help="build each kind at its tiny setup instead (the same code, in seconds)")
+    build.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                       help="run on a dask.distributed cluster (tcp://host:8786) instead of local processes; every "
+                            "worker must see the store at the same path (--store)")
     build.add_argument("--store", metavar="DIR", default=None,
                        help="the store to build into (default: $MLM_BOOK_CACHE or the user's cache directory)")
     build.set_defaults(run=_build)

@@ -20,7 +20,7 @@ import multiprocessing
 import os
 import sys
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 
 from mlm_book.validation import check_positive_int
 
@@ -59,7 +59,7 @@ def _one_blas_thread() -> None:
 
 
 def run_in_processes(function: Callable, arguments: Sequence, *, processes: int | None = None,
-                     on_done: Callable[[int, object], None] | None = None) -> list:
+                     on_done: Callable[[int, object], None] | None = None, executor: Executor | None = None) -> list:
     """``[function(a) for a in arguments]``, computed in up to ``processes`` worker processes.
 
     Parameters
@@ -74,6 +74,9 @@ def run_in_processes(function: Callable, arguments: Sequence, *, processes: int 
     on_done : callable, optional
         Called here as ``on_done(index, result)`` as each call finishes, in the order they
         finish (for a progress report).
+    executor : concurrent.futures.Executor, optional
+        Run the calls on this executor instead (a ``dask.distributed`` client's, say), which
+        the caller owns and shuts down; ``processes`` is then ignored.
 
     Returns
     -------
@@ -96,6 +99,10 @@ def run_in_processes(function: Callable, arguments: Sequence, *, processes: int 
     processes = available_cores() if processes is None else check_positive_int(processes, "processes")
     processes = min(processes, len(arguments))
     results: list = [None] * len(arguments)
+    if executor is not None:
+        if not isinstance(executor, Executor):
+            raise TypeError(f"executor must be a concurrent.futures.Executor or None, got {type(executor).__name__}")
+        return _run_on(executor, function, arguments, on_done, results)
     if processes <= 1:
         for index, argument in enumerate(arguments):
             results[index] = function(argument)
@@ -104,11 +111,15 @@ def run_in_processes(function: Callable, arguments: Sequence, *, processes: int 
         return results
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=processes, mp_context=context, initializer=_one_blas_thread) as pool:
-        # submitted in order, so the pool starts them in the order given (the longest first)
-        futures = {pool.submit(function, argument): index for index, argument in enumerate(arguments)}
-        for future in as_completed(futures):
-            index = futures[future]
-            results[index] = future.result()
-            if on_done is not None:
-                on_done(index, results[index])
+        return _run_on(pool, function, arguments, on_done, results)
+
+
+def _run_on(executor: Executor, function: Callable, arguments: Sequence, on_done, results: list) -> list:
+    # submitted in order, so the pool starts them in the order given (the longest first)
+    futures = {executor.submit(function, argument): index for index, argument in enumerate(arguments)}
+    for future in as_completed(futures):
+        index = futures[future]
+        results[index] = future.result()
+        if on_done is not None:
+            on_done(index, results[index])
     return results

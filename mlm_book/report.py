@@ -24,9 +24,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mlm_book.validation import check_sequence
+import numpy as np
 
-__all__ = ["Markdown", "table", "Answer", "answer"]
+from mlm_book.validation import as_float_array, check_bool, check_format, check_sequence
+
+__all__ = ["Markdown", "table", "seed_band", "Answer", "answer"]
 
 
 class Markdown(str):
@@ -113,6 +115,56 @@ def table(header: Sequence[str], rows: Sequence[Sequence], formats: Sequence[str
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
 _ITALIC = re.compile(r"(?<![*\w])\*(?!\s)(.+?)(?<!\s)\*(?![*\w])")
 _CODE = re.compile(r"`([^`]+)`")
+
+
+def seed_band(values, fmt: str = ".3f", *, book: bool = True, signed: bool = False, with_range: bool = False) -> str:
+    """One per-seed number as the book prints it: ``"book (mean ± sd)"``, the book's seed first.
+
+    Every learned number in the book is measured at each training seed; a table cell shows the
+    book's seed's value (the first of ``values``) and, in brackets, the mean and sample
+    standard deviation over all of them.
+
+    Parameters
+    ----------
+    values : sequence of float, shape (seeds,)
+        One value per seed, the book's seed first; at least two.
+    fmt : str
+        Format of every number.
+    book : bool
+        Lead with the book's seed's value (``False``: ``"mean ± sd"`` alone).
+    signed : bool
+        Print the sign of the book's value and of the mean (for differences).
+    with_range : bool
+        Append the smallest and largest value, ``"(min–max)"``.
+
+    Raises
+    ------
+    TypeError
+        If ``values`` does not hold real numbers, or a flag is not a bool.
+    ValueError
+        If ``values`` holds fewer than two numbers or a NaN or infinity, or ``fmt`` is no float format.
+
+    Examples
+    --------
+    >>> seed_band([0.5, 0.7, 0.6])
+    '0.500 (0.600 ± 0.100)'
+    >>> seed_band([0.5, 0.7, 0.6], ".2f", book=False, with_range=True)
+    '0.60 ± 0.10 (0.50–0.70)'
+    >>> seed_band([-0.5, 0.7, 0.6], signed=True)
+    '-0.500 (+0.267 ± 0.666)'
+    """
+    array = as_float_array(check_sequence(values, "values"), "values", ndim=1)
+    if array.size < 2:
+        raise ValueError(f"values must hold one number per seed, at least two, got {array.size}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError("values must be finite")
+    check_format(fmt, "fmt")
+    book, signed, with_range = (check_bool(flag, name) for flag, name in
+                                ((book, "book"), (signed, "signed"), (with_range, "with_range")))
+    lead = f"{{:{'+' if signed else ''}{fmt}}}".format
+    spread = f"{lead(array.mean())} ± {array.std(ddof=1):{fmt}}"
+    text = f"{lead(array[0])} ({spread})" if book else spread
+    return text + (f" ({array.min():{fmt}}–{array.max():{fmt}})" if with_range else "")
 
 
 def _inline(text: str) -> str:

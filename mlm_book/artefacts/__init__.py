@@ -282,14 +282,21 @@ def reached_entries(runs: list[Run] | None = None) -> set[str]:
     return set(asked)
 
 
-def _build_run(run: Run) -> float:
+def _build_run(job: tuple[Run, str]) -> float:
+    import os
+
+    from mlm_book.parallel import _one_blas_thread
+    run, store = job
+    # on a cluster's worker too: the shared store, and one BLAS thread per run
+    os.environ[cache.ENVIRONMENT_VARIABLE] = store
+    _one_blas_thread()
     start = time.perf_counter()
     kinds()[run.kind].build(run.setup)
     return time.perf_counter() - start
 
 
-def build(runs: list[Run], *, processes: int | None = None,
-          on_done: Callable[[Run, float], None] | None = None) -> dict[str, float]:
+def build(runs: list[Run], *, processes: int | None = None, on_done: Callable[[Run, float], None] | None = None,
+          executor=None) -> dict[str, float]:
     """Build ``runs`` (in the order given) across ``processes`` worker processes; return seconds per kind.
 
     Parameters
@@ -300,6 +307,9 @@ def build(runs: list[Run], *, processes: int | None = None,
         Pool size; default the available cores (each worker uses one BLAS thread).
     on_done : callable, optional
         Called as ``on_done(run, seconds)`` as each run finishes.
+    executor : concurrent.futures.Executor, optional
+        Run on this executor instead of a local pool (``mlm-book build --scheduler`` passes a
+        ``dask.distributed`` client's); every worker must see the store's path.
     """
     from mlm_book.parallel import run_in_processes
 
@@ -311,5 +321,7 @@ def build(runs: list[Run], *, processes: int | None = None,
         if on_done is not None:
             on_done(runs[index], seconds)
 
-    run_in_processes(_build_run, runs, processes=processes, on_done=report)
+    store = str(cache.cache_dir())
+    run_in_processes(_build_run, [(run, store) for run in runs], processes=processes, on_done=report,
+                     executor=executor)
     return per_kind

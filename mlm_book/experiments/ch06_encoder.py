@@ -17,7 +17,7 @@ from mlm_book.artefacts import filing_encoder as fe
 from mlm_book.figures import NARROW, PALETTE, SENSE_COLORS, WIDE, subplots
 from mlm_book.finance.world import DIRECTION_WORDS, EVALUATIVE_VERBS
 from mlm_book.ledger import Claim, over_seeds, reported_value
-from mlm_book.report import Markdown, table
+from mlm_book.report import seed_band, Markdown, table
 from mlm_book.validation import check_format, check_instance, check_real, check_sequence
 
 __all__ = [
@@ -85,6 +85,12 @@ def band(getter, runs=None) -> tuple[float, float, float]:
     >>> 0.0 <= b <= 1.0 and s >= 0.0
     True
     """
+    values = _seed_values(getter, runs)
+    mean, sd = fe.spread(values)
+    return values[0], mean, sd
+
+
+def _seed_values(getter, runs) -> list[float]:
     if not callable(getter):
         raise TypeError(f"getter must be callable (measurements -> number), got {type(getter).__name__}")
     runs = seeds() if runs is None else check_sequence(runs, "runs")
@@ -94,9 +100,7 @@ def band(getter, runs=None) -> tuple[float, float, float]:
         raw = [getter(r) for r in runs]
     except (AttributeError, KeyError, IndexError, TypeError) as error:  # runs of another kind than getter reads
         raise TypeError(f"getter must map each of runs to a number; it raised {error!r:.120}") from None
-    values = [check_real(value, "getter(measurements)") for value in raw]
-    mean, sd = fe.spread(values)
-    return values[0], mean, sd
+    return [check_real(value, "getter(measurements)") for value in raw]
 
 
 def band_text(getter, fmt: str = ".3f", runs=None) -> str:
@@ -119,8 +123,7 @@ def band_text(getter, fmt: str = ".3f", runs=None) -> str:
     '1.000 (2.000 ± 1.414)'
     """
     check_format(fmt, "fmt")
-    b, m, s = band(getter, runs)
-    return f"{b:{fmt}} ({m:{fmt}} ± {s:{fmt}})"
+    return seed_band(_seed_values(getter, runs), fmt)
 
 
 def _skipgram_runs() -> tuple:

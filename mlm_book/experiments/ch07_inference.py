@@ -65,6 +65,7 @@ from mlm_book.artefacts.inference import (  # noqa: F401
 )
 from mlm_book.ledger import Claim, over_seeds
 from mlm_book.validation import check_positive_int
+from mlm_book.report import seed_band
 
 __all__ = ["predictions", "company_blind_predictions", "direction_agreement", "accuracies", "recalls",
            "answer_shares", "confusion", "accuracy_table", "kind_table", "error_by_overlap", "error_table",
@@ -156,14 +157,10 @@ def direction_agreement(source: str, schedule: str) -> np.ndarray:
                      for p in predictions(source, schedule)])
 
 
-def _band(values: np.ndarray) -> str:
-    return f"{values[0]:.3f} ({values.mean():.3f} ± {values.std(ddof=1):.3f})"
-
-
 def accuracy_table():
     """Test accuracy by start and schedule, book seed (mean ± sd over seeds)."""
     from mlm_book.report import table
-    rows = [[SOURCES[source], *(_band(accuracies(source, schedule)) for schedule in SCHEDULES)]
+    rows = [[SOURCES[source], *(seed_band(accuracies(source, schedule)) for schedule in SCHEDULES)]
             for source in SOURCES]
     return table(["start", *(f"fine-tuned {name}" for name in SCHEDULES)], rows)
 

@@ -79,6 +79,7 @@ from mlm_book.artefacts.pair_encoder import (  # noqa: F401
 from mlm_book.artefacts.pair_encoder import assemble, text_stream  # noqa: F401
 from mlm_book.artefacts.pair_encoder import check_variant as _check_variant
 from mlm_book.ledger import Claim, over_seeds
+from mlm_book.report import seed_band
 from mlm_book.validation import check_format, check_positive_int
 
 __all__ = ["runs", "band", "band_text", "nsp_table", "probe_table", "curve_table", "figure_input", "figure_losses", "figure_nsp", "figure_curves", "mlm_table", "mismatch_table", "transfer_gain", "nsp_balanced_accuracy", "longest_pair", "plateau", "final_losses", "pretrained_seeds", "figure_probes", "scratch_runs", "chapter6_runs",
@@ -143,8 +144,8 @@ def band_text(source: str, key: str, fmt: str = ".3f") -> str:
     1
     """
     check_format(fmt, "fmt")
-    b, m, s = band(source, key)
-    return f"{b:{fmt}} ({m:{fmt}} ± {s:{fmt}})"
+    band(source, key)                      # the checks of source and key
+    return seed_band([run[key] for run in _runs_of(source)], fmt)
 
 
 NSP_CONDITIONS = {"next": "B is A's next sentence", "swapped": "B is the sentence before A (order swapped)",

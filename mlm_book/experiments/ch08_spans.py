@@ -61,6 +61,7 @@ from mlm_book.artefacts.subword_encoder import matched_bpe
 from mlm_book.finance import corpus as corpus_module
 from mlm_book.ledger import Claim, over_seeds
 from mlm_book.validation import check_choice, check_positive_int
+from mlm_book.report import seed_band
 
 __all__ = ["predictions",
            "TAGGERS", "predicted_spans", "scores", "score_table", "token_accuracies", "bootstrap", "partial_spans",
@@ -122,15 +123,10 @@ def token_accuracies(key: str) -> np.ndarray:
     return np.array([np.mean(p[inside] == gold[inside]) for p in predictions(key)])
 
 
-def _band(values) -> str:
-    values = np.asarray(values, dtype=float)
-    return f"{values[0]:.3f} ({values.mean():.3f} ± {values.std(ddof=1):.3f})"
-
-
 def score_table():
     """Micro-F1 and token accuracy of every tagger, book seed (mean ± sd over seeds)."""
     from mlm_book.report import table
-    rows = [[name, _band([s.micro_f1 for s in scores(key)]), _band(token_accuracies(key))]
+    rows = [[name, seed_band([s.micro_f1 for s in scores(key)]), seed_band(token_accuracies(key))]
             for key, name in TAGGERS.items()]
     return table(["tagger", "entity micro-F1", "token accuracy"], rows)
 

@@ -47,6 +47,7 @@ from mlm_book.artefacts.subword_encoder import (  # noqa: F401
 from mlm_book.artefacts import filing_encoder
 from mlm_book.experiments import ch08_spans
 from mlm_book.ledger import Claim, over_seeds
+from mlm_book.report import seed_band
 from mlm_book.validation import check_choice
 
 __all__ = ["pieces_per_word", "training_seconds", "final_losses", "TAGGERS", "predictions", "scores", "mean_f1",
@@ -116,7 +117,7 @@ def f1_table():
                         (f"tuned/{TUNED_DEPTH}", f"fine-tuned, layer {TUNED_DEPTH}")]:
         for how, how_name in (("argmax", "argmax"), ("viterbi", "Viterbi")):
             rows.append([f"{label}, {how_name}",
-                         *(ch08_spans._band([s.micro_f1 for s in scores(f"{name}/{d}/{how}")]) for d in DECODERS)])
+                         *(seed_band([s.micro_f1 for s in scores(f"{name}/{d}/{how}")]) for d in DECODERS)])
     return table(["tagger", "first piece", "mean of pieces"], rows)
 
 

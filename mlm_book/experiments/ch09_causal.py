@@ -41,6 +41,7 @@ from mlm_book.ledger import Claim, over_seeds
 from mlm_book.nn.train import TrainResult
 from mlm_book.report import Markdown, table
 from mlm_book.validation import as_float_array, check_bool, check_instance, check_real
+from mlm_book.report import seed_band
 
 __all__ = ["EVAL_SENTENCES", "EVAL_SEED", "ATTENTION_SENTENCES", "ReaderScores", "CausalResults", "results",
            "reader_table", "probe_table", "collapse_steps", "figure_readers", "figure_copy_head", "COPY_LOSS",
@@ -320,11 +321,6 @@ def _given_or_results(r) -> CausalResults:
     return results() if r is None else check_instance(r, "r", CausalResults)
 
 
-def _spread(values) -> str:
-    values = np.asarray(values, dtype=np.float64)
-    return f"{values.mean():.3f} ± {values.std(ddof=1):.3f}"
-
-
 def reader_table(r: CausalResults | None = None) -> Markdown:
     """A Markdown table: each reader's held-out next-token loss against the exact left-to-right surprisal.
 
@@ -348,8 +344,8 @@ def reader_table(r: CausalResults | None = None) -> Markdown:
         book = r.reader(causal)
         weights = [reader.next_weight.max() for reader in r.readers if reader.causal == causal]
         rows.append([f"{READERS[causal]} (next-token, {'causal mask' if causal else 'no mask'})",
-                     f"{book.loss:.3f}", _spread(r.over_seeds(causal, 'loss')),
-                     f"{book.excess:+.4f} ± {book.excess_se:.4f}", _spread(weights)])
+                     f"{book.loss:.3f}", seed_band(r.over_seeds(causal, 'loss'), book=False),
+                     f"{book.excess:+.4f} ± {book.excess_se:.4f}", seed_band(weights, book=False)])
     rows.append(["exact left-to-right surprisal, same sentences", f"{r.exact:.3f}", "", "0", ""])
     header = ["reader", "held-out loss (nats), book seed", f"mean ± sd, {len(SEEDS)} seeds",
               "above the exact left-to-right surprisal", "largest weight on the next position"]
@@ -379,8 +375,8 @@ def probe_table(r: CausalResults | None = None) -> Markdown:
     masked = np.array(ch05_probing.seed_probes().probes)
     causal, unmasked = r.over_seeds(True, "probes"), r.over_seeds(False, "probes")
     names = ("0 (input)", "1 (after block 1)", "2 (after block 2)")
-    rows = [[names[layer] if layer < len(names) else str(layer), _spread(causal[:, layer]),
-             _spread(unmasked[:, layer]), _spread(masked[:, layer])] for layer in range(causal.shape[1])]
+    rows = [[names[layer] if layer < len(names) else str(layer), seed_band(causal[:, layer], book=False),
+             seed_band(unmasked[:, layer], book=False), seed_band(masked[:, layer], book=False)] for layer in range(causal.shape[1])]
     rows.append(["exact, from the words up to *w*", f"{r.left_sense:.3f}", "", ""])
     rows.append(["exact, from the whole sentence", "", "", f"{r.both_sense:.3f}"])
     return table(["layer", "causal reader", "unmasked reader", "masked-LM encoder (chapter 5)"], rows)

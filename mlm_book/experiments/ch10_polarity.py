@@ -117,6 +117,7 @@ from mlm_book import probe
 from mlm_book.ledger import Claim, over_seeds
 from mlm_book.nn import runtime
 from mlm_book.report import Markdown, table
+from mlm_book.report import seed_band
 from mlm_book.validation import (
     as_float_array,
     as_int_array,
@@ -917,11 +918,6 @@ def _results(seeds: tuple) -> PolarityRecovery:
 # --------------------------------------------------------------------------------------
 
 
-def _band(values, fmt: str = ".3f") -> str:
-    values = np.asarray(values, dtype=np.float64)
-    return f"{values[0]:{fmt}} ({values.mean():{fmt}} ± {values.std(ddof=1):{fmt}})"
-
-
 def _radius_name(radius) -> str:
     return "whole filing" if radius is None else f"k = {radius}"
 
@@ -950,7 +946,7 @@ def accuracy_table(r: PolarityRecovery | None = None) -> Markdown:
 
     def row(name, reading, values, judged=True):
         held = f"{int(r.recovers(values).sum())} of {S} seeds" if judged else "—"
-        return (name, reading, *(_band(values[:, layer]) for layer in range(len(LAYERS))), held)
+        return (name, reading, *(seed_band(values[:, layer]) for layer in range(len(LAYERS))), held)
 
     rows = [row("mean of the word's vectors (chapter 6)", "centred", r.chapter6, judged=False),
             row("per filing, then over filings", "centred", r.document)]

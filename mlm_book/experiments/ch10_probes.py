@@ -136,6 +136,7 @@ from mlm_book import artefacts, probe
 from mlm_book.nn import runtime
 from mlm_book.ledger import Claim, over_seeds
 from mlm_book.report import Markdown, table
+from mlm_book.report import seed_band
 from mlm_book.validation import (
     as_float_array,
     as_int_array,
@@ -1398,16 +1399,6 @@ def results() -> ProbeCaveats:
     return ProbeCaveats(control_tasks(), stride_leak(), causal_test())
 
 
-def _band(values) -> str:
-    values = np.asarray(values, dtype=np.float64)
-    return f"{values[0]:.3f} ({values.mean():.3f} ± {values.std(ddof=1):.3f})"
-
-
-def _signed_band(values) -> str:
-    values = np.asarray(values, dtype=np.float64)
-    return f"{values[0]:+.3f} ({values.mean():+.3f} ± {values.std(ddof=1):.3f})"
-
-
 def control_table(controls: ControlTasks | None = None) -> Markdown:
     r"""Per layer: the regime probe, its control, the selectivity, the probe at $w$ only; then the references.
 
@@ -1424,8 +1415,8 @@ def control_table(controls: ControlTasks | None = None) -> Markdown:
     | layer | regime probe (every token) | control (random label per type) | selectivity | regime probe at w |
     """
     c = control_tasks() if controls is None else check_instance(controls, "controls", ControlTasks)
-    rows = [(f"layer {layer}", _band(c.task[:, layer]), _band(c.control_mean[:, layer]),
-             _signed_band(c.selectivity[:, layer]), _band(c.task_at_w[:, layer])) for layer in range(c.layers)]
+    rows = [(f"layer {layer}", seed_band(c.task[:, layer]), seed_band(c.control_mean[:, layer]),
+             seed_band(c.selectivity[:, layer], signed=True), seed_band(c.task_at_w[:, layer])) for layer in range(c.layers)]
     rows.append(("majority share", f"{c.majority:.3f}", "—", "—", "—"))
     rows.append(("exact Bayes accuracy", f"{c.bayes:.3f}", "—", "—", f"{c.bayes_at_w:.3f}"))
     return table(["layer", "regime probe (every token)", "control (random label per type)", "selectivity",
@@ -1448,8 +1439,8 @@ def stride_table(leak: StrideLeak | None = None) -> Markdown:
     s = stride_leak() if leak is None else check_instance(leak, "leak", StrideLeak)
     rows = [(f"nearest centre, stride {stride}", f"{s.at_centre[k]:.2f}",
              f"{s.product_slots[k, 0]}–{s.product_slots[k, 1]}", f"{s.company_slots[k, 0]}–{s.company_slots[k, 1]}",
-             _band(s.nearest[:, k])) for k, stride in enumerate(s.strides)]
-    rows.append(("centred (every mention at slot 16)", "1.00", "16", "16", _band(s.centred)))
+             seed_band(s.nearest[:, k])) for k, stride in enumerate(s.strides)]
+    rows.append(("centred (every mention at slot 16)", "1.00", "16", "16", seed_band(s.centred)))
     rows.append(("majority share", "—", "—", "—", f"{s.majority:.3f}"))
     return table(["reading", "mentions at the centre slot", "product slots", "company slots",
                   "layer-0 probe, five folds"], rows)

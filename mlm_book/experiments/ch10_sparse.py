@@ -120,6 +120,7 @@ from mlm_book.ledger import Claim, over_seeds, verify
 from mlm_book.nn import encoder as enc
 from mlm_book.nn import layers
 from mlm_book.report import Markdown, table
+from mlm_book.report import seed_band
 from mlm_book.validation import (
     as_float_array,
     as_int_array,
@@ -1079,12 +1080,6 @@ def top_terms_table(document: int | None = None, seed: int | None = None, readin
                  formats=["d", None, ".2f", "d", "d", None])
 
 
-def _spread(values, fmt: str = ".3f") -> str:
-    """The book's seed's value, then mean ± sd over the seeds."""
-    values = np.asarray(values, dtype=np.float64)
-    return f"{values[0]:{fmt}} ({values.mean():{fmt}} ± {values.std(ddof=1):{fmt}})"
-
-
 _ROWS = {"mean_own_auc": ("own terms above generic words (AUC)", ".3f"),
          "mean_aspect_auc": ("aspect words above generic words (AUC)", ".3f"),
          "top_k_share": (f"absent plural in the top {TOP_K} absent terms (share of filings)", ".2f"),
@@ -1121,7 +1116,7 @@ def summary_table(study: SparseStudy | None = None, pooling: str = "splade") -> 
     pooling = check_choice(pooling, "pooling", POOLINGS)
     rows = []
     for measure, (label, fmt) in _ROWS.items():
-        cells = [label] + [_spread(study.values(reading, measure, pooling), fmt) for reading in READINGS]
+        cells = [label] + [seed_band(study.values(reading, measure, pooling), fmt) for reading in READINGS]
         if measure == "mean_other_company_share":
             cells += ["—"] * len(BASELINES)                 # a baseline's absent terms all weigh zero
         else:
@@ -1145,9 +1140,9 @@ def diagnosis_table(study: SparseStudy | None = None) -> Markdown:
     | quantity | book's seed (mean ± sd over seeds) |
     """
     study = results() if study is None else check_instance(study, "study", SparseStudy)
-    rows = [(f"words with a positive logit at a position, {reading} (share)", _spread(study.positive[reading]))
+    rows = [(f"words with a positive logit at a position, {reading} (share)", seed_band(study.positive[reading]))
             for reading in READINGS]
-    rows.append(("Spearman of the output bias and corpus count", _spread(study.bias_spearman)))
+    rows.append(("Spearman of the output bias and corpus count", seed_band(study.bias_spearman)))
     return table(["quantity", "book's seed (mean ± sd over seeds)"], rows)
 
 

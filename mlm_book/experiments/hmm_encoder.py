@@ -43,6 +43,7 @@ from mlm_book.artefacts.hmm_encoder import (  # noqa: F401
     sentence_source,
     trained_encoder,
 )
+from mlm_book import report
 from mlm_book.ledger import Claim, over_seeds, reported_value
 from mlm_book.nn import encoder as enc
 from mlm_book.nn import gradcheck, layers
@@ -639,6 +640,12 @@ def seed_band(getter, results=None) -> tuple[float, float, float, float, float]:
     >>> low <= book <= high and low <= mean <= high and sd > 0
     True
     """
+    values = _seed_values(getter, results)
+    return (float(values[0]), float(values.mean()), float(values.std(ddof=1)), float(values.min()),
+            float(values.max()))
+
+
+def _seed_values(getter, results) -> np.ndarray:
     if not callable(getter):
         raise TypeError(f"getter must be callable, got {type(getter).__name__}")
     if results is None:
@@ -651,8 +658,7 @@ def seed_band(getter, results=None) -> tuple[float, float, float, float, float]:
         raise TypeError(f"getter must map each of results to a number; it raised {error!r:.120}") from None
     if not np.all(np.isfinite(values)):
         raise ValueError(f"getter must give a finite number for each seed in results, got {values}")
-    return (float(values[0]), float(values.mean()), float(values.std(ddof=1)), float(values.min()),
-            float(values.max()))
+    return values
 
 
 def band_cell(getter, fmt: str = ".3f", results=None, *, with_range: bool = True) -> str:
@@ -667,8 +673,7 @@ def band_cell(getter, fmt: str = ".3f", results=None, *, with_range: bool = True
     """
     check_format(fmt, "fmt")
     check_bool(with_range, "with_range")
-    _, mean, sd, low, high = seed_band(getter, results)
-    return f"{mean:{fmt}} ± {sd:{fmt}}" + (f" ({low:{fmt}}–{high:{fmt}})" if with_range else "")
+    return report.seed_band(_seed_values(getter, results), fmt, book=False, with_range=with_range)
 
 
 def _judged(getter, rule, results=None) -> dict:
