@@ -483,7 +483,7 @@ def _results(config: Chapter6Config) -> Chapter6Results:
 
 def _lexicon_all() -> dict:
     """S8-36: the skip-gram probe and the filing encoder's three layers, each over its training seeds."""
-    from mlm_book.experiments import ch06_encoder
+    from mlm_book.artefacts import filing_encoder
 
     def layers(m):
         return tuple(m.lexicon[layer] for layer in ("0", "1", "2"))
@@ -491,7 +491,7 @@ def _lexicon_all() -> dict:
     def near_chance(values):
         return all(abs(x - 0.5) <= 0.17 for x in values)
 
-    encoders = ch06_encoder.seeds()
+    encoders = filing_encoder.all_seed_results()
     return {"skip-gram": _skipgram_judged(lambda run: run.lexicon, lambda run: near_chance([run.lexicon])),
             "encoder layers 0 / 1 / 2": over_seeds([layers(m) for m in encoders],
                                                    sum(near_chance(layers(m)) for m in encoders))}
