@@ -136,3 +136,10 @@ def test_sense_axes_bookkeeping():
     # Layer 0 varies only with position, and position carries no sense in a stationary chain: with
     # ~6600 occurrences a sampling correlation above 0.1 would be ~8 standard errors.
     assert axes[0].correlation[0] < 0.1
+
+
+@pytest.mark.book
+def test_the_seed_table_draws_the_token_pool_mev_as_the_layer_table_does():
+    from mlm_book.experiments import ch04_geometry as ch04
+    book = ch04.seed_robustness().rows[0]
+    assert book.token_mev == tuple(row.geometry.token_mev for row in ch04.geometry_table().rows)
