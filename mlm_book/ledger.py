@@ -357,8 +357,11 @@ def _no_rule(value) -> bool:
     return True
 
 
-def reported_value(id: str, quantity: str, seed: str, compute: Callable[[], Any], fmt: str = ".3f") -> Claim:
+def reported_value(id: str, quantity: str, seed: str, compute: Callable[[], Any], fmt: str = ".3f", *,
+                   why: str = "any rule would hold by construction") -> Claim:
     """A number the book states beside the published one, with no rule (see ``Claim.reported``).
+
+    ``why`` says why no rule is given (the Claims page shows it as the rule).
 
     Examples
     --------
@@ -367,8 +370,10 @@ def reported_value(id: str, quantity: str, seed: str, compute: Callable[[], Any]
     >>> result.passed, result.verdict, verdict_counts([result])["reported"]
     (True, None, 1)
     """
-    return Claim(id, quantity, seed, "reported, no rule: any rule would hold by construction", compute=compute,
-                 accept=_no_rule, fmt=fmt, reported=True)
+    if not isinstance(why, str) or not why:
+        raise TypeError(f"why must be a non-empty str, got {why!r:.60}")
+    return Claim(id, quantity, seed, f"reported, no rule: {why}", compute=compute, accept=_no_rule, fmt=fmt,
+                 reported=True)
 
 
 def _check_finite_value(value, depth: int = 0) -> None:

@@ -121,3 +121,11 @@ def test_the_key_bias_is_inert_and_only_rounding_moves_it():
         assert key_value > 0  # initialised at 0, walked by Adam on rounding noise
     # zeroing it changes nothing beyond float32 rounding of the forward pass (about 1e-7 per op)
     assert check.zeroed_difference < 1e-4
+
+
+@pytest.mark.book
+def test_definition_1_on_the_book_encoder_static_input_contextual_layers():
+    from mlm_book.experiments.ch01_static_vectors import static_at_fixed_position
+    v = static_at_fixed_position()
+    assert v["occurrences"] >= 30 and v["layer0_max_diff"] == 0.0
+    assert v["layer1_min_spread"] >= 1e-3 and v["layer2_min_spread"] >= 1e-3
