@@ -299,11 +299,9 @@ def _cloud_view() -> dict:
     from mlm_book import geometry
     from mlm_book.experiments import ch04_geometry as ch04
     from mlm_book.experiments import ch05_probing as ch05
-    from mlm_book.experiments.lab_figures import layers_read_at_seeds
 
     vectors = ch04.split_vectors("test")
     table = ch04.geometry_table()
-    holding = layers_read_at_seeds()
     probes = ch05.probe_table()
     posterior = vectors.posterior
     k = vectors.n_occurrences
@@ -333,7 +331,6 @@ def _cloud_view() -> dict:
         "posterior_b": [round(float(p), 3) for p in posterior[shown]],
         "positions": [int(p) for p in vectors.positions[shown]],
         "cap": float(probes.cap), "bayes": float(probes.bayes),
-        "seeds": len(holding), "seeds_holding": int(sum(holding)),
         "default": 1,
         "layers": layers,
     }
@@ -582,10 +579,7 @@ def _questions(hmm: dict, cycles: dict, clouds: dict, filings: dict, kestrel: di
          "value": {"encoder_above": above}},
         {"id": "q3", "answer": (
             f"The exact Bayes accuracy minus the probe's is {gap[0]:.3f} at layer 0, {gap[1]:.3f} at layer 1 and "
-            f"{gap[2]:.3f} at layer 2: one attention block already reads off almost all the sense information "
-            f"(this is the book's encoder; retrained from four other seeds, layer 0 stays at chance and layer 1 "
-            f"within 0.02 of Bayes, without exceeding it by more than 0.005, at {clouds['seeds_holding']} of "
-            f"{clouds['seeds']} seeds, chapter 5). "
+            f"{gap[2]:.3f} at layer 2: one attention block already reads off almost all the sense information. "
             f"Layer 0 is E[w] + P at the occurrence's position, so w has only "
             f"{clouds['layers'][0]['distinct_vectors']} distinct vectors there, one per position: nothing in them "
             "tells the senses apart."),

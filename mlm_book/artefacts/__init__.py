@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from mlm_book import cache
 from mlm_book.validation import check_instance, check_sequence
 
-__all__ = ["Kind", "Run", "BOOKKEEPING", "kinds", "key_modules", "key_source", "book_runs", "missing", "build", "reached_entries", "keyed_text", "DECLARATION_MARKER",
-           "tiny_runs"]
+__all__ = ["Kind", "Run", "BOOKKEEPING", "DECLARATION_MARKER", "kinds", "key_modules", "key_source", "keyed_text",
+           "book_runs", "tiny_runs", "missing", "build", "cost", "describe", "reached_entries"]
 
 #: Package modules a build may execute without their source entering a key: they check
 #: arguments, store and load entries, report progress or schedule work, and never change a
