@@ -31,7 +31,7 @@ from mlm_book.experiments import ch09_languages as langs
 from mlm_book.experiments import ch09_span_masking as spans
 from mlm_book.figures import show
 from mlm_book.ledger import chapter_summary, verify
-from mlm_book.report import Markdown, answer
+from mlm_book.report import Markdown, answer, seed_band
 
 r = ch9.results()
 e, senses = r.entropies, r.senses
@@ -169,7 +169,7 @@ excess = trained.over_seeds(True, "excess")
 copying = readers.collapse_steps(trained)
 Markdown(
     f"The unmasked reader's held-out loss is {book_unmasked.loss:.3f} nats per word at the book's seed "
-    f"({readers._spread(trained.over_seeds(False, 'loss'))} over the seeds), "
+    f"({seed_band(trained.over_seeds(False, 'loss'), book=False)} over the seeds), "
     f"{100 * book_unmasked.loss / trained.exact:.1f} % of what the language leaves uncertain to a reader of the "
     f"words before. The causal reader lands {book_causal.excess:.4f} ± {book_causal.excess_se:.4f} nats above the "
     f"exact surprisal at the book's seed, and between {excess.min():.4f} and {excess.max():.4f} over the seeds: "

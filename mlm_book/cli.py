@@ -1,12 +1,13 @@
 """The mlm-book command: recompute and judge the book's claims, or look after its cache.
 
-  mlm-book build [--jobs N] [--only GLOB]   build every artefact the book reads that the store lacks
-  mlm-book build --dry-run                  list what is missing, with estimated costs
-  mlm-book build --tiny --store DIR         every kind at its tiny setup (the same code, in seconds)
-  mlm-book verify                  every claim, one line each
-  mlm-book verify --only S3 --wide one section, nothing cut
-  mlm-book cache list|clear                the content-addressed store of trained models and results
-  mlm-book cache prune [--dry-run]          remove the entries of declared artefacts that no current setup reaches
+    mlm-book build [--jobs N]                 build every artefact the book reads that the store lacks
+    mlm-book build --only GLOB                only the kinds whose name matches, e.g. 'pair*'
+    mlm-book build --dry-run                  list what is missing, with estimated costs
+    mlm-book build --tiny --store DIR         every kind at its tiny setup (the same code, in seconds)
+    mlm-book verify                           every claim, one line each
+    mlm-book verify --only S3 --wide          one section, nothing cut
+    mlm-book cache list|clear                 the content-addressed store of trained models and results
+    mlm-book cache prune [--dry-run]          remove the entries of declared artefacts no current setup reaches
 """
 
 from __future__ import annotations

@@ -34,15 +34,14 @@ from mlm_book.validation import check_instance, check_sequence
 __all__ = ["Kind", "Run", "BOOKKEEPING", "DECLARATION_MARKER", "kinds", "key_modules", "key_source", "keyed_text",
            "book_runs", "tiny_runs", "missing", "build", "cost", "describe", "reached_entries"]
 
-#: Package modules a build may execute without their source entering a key: they check
-#: arguments, store and load entries, report progress or schedule work, and never change a
-#: value that is stored. (``mlm_book.nn.runtime`` is not among them: it sets BLAS threads,
-#: which changes float32 rounding.)
 BOOKKEEPING = frozenset({"mlm_book.validation", "mlm_book.cache", "mlm_book.progress", "mlm_book.parallel",
                          "mlm_book.artefacts"})
+"""Package modules a build may execute without their source entering a key: they check arguments,
+store and load entries, report progress or schedule work, and never change a value that is stored.
+(``mlm_book.nn.runtime`` is not among them: it sets BLAS threads, which changes float32 rounding.)"""
 
-#: The line that opens an artefact module's declaration, which does not enter keys (see `keyed_text`).
 DECLARATION_MARKER = "# ----------------------------------------------------------------------------- the declaration (not keyed)"
+"""The line that opens an artefact module's declaration, which does not enter keys (see `keyed_text`)."""
 
 #: Where declarations are looked for: the artefact floor (which imports no chapter module).
 _DECLARING_PACKAGES = ("mlm_book.artefacts",)

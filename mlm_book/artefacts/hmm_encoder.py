@@ -283,9 +283,10 @@ def tiny_setup() -> HMMEncoderSetup:
 
 # ----------------------------------------------------------------------------- the declaration (not keyed)
 #: Seconds per (step x sentence x token) of one encoder training on one core, measured on the
-#: cold build of 2026-12-02 (the book's recipe: 3000 steps of 160 x 24 in about 75 s); it scales
+#: cold build of 2026-12-02 (the book's recipe: 3000 steps of 160 x 24 in about 22 s; worker times scaled to that build's
+#: 1782 core-seconds in all); it scales
 #: with d and depth, which the book does not vary among these runs.
-_SECONDS_PER_SLOT = 6.5e-6
+_SECONDS_PER_SLOT = 1.9e-6
 
 
 def _cost(setup: HMMEncoderSetup) -> float:

@@ -395,5 +395,5 @@ ARTEFACT_KINDS = (artefacts.Kind(
                          for source in SOURCES for seed in SEEDS),
     is_built=_is_built, build=run_predictions,
     # seconds on one core, measured on the cold build of 2026-12-02
-    cost=lambda run: 0.11 * run.fine_tune.steps * run.labelled_pairs / LABELLED_PAIRS,
+    cost=lambda run: 0.0059 * run.fine_tune.steps * run.labelled_pairs / LABELLED_PAIRS,
     describe=lambda run: f"{run.source}, {run.schedule}, seed {run.seed}", tiny=_tiny),)

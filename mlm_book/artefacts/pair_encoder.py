@@ -928,7 +928,7 @@ def _transfer_built(run) -> bool:
 
 # ----------------------------------------------------------------------------- the declaration (not keyed)
 # Seconds on one core, measured on the cold build of 2026-12-02.
-_COSTS = {"nsp": 330.0, "packed": 240.0, "scratch": 100.0, "transfer": 60.0}
+_COSTS = {"nsp": 30.0, "packed": 24.0, "scratch": 4.1, "transfer": 2.2}
 _MODULES = ("mlm_book.artefacts.pair_encoder", "mlm_book.artefacts.filings", "mlm_book.finance.corpus",
             "mlm_book.finance.vocab", "mlm_book.finance.caps", "mlm_book.finance.windows", "mlm_book.finance.world",
             "mlm_book.channel", "mlm_book.probe", "mlm_book.nn.pairs", "mlm_book.nn.finetune", "mlm_book.nn.train",

@@ -316,8 +316,8 @@ ARTEFACT_KINDS = (
                  "mlm_book.artefacts.span_taggers"),
         after=("filing-encoder",), setups=lambda: tuple(seed_setup(seed) for seed in SEEDS), is_built=is_trained,
         build=trained, describe=lambda setup: f"seed {setup.seed}", tiny=tiny_setup,
-        # seconds per (step x window x piece) on one core, as the filing encoder's
-        cost=lambda setup: 2.6e-5 * setup.steps * setup.batch_windows * setup.length),
+        # seconds per (step x window x piece) on one core, cold build of 2026-12-02 (worker times scaled to that build's 1782 core-seconds in all)
+        cost=lambda setup: 3.9e-6 * setup.steps * setup.batch_windows * setup.length),
     artefacts.Kind(
         name="subword-taggers", summary="chapter 8's taggers on the subword encoder, 5 seeds",
         modules=("mlm_book.tagging", "mlm_book.crf", "mlm_book.crf_fit", "mlm_book.scoring",
@@ -326,5 +326,5 @@ ARTEFACT_KINDS = (
         build=tagger_predictions, describe=lambda run: f"seed {run.encoder.seed}",
         tiny=lambda: SubwordTaggerRun(tiny_setup(), train_sentences=40, test_documents=4,
                                       tagger=replace(span_taggers.TAGGER, steps=2, batch_size=4)),
-        cost=lambda run: 150.0 * run.train_sentences / span_taggers.TRAIN_SENTENCES),   # cold build of 2026-12-02
+        cost=lambda run: 6.2 * run.train_sentences / span_taggers.TRAIN_SENTENCES),   # cold build of 2026-12-02
 )

@@ -9,14 +9,14 @@ on every sentence of a fresh corpus of the same configuration (`TEST_SEED`), rea
 chapter 6's vocabulary, so a rare surname or place is ``[UNK]`` there as it would be in use.
 
 **The taggers**, on chapter 6's filing encoder at each of its seeds, every one over the
-BIO tags of the four types ([`TAGS`][mlm_book.experiments.ch08_spans.TAGS]), reading a sentence as
+BIO tags of the four types ([`TAGS`][mlm_book.artefacts.span_taggers.TAGS]), reading a sentence as
 ``[SEP] s [SEP]`` (the encoder's own sentence boundary on both sides):
 
 * **frozen**: chapter 5's ridge-logistic probe on the residual stream after 0, 1 or 2
   blocks, one softmax over the tags per token;
 * **fine-tuned**: the same head trained together with the embeddings and the blocks below
   it ([`mlm_book.nn.token_finetune`][mlm_book.nn.token_finetune]), with a schedule fixed in advance
-  ([`TAGGER`][mlm_book.experiments.ch08_spans.TAGGER]);
+  ([`TAGGER`][mlm_book.artefacts.span_taggers.TAGGER]);
 * **CRF**: a linear-chain CRF whose emissions are linear in the frozen top-layer vectors
   and whose transitions are learned ([`mlm_book.crf_fit`][mlm_book.crf_fit]).
 

@@ -5,7 +5,7 @@ r"""Chapter 8's subword half: a filing encoder pre-trained on BPE pieces, and ta
 word vocabulary, learned on the same filings), pre-trained by chapter 6's recipe
 ([`filing_encoder.SETUP`][mlm_book.artefacts.filing_encoder.SETUP]: same shape, channel, learning
 rate, warm-up share and total weight decay) at the same five seeds, with three changes fixed
-before any run ([`SETUP`][mlm_book.experiments.ch08_subwords.SETUP]):
+before any run ([`SETUP`][mlm_book.artefacts.subword_encoder.SETUP]):
 
 * windows of 48 pieces, so that a window holds about as much text as chapter 6's 32 words
   (the filings have about 1.5 pieces per word), and 80 windows a batch, so that a step
