@@ -52,8 +52,9 @@ def test_a_tiny_build_builds_every_kind_once_and_a_second_finds_nothing_to_do(lo
     assert f"holds all {len(artefacts.tiny_runs())} runs" in dry.stdout
 
 
-def test_a_tiny_build_on_a_dask_cluster_stores_what_a_local_one_stores(local_store, tmp_path):
+def test_a_tiny_build_on_a_dask_cluster_stores_what_a_local_one_stores(local_store, tmp_path, monkeypatch):
     distributed = pytest.importorskip("distributed")
+    monkeypatch.delenv("MLM_BOOK_BUILD_NOTHING", raising=False)   # the cluster's workers inherit this process's
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                                   env={"MLM_BOOK_CACHE": str(tmp_path)}) as cluster:
         done = _build(tmp_path, "--scheduler", cluster.scheduler_address, "--only", "hmm-*")
