@@ -326,7 +326,7 @@ Markdown(
     f"([Loshchilov and Hutter 2019](../references.html#loshchilov-2019)); the contrast encoder starts the "
     f"token table like every other table, with BERT's standard deviation {SETUP.encoder.init_std:g} "
     f"([Devlin et al. 2019](../references.html#devlin-2019)), and trains with plain Adam, without weight "
-    f"decay (the settings are in [`HMMEncoderSetup`](../api/mlm_book.experiments.hmm_encoder.html#mlm_book.experiments.hmm_encoder.HMMEncoderSetup)). "
+    f"decay (the settings are in [`HMMEncoderSetup`](../api/mlm_book.artefacts.hmm_encoder.html#mlm_book.artefacts.hmm_encoder.HMMEncoderSetup)). "
     f"It ends with $\\lVert E[w]\\rVert$ = **{contrast.token_norm:.2f}** and position rows of mean norm "
     f"**{contrast.position_norm:.2f}**: the position rows are "
     f"{'longer' if contrast.position_norm > contrast.token_norm else 'shorter'} than the token row, where in the "
