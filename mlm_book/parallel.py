@@ -16,6 +16,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import os
 import sys
@@ -76,7 +77,8 @@ def run_in_processes(function: Callable, arguments: Sequence, *, processes: int 
         finish (for a progress report).
     executor : concurrent.futures.Executor, optional
         Run the calls on this executor instead (a ``dask.distributed`` client's, say), which
-        the caller owns and shuts down; ``processes`` is then ignored.
+        the caller owns and shuts down; ``processes`` is then ignored. Each call then sets one
+        BLAS thread in its worker first, as the local pool's initializer does.
 
     Returns
     -------
@@ -102,7 +104,8 @@ def run_in_processes(function: Callable, arguments: Sequence, *, processes: int 
     if executor is not None:
         if not isinstance(executor, Executor):
             raise TypeError(f"executor must be a concurrent.futures.Executor or None, got {type(executor).__name__}")
-        return _run_on(executor, function, arguments, on_done, results)
+        # a foreign executor's workers get no initializer: each call sets its BLAS threads itself
+        return _run_on(executor, functools.partial(_with_one_blas_thread, function), arguments, on_done, results)
     if processes <= 1:
         for index, argument in enumerate(arguments):
             results[index] = function(argument)
@@ -112,6 +115,11 @@ def run_in_processes(function: Callable, arguments: Sequence, *, processes: int 
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=processes, mp_context=context, initializer=_one_blas_thread) as pool:
         return _run_on(pool, function, arguments, on_done, results)
+
+
+def _with_one_blas_thread(function: Callable, argument):
+    _one_blas_thread()
+    return function(argument)
 
 
 def _run_on(executor: Executor, function: Callable, arguments: Sequence, on_done, results: list) -> list:

@@ -83,3 +83,19 @@ def test_on_done_reports_every_call_once_and_results_keep_their_order():
     assert seen == [(0, 5), (1, 6)]  # without a pool: in order
     with pytest.raises(TypeError, match="on_done"):
         run_in_processes(abs, [1], on_done="print")
+
+
+def _blas_threads_seen(_):
+    import os
+    return os.environ.get("OPENBLAS_NUM_THREADS")
+
+
+def test_calls_on_a_foreign_executor_run_with_one_blas_thread_as_in_the_local_pool(monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from mlm_book import parallel
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "8")
+    monkeypatch.setenv("OMP_NUM_THREADS", "8")
+    monkeypatch.setenv("MKL_NUM_THREADS", "8")
+    with ThreadPoolExecutor(max_workers=2) as executor:
+        assert parallel.run_in_processes(_blas_threads_seen, [0, 1], executor=executor) == ["1", "1"]

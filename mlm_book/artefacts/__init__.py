@@ -284,11 +284,8 @@ def reached_entries(runs: list[Run] | None = None) -> set[str]:
 def _build_run(job: tuple[Run, str]) -> float:
     import os
 
-    from mlm_book.parallel import _one_blas_thread
     run, store = job
-    # on a cluster's worker too: the shared store, and one BLAS thread per run
-    os.environ[cache.ENVIRONMENT_VARIABLE] = store
-    _one_blas_thread()
+    os.environ[cache.ENVIRONMENT_VARIABLE] = store    # on a cluster's worker too: the shared store
     start = time.perf_counter()
     kinds()[run.kind].build(run.setup)
     return time.perf_counter() - start
