@@ -126,13 +126,18 @@ def band(source: str, key: str) -> tuple[float, float, float]:
     >>> 0 < b < 10 and s >= 0
     True
     """
+    values = _values(source, key)
+    return float(values[0]), float(values.mean()), float(values.std(ddof=1))
+
+
+def _values(source: str, key: str) -> np.ndarray:
+    """One measurement at every seed of ``source``, the book's first, arguments checked."""
     if not isinstance(key, str):
         raise TypeError(f"key must be a measurement name (str), got {type(key).__name__}")
     found = _runs_of(source)
     if key not in found[0]:
         raise ValueError(f"key must be one of the measurements of {source!r}, got {key!r}")
-    values = np.array([run[key] for run in found])
-    return float(values[0]), float(values.mean()), float(values.std(ddof=1))
+    return np.array([run[key] for run in found])
 
 
 def band_text(source: str, key: str, fmt: str = ".3f") -> str:
@@ -144,8 +149,7 @@ def band_text(source: str, key: str, fmt: str = ".3f") -> str:
     1
     """
     check_format(fmt, "fmt")
-    band(source, key)                      # the checks of source and key
-    return seed_band([run[key] for run in _runs_of(source)], fmt)
+    return seed_band(_values(source, key), fmt)
 
 
 NSP_CONDITIONS = {"next": "B is A's next sentence", "swapped": "B is the sentence before A (order swapped)",
