@@ -1,34 +1,10 @@
 r"""Chapter 7, sentence pairs: does one filing sentence entail, contradict or say nothing about another?
 
-**The world.** A *fact sentence* is a news sentence of the filings generator that names its
-company and reports one aspect moving in one direction ("at gannet debt advanced 11
-percent during the year"). The generator only writes upward direction words, so a world
-where facts can disagree needs falls: [`with_falls`][mlm_book.artefacts.inference.with_falls] rewrites each direction word
-of a generated corpus, with probability [`FALL_SHARE`][mlm_book.artefacts.inference.FALL_SHARE], as one of
-[`FALLING_WORDS`][mlm_book.artefacts.inference.FALLING_WORDS] and reverses the news it reports. The generator and
-chapter 6's corpus are untouched: the rewrite acts on fresh corpora of chapter 6's
-configuration (`POOL_SEED`, `TEST_SEED`), read through chapter 6's vocabulary. That
-vocabulary never saw a falling number, so every falling verb reaches the encoder as
-``[UNK]``.
-
-**The task.** A pair (A, B) of fact sentences is labelled by the facts alone:
-
-* **entails**: B states A's fact again: same company, same aspect, same direction (another
-  sentence, usually another template, number and year);
-* **contradicts**: same company and aspect, the other direction;
-* **neutral**: B is about another aspect of A's company, or about A's aspect at another
-  company.
-
-Facts are read as standing statements about a company (the filings' years are ignored),
-which is what makes a restatement from another filing an entailment.
-
-**The models.** The `[CLS]` head of [`mlm_book.nn.finetune`][mlm_book.nn.finetune], full fine-tuning, from chapter 7's
-MLM + NSP encoder and from the same encoder untrained, on `LABELLED_PAIRS` labelled pairs
-(a fresh draw per seed), with two schedules: the chapter's news schedule (200 steps)
-and five times as long (1000 steps, about 8 epochs), added after a one-seed trial showed
-200 steps too short for a relation between two sentences.
-
-The runs live on the artefact floor ([`mlm_book.artefacts.inference`][mlm_book.artefacts.inference]); this module reads them.
+The world (fact sentences of fresh corpora with falls written in), the task (entails,
+contradicts, neutral) and the fine-tunings are the artefact floor's
+([`mlm_book.artefacts.inference`][mlm_book.artefacts.inference], whose text describes them);
+this module reads the runs: accuracies, recalls, confusions by kind of pair, the errors by
+word overlap, the tables and figure the chapter shows, and the claims it registers.
 """
 
 from __future__ import annotations

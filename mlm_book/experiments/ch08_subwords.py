@@ -1,25 +1,10 @@
 r"""Chapter 8's subword half: a filing encoder pre-trained on BPE pieces, and taggers that read words through them.
 
-**The encoder.** Chapter 6's filings with every word split by the matched BPE
-([`ch08_spans.matched_bpe`][mlm_book.experiments.ch08_spans.matched_bpe]: as many ids as chapter 6's
-word vocabulary, learned on the same filings), pre-trained by chapter 6's recipe
-([`filing_encoder.SETUP`][mlm_book.artefacts.filing_encoder.SETUP]: same shape, channel, learning
-rate, warm-up share and total weight decay) at the same five seeds, with three changes fixed
-before any run ([`SETUP`][mlm_book.artefacts.subword_encoder.SETUP]):
-
-* windows of 48 pieces, so that a window holds about as much text as chapter 6's 32 words
-  (the filings have about 1.5 pieces per word), and 80 windows a batch, so that a step
-  still reads 3840 slots;
-* 1000 steps instead of 3000: what chapter 8's four-minute training budget allows at five
-  seeds. The encoder is therefore compared with itself (two ways of decoding), and with
-  chapter 6's word encoder only with that caveat.
-
-**The taggers** are chapter 8's, on the same training and test sentences, with each word read
-as its pieces: ``[SEP] pieces [SEP]``. In training every piece carries its word's BIO tag
-(D-40). A word's tag is decoded from its **first** piece's distribution, or from the **mean**
-of its pieces' distributions; then argmax (with ``conlleval``'s repair) or constrained Viterbi
-over the words, exactly as for the word encoder. Frozen probes read the residual stream after
-0, 1 and 2 blocks; one tagger is fine-tuned through both blocks with chapter 8's schedule.
+The encoder, its recipe and the taggers' runs are the artefact floor's
+([`mlm_book.artefacts.subword_encoder`][mlm_book.artefacts.subword_encoder], whose text describes
+them); this module reads the runs: entity scores by tagger and decoder, the gap between the
+first-piece and mean decoders, the split words, the tables and figures the chapter shows, and
+the claims it registers.
 """
 
 from __future__ import annotations
