@@ -160,12 +160,15 @@ def viterbi_all(log_probs: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class TaggerRun:
-    """Every tagger of chapter 8 on one filing encoder, and what they read.
+    """Every tagger of chapter 8 on one encoder of the filings, and what they read.
+
+    The same run describes the taggers on chapter 6's word encoder (here) and on chapter 8's
+    subword encoder ([`mlm_book.artefacts.subword_encoder`][mlm_book.artefacts.subword_encoder]).
 
     Attributes
     ----------
     encoder : FilingEncoderSetup
-        The filing encoder (chapter 6's at one of `SEEDS` in the book).
+        The encoder (chapter 6's at one of `SEEDS`, or the subword encoder's setup at one).
     train_sentences : int
         `TRAIN_SENTENCES` in the book.
     test_documents : int or None

@@ -35,14 +35,13 @@ from mlm_book.artefacts import filing_encoder, filings, pair_encoder, span_tagge
 from mlm_book.finance import windows as windows_module
 from mlm_book.finance.vocab import SEP_ID
 from mlm_book.nn import token_finetune
-from mlm_book.nn.token_finetune import TaggerConfig
 from mlm_book.nn.train import TrainResult, cached_training, is_cached_training
 from mlm_book.scoring import log_softmax
-from mlm_book.validation import as_int_array, check_instance, check_positive_int
+from mlm_book.validation import as_int_array, check_instance
 
 __all__ = ["SETUP", "SEEDS", "LAYERS", "TUNED_DEPTH", "DECODERS", "matched_bpe", "seed_setup", "piece_stream",
            "train_pieces", "trained", "trained_encoder", "is_trained", "PieceData", "pieces_of", "word_log_probs",
-           "SubwordTaggerRun", "book_run", "tagger_predictions", "tiny_setup", "ARTEFACT_KINDS"]
+           "book_run", "tagger_predictions", "tiny_setup", "ARTEFACT_KINDS"]
 
 SETUP = replace(filing_encoder.SETUP, length=48, batch_windows=80, steps=1000)
 """Chapter 6's recipe on pieces: 48-piece windows, 80 a batch, 1000 steps (seed set per run)."""
@@ -230,29 +229,12 @@ def _decode(piece_log_probs, pieces: PieceData, data: span_taggers.SpanData, nam
     return out
 
 
-@dataclass(frozen=True)
-class SubwordTaggerRun:
-    """Chapter 8's taggers on one subword encoder, and what they read (as [`TaggerRun`][mlm_book.artefacts.span_taggers.TaggerRun])."""
-
-    encoder: filing_encoder.FilingEncoderSetup
-    train_sentences: int = span_taggers.TRAIN_SENTENCES
-    test_documents: int | None = None
-    tagger: TaggerConfig = span_taggers.TAGGER
-
-    def __post_init__(self):
-        check_instance(self.encoder, "encoder", filing_encoder.FilingEncoderSetup)
-        check_positive_int(self.train_sentences, "train_sentences")
-        if self.test_documents is not None:
-            check_positive_int(self.test_documents, "test_documents")
-        check_instance(self.tagger, "tagger", TaggerConfig)
-
-
-def book_run(seed: int) -> SubwordTaggerRun:
+def book_run(seed: int) -> span_taggers.TaggerRun:
     """The book's taggers on the subword encoder at ``seed`` (one of `SEEDS`)."""
-    return SubwordTaggerRun(seed_setup(seed))
+    return span_taggers.TaggerRun(seed_setup(seed))
 
 
-def _run(run: SubwordTaggerRun) -> dict:
+def _run(run: span_taggers.TaggerRun) -> dict:
     """Every subword tagger's predicted word tags on the test sentences (``-1`` past each length)."""
     params, config = pair_encoder.as_pair_encoder(trained(run.encoder))
     train, test = span_taggers.train_data(run.train_sentences), span_taggers.test_data(run.test_documents)
@@ -282,7 +264,7 @@ def _run(run: SubwordTaggerRun) -> dict:
     return out
 
 
-def _config(run: SubwordTaggerRun) -> dict:
+def _config(run: span_taggers.TaggerRun) -> dict:
     name, encoder, training, _, channel, key = _training_arguments(run.encoder)
     return {"run": asdict(run), "encoder": asdict(encoder), "training": asdict(training), "source": key,
             "layers": list(LAYERS), "tuned_depth": TUNED_DEPTH, "tags": list(span_taggers.TAGS),
@@ -290,15 +272,15 @@ def _config(run: SubwordTaggerRun) -> dict:
 
 
 @functools.cache
-def tagger_predictions(run: SubwordTaggerRun) -> dict:
+def tagger_predictions(run: span_taggers.TaggerRun) -> dict:
     """Every subword tagger's predicted word tags of ``run``, by tagger key (from the store, or run now)."""
-    check_instance(run, "run", SubwordTaggerRun)
+    check_instance(run, "run", span_taggers.TaggerRun)
     arrays, _ = cache.cached("ch08-subword-taggers", _config(run), [artefacts.key_source("subword-taggers")],
                              lambda: _run(run))
     return arrays
 
 
-def _tagged(run: SubwordTaggerRun) -> bool:
+def _tagged(run: span_taggers.TaggerRun) -> bool:
     entry = cache.entry_for("ch08-subword-taggers", _config(run), [artefacts.key_source("subword-taggers")])
     return cache.load(entry) is not None
 
@@ -324,7 +306,7 @@ ARTEFACT_KINDS = (
                  "mlm_book.nn.token_finetune", "mlm_book.nn.finetune", "mlm_book.nn.pairs"),
         after=("subword-encoder",), setups=lambda: tuple(book_run(seed) for seed in SEEDS), is_built=_tagged,
         build=tagger_predictions, describe=lambda run: f"seed {run.encoder.seed}",
-        tiny=lambda: SubwordTaggerRun(tiny_setup(), train_sentences=40, test_documents=4,
+        tiny=lambda: span_taggers.TaggerRun(tiny_setup(), train_sentences=40, test_documents=4,
                                       tagger=replace(span_taggers.TAGGER, steps=2, batch_size=4)),
         cost=lambda run: 6.2 * run.train_sentences / span_taggers.TRAIN_SENTENCES),   # cold build of 2026-12-02
 )
