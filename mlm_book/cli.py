@@ -178,6 +178,12 @@ def _cache(arguments) -> int:
     print(f"{directory}: {len(entries)} entries, {_megabytes(sum(sizes.values()))}")
     for name, found in sorted(by_name.items(), key=lambda item: -sum(item[1])):
         print(f"  {_megabytes(sum(found)):>9}  {len(found):3d} x {name}")
+    executed = directory / "executed-chapters"      # written by the site build (docs/hooks/book.py)
+    folders = [path for path in executed.iterdir() if path.is_dir()] if executed.is_dir() else []
+    if folders:
+        size = sum(page.stat().st_size for folder in folders for page in folder.glob("*.json"))
+        print(f"  {_megabytes(size):>9}  {len(folders):3d} x executed chapters (the site build's pages, a folder per "
+              "version of the package and its dependencies; the build keeps the few most recently used)")
     if leftovers:
         print(f"  and {len(leftovers)} temporary files of interrupted writes (removed when their entry is next "
               "computed, or by `mlm-book cache clear`)")

@@ -134,8 +134,11 @@ def _build_command(config: Path, site: Path) -> tuple[list[str], dict]:
     return command, dict(os.environ, NO_MKDOCS_2_WARNING="1")
 
 
-def build_site(config: Path, site: Path, cwd: Path) -> subprocess.CompletedProcess:
+def build_site(config: Path, site: Path, cwd: Path, store: Path | None = None) -> subprocess.CompletedProcess:
+    """``mkdocs build --strict`` of ``config``; ``store`` replaces the user's store (and its executed chapters)."""
     command, environment = _build_command(config, site)
+    if store is not None:
+        environment["MLM_BOOK_CACHE"] = str(store)
     return subprocess.run(command, cwd=cwd, env=environment, capture_output=True, text=True, timeout=3000, check=False)
 
 

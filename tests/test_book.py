@@ -179,7 +179,7 @@ def _minimal_book(folder: Path) -> Path:
 
 def test_a_chapter_that_raises_fails_the_build(tmp_path):
     config = _minimal_book(tmp_path)
-    passing = build_site(config, tmp_path / "site", tmp_path)
+    passing = build_site(config, tmp_path / "site", tmp_path, store=tmp_path / "store")
     assert passing.returncode == 0, passing.stderr[-4000:]
     page = (tmp_path / "site/chapters/01_runs.html").read_text()
     assert "42" in page
@@ -189,9 +189,59 @@ def test_a_chapter_that_raises_fails_the_build(tmp_path):
     assert "warning kept out of the page: DeprecationWarning: deliberate warning" in passing.stderr
 
     (tmp_path / "chapters/99_raises.py").write_text(KERNEL_HEADER + FAILING_CHAPTER)
-    failing = build_site(config, tmp_path / "site2", tmp_path)
+    failing = build_site(config, tmp_path / "site2", tmp_path, store=tmp_path / "store")
     assert failing.returncode != 0
     assert "deliberate failure for the build test" in failing.stdout + failing.stderr
+    assert "chapter 99_raises.py failed while executing" in failing.stderr
+
+
+def _executed_pages(store: Path) -> list[Path]:
+    return sorted((store / "executed-chapters").glob("*/*.json"))
+
+
+def test_an_unchanged_chapter_is_rendered_from_the_execution_store_and_a_changed_one_runs_again(tmp_path):
+    config, store = _minimal_book(tmp_path), tmp_path / "store"
+    first = build_site(config, tmp_path / "site", tmp_path, store=store)
+    assert first.returncode == 0, first.stderr[-4000:]
+    assert "executing 1 chapters" in first.stderr and "deliberate warning" in first.stderr
+    [page] = _executed_pages(store)
+    html = (tmp_path / "site/chapters/01_runs.html").read_text()
+
+    again = build_site(config, tmp_path / "site", tmp_path, store=store)
+    assert again.returncode == 0, again.stderr[-4000:]
+    assert "nothing executed" in again.stderr and "deliberate warning" not in again.stderr
+    assert (tmp_path / "site/chapters/01_runs.html").read_text() == html
+
+    page.write_text(page.read_text()[:100])  # a write cut short is not trusted: the chapter runs again
+    cut = build_site(config, tmp_path / "site", tmp_path, store=store)
+    assert cut.returncode == 0 and "executing 1 chapters" in cut.stderr
+    executed = (tmp_path / "site/chapters/01_runs.html").read_text()
+    cell_ids = re.compile(r"cell-id=[0-9a-f]+")  # jupytext draws new ones at every reading
+    assert cell_ids.sub("", executed) == cell_ids.sub("", html)
+
+    chapter = tmp_path / "chapters/01_runs.py"
+    chapter.write_text(chapter.read_text().replace("6 * 7", "6 * 9"))
+    changed = build_site(config, tmp_path / "site", tmp_path, store=store)
+    assert changed.returncode == 0 and "executing 1 chapters" in changed.stderr
+    assert "54" in (tmp_path / "site/chapters/01_runs.html").read_text()
+    assert len(_executed_pages(store)) == 1, "the plugin keeps only the pages this build used"
+
+
+def test_the_execution_store_is_keyed_on_the_package_source(tmp_path):
+    """A change anywhere in the package names another folder: no chapter is served from before it."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("book_hook", ROOT / "docs/hooks/book.py")
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    import mlm_book
+
+    package = shutil.copytree(Path(mlm_book.__file__).parent, tmp_path / "mlm_book",
+                              ignore=shutil.ignore_patterns("__pycache__"))
+    before = hook.execution_key(package)
+    assert hook.execution_key(package) == before
+    (package / "ledger.py").write_text((package / "ledger.py").read_text() + "\n# one more line\n")
+    assert hook.execution_key(package) != before
 
 
 def test_a_chapter_builds_with_no_network_at_all(tmp_path):
@@ -205,6 +255,7 @@ def test_a_chapter_builds_with_no_network_at_all(tmp_path):
         pytest.skip("unshare -rn (a user network namespace) is not available here")
     config = _minimal_book(tmp_path)
     environment = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    environment["MLM_BOOK_CACHE"] = str(tmp_path / "store")  # a fresh store: the chapter runs in a kernel here
     result = subprocess.run([unshare, "-rn", sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config),
                              "-d", str(tmp_path / "site")], cwd=tmp_path, env=environment, capture_output=True,
                             text=True, timeout=600)
