@@ -161,13 +161,16 @@ KERNEL_HEADER = '''# ---
 def _minimal_book(folder: Path) -> Path:
     """The book's own mkdocs settings and hooks on a copy with one passing chapter; returns its config.
 
-    The Claims page (every claim recomputed) and the lab (its payload) are left out: they are
-    not what these builds are about.
+    The Claims page (every claim recomputed), the lab (its payload) and the API reference's
+    rendering are left out: they are not what these builds are about.
     """
     shutil.copytree(ROOT / "docs", folder / "docs")
     config = (ROOT / "mkdocs.yml").read_text()
     assert "allow_errors: false" in config
     config = re.sub(r"\n  - docs/hooks/(claims|lab)\.py[^\n]*", "", config)
+    # the API reference is not what these builds test either: its pages stay, as plain text
+    config = re.sub(r"\n  - mkdocstrings:\n(?:      .*\n|\s*\n)*", "\n", config)
+    assert "mkdocstrings" not in config
     for page in (folder / "docs").glob("*.md"):  # the book's pages link to its chapters
         page.unlink()
     (folder / "docs/index.md").write_text("# Home\n\nA minimal home page with $x$.\n")
