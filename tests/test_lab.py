@@ -294,7 +294,7 @@ def test_every_control_has_a_label(site, browser):
     assert not unlabelled and not errors, (unlabelled, errors)
 
 
-def test_the_lab_fits_at_390_px(site, browser, tmp_path):
+def test_the_lab_fits_and_draws_its_equations_at_390_px(site, browser, tmp_path):
     context, page, errors = _open(browser, site, 390)
     page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=30000)
     page.evaluate("() => MathJax.startup.promise")
@@ -304,5 +304,6 @@ def test_the_lab_fits_at_390_px(site, browser, tmp_path):
     page.screenshot(path=str(tmp_path / "lab-390.png"), full_page=True)
     context.close()
     assert found["pageScroll"] == 0 and not found["overflowing"] and not found["rawMath"], found
+    assert not found["shrunkMath"], f"equations drawn smaller than their size (blank at 390 px before): {found}"
     assert widest <= 390, widest
     assert not errors, errors

@@ -230,8 +230,18 @@ READER_CHECKS = r"""() => {
   const rawMath = text.match(/\$[^$\n]{1,80}\$|\\\(|\\\[/g) || [];
   const roles = text.match(/:(func|class|meth|mod|attr):/g) || [];
   const prompts = text.match(/\b(Out|In)\s*\[\s*\d*\s*\]:/g) || [];
+  // A displayed equation drawn smaller than its own size (MathJax's svg height, in ex of its font):
+  // squeezed into the column, or collapsed to nothing by the theme's narrow-screen rules.
+  const shrunkMath = [...document.querySelectorAll('mjx-container[display="true"] > svg')].filter(svg => {
+    const probe = document.createElement('span');
+    probe.style.cssText = 'display:inline-block;width:10ex';
+    svg.parentElement.parentElement.appendChild(probe);
+    const ex = probe.getBoundingClientRect().width / 10;
+    probe.remove();
+    return svg.getBoundingClientRect().height < 0.9 * parseFloat(svg.getAttribute('height')) * ex;
+  }).map(svg => svg.parentElement.textContent.slice(0, 40) || svg.getAttribute('width')).slice(0, 5);
   return {pageScroll: document.documentElement.scrollWidth - width, overflowing, images: images.length,
-          noAlt, rawMath: rawMath.slice(0, 5), roles, prompts};
+          noAlt, rawMath: rawMath.slice(0, 5), roles, prompts, shrunkMath};
 }"""
 
 
