@@ -1,6 +1,7 @@
 r"""The lab's data: everything the interactive page shows, computed here, none of it in the browser.
 
-The lab (``docs/lab.md``, drawn by ``docs/assets/lab.js``) has four views (three in Figure A, the clouds of Figure B), and
+The lab (``docs/lab.md``, drawn by ``docs/assets/lab.js``) has four views, Figures A to D (an
+HMM sentence, four filing windows, the four-cycle test, the clouds), and
 [`viz_payload`][mlm_book.lab.viz_payload] returns one JSON-serialisable dict with every
 number they show; the docs build writes it into the page (``docs/hooks/lab.py``), and a
 test checks that the page's copy equals this function's result exactly. The browser only
@@ -535,7 +536,7 @@ def _kestrel_view() -> dict:
 
 
 def kestrel_view() -> dict:
-    """*kestrel*'s clouds and chapter 6's measures for Figure B (a fresh copy)."""
+    """*kestrel*'s clouds and chapter 6's measures for Figure D (a fresh copy)."""
     return copy.deepcopy(_kestrel_view())
 
 

@@ -3,7 +3,7 @@
 The built page must hold exactly ``mlm_book.lab.viz_payload()`` (S10-14), small enough; in the
 browser, over ``file://``, the first view must be drawn within a second of navigation, and every
 number shown after a choice (a position and a display, a cycle, a filing window and a word, a
-word and a layer of Figure B) must be the payload's, formatted as the page says; no console
+word and a layer of Figure D) must be the payload's, formatted as the page says; no console
 error; at 390 px nothing may stick out of the column. A screenshot of each view is saved under
 the test's ``tmp_path``.
 """
@@ -57,7 +57,7 @@ def test_the_payload_is_small_and_only_on_the_lab_page(site):
 
 
 def test_the_chapters_print_the_numbers_the_lab_shows(site, payload):
-    """Figure B's three-decimal values appear in chapter 4's and chapter 5's built tables."""
+    """Figure D's three-decimal values appear in chapter 4's and chapter 5's built tables."""
     ch4 = html.unescape((site / "chapters" / "04_geometry.html").read_text(encoding="utf-8"))
     ch5 = html.unescape((site / "chapters" / "05_probing.html").read_text(encoding="utf-8"))
     table, probes = ch04_geometry.geometry_table(), ch05_probing.probe_table()
@@ -134,7 +134,7 @@ def test_the_views_show_the_payloads_numbers(site, browser, payload, tmp_path):
     assert page.locator("#lab-hmm .lab-read--here").inner_text() == payload["tokens"][hmm["substitutes"][position]]
     page.locator("#lab-hmm").screenshot(path=str(tmp_path / "hmm-view.png"))
 
-    # Figure A, four-cycle view: pick a cycle, then the next one
+    # Figure C, the four-cycle view: pick a cycle, then the next one
     cycles = payload["cycles"]
     for pick in ("select", "next"):
         if pick == "select":
@@ -152,7 +152,7 @@ def test_the_views_show_the_payloads_numbers(site, browser, payload, tmp_path):
     assert page.locator("#lab-cycles svg circle").count() == 3 * cycles["count"] + 3
     page.locator("#lab-cycles").screenshot(path=str(tmp_path / "four-cycle-view.png"))
 
-    # Figure B: switch layers, with the mouse and with the keyboard
+    # Figure D: switch layers, with the mouse and with the keyboard
     clouds = payload["clouds"]
     names = {"self-similarity": "self_similarity", "baseline": "baseline", "adjusted": "adjusted", "mev": "mev",
              "token-mev": "token_mev", "probe": "probe", "control": "control"}
@@ -239,7 +239,7 @@ def test_the_filing_view_and_kestrel_show_the_payloads_numbers(site, browser, pa
     assert "[PAD]" in page.locator("#lab-filings .lab-pad").last.inner_text()
     page.locator("#lab-filings").screenshot(path=str(tmp_path / "filing-view.png"))
 
-    # Figure B: kestrel, at each layer
+    # Figure D: kestrel, at each layer
     kestrel = payload["kestrel"]
     assert lab_figures.kestrel_shown()["equal to chapter 6"]         # the payload is chapter 6's (S7-06)
     page.locator('input[name="lab-word"][value="kestrel"]').check()

@@ -218,7 +218,7 @@ def test_questions_are_answered_from_the_payload(payload):
 
 
 # ---------------------------------------------------------------------------------------------
-# The filings: Figure A's filing view and Figure B's kestrel
+# The filings: Figure B's filing windows and Figure D's kestrel
 # ---------------------------------------------------------------------------------------------
 
 

@@ -197,7 +197,7 @@
     update();
   }
 
-  // ------------------------------------------------------------------ Figure A: four-cycle view
+  // ------------------------------------------------------------------ Figure C: four-cycle view
   function cycleView(root) {
     var C = D.cycles;
     var fam = {};
@@ -309,7 +309,7 @@
     update();
   }
 
-  // ------------------------------------------------------------------ Figure A: filing view
+  // ------------------------------------------------------------------ Figure B: filing view
   /* A probability: three decimals, or two significant digits in scientific notation below 0.001 (the payload
      holds four significant digits). */
   function prob(x) {
@@ -328,10 +328,9 @@
       windows.appendChild(radio("lab-filing-window", k, k === state.window, w.title));
     });
     var sentence = el("fieldset", { "class": "lab-sentence" });
-    var key = el("p", { "class": "lab-legend" }, ["kestrel outlined: ",
-      el("span", { "class": "lab-swatch", style: "background:" + E.ORG }), " the company, ",
-      el("span", { "class": "lab-swatch", style: "background:" + E.PRODUCT }), " the product (the corpus's gold " +
-      "types). The window is centred on the word with the bar above it; [PAD] slots lie beyond the filing's edges " +
+    var key = el("p", { "class": "lab-legend" }, ["Mentions outlined by the corpus's gold type: ",
+      el("span", { "class": "lab-swatch", style: "background:" + E.ORG }), " a company, ",
+      el("span", { "class": "lab-swatch", style: "background:" + E.PRODUCT }), " a product. The window is centred on the word with the bar above it; [PAD] slots lie beyond the filing's edges " +
       "and are not read."]);
     var about = el("p", { "class": "lab-reads", "aria-live": "polite" });
     var readout = el("dl", { "class": "lab-readout" });
@@ -444,7 +443,7 @@
     update();
   }
 
-  // ------------------------------------------------------------------ Figure B: clouds
+  // ------------------------------------------------------------------ Figure D: clouds
   function cloudView(root) {
     var SETS = { w: D.clouds, kestrel: D.kestrel };
     var K = D.kestrel, E = D.entity_colors;
