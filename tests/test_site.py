@@ -213,6 +213,30 @@ def test_search_works_from_disk_and_ranks_the_chapter_first(site, page):
     assert not any("¶" in title for title in titles), "a search result shows a stray pilcrow"
 
 
+def test_a_figure_opens_at_its_drawn_size_and_closes(site, browser):
+    """At 390 px the column shrinks a figure below reading size; tapped, it opens at its drawn
+    width in an overlay that scrolls, and Escape or a click closes it and returns the focus."""
+    context = browser.new_context(viewport={"width": 390, "height": 800})
+    page = context.new_page()
+    page.goto((site / "chapters" / "05_probing.html").as_uri())
+    figure = page.locator("figure.book-figure img").first
+    figure.scroll_into_view_if_needed()
+    shown = figure.bounding_box()["width"]
+    drawn = float(figure.get_attribute("width"))
+    assert shown < drawn, (shown, drawn)
+    figure.click()
+    opened = page.locator(".book-lightbox img")
+    assert opened.get_attribute("alt") == figure.get_attribute("alt")
+    assert abs(opened.bounding_box()["width"] - drawn) < 1, (opened.bounding_box(), drawn)
+    page.keyboard.press("Escape")
+    assert page.locator(".book-lightbox").count() == 0
+    assert page.evaluate("document.activeElement.closest('figure.book-figure') !== null")
+    page.keyboard.press("Enter")
+    page.locator(".book-lightbox").click()
+    assert page.locator(".book-lightbox").count() == 0
+    context.close()
+
+
 READER_CHECKS = r"""() => {
   const width = document.documentElement.clientWidth;
   const scrolls = el => { for (let p = el.parentElement; p; p = p.parentElement) {
