@@ -36,7 +36,8 @@ from mlm_book.validation import (
 )
 
 __all__ = ["reported_value", "VERDICTS", "over_seeds", "seed_verdict", "verdict_counts", "Claim", "ClaimResult", "ChapterSummary", "all_claims",
-           "verify", "format_value", "to_markdown", "to_html", "to_text", "chapter_summary"]
+           "verify", "format_value", "to_markdown", "to_html", "to_text", "chapter_summary", "typeset",
+           "claim_modules"]
 
 # S<section>-<n>: the reference text's claims; D-<n>: the study notes' concepts that the
 # reference text leaves out (claims list section D), judged by rules the book states;
@@ -408,6 +409,12 @@ def all_claims(package: str = "mlm_book.experiments") -> tuple[Claim, ...]:
     >>> len({claim.id for claim in claims}) == len(claims)
     True
     """
+    found = _declared(package)
+    return tuple(sorted((claim for claim, _ in found.values()), key=lambda claim: claim.sort_key))
+
+
+def _declared(package) -> dict[str, tuple[Claim, str]]:
+    """id -> (claim, name of the module that declares it) over the modules of a package."""
     if not isinstance(package, str):
         raise TypeError(f"package must be a dotted package name (str), got {type(package).__name__}")
     if not package or package.startswith("."):
@@ -420,7 +427,7 @@ def all_claims(package: str = "mlm_book.experiments") -> tuple[Claim, ...]:
         raise ValueError(f"package must name an importable package, got {package!r} ({error})") from None
     if not hasattr(module, "__path__"):
         raise ValueError(f"package must be a package (a directory of modules), got the module {package!r}")
-    found: dict[str, Claim] = {}
+    found: dict[str, tuple[Claim, str]] = {}
     for info in sorted(pkgutil.iter_modules(module.__path__), key=lambda item: item.name):
         submodule = importlib.import_module(f"{package}.{info.name}")
         for claim in getattr(submodule, "CLAIMS", ()):
@@ -428,8 +435,26 @@ def all_claims(package: str = "mlm_book.experiments") -> tuple[Claim, ...]:
                 raise TypeError(f"{package}.{info.name}.CLAIMS must hold Claim objects")
             if claim.id in found:
                 raise ValueError(f"claim {claim.id} is declared twice")
-            found[claim.id] = claim
-    return tuple(sorted(found.values(), key=lambda claim: claim.sort_key))
+            found[claim.id] = (claim, info.name)
+    return found
+
+
+def claim_modules(package: str = "mlm_book.experiments") -> dict[str, str]:
+    """Which module of ``package`` declares each claim: id -> the module's name within the package.
+
+    The Claims page groups the claims by the chapter whose module declares them.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As [`all_claims`][mlm_book.ledger.all_claims].
+
+    Examples
+    --------
+    >>> claim_modules()["S2-16"]
+    'ch01_static_vectors'
+    """
+    return {id_: name for id_, (_, name) in _declared(package).items()}
 
 
 def _evaluate(claim: Claim) -> ClaimResult:
@@ -581,8 +606,74 @@ def verdict_counts(results: Iterable[ClaimResult]) -> dict[str, int]:
     return counts
 
 
+_GREEK = {"alpha": "α", "beta": "β", "delta": "δ", "kappa": "κ", "lambda": "λ", "mu": "μ", "pi": "π", "rho": "ρ",
+          "sigma": "σ", "tau": "τ"}
+_SUBSCRIPT = re.compile(r"\b(" + "|".join(_GREEK) + r"|max|min|sum|[A-Za-z])_(?:\{([^{}]*)\}|([A-Za-z0-9]+))")
+_SUPERSCRIPT = re.compile(r"\^(?:\{([^{}]*)\}|(-?[A-Za-z0-9α-ω]+))")
+_GREEK_WORD = re.compile(r"\b(" + "|".join(_GREEK) + r")\b")
+
+
+def typeset(text: str) -> str:
+    """HTML for a claim's text, with its plain-text math set as symbols, subscripts and superscripts.
+
+    Claims are written in plain text so that ``mlm-book verify`` prints them in a terminal;
+    the Claims page and the chapters' summaries show them through this: ``>=`` and ``<=`` as
+    ≥ and ≤, ``x_i`` and ``s_{i+1}`` with subscripts, ``E^T`` and ``2^10`` with superscripts,
+    ``sqrt`` as √ and Greek names (``pi``, ``sigma``, ``lambda``, ...) as letters. Everything
+    else is escaped.
+
+    Raises
+    ------
+    TypeError
+        If ``text`` is not a string.
+
+    Examples
+    --------
+    >>> typeset("max_k pi_k >= 0.5, sigma_1^2 / sum_i sigma_i^2 < 2^10")
+    'max<sub>k</sub> π<sub>k</sub> ≥ 0.5, σ<sub>1</sub><sup>2</sup> / sum<sub>i</sub> σ<sub>i</sub><sup>2</sup> &lt; 2<sup>10</sup>'
+    >>> typeset("LN(x)E^T/sqrt(d) with s_{i+1}; mlm_book.lab.viz_payload")
+    'LN(x)E<sup>T</sup>/√(d) with s<sub>i+1</sub>; mlm_book.lab.viz_payload'
+    """
+    check_instance(text, "text", str)
+    for plain, symbol in ((">=", "≥"), ("<=", "≤"), ("!=", "≠"), ("sqrt(", "√("), ("||", "‖")):
+        text = text.replace(plain, symbol)
+    text = html.escape(text, quote=False)
+    text = _SUBSCRIPT.sub(lambda m: f"{_GREEK.get(m.group(1), m.group(1))}<sub>{m.group(2) or m.group(3)}</sub>", text)
+    text = re.sub(r"‖_(\w+)", r"‖<sub>\1</sub>", text)
+    text = _SUPERSCRIPT.sub(lambda m: f"<sup>{m.group(1) or m.group(2)}</sup>", text)
+    return _GREEK_WORD.sub(lambda m: _GREEK[m.group(1)], text)
+
+
+_OVER_SEEDS = ("book", "mean ± sd", "seeds holding")
+
+
+def _over_seeds_value(value: Any) -> bool:
+    """Whether ``value`` is what [`over_seeds`][mlm_book.ledger.over_seeds] returns (a reported value drops its count)."""
+    return isinstance(value, Mapping) and tuple(value)[:2] == _OVER_SEEDS[:2]
+
+
+def _value_html(value: Any, fmt: str) -> str:
+    """A value over seeds as lines (the book's seed, mean ± sd, how many hold); others as formatted."""
+    if _over_seeds_value(value):
+        lines = [f"{html.escape(_format(value['book'], fmt))} at the book's seed",
+                 f"{html.escape(str(value['mean ± sd']))} (mean ± sd)"]
+        if "seeds holding" in value:
+            lines.append(f"{html.escape(str(value['seeds holding']))} seeds hold")
+        lines += [f"{html.escape(str(key))} {html.escape(_format(item, fmt))}" for key, item in value.items()
+                  if key not in _OVER_SEEDS]
+        return "<br>".join(lines)
+    if isinstance(value, Mapping) and value and all(_over_seeds_value(item) for item in value.values()):
+        return "<br>".join(f"<b>{html.escape(str(key))}</b>: {_value_html(item, fmt).replace('<br>', '; ')}"
+                           for key, item in value.items())
+    return html.escape(_format(value, fmt))
+
+
 def to_html(results: Iterable[ClaimResult], claims_page: str | None = None) -> str:
     """An HTML table of results: claim, quantity, reference, book, rule, verdict.
+
+    The texts' plain-text math is typeset (see [`typeset`][mlm_book.ledger.typeset]); a value
+    measured over training seeds shows the book's seed, the mean ± standard deviation and how
+    many seeds hold, one to a line.
 
     Parameters
     ----------
@@ -606,6 +697,8 @@ def to_html(results: Iterable[ClaimResult], claims_page: str | None = None) -> s
     True
     >>> 'href="claims.html#S2-16"' in to_html(results, claims_page="claims.html")
     True
+    >>> "max<sub>k</sub> π<sub>k</sub>" in to_html(results)
+    True
     """
     results = _results(results)
     if claims_page is not None:
@@ -614,7 +707,8 @@ def to_html(results: Iterable[ClaimResult], claims_page: str | None = None) -> s
             "<th>verdict</th></tr></thead><tbody>"]
     for result in results:
         claim = result.claim
-        cells = [html.escape(text) for text in (claim.quantity, claim.seed, result.book, claim.rule, _verdict(result))]
+        book = html.escape(result.book) if result.error else _value_html(result.value, claim.fmt)
+        cells = [typeset(claim.quantity), typeset(claim.seed), book, typeset(claim.rule), html.escape(_verdict(result))]
         if claims_page is None:
             row, first = f'<tr id="{claim.id}">', f"<td>{claim.id}</td>"
         else:

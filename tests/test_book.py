@@ -60,17 +60,30 @@ def test_the_site_loads_nothing_from_the_network(site):
     assert not offenders, offenders
 
 
-def test_the_claims_page_shows_every_claim_passing(site):
+def test_the_claims_page_shows_every_claim_passing_grouped_by_chapter(site):
     from mlm_book import ledger
 
     html = _page(site, "claims.md").read_text(encoding="utf-8")
-    ids = [claim.id for claim in ledger.all_claims()]
-    assert all(f'<tr id="{claim_id}">' in html for claim_id in ids)
-    assert "FAIL" not in html
-    # the verdicts over training seeds are summarised, and each stated verdict appears in its row
-    counts = re.search(r"<strong>(\d+)</strong> are reproduced .*?<strong>(\d+)</strong> seed-dependent.*?"
-                       r"<strong>(\d+)</strong> not reproduced", html, re.S)
-    assert counts and sum(map(int, counts.groups())) == sum(c.expected is not None for c in ledger.all_claims())
+    claims = ledger.all_claims()
+    assert all(f'<tr id="{claim.id}">' in html for claim in claims)
+    assert "FAIL" not in html.split('<dl class="claims-legend">')[1].split("</dl>")[1]  # the legend names it
+    # the verdicts are totalled on top, and the totals count every stated verdict
+    counts = re.search(r"<strong>\d+ of (\d+) claims pass:</strong> (\d+) reproduced, (\d+) seed-dependent, "
+                       r"(\d+) not reproduced, (\d+) checked on a single value", html)
+    assert counts, "no totals by verdict on top"
+    judged, *by_verdict = map(int, counts.groups())
+    assert judged == sum(not claim.reported for claim in claims) == sum(by_verdict)
+    assert sum(by_verdict[:3]) == sum(claim.expected is not None for claim in claims)
+    # one section per chapter, in order, each linking its chapter; reported values in tables of their own
+    sections = re.findall(r'<h2 id="[^"]*">(Chapter (\d+) — [^<]*|The lab)', html)
+    numbers = [int(number) for _, number in sections if number]
+    assert numbers == sorted(numbers) and len(numbers) >= 10, sections
+    assert all(f'href="chapters/{script.stem}.html"' in html for script in (ROOT / "chapters").glob("[0-9][0-9]_*.py"))
+    reported = html.split("with no rule (")[1:]
+    assert sum(claim.reported for claim in claims) == sum(int(part.split(")")[0]) for part in reported)
+    # the rules' plain-text math is typeset
+    tables = "".join(re.findall(r"<table>.*?</table>", html, re.S))
+    assert "&gt;=" not in tables and "&lt;=" not in tables and "pi_k" not in tables and "<sub>" in tables
 
 
 @pytest.mark.parametrize("folder, name", [("mathjax", "tex-svg-full.js"), ("iframe-worker", "shim.js")])

@@ -21,6 +21,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import mkdocs.plugins
 from mkdocs.exceptions import PluginError
@@ -28,18 +29,34 @@ from mkdocs.structure.files import File
 
 INTRO = """# Claims
 
-Every number that the book's reference text states (see [Sources and
-references](references.md)), recomputed by the package while this site was built. *reference*
-is the reference text's value; *book* is what `mlm_book` computes here; *rule* is the
-acceptance rule. The ids follow the reference text's sections, not the chapters; the *D*
-ids after them are statements of the study notes that the reference text leaves out, and the
-*Q* ids last are open questions that the book answers by experiment, both judged by rules the
-book sets (their reference column is empty). Each chapter ends with a summary
-of its own claims that links here. The same table prints with
-`mlm-book verify`, which exits non-zero if any claim fails.
+Every claim the book makes about a number, recomputed by the package while this site was built
+and judged by a rule fixed before the number was seen. *reference* is the published value it
+is compared with, where there is one (see [Sources and references](references.md)); *book* is
+what `mlm_book` computes here; *rule* is the acceptance rule. The claims are grouped by the
+chapter that makes them, and each chapter ends with a summary of its own that links here. An id
+that begins with S follows the sections of the page the book reproduces; D marks a further
+concept the book states its own rule for, and Q an open question it answers by experiment. The
+same table prints with `mlm-book verify`, which exits non-zero if any claim fails.
 
 """
 
+LEGEND = """<dl class="claims-legend">
+<dt>reproduced</dt><dd>The rule holds at every training seed of a learned number, or, for a rule
+computed once, it holds.</dd>
+<dt>seed-dependent</dt><dd>The rule holds at some training seeds and not at others.</dd>
+<dt>not reproduced</dt><dd>The rule holds at no seed, or, computed once, it does not hold. The chapter
+says so and says why.</dd>
+<dt>pass</dt><dd>An exact result or a count, checked on its single value.</dd>
+<dt>reported</dt><dd>A number set beside the published one with no rule, because any rule would hold by
+construction; listed apart under each chapter.</dd>
+<dt>FAIL</dt><dd>The verdict is not the one the chapter states, or the value could not be computed.
+A failing claim fails the book's build.</dd>
+</dl>
+
+Each of the first three verdicts passes when it is the verdict its chapter states, so that a
+sentence such as "this holds at every seed" is itself checked.
+
+"""
 
 def on_config(config):
     nav = config["nav"]
@@ -51,16 +68,56 @@ log = logging.getLogger("mkdocs.hooks.claims")
 _state: dict = {}
 
 
-# Run in a process of its own: every claim judged, printed as the page's table and counts (JSON).
+# Run in a process of its own: every claim judged, grouped by the chapter whose module declares it, and
+# printed as each group's tables and counts (JSON on the last line).
 JUDGE = """
-import json
+import json, re
 from mlm_book import ledger
+
+def chapter(module):
+    found = re.match(r"ch(\\d\\d)_", module)
+    if found:
+        return int(found.group(1))
+    return {"hmm_encoder": 2, "lab_figures": "lab"}[module]  # a new module must say where its claims belong
+
 results = ledger.verify()
+modules = ledger.claim_modules()
+groups = {}
+for result in results:
+    groups.setdefault(chapter(modules[result.claim.id]), []).append(result)
 judged = [result for result in results if not result.claim.reported]
-print(json.dumps({"table": ledger.to_html(results), "counts": ledger.verdict_counts(results),
+page = []
+for key in sorted(groups, key=lambda key: (isinstance(key, str), str(key).zfill(3))):
+    group = groups[key]
+    claims = [result for result in group if not result.claim.reported]
+    reported = [result for result in group if result.claim.reported]
+    page.append({"chapter": key, "counts": ledger.verdict_counts(group),
+                 "claims": ledger.to_html(claims) if claims else "",
+                 "reported": ledger.to_html(reported) if reported else ""})
+print(json.dumps({"groups": page, "counts": ledger.verdict_counts(results),
                   "passed": sum(result.passed for result in judged), "judged": len(judged),
                   "failed": [result.claim.id for result in results if not result.passed]}))
 """
+
+
+def _chapter_heading(key, root: Path) -> tuple[str, str]:
+    """The title and the page of a group's chapter, read from the chapter's script (or the lab)."""
+    if key == "lab":
+        return "The lab", "lab.md"
+    (script,) = sorted((root / "chapters").glob(f"{key:02d}_*.py"))
+    title = next(line[4:].strip() for line in script.read_text(encoding="utf-8").splitlines()
+                 if line.startswith("# # "))
+    return title, f"chapters/{script.name}"
+
+
+def _counts_text(counts: dict) -> str:
+    parts = [f"{counts[verdict]} {verdict}" for verdict in ("reproduced", "seed-dependent", "not reproduced")
+             if counts[verdict]]
+    if counts["single value"]:
+        parts.append(f"{counts['single value']} checked on a single value")
+    if counts["failing"]:
+        parts.append(f"**{counts['failing']} failing**")
+    return ", ".join(parts) or "none"
 
 
 def _judged() -> dict:
@@ -94,17 +151,23 @@ def on_page_markdown(markdown, page, config, files):
         return markdown
     judged = _judged()
     counts, passed = judged["counts"], judged["passed"]
-    summary = (f"**{passed} of {judged['judged']} claims pass.** A claim about a trained encoder is measured at every "
-               f"training seed and its verdict says for how many its rule holds; a rule fixed before its numbers "
-               f"and computed once holds or does not: **{counts['reproduced']}** are "
-               f"reproduced (every seed, or the one computation), **{counts['seed-dependent']}** seed-dependent "
-               f"(some seeds), **{counts['not reproduced']}** not reproduced (no seed, or the one computation); each "
-               f"passes when that verdict is the one its chapter states. **{counts['single value']}** claims are "
-               f"checked on a single value (exact results, counts, and learned results not yet measured over "
-               f"seeds). **{counts['reported']}** more numbers are reported beside the published value with no "
-               f"rule, marked *reported*, each with the reason it has none.\n\n")
+    summary = (f"**{passed} of {judged['judged']} claims pass:** {_counts_text(counts)}. "
+               f"**{counts['reported']}** more numbers are reported with no rule.\n\n")
+    sections = []
+    for group in judged["groups"]:
+        title, page_path = _chapter_heading(group["chapter"], Path(config["config_file_path"]).parent)
+        group_counts = group["counts"]
+        total = sum(group_counts[key] for key in ("reproduced", "seed-dependent", "not reproduced", "single value"))
+        text = [f"## {title}\n", f"[{title.split(' — ')[0]}]({page_path}) makes {total} "
+                f"claim{'s' if total != 1 else ''}: {_counts_text(group_counts)}.\n"]
+        if group["claims"]:
+            text.append(f'<div class="claims-table">{group["claims"]}</div>\n')
+        if group["reported"]:
+            text.append(f"Reported beside the published value, with no rule ({group_counts['reported']}):\n")
+            text.append(f'<div class="claims-table">{group["reported"]}</div>\n')
+        sections.append("\n".join(text))
     log.info("claims: %d of %d pass (%d reported values)", passed, judged["judged"], counts["reported"])
-    return INTRO + summary + f'<div class="claims-table">{judged["table"]}</div>\n'
+    return INTRO + summary + LEGEND + "\n".join(sections)
 
 
 def on_post_build(config):
