@@ -264,8 +264,12 @@ READER_CHECKS = r"""() => {
     probe.remove();
     return svg.getBoundingClientRect().height < 0.9 * parseFloat(svg.getAttribute('height')) * ex;
   }).map(svg => svg.parentElement.textContent.slice(0, 40) || svg.getAttribute('width')).slice(0, 5);
+  // On a wide screen every table fits the column (on a phone a table may scroll in its own box).
+  const wideTables = width < 1000 ? [] : [...document.querySelectorAll('article table')]
+    .filter(table => table.scrollWidth > table.clientWidth + 1)
+    .map(table => (table.querySelector('th') || table).textContent.trim().slice(0, 40)).slice(0, 5);
   return {pageScroll: document.documentElement.scrollWidth - width, overflowing, images: images.length,
-          noAlt, rawMath: rawMath.slice(0, 5), roles, prompts, shrunkMath};
+          noAlt, rawMath: rawMath.slice(0, 5), roles, prompts, shrunkMath, wideTables};
 }"""
 
 
