@@ -7,8 +7,8 @@ Usage::
 The filing encoder (:mod:`mlm_book.artefacts.filing_encoder`) trains through
 :func:`mlm_book.nn.train.train`: at every step it draws 120 centred windows from the
 training source, corrupts them (``_corrupt_batch``), and takes one loss and gradient
-(``enc._loss_and_grads``) and one AdamW step. This script times ``--steps`` steps of that
-real loop (the book's encoder, source, channel and ``training_config()`` with only
+(``enc.loss_and_grads_unchecked``) and one AdamW step. This script times ``--steps`` steps
+of that real loop (the book's encoder, source, channel and ``training_config()`` with only
 ``steps`` replaced; initialisation included) and, in the same process, the *bare step*:
 loss, gradients and AdamW on corrupted batches drawn beforehand, each step timed alone,
 the median taken. It prints the overhead share
@@ -92,7 +92,7 @@ def main():
 
     def bare_step():
         clean, shown, selected = batches[counter[0] % len(batches)]
-        _, grads = enc._loss_and_grads(params, cfg, shown, clean, selected)
+        _, grads = enc.loss_and_grads_unchecked(params, cfg, shown, clean, selected)
         optimiser.step(grads, learning_rate(config, counter[0] % config.steps))
         counter[0] += 1
 

@@ -316,7 +316,7 @@ def _check_clean(clean, config: enc.EncoderConfig) -> np.ndarray:
     A few passes over a (B, n) int array: nothing next to the training step that reads it.
     """
     name = "source(...) tokens"
-    clean = enc._check_shown(clean, config, name)
+    clean = enc.check_shown(clean, config, name)
     if (clean == config.mask_id).any():
         raise ValueError(f"{name} must be clean token ids in [0, {config.vocab_size}) (or [PAD]), "
                          f"got the [MASK] id {config.mask_id}")
@@ -420,7 +420,7 @@ def train(encoder_config: enc.EncoderConfig, train_config: TrainConfig, source: 
         for step in range(train_config.steps):
             clean = _check_clean(source(train_config.batch_size, rng), encoder_config)
             shown, targets, selected = _training_batch(channel, clean, encoder_config, rng)
-            value, grads = enc._loss_and_grads(params, encoder_config, shown, targets, selected)
+            value, grads = enc.loss_and_grads_unchecked(params, encoder_config, shown, targets, selected)
             if not math.isfinite(value):
                 raise FloatingPointError(f"training loss became {value} at step {step}; lower the learning rate")
             losses[step] = value
