@@ -494,7 +494,7 @@ def _train(setup: PairSetup):
                 clean, segments = packed_batch(stream, picks, config)
                 labels = None
             shown, selected = _corrupt(channel, clean, config, rng)
-            mlm, nsp, grads = pairs._pair_loss_and_grads(params, config, shown, segments, clean, selected, labels,
+            mlm, nsp, grads = pairs.pair_loss_and_grads_unchecked(params, config, shown, segments, clean, selected, labels,
                                                          weight)
             if not math.isfinite(mlm):
                 raise FloatingPointError(f"pre-training loss became {mlm} at step {step}")
@@ -656,8 +656,8 @@ def _mlm_cross_entropy(params, config, tokens, segments, setup: PairSetup, seed:
         clean, seg = tokens[start:start + 256], segments[start:start + 256]
         shown, selected = _corrupt(channel, clean, config, rng)
         rows = np.flatnonzero(selected.reshape(-1))
-        x0, _ = pairs._embed(params, config, shown, seg)
-        x, _, _ = pairs._blocks(params, config, x0, shown.shape, rows, pairs._key_bias(config, shown, x0.dtype))
+        x0, _ = pairs.pair_embedding_forward(params, config, shown, seg)
+        x, _, _ = pairs.blocks_forward(params, config, x0, shown.shape, rows, pairs.key_bias(config, shown, x0.dtype))
         logits, _ = layers.head_forward(x, params["ln_f.g"], params["ln_f.b"], params["E"][:cfg.vocab_size],
                                         params["b_out"], cfg.ln_eps)
         loss, _ = layers.cross_entropy_forward(logits.astype(np.float64), clean.reshape(-1)[rows])

@@ -143,7 +143,7 @@ class FineTuned:
 
 
 def _check_inputs(config, tokens, segments, labels=None):
-    tokens, segments = pairs._check_pair_input(tokens, segments, config)
+    tokens, segments = pairs.check_pair_input(tokens, segments, config)
     if np.any(tokens[:, 0] != config.cls_id):
         raise ValueError(f"tokens must start every row with [CLS] (id {config.cls_id})")
     if np.any(tokens[:, 1:] == config.cls_id):
@@ -185,8 +185,8 @@ def _pool(h: np.ndarray, tokens: np.ndarray, config, pooling: str):
 
 def _forward(params, config, x_in, tokens, first: int, pooling: str):
     B, n = tokens.shape
-    bias = pairs._key_bias(config, tokens, x_in.dtype)
-    x, caches, _ = pairs._blocks(params, config, x_in, (B, n), None, bias, first=first)
+    bias = pairs.key_bias(config, tokens, x_in.dtype)
+    x, caches, _ = pairs.blocks_forward(params, config, x_in, (B, n), None, bias, first=first)
     h, ln_cache = layers.layer_norm_forward(x, params["ln_f.g"], params["ln_f.b"], config.encoder.ln_eps)
     pooled, weights = _pool(h, tokens, config, pooling)
     return pooled, (caches, ln_cache, weights)
@@ -204,10 +204,10 @@ def _loss_and_grads(params, head, config, x_in, emb_cache, tokens, labels, first
     dh = (weights[:, :, None] * dpooled[:, None, :]).reshape(-1, d)
     dx, g = layers.layer_norm_backward(dh, ln_cache)
     grads["ln_f.g"], grads["ln_f.b"] = g["g"], g["b"]
-    dx, block_grads = pairs._blocks_backward(dx, caches)
+    dx, block_grads = pairs.blocks_backward(dx, caches)
     grads.update(block_grads)
     if emb_cache is not None:
-        grads.update(pairs._embed_backward(dx, emb_cache, config))
+        grads.update(pairs.pair_embedding_backward(dx, emb_cache, config))
     return value, grads
 
 
@@ -254,7 +254,7 @@ def pooled_features(params, config: pairs.PairEncoderConfig, tokens, segments, p
     out = []
     for start in range(0, tokens.shape[0], batch):
         t, s = tokens[start:start + batch], segments[start:start + batch]
-        x0, _ = pairs._embed(params, config, t, s)
+        x0, _ = pairs.pair_embedding_forward(params, config, t, s)
         pooled, _ = _forward(params, config, x0, t, 0, pooling)
         out.append(pooled.astype(np.float64))
     return np.concatenate(out)
@@ -315,9 +315,9 @@ def fine_tune(params, config: pairs.PairEncoderConfig, tokens, segments, labels,
         first = cfg.n_blocks - 1
         prefix = f"blocks.{first}."
         trained = [n for n in params if n.startswith(prefix) or n.startswith("ln_f.")]
-        x_all, _ = pairs._embed(params, config, tokens, segments)
-        bias = pairs._key_bias(config, tokens, x_all.dtype)
-        _, _, hidden = pairs._blocks(params, config, x_all, tokens.shape, None, bias, first=0)
+        x_all, _ = pairs.pair_embedding_forward(params, config, tokens, segments)
+        bias = pairs.key_bias(config, tokens, x_all.dtype)
+        _, _, hidden = pairs.blocks_forward(params, config, x_all, tokens.shape, None, bias, first=0)
         inputs = hidden[first].reshape(tokens.shape[0], tokens.shape[1], d)
     state = {**{n: params[n] for n in trained}, **{f"head.{k}": v for k, v in head.items()}}
     decayed = [n for n in trained if n in decayed_names(cfg) or n in ("cls", "S")] + ["head.W"]
@@ -329,7 +329,7 @@ def fine_tune(params, config: pairs.PairEncoderConfig, tokens, segments, labels,
         rows = rng.integers(0, tokens.shape[0], size=size)
         t, s = tokens[rows], segments[rows]
         if first == 0:
-            x_in, emb_cache = pairs._embed(params, config, t, s)
+            x_in, emb_cache = pairs.pair_embedding_forward(params, config, t, s)
         else:
             x_in = np.ascontiguousarray(inputs[rows].reshape(-1, d))
         value, grads = _loss_and_grads(params, head, config, x_in, emb_cache if first == 0 else None, t,

@@ -191,7 +191,7 @@ class Tagger:
 
 # --------------------------------------------------------------------------- checks
 def _check_inputs(config, tokens, segments):
-    tokens, segments = pairs._check_pair_input(tokens, segments, config)
+    tokens, segments = pairs.check_pair_input(tokens, segments, config)
     if np.any(tokens == config.mask_id):
         raise ValueError("tokens must not hold [MASK]: a tagger reads clean text")
     return tokens, segments
@@ -256,19 +256,19 @@ def _loss_and_grads(params, head, config, tokens, segments, tags, depth: int):
     B, n = tokens.shape
     flat_tags = tags.reshape(-1)
     scored = np.flatnonzero(flat_tags >= 0)
-    x0, emb_cache = pairs._embed(params, config, tokens, segments)
-    h, caches = _stream(params, config, x0, (B, n), depth, pairs._key_bias(config, tokens, x0.dtype), scored)
+    x0, emb_cache = pairs.pair_embedding_forward(params, config, tokens, segments)
+    h, caches = _stream(params, config, x0, (B, n), depth, pairs.key_bias(config, tokens, x0.dtype), scored)
     z = h @ head["W"] + head["b"]
     value, dz = layers.cross_entropy_forward(z, flat_tags[scored])
     grads = {"head.W": h.T @ dz, "head.b": dz.sum(axis=0)}
     dh = dz @ head["W"].T
     if depth:
-        dx0, block_grads = pairs._blocks_backward(dh, caches)
+        dx0, block_grads = pairs.blocks_backward(dh, caches)
         grads.update(block_grads)
     else:
         dx0 = np.zeros_like(x0)
         dx0[scored] = dh
-    grads.update(pairs._embed_backward(dx0, emb_cache, config))
+    grads.update(pairs.pair_embedding_backward(dx0, emb_cache, config))
     return value, grads
 
 
@@ -321,8 +321,8 @@ def token_features(params, config: pairs.PairEncoderConfig, tokens, segments, de
     out = np.empty((B, n, config.encoder.d_model))
     for start in range(0, B, batch):
         t, s = tokens[start:start + batch], segments[start:start + batch]
-        x0, _ = pairs._embed(params, config, t, s)
-        x, _ = _stream(params, config, x0, t.shape, depth, pairs._key_bias(config, t, x0.dtype))
+        x0, _ = pairs.pair_embedding_forward(params, config, t, s)
+        x, _ = _stream(params, config, x0, t.shape, depth, pairs.key_bias(config, t, x0.dtype))
         out[start:start + t.shape[0]] = x.reshape(t.shape[0], n, -1)
     return out
 
