@@ -50,7 +50,7 @@ from mlm_book.artefacts import filing_encoder as fe  # noqa: E402
 from mlm_book.nn import encoder as enc  # noqa: E402
 from mlm_book.nn.adam import Adam  # noqa: E402
 from mlm_book.nn.runtime import blas_threads, tune_allocator  # noqa: E402
-from mlm_book.nn.train import _corrupt_batch, decayed_names, learning_rate, train  # noqa: E402
+from mlm_book.nn.train import _corrupt_batch, learning_rate, train  # noqa: E402
 
 TARGET = 0.25
 
@@ -87,7 +87,7 @@ def main():
     pad_share = float(np.mean([(clean == cfg.pad_id).mean() for clean, _, _ in batches]))
 
     params = enc.init_params(cfg, np.random.default_rng(config.seed), dtype=np.dtype(config.dtype))
-    optimiser = Adam(params, config.adam(), decayed=decayed_names(cfg))
+    optimiser = Adam(params, config.adam(), decayed=enc.decayed_names(cfg))
     counter = [0]
 
     def bare_step():

@@ -65,7 +65,7 @@ except ImportError:  # pragma: no cover
 
 from mlm_book.nn import encoder as enc  # noqa: E402
 from mlm_book.nn.adam import Adam, AdamConfig  # noqa: E402
-from mlm_book.nn.train import _corrupt_batch, decayed_names  # noqa: E402
+from mlm_book.nn.train import _corrupt_batch  # noqa: E402
 from mlm_book.nn.runtime import blas_threads, tune_allocator  # noqa: E402
 
 torch.set_num_threads(ARGS.threads)
@@ -211,8 +211,8 @@ def bench(name: str, make):
         optimiser = torch.optim.AdamW(groups, lr=LR, fused=True)
     except (RuntimeError, TypeError):  # pragma: no cover
         optimiser = torch.optim.AdamW(groups, lr=LR, foreach=True)
-    assert len(decayed) == len(decayed_names(cfg))
-    numpy_adam = Adam(params, AdamConfig(weight_decay=WEIGHT_DECAY), decayed=decayed_names(cfg))
+    assert len(decayed) == len(enc.decayed_names(cfg))
+    numpy_adam = Adam(params, AdamConfig(weight_decay=WEIGHT_DECAY), decayed=enc.decayed_names(cfg))
 
     def numpy_steps():
         for _ in range(ARGS.inner):

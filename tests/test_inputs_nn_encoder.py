@@ -42,7 +42,7 @@ def params():
     lambda p: enc.logits(p, None, SHOWN),
     lambda p: enc.predict_proba(p, None, SHOWN),
     lambda p: enc.hidden_states(p, None, SHOWN),
-    lambda p: train_module.decayed_names(None),
+    lambda p: enc.decayed_names(None),
 ])
 def test_a_missing_config_is_named(params, call):
     with pytest.raises(TypeError, match="config must be EncoderConfig, got NoneType"):

@@ -310,7 +310,7 @@ def test_fused_adamw_equals_per_tensor_adamw():
     fused = enc.init_params(SMALL, np.random.default_rng(0), dtype=np.float64)
     separate = {k: v.copy() for k, v in fused.items()}
     config = adam_module.AdamConfig(weight_decay=0.05)
-    names = train_module.decayed_names(SMALL)
+    names = enc.decayed_names(SMALL)
     a, b = adam_module.Adam(fused, config, decayed=names), adam_module.Adam(separate, config, decayed=names)
     assert a.fused and not b.fused
     rng = np.random.default_rng(1)
@@ -323,7 +323,7 @@ def test_fused_adamw_equals_per_tensor_adamw():
 
 
 def test_decayed_names_are_tables_and_matrices():
-    names = train_module.decayed_names(SMALL)
+    names = enc.decayed_names(SMALL)
     assert {"E", "P"} <= set(names)
     assert all(n in ("E", "P") or n.rsplit(".", 1)[-1].startswith("W_") for n in names)
     exempt = set(enc.param_names(SMALL)) - set(names)

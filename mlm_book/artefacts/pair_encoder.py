@@ -32,7 +32,7 @@ from mlm_book.nn import adam as adam_module
 from mlm_book.nn import encoder as enc
 from mlm_book.nn import finetune, layers, pairs
 from mlm_book.nn.finetune import FineTuneConfig
-from mlm_book.nn.train import TrainConfig, decayed_names, learning_rate
+from mlm_book.nn.train import TrainConfig, learning_rate
 from mlm_book.validation import (
     as_float_array,
     as_int_array,
@@ -474,7 +474,7 @@ def _train(setup: PairSetup):
     runtime.tune_allocator()
     params = pairs.init_pair_params(config, rng)
     names = tuple(n for n in pairs.pair_param_names(config)
-                  if n in decayed_names(config.encoder) or n in ("S", "nsp.W"))
+                  if n in enc.decayed_names(config.encoder) or n in ("S", "nsp.W"))
     optimiser = adam_module.Adam(params, train_config.adam(), decayed=names)
     firsts = np.flatnonzero(~text.last)
     stream = text_stream(text)

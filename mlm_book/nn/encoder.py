@@ -47,6 +47,7 @@ from mlm_book.validation import (
 __all__ = [
     "EncoderConfig",
     "param_names",
+    "decayed_names",
     "param_shapes",
     "init_params",
     "check_params",
@@ -202,6 +203,28 @@ def param_names(config: EncoderConfig) -> tuple[str, ...]:
     for block in range(config.n_blocks):
         names += [f"blocks.{block}.{name}" for name in _BLOCK_PARAMS]
     return tuple(names + ["ln_f.g", "ln_f.b", "b_out"])
+
+
+def decayed_names(config: EncoderConfig) -> tuple[str, ...]:
+    """The parameters that weight decay applies to: the embedding tables and the weight matrices.
+
+    As in BERT: the token table ``E`` (tied to the output layer), the position table ``P``
+    and every ``W_*`` matrix are decayed; biases (``b_*``, ``b_out``) and LayerNorm gains and
+    offsets (``*.g``, ``*.b``) are not.
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not an [`EncoderConfig`][mlm_book.nn.encoder.EncoderConfig].
+
+    Examples
+    --------
+    >>> decayed_names(EncoderConfig(vocab_size=5, length=3, d_model=8, n_blocks=1, n_heads=2))
+    ('E', 'P', 'blocks.0.attn.W_qkv', 'blocks.0.attn.W_o', 'blocks.0.mlp.W_1', 'blocks.0.mlp.W_2')
+    """
+    check_instance(config, "config", EncoderConfig)
+    return tuple(name for name in param_names(config)
+                 if name in ("E", "P") or name.rsplit(".", 1)[-1].startswith("W_"))
 
 
 def param_shapes(config: EncoderConfig) -> dict[str, tuple[int, ...]]:

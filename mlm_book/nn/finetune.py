@@ -43,8 +43,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from mlm_book.nn import adam as adam_module
+from mlm_book.nn import encoder as enc
 from mlm_book.nn import layers, pairs
-from mlm_book.nn.train import TrainConfig, decayed_names, learning_rate
+from mlm_book.nn.train import TrainConfig, learning_rate
 from mlm_book.validation import as_float_array, as_int_array, check_instance, check_positive_int, check_real
 
 __all__ = ["FineTuneConfig", "FineTuned", "pooled_features", "fine_tune", "classify", "MAX_CLASSES"]
@@ -320,7 +321,7 @@ def fine_tune(params, config: pairs.PairEncoderConfig, tokens, segments, labels,
         _, _, hidden = pairs.blocks_forward(params, config, x_all, tokens.shape, None, bias, first=0)
         inputs = hidden[first].reshape(tokens.shape[0], tokens.shape[1], d)
     state = {**{n: params[n] for n in trained}, **{f"head.{k}": v for k, v in head.items()}}
-    decayed = [n for n in trained if n in decayed_names(cfg) or n in ("cls", "S")] + ["head.W"]
+    decayed = [n for n in trained if n in enc.decayed_names(cfg) or n in ("cls", "S")] + ["head.W"]
     schedule = settings.schedule()
     optimiser = adam_module.Adam(state, schedule.adam(), decayed=decayed)
     losses = np.empty(settings.steps)

@@ -49,9 +49,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from mlm_book.nn import adam as adam_module
+from mlm_book.nn import encoder as enc
 from mlm_book.nn import layers, pairs
 from mlm_book.nn.finetune import FineTuneConfig
-from mlm_book.nn.train import TrainConfig, decayed_names, learning_rate
+from mlm_book.nn.train import TrainConfig, learning_rate
 from mlm_book.validation import as_float_array, as_int_array, check_instance, check_positive_int
 
 __all__ = ["TaggerConfig", "Tagger", "token_features", "fine_tune_tagger", "tag_log_probabilities", "MAX_TAGS"]
@@ -390,7 +391,7 @@ def fine_tune_tagger(params, config: pairs.PairEncoderConfig, tokens, segments, 
             "b": np.zeros(n_tags, dtype)}
     trained = _trained_names(params, depth)
     state = {**{n: params[n] for n in trained}, **{f"head.{k}": v for k, v in head.items()}}
-    decayed = [n for n in trained if n in decayed_names(cfg) or n in ("cls", "S")] + ["head.W"]
+    decayed = [n for n in trained if n in enc.decayed_names(cfg) or n in ("cls", "S")] + ["head.W"]
     schedule = settings.schedule()
     optimiser = adam_module.Adam(state, schedule.adam(), decayed=decayed)
     eligible = np.flatnonzero((tags >= 0).any(axis=1))

@@ -49,7 +49,7 @@ from mlm_book.validation import (
     check_sequence,
 )
 
-__all__ = ["TrainConfig", "TrainResult", "NextToken", "decayed_names", "learning_rate", "train", "cached_training",
+__all__ = ["TrainConfig", "TrainResult", "NextToken", "learning_rate", "train", "cached_training",
            "is_cached_training", "channel_description"]
 
 
@@ -116,7 +116,7 @@ class TrainConfig:
         Adam's constants ([`mlm_book.nn.adam.AdamConfig`][mlm_book.nn.adam.AdamConfig]).
     weight_decay : float
         Decoupled weight decay (AdamW) of the matrices and tables named by
-        [`decayed_names`][mlm_book.nn.train.decayed_names]; 0 is plain Adam.
+        [`mlm_book.nn.encoder.decayed_names`][mlm_book.nn.encoder.decayed_names]; 0 is plain Adam.
     seed : int
         Seed of the generator that initialises the parameters and draws every batch.
     dtype : str
@@ -166,28 +166,6 @@ class TrainConfig:
     def to_dict(self) -> dict:
         """The fields as a JSON-serialisable dict."""
         return asdict(self)
-
-
-def decayed_names(config: enc.EncoderConfig) -> tuple[str, ...]:
-    """The parameters that weight decay applies to: the embedding tables and the weight matrices.
-
-    As in BERT: the token table ``E`` (tied to the output layer), the position table ``P``
-    and every ``W_*`` matrix are decayed; biases (``b_*``, ``b_out``) and LayerNorm gains and
-    offsets (``*.g``, ``*.b``) are not.
-
-    Raises
-    ------
-    TypeError
-        If ``config`` is not an [`EncoderConfig`][mlm_book.nn.encoder.EncoderConfig].
-
-    Examples
-    --------
-    >>> decayed_names(enc.EncoderConfig(vocab_size=5, length=3, d_model=8, n_blocks=1, n_heads=2))
-    ('E', 'P', 'blocks.0.attn.W_qkv', 'blocks.0.attn.W_o', 'blocks.0.mlp.W_1', 'blocks.0.mlp.W_2')
-    """
-    check_instance(config, "config", enc.EncoderConfig)
-    return tuple(name for name in enc.param_names(config)
-                 if name in ("E", "P") or name.rsplit(".", 1)[-1].startswith("W_"))
 
 
 def learning_rate(config: TrainConfig, step: int) -> float:
@@ -413,7 +391,7 @@ def train(encoder_config: enc.EncoderConfig, train_config: TrainConfig, source: 
     runtime.tune_allocator()
     dtype = np.dtype(train_config.dtype)
     params = enc.init_params(encoder_config, rng, dtype=dtype)
-    optimiser = adam_module.Adam(params, train_config.adam(), decayed=decayed_names(encoder_config))
+    optimiser = adam_module.Adam(params, train_config.adam(), decayed=enc.decayed_names(encoder_config))
     losses = np.empty(train_config.steps)
     start = time.perf_counter()
     with runtime.blas_threads(train_config.blas_threads):
