@@ -20,7 +20,7 @@ exactly (:mod:`mlm_book.artefacts.filing_encoder`: ``SETUP.encoder(V)`` over the
 corpus's vocabulary, [MASK] and [PAD] input-only, unit-scale token table) on one real
 training batch: ``training_config().batch_size`` (120) centred windows drawn by the
 training source, [PAD] beyond a filing's edge, corrupted by the training loop's own
-``_corrupt_batch`` through the book's channel. Both optimisers use the book's decoupled weight decay on
+``corrupt_batch`` through the book's channel. Both optimisers use the book's decoupled weight decay on
 the same parameters (embedding tables and weight matrices; not biases or LayerNorm
 parameters). The NumPy step is :mod:`mlm_book.nn.encoder`'s training step plus
 :class:`mlm_book.nn.adam.Adam`; it also restricts the last block's
@@ -65,8 +65,8 @@ except ImportError:  # pragma: no cover
 
 from mlm_book.nn import encoder as enc  # noqa: E402
 from mlm_book.nn.adam import Adam, AdamConfig  # noqa: E402
-from mlm_book.nn.train import _corrupt_batch  # noqa: E402
 from mlm_book.nn.runtime import blas_threads, tune_allocator  # noqa: E402
+from mlm_book.nn.train import corrupt_batch  # noqa: E402
 
 torch.set_num_threads(ARGS.threads)
 
@@ -92,7 +92,7 @@ def filing_size():
     cfg = fe.SETUP.encoder(V)
     rng = np.random.default_rng(1)
     targets = fe.training_source(fe.SETUP)(fe.training_config().batch_size, rng)
-    shown, selected = _corrupt_batch(fe.SETUP.channel(V), targets, cfg, rng)
+    shown, selected = corrupt_batch(fe.SETUP.channel(V), targets, cfg, rng)
     return cfg, shown, targets, selected
 
 

@@ -90,7 +90,7 @@ def test_training_never_selects_or_corrupts_padded_slots():
     pad = PADDED.pad_id
     clean = rng.integers(0, PADDED.vocab_size, size=(4000, 5))
     clean[:, :2] = pad
-    shown, selected = train_module._corrupt_batch(Channel(vocab_size=6, rho=0.5), clean, PADDED, rng)
+    shown, selected = train_module.corrupt_batch(Channel(vocab_size=6, rho=0.5), clean, PADDED, rng)
     assert not selected[:, :2].any() and (shown[:, :2] == pad).all()
     rate = selected[:, 2:].mean()
     assert abs(rate - 0.5) < 4 * np.sqrt(0.25 / 12000)     # the other slots keep their selection rate

@@ -605,8 +605,8 @@ def _ce(result: TrainResult, setup: FilingEncoderSetup, tokens: np.ndarray) -> d
     picks = tokens[rng.integers(0, tokens.size, size=EVAL_WINDOWS)]
     clean, _ = centred_windows(world.ids, world.corpus.document, length=config.length, pad_id=config.pad_id,
                                select=picks)
-    from mlm_book.nn.train import _corrupt_batch
-    shown, selected = _corrupt_batch(setup.channel(config.vocab_size), clean, config, rng)
+    from mlm_book.nn.train import corrupt_batch
+    shown, selected = corrupt_batch(setup.channel(config.vocab_size), clean, config, rng)
     unigram = np.bincount(world.ids, minlength=config.vocab_size) / world.ids.size
     log_q, is_mask = [], []
     for start in range(0, clean.shape[0], 500):

@@ -301,13 +301,41 @@ def _check_clean(clean, config: enc.EncoderConfig) -> np.ndarray:
     return clean
 
 
-def _corrupt_batch(channel: Channel, clean: np.ndarray, config: enc.EncoderConfig, rng: np.random.Generator):
-    """Corrupt ``clean`` through ``channel``, redrawing until a position is selected.
+def corrupt_batch(channel: Channel, clean: np.ndarray, config: enc.EncoderConfig, rng: np.random.Generator):
+    """Corrupt ``clean`` through ``channel``, redrawing until a position is selected: the batch of one training step.
 
     [PAD] slots (an encoder with ``pad``) pass through untouched and are never selected: the
     channel sees a placeholder token there and its choices at those slots are discarded,
     which leaves every other slot's selection and display distributed as before (the
     channel treats positions independently).
+
+    Unchecked (public, not in ``__all__``): [`train`][mlm_book.nn.train.train] checks the
+    channel against the encoder and each batch from its source first; others that corrupt
+    batches as training does (a held-out evaluation, a benchmark) call it on checked inputs.
+
+    Parameters
+    ----------
+    channel : Channel
+        Its ``vocab_size`` is the encoder's.
+    clean : ndarray of int, shape (B, n)
+        Clean token ids in ``[0, V)``, or [PAD] with a padded encoder.
+    config : EncoderConfig
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    shown : ndarray of int, shape (B, n)
+        The corrupted input ([PAD] where ``clean`` has it).
+    selected : ndarray of bool, shape (B, n)
+        The positions the loss reads (at least one, never [PAD]).
+
+    Examples
+    --------
+    >>> cfg = enc.EncoderConfig(vocab_size=5, length=4, d_model=8, n_blocks=1, n_heads=2, pad=True)
+    >>> clean = np.array([[0, 1, 2, cfg.pad_id]])
+    >>> shown, selected = corrupt_batch(Channel(vocab_size=5, rho=0.5), clean, cfg, np.random.default_rng(0))
+    >>> int(shown[0, 3]) == cfg.pad_id, bool(selected.any() and not selected[0, 3])
+    (True, True)
     """
     pad = (clean == config.pad_id) if config.pad else None
     placeholder = clean if pad is None else np.where(pad, 0, clean)
@@ -329,7 +357,7 @@ def _training_batch(channel, clean: np.ndarray, config: enc.EncoderConfig, rng: 
             raise ValueError("source(...) tokens must hold two consecutive real tokens in some sequence "
                              "(next-token prediction has no target otherwise)")
         return shown, targets, selected
-    shown, selected = _corrupt_batch(channel, clean, config, rng)
+    shown, selected = corrupt_batch(channel, clean, config, rng)
     return shown, clean, selected
 
 
