@@ -49,8 +49,9 @@ import numpy as np  # noqa: E402
 from mlm_book.artefacts import filing_encoder as fe  # noqa: E402
 from mlm_book.nn import encoder as enc  # noqa: E402
 from mlm_book.nn.adam import Adam  # noqa: E402
+from mlm_book.nn.loop import learning_rate  # noqa: E402
 from mlm_book.nn.runtime import blas_threads, tune_allocator  # noqa: E402
-from mlm_book.nn.train import corrupt_batch, learning_rate, train  # noqa: E402
+from mlm_book.nn.train import corrupt_batch, train  # noqa: E402
 
 TARGET = 0.25
 

@@ -52,7 +52,8 @@ from mlm_book.finance.vocab import SEP_ID
 from mlm_book.finance.windows import centre_position, centred_windows
 from mlm_book.finance.world import DIRECTION_WORDS, ENTITY_PRODUCT, EVALUATIVE_VERBS, LEXICON
 from mlm_book.nn import encoder as enc
-from mlm_book.nn.train import TrainConfig, TrainResult, cached_training, is_cached_training, learning_rate
+from mlm_book.nn.loop import TrainConfig, learning_rate
+from mlm_book.nn.train import TrainResult, cached_training, is_cached_training
 from mlm_book.validation import (
     as_float_array,
     as_int_array,
@@ -881,7 +882,7 @@ ARTEFACT_KINDS = (artefacts.Kind(
     modules=("mlm_book.artefacts.filing_encoder", "mlm_book.artefacts.filings", "mlm_book.finance.corpus",
              "mlm_book.finance.vocab", "mlm_book.finance.windows", "mlm_book.finance.caps", "mlm_book.finance.world",
              "mlm_book.channel", "mlm_book.geometry", "mlm_book.probe", "mlm_book.nn.train", "mlm_book.nn.encoder",
-             "mlm_book.nn.layers", "mlm_book.nn.adam", "mlm_book.nn.runtime"),
+             "mlm_book.nn.layers", "mlm_book.nn.adam", "mlm_book.nn.runtime", "mlm_book.nn.loop"),
     setups=book_setups, is_built=is_trained, build=_build, cost=_cost,
     describe=lambda setup: f"seed {setup.seed}, {training_config(setup).steps} steps, mask {setup.mask:g}",
     tiny=tiny_setup),)

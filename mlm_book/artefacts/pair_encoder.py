@@ -32,7 +32,7 @@ from mlm_book.nn import adam as adam_module
 from mlm_book.nn import encoder as enc
 from mlm_book.nn import finetune, layers, pairs
 from mlm_book.nn.finetune import FineTuneConfig
-from mlm_book.nn.train import TrainConfig, learning_rate
+from mlm_book.nn.loop import TrainConfig, learning_rate
 from mlm_book.validation import (
     as_float_array,
     as_int_array,
@@ -931,7 +931,7 @@ def _transfer_built(run) -> bool:
 _COSTS = {"nsp": 30.0, "packed": 24.0, "scratch": 4.1, "transfer": 2.2}
 _MODULES = ("mlm_book.artefacts.pair_encoder", "mlm_book.artefacts.filings", "mlm_book.finance.corpus",
             "mlm_book.finance.vocab", "mlm_book.finance.caps", "mlm_book.finance.windows", "mlm_book.finance.world",
-            "mlm_book.channel", "mlm_book.probe", "mlm_book.nn.pairs", "mlm_book.nn.finetune", "mlm_book.nn.train",
+            "mlm_book.channel", "mlm_book.probe", "mlm_book.nn.pairs", "mlm_book.nn.finetune", "mlm_book.nn.loop",
             "mlm_book.nn.encoder", "mlm_book.nn.layers", "mlm_book.nn.adam", "mlm_book.nn.runtime")
 
 ARTEFACT_KINDS = (

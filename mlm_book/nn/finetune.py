@@ -45,7 +45,7 @@ import numpy as np
 from mlm_book.nn import adam as adam_module
 from mlm_book.nn import encoder as enc
 from mlm_book.nn import layers, pairs
-from mlm_book.nn.train import TrainConfig, learning_rate
+from mlm_book.nn.loop import TrainConfig, learning_rate
 from mlm_book.validation import as_float_array, as_int_array, check_instance, check_positive_int, check_real
 
 __all__ = ["FineTuneConfig", "FineTuned", "pooled_features", "fine_tune", "classify", "MAX_CLASSES"]
@@ -106,7 +106,7 @@ class FineTuneConfig:
         check_positive_int(self.seed, "seed", minimum=0)
 
     def schedule(self) -> TrainConfig:
-        """The warm-up and decay as a [`TrainConfig`][mlm_book.nn.train.TrainConfig] (its ``learning_rate``)."""
+        """The warm-up and decay as a [`TrainConfig`][mlm_book.nn.loop.TrainConfig] (its [`learning_rate`][mlm_book.nn.loop.learning_rate])."""
         return TrainConfig(steps=self.steps, batch_size=self.batch_size, lr=self.lr,
                            warmup=max(1, self.steps // 10), final_lr_fraction=0.0,
                            weight_decay=self.weight_decay, seed=self.seed)

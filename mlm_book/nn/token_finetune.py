@@ -52,7 +52,7 @@ from mlm_book.nn import adam as adam_module
 from mlm_book.nn import encoder as enc
 from mlm_book.nn import layers, pairs
 from mlm_book.nn.finetune import FineTuneConfig
-from mlm_book.nn.train import TrainConfig, learning_rate
+from mlm_book.nn.loop import TrainConfig, learning_rate
 from mlm_book.validation import as_float_array, as_int_array, check_instance, check_positive_int
 
 __all__ = ["TaggerConfig", "Tagger", "token_features", "fine_tune_tagger", "tag_log_probabilities", "MAX_TAGS"]
@@ -117,7 +117,7 @@ class TaggerConfig:
                               weight_decay=self.weight_decay, seed=self.seed)
 
     def schedule(self) -> TrainConfig:
-        """The warm-up and decay as a [`TrainConfig`][mlm_book.nn.train.TrainConfig]: [`FineTuneConfig.schedule`][mlm_book.nn.finetune.FineTuneConfig.schedule]'s."""
+        """The warm-up and decay as a [`TrainConfig`][mlm_book.nn.loop.TrainConfig]: [`FineTuneConfig.schedule`][mlm_book.nn.finetune.FineTuneConfig.schedule]'s."""
         return self._sequence_settings().schedule()
 
 
