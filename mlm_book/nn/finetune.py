@@ -19,7 +19,8 @@ trained by cross-entropy. What else trains is the *mode*:
 
 Training is AdamW with a linear warm-up over a tenth of the steps and a cosine decay to
 zero, on batches drawn with replacement from the labelled set; decay 0.01 on the matrices
-and tables, as BERT fine-tunes. No gradient here is new: they are the layers' backward
+and tables, as BERT fine-tunes: an [`Objective`][mlm_book.nn.loop.Objective] for
+[`mlm_book.nn.loop.fit`][mlm_book.nn.loop.fit], the loop every training of the book runs. No gradient here is new: they are the layers' backward
 passes, chained, and ``tests/test_pairs.py`` checks them against central differences.
 
 Examples
@@ -42,10 +43,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mlm_book.nn import adam as adam_module
 from mlm_book.nn import encoder as enc
-from mlm_book.nn import layers, pairs
-from mlm_book.nn.loop import TrainConfig, learning_rate
+from mlm_book.nn import layers, loop, pairs
+from mlm_book.nn.loop import TrainConfig
 from mlm_book.validation import as_float_array, as_int_array, check_instance, check_positive_int, check_real
 
 __all__ = ["FineTuneConfig", "FineTuned", "pooled_features", "fine_tune", "classify", "MAX_CLASSES"]
@@ -292,7 +292,7 @@ def fine_tune(params, config: pairs.PairEncoderConfig, tokens, segments, labels,
         the labels are not one class per row with at least two classes, or a label is not
         below ``n_classes``.
     FloatingPointError
-        If the loss becomes NaN or infinite.
+        If the loss or a gradient becomes NaN or infinite.
     """
     params = pairs.check_pair_params(params, config)
     tokens, segments = _check_inputs(config, tokens, segments)
@@ -316,30 +316,31 @@ def fine_tune(params, config: pairs.PairEncoderConfig, tokens, segments, labels,
         first = cfg.n_blocks - 1
         prefix = f"blocks.{first}."
         trained = [n for n in params if n.startswith(prefix) or n.startswith("ln_f.")]
+        # the frozen blocks' output, computed once
         x_all, _ = pairs.pair_embedding_forward(params, config, tokens, segments)
         bias = pairs.key_bias(config, tokens, x_all.dtype)
         _, _, hidden = pairs.blocks_forward(params, config, x_all, tokens.shape, None, bias, first=0)
         inputs = hidden[first].reshape(tokens.shape[0], tokens.shape[1], d)
-    state = {**{n: params[n] for n in trained}, **{f"head.{k}": v for k, v in head.items()}}
     decayed = [n for n in trained if n in enc.decayed_names(cfg) or n in ("cls", "S")] + ["head.W"]
-    schedule = settings.schedule()
-    optimiser = adam_module.Adam(state, schedule.adam(), decayed=decayed)
-    losses = np.empty(settings.steps)
     size = min(settings.batch_size, tokens.shape[0])
-    for step in range(settings.steps):
-        rows = rng.integers(0, tokens.shape[0], size=size)
+
+    def draw(rng, step):
+        return rng.integers(0, tokens.shape[0], size=size)
+
+    def loss_and_grads(state, rows):
         t, s = tokens[rows], segments[rows]
         if first == 0:
-            x_in, emb_cache = pairs.pair_embedding_forward(params, config, t, s)
+            x_in, emb_cache = pairs.pair_embedding_forward(state, config, t, s)
         else:
-            x_in = np.ascontiguousarray(inputs[rows].reshape(-1, d))
-        value, grads = _loss_and_grads(params, head, config, x_in, emb_cache if first == 0 else None, t,
-                                       labels[rows], first, settings.pooling)
-        if not math.isfinite(value):
-            raise FloatingPointError(f"fine-tuning loss became {value} at step {step}")
-        losses[step] = value
-        optimiser.step({n: grads[n] for n in state}, learning_rate(schedule, step))
-    return FineTuned(config, params, head["W"], head["b"], settings.pooling, losses)
+            x_in, emb_cache = np.ascontiguousarray(inputs[rows].reshape(-1, d)), None
+        return _loss_and_grads(state, {"W": state["head.W"], "b": state["head.b"]}, config, x_in, emb_cache, t,
+                               labels[rows], first, settings.pooling)
+
+    # the trained arrays, then the head: the order of the optimiser's state
+    objective = loop.Objective({**params, "head.W": head["W"], "head.b": head["b"]}, draw, loss_and_grads,
+                               decayed=decayed, frozen=[n for n in params if n not in trained], label="fine-tuning")
+    fitted = loop.fit(objective, settings.schedule(), rng, progress=False)
+    return FineTuned(config, params, head["W"], head["b"], settings.pooling, fitted.loss)
 
 
 def classify(model: FineTuned, tokens, segments, batch: int = 512) -> np.ndarray:
