@@ -36,7 +36,8 @@ def test_gradients_match_central_differences(nsp):
     weight = 1.0 if nsp is None else nsp
 
     def total(p):
-        mlm, value, _ = pairs.pair_loss_and_grads_unchecked(p, CFG, shown, segments, targets, selected, nsp_labels, weight)
+        mlm, value, _ = pairs.pair_loss_and_grads_unchecked(p, CFG, shown, segments, targets, selected, nsp_labels,
+                                                            weight)
         return mlm + (0.0 if nsp is None else weight * value)
 
     _, _, grads = pairs.pair_loss_and_grads(params, CFG, shown, segments, targets, selected, nsp_labels, weight)

@@ -20,8 +20,9 @@ trained by cross-entropy. What else trains is the *mode*:
 Training is AdamW with a linear warm-up over a tenth of the steps and a cosine decay to
 zero, on batches drawn with replacement from the labelled set; decay 0.01 on the matrices
 and tables, as BERT fine-tunes: an [`Objective`][mlm_book.nn.loop.Objective] for
-[`mlm_book.nn.loop.fit`][mlm_book.nn.loop.fit], the loop every training of the book runs. No gradient here is new: they are the layers' backward
-passes, chained, and ``tests/test_pairs.py`` checks them against central differences.
+[`mlm_book.nn.loop.fit`][mlm_book.nn.loop.fit], the loop every training of the book runs.
+No gradient here is new: they are the layers' backward passes, chained, and
+``tests/test_pairs.py`` checks them against central differences.
 
 Examples
 --------
@@ -106,7 +107,7 @@ class FineTuneConfig:
         check_positive_int(self.seed, "seed", minimum=0)
 
     def schedule(self) -> TrainConfig:
-        """The warm-up and decay as a [`TrainConfig`][mlm_book.nn.loop.TrainConfig] (its [`learning_rate`][mlm_book.nn.loop.learning_rate])."""
+        """The warm-up and decay as a [`TrainConfig`][mlm_book.nn.loop.TrainConfig] (its ``learning_rate``)."""
         return TrainConfig(steps=self.steps, batch_size=self.batch_size, lr=self.lr,
                            warmup=max(1, self.steps // 10), final_lr_fraction=0.0,
                            weight_decay=self.weight_decay, seed=self.seed)

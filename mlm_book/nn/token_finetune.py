@@ -18,7 +18,8 @@ unchanged. With ``depth = 0`` only the tables and the head train.
 Training is [`mlm_book.nn.finetune`][mlm_book.nn.finetune]'s: AdamW with a linear warm-up over a
 tenth of the steps and a cosine decay to zero, decay 0.01 on the matrices, the tables and
 the head's $W$, on batches drawn with replacement from the rows that hold at least one
-scored slot ([`mlm_book.nn.loop.fit`][mlm_book.nn.loop.fit] on the tagging objective). No gradient here is new: they are the layers' backward passes, chained, and
+scored slot ([`mlm_book.nn.loop.fit`][mlm_book.nn.loop.fit] on the tagging objective). No
+gradient here is new: they are the layers' backward passes, chained, and
 ``tests/test_token_finetune.py`` checks them against central differences in float64.
 
 The log-probabilities of [`tag_log_probabilities`][mlm_book.nn.token_finetune.tag_log_probabilities]
@@ -115,7 +116,7 @@ class TaggerConfig:
                               weight_decay=self.weight_decay, seed=self.seed)
 
     def schedule(self) -> TrainConfig:
-        """The warm-up and decay as a [`TrainConfig`][mlm_book.nn.loop.TrainConfig]: [`FineTuneConfig.schedule`][mlm_book.nn.finetune.FineTuneConfig.schedule]'s."""
+        """The warm-up and decay: [`FineTuneConfig.schedule`][mlm_book.nn.finetune.FineTuneConfig.schedule]'s."""
         return self._sequence_settings().schedule()
 
 
