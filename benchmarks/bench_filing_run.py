@@ -6,9 +6,9 @@ Usage::
 
 The filing encoder (:mod:`mlm_book.artefacts.filing_encoder`) trains through
 :func:`mlm_book.nn.train.train`: at every step it draws 120 centred windows from the
-training source, corrupts them (``_corrupt_batch``), and takes one loss and gradient
-(``enc._loss_and_grads``) and one AdamW step. This script times ``--steps`` steps of that
-real loop (the book's encoder, source, channel and ``training_config()`` with only
+training source, corrupts them (``corrupt_batch``), and takes one loss and gradient
+(``enc.loss_and_grads_unchecked``) and one AdamW step. This script times ``--steps`` steps
+of that real loop (the book's encoder, source, channel and ``training_config()`` with only
 ``steps`` replaced; initialisation included) and, in the same process, the *bare step*:
 loss, gradients and AdamW on corrupted batches drawn beforehand, each step timed alone,
 the median taken. It prints the overhead share
@@ -49,8 +49,9 @@ import numpy as np  # noqa: E402
 from mlm_book.artefacts import filing_encoder as fe  # noqa: E402
 from mlm_book.nn import encoder as enc  # noqa: E402
 from mlm_book.nn.adam import Adam  # noqa: E402
+from mlm_book.nn.loop import learning_rate  # noqa: E402
 from mlm_book.nn.runtime import blas_threads, tune_allocator  # noqa: E402
-from mlm_book.nn.train import _corrupt_batch, decayed_names, learning_rate, train  # noqa: E402
+from mlm_book.nn.train import corrupt_batch, train  # noqa: E402
 
 TARGET = 0.25
 
@@ -83,16 +84,16 @@ def main():
     batches = []
     for _ in range(ARGS.bare):
         clean = source(config.batch_size, rng)
-        batches.append((clean, *_corrupt_batch(channel, clean, cfg, rng)))
+        batches.append((clean, *corrupt_batch(channel, clean, cfg, rng)))
     pad_share = float(np.mean([(clean == cfg.pad_id).mean() for clean, _, _ in batches]))
 
     params = enc.init_params(cfg, np.random.default_rng(config.seed), dtype=np.dtype(config.dtype))
-    optimiser = Adam(params, config.adam(), decayed=decayed_names(cfg))
+    optimiser = Adam(params, config.adam(), decayed=enc.decayed_names(cfg))
     counter = [0]
 
     def bare_step():
         clean, shown, selected = batches[counter[0] % len(batches)]
-        _, grads = enc._loss_and_grads(params, cfg, shown, clean, selected)
+        _, grads = enc.loss_and_grads_unchecked(params, cfg, shown, clean, selected)
         optimiser.step(grads, learning_rate(config, counter[0] % config.steps))
         counter[0] += 1
 
@@ -109,7 +110,7 @@ def main():
             bare_step()
         source_s = median_call(lambda: source(config.batch_size, rng), 200)
         clean = source(config.batch_size, rng)
-        corrupt_s = median_call(lambda: _corrupt_batch(channel, clean, cfg, rng), 200)
+        corrupt_s = median_call(lambda: corrupt_batch(channel, clean, cfg, rng), 200)
 
     bare_times, runs = bare_block_timed(bare_block), []
     for run in range(ARGS.runs):
@@ -134,7 +135,7 @@ def main():
           + f" (median {run_s:.2f} s, {1e3 * per_step:.2f} ms a step)")
     print(f"  one source draw ({config.batch_size} windows): {1e3 * source_s:.3f} ms "
           f"({100 * source_s / per_step:.1f} % of a loop step)")
-    print(f"  one corruption (_corrupt_batch):        {1e3 * corrupt_s:.3f} ms "
+    print(f"  one corruption (corrupt_batch):         {1e3 * corrupt_s:.3f} ms "
           f"({100 * corrupt_s / per_step:.1f} % of a loop step)")
     rest = per_step - step_s - source_s - corrupt_s
     print(f"  rest of a loop step over the bare step (unattributed): {1e3 * rest:.3f} ms "

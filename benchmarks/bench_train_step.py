@@ -20,7 +20,7 @@ exactly (:mod:`mlm_book.artefacts.filing_encoder`: ``SETUP.encoder(V)`` over the
 corpus's vocabulary, [MASK] and [PAD] input-only, unit-scale token table) on one real
 training batch: ``training_config().batch_size`` (120) centred windows drawn by the
 training source, [PAD] beyond a filing's edge, corrupted by the training loop's own
-``_corrupt_batch`` through the book's channel. Both optimisers use the book's decoupled weight decay on
+``corrupt_batch`` through the book's channel. Both optimisers use the book's decoupled weight decay on
 the same parameters (embedding tables and weight matrices; not biases or LayerNorm
 parameters). The NumPy step is :mod:`mlm_book.nn.encoder`'s training step plus
 :class:`mlm_book.nn.adam.Adam`; it also restricts the last block's
@@ -65,8 +65,8 @@ except ImportError:  # pragma: no cover
 
 from mlm_book.nn import encoder as enc  # noqa: E402
 from mlm_book.nn.adam import Adam, AdamConfig  # noqa: E402
-from mlm_book.nn.train import _corrupt_batch, decayed_names  # noqa: E402
 from mlm_book.nn.runtime import blas_threads, tune_allocator  # noqa: E402
+from mlm_book.nn.train import corrupt_batch  # noqa: E402
 
 torch.set_num_threads(ARGS.threads)
 
@@ -92,7 +92,7 @@ def filing_size():
     cfg = fe.SETUP.encoder(V)
     rng = np.random.default_rng(1)
     targets = fe.training_source(fe.SETUP)(fe.training_config().batch_size, rng)
-    shown, selected = _corrupt_batch(fe.SETUP.channel(V), targets, cfg, rng)
+    shown, selected = corrupt_batch(fe.SETUP.channel(V), targets, cfg, rng)
     return cfg, shown, targets, selected
 
 
@@ -192,7 +192,7 @@ def bench(name: str, make):
     t_shown, t_targets, t_selected = (torch.from_numpy(a) for a in (shown, targets, selected))
     # same model: the losses and the table gradients agree before training (a [PAD] key left
     # unmasked moves the filing loss by about 1e-4 and gives the [PAD] row a gradient)
-    np_loss, np_grads = enc._loss_and_grads(params, cfg, shown, targets, selected)
+    np_loss, np_grads = enc.loss_and_grads_unchecked(params, cfg, shown, targets, selected)
     torch_loss = model(t_shown, t_targets, t_selected)
     torch_loss.backward()
     torch_loss = torch_loss.item()
@@ -211,12 +211,12 @@ def bench(name: str, make):
         optimiser = torch.optim.AdamW(groups, lr=LR, fused=True)
     except (RuntimeError, TypeError):  # pragma: no cover
         optimiser = torch.optim.AdamW(groups, lr=LR, foreach=True)
-    assert len(decayed) == len(decayed_names(cfg))
-    numpy_adam = Adam(params, AdamConfig(weight_decay=WEIGHT_DECAY), decayed=decayed_names(cfg))
+    assert len(decayed) == len(enc.decayed_names(cfg))
+    numpy_adam = Adam(params, AdamConfig(weight_decay=WEIGHT_DECAY), decayed=enc.decayed_names(cfg))
 
     def numpy_steps():
         for _ in range(ARGS.inner):
-            _, grads = enc._loss_and_grads(params, cfg, shown, targets, selected)
+            _, grads = enc.loss_and_grads_unchecked(params, cfg, shown, targets, selected)
             numpy_adam.step(grads, LR)
 
     def torch_steps():

@@ -37,6 +37,12 @@ sequence, optionally under a mask of allowed transitions (e.g. from
 One sentence per call; every step is vectorised over tags (a ``(K, K)`` array per
 position), and the loop over positions is the recursion itself.
 
+Beside the functions of ``__all__``, four building blocks are public for code that batches
+these recursions ([`mlm_book.crf_fit`][mlm_book.crf_fit]): the argument checks
+[`check_scores`][mlm_book.crf.check_scores] and [`check_allowed`][mlm_book.crf.check_allowed],
+[`logsumexp`][mlm_book.crf.logsumexp] and the batched max-product recursion
+[`best_paths`][mlm_book.crf.best_paths], which trusts checked inputs.
+
 Examples
 --------
 >>> import numpy as np
@@ -80,7 +86,33 @@ r"""Largest bound on a sequence's score, $n(\max|e| + \max|T| + \log K) + \max|a
 
 
 # ----------------------------------------------------------------------------- checks
-def _check_scores(emissions, transitions, start, end) -> tuple[np.ndarray, ...]:
+def check_scores(emissions, transitions, start, end) -> tuple[np.ndarray, ...]:
+    r"""The four score arrays as float arrays, checked to fit together and to keep every sum finite.
+
+    Parameters
+    ----------
+    emissions : array_like, shape (n, K)
+    transitions : array_like, shape (K, K)
+    start, end : array_like, shape (K,)
+
+    Returns
+    -------
+    emissions, transitions, start, end : ndarray
+        As float arrays.
+
+    Raises
+    ------
+    TypeError
+        If an argument does not hold real numbers.
+    ValueError
+        If a shape is wrong, a score is not finite, ``n * K * K`` exceeds `MAX_CELLS`, or the
+        bound on a sequence's score exceeds `MAX_SCORE_SUM`.
+
+    Examples
+    --------
+    >>> [a.shape for a in check_scores([[0.0, 1.0]], np.zeros((2, 2)), [0, 0], [0, 0])]
+    [(1, 2), (2, 2), (2,), (2,)]
+    """
     emissions = as_float_array(emissions, "emissions", ndim=2)
     transitions = as_float_array(transitions, "transitions", ndim=2)
     start = as_float_array(start, "start", ndim=1)
@@ -127,8 +159,14 @@ def _finite(value, what: str):
     return value
 
 
-def _logsumexp(values: np.ndarray, axis: int) -> np.ndarray:
-    """``log(sum(exp(values)))`` along ``axis``, shifted by the maximum (finite inputs)."""
+def logsumexp(values: np.ndarray, axis: int) -> np.ndarray:
+    """``log(sum(exp(values)))`` along ``axis``, shifted by the maximum (finite inputs, unchecked).
+
+    Examples
+    --------
+    >>> float(logsumexp(np.log(np.array([1.0, 3.0])), axis=0))
+    1.3862943611198906
+    """
     top = values.max(axis=axis, keepdims=True)
     return np.squeeze(top, axis=axis) + np.log(np.exp(values - top).sum(axis=axis))
 
@@ -138,7 +176,7 @@ def _forward(emissions, transitions, start) -> np.ndarray:
     alpha = np.empty_like(emissions)
     alpha[0] = start + emissions[0]
     for t in range(1, emissions.shape[0]):
-        alpha[t] = emissions[t] + _logsumexp(alpha[t - 1][:, None] + transitions, axis=0)
+        alpha[t] = emissions[t] + logsumexp(alpha[t - 1][:, None] + transitions, axis=0)
     return alpha
 
 
@@ -147,7 +185,7 @@ def _backward(emissions, transitions, end) -> np.ndarray:
     beta = np.empty_like(emissions)
     beta[-1] = end
     for t in range(emissions.shape[0] - 2, -1, -1):
-        beta[t] = _logsumexp(transitions + (emissions[t + 1] + beta[t + 1])[None, :], axis=1)
+        beta[t] = logsumexp(transitions + (emissions[t + 1] + beta[t + 1])[None, :], axis=1)
     return beta
 
 
@@ -203,9 +241,9 @@ def log_partition(emissions, transitions, start, end) -> float:
     >>> bool(abs(forward_backward(A, initial, B[:, x].T[None]).log_evidence[0] - log_z) < 1e-12)
     True
     """
-    emissions, transitions, start, end = _check_scores(emissions, transitions, start, end)
+    emissions, transitions, start, end = check_scores(emissions, transitions, start, end)
     alpha = _forward(emissions, transitions, start)
-    return float(_finite(_logsumexp(alpha[-1] + end, axis=0), "the log partition"))
+    return float(_finite(logsumexp(alpha[-1] + end, axis=0), "the log partition"))
 
 
 def marginals(emissions, transitions, start, end) -> tuple[np.ndarray, np.ndarray]:
@@ -256,10 +294,10 @@ def marginals(emissions, transitions, start, end) -> tuple[np.ndarray, np.ndarra
     >>> bool(np.allclose(edge[0].sum(axis=1), node[0]))
     True
     """
-    emissions, transitions, start, end = _check_scores(emissions, transitions, start, end)
+    emissions, transitions, start, end = check_scores(emissions, transitions, start, end)
     alpha = _forward(emissions, transitions, start)
     beta = _backward(emissions, transitions, end)
-    log_z = _finite(_logsumexp(alpha[-1] + end, axis=0), "the log partition")
+    log_z = _finite(logsumexp(alpha[-1] + end, axis=0), "the log partition")
     node = np.exp(alpha + beta - log_z)
     edge = np.exp(alpha[:-1, :, None] + transitions[None] + (emissions[1:] + beta[1:])[:, None, :] - log_z)
     return _finite(node, "the node marginals"), _finite(edge, "the edge marginals")
@@ -298,7 +336,7 @@ def sequence_score(tags, emissions, transitions, start, end) -> float:
     >>> sequence_score([0, 1], [[1.0, 0.0], [0.0, 2.0]], [[0.0, 0.5], [0.0, 0.0]], [0.1, 0.0], [0.0, 0.3])
     3.9
     """
-    emissions, transitions, start, end = _check_scores(emissions, transitions, start, end)
+    emissions, transitions, start, end = check_scores(emissions, transitions, start, end)
     tags = _check_path(tags, emissions)
     total = (start[tags[0]] + emissions[np.arange(tags.size), tags].sum()
              + transitions[tags[:-1], tags[1:]].sum() + end[tags[-1]])
@@ -389,7 +427,7 @@ class CRFGradient:
             raise ValueError(f"loss must be non-negative (a negative log likelihood), got {loss}")
         object.__setattr__(self, "loss", loss)
         for name, value in zip(("emissions", "transitions", "start", "end"),
-                               _check_scores(self.emissions, self.transitions, self.start, self.end)):
+                               check_scores(self.emissions, self.transitions, self.start, self.end)):
             object.__setattr__(self, name, value)
 
 
@@ -434,7 +472,7 @@ def nll_gradient(tags, emissions, transitions, start, end) -> CRFGradient:
            [ 0.5, -0.5]]), array([[ 0.25, -0.75],
            [ 0.25,  0.25]]))
     """
-    emissions, transitions, start, end = _check_scores(emissions, transitions, start, end)
+    emissions, transitions, start, end = check_scores(emissions, transitions, start, end)
     tags = _check_path(tags, emissions)
     node, edge = marginals(emissions, transitions, start, end)
     n_tags = emissions.shape[1]
@@ -447,8 +485,30 @@ def nll_gradient(tags, emissions, transitions, start, end) -> CRFGradient:
                        end=node[-1] - observed[-1])
 
 
-def _check_allowed(allowed, n_tags: int, of: str = "") -> np.ndarray | None:
-    # ``of`` names where K comes from in the message (e.g. " of the tagger"), for callers that have one
+def check_allowed(allowed, n_tags: int, of: str = "") -> np.ndarray | None:
+    """A transition mask checked for ``n_tags`` tags: a boolean array of shape (K + 1, K + 1), or ``None``.
+
+    Parameters
+    ----------
+    allowed : ndarray of bool, shape (K + 1, K + 1), or None
+        As for [`viterbi`][mlm_book.crf.viterbi].
+    n_tags : int
+        $K$ (trusted: the caller's checked value).
+    of : str
+        Where $K$ comes from, for the message (e.g. ``" of the tagger"``).
+
+    Raises
+    ------
+    TypeError
+        If ``allowed`` is not a boolean array.
+    ValueError
+        If its shape is not (K + 1, K + 1).
+
+    Examples
+    --------
+    >>> check_allowed(np.ones((3, 3), bool), 2).shape, check_allowed(None, 2)
+    ((3, 3), None)
+    """
     if allowed is None:
         return None
     if isinstance(allowed, (str, bytes)):
@@ -465,14 +525,41 @@ def _check_allowed(allowed, n_tags: int, of: str = "") -> np.ndarray | None:
     return mask
 
 
-def _best_paths(emissions: np.ndarray, lengths: np.ndarray, transitions: np.ndarray, start: np.ndarray,
+def best_paths(emissions: np.ndarray, lengths: np.ndarray, transitions: np.ndarray, start: np.ndarray,
                 end: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
-    """The max-product recursion of [`viterbi`][mlm_book.crf.viterbi] over a padded batch, checked inputs.
+    """The max-product recursion of [`viterbi`][mlm_book.crf.viterbi] over a padded batch of checked inputs.
 
-    ``emissions`` (B, n, K) and ``lengths`` (B,) in ``[1, n]``; returns each sentence's best
-    path, shape (B, n), ``-1`` past its length (ties to the lowest tag id). A sentence's
-    scores stop changing past its length, and its path is read back from its own last
-    position, so each sentence's numbers are combined exactly as for it alone.
+    A sentence's scores stop changing past its length, and its path is read back from its own
+    last position, so each sentence's numbers are combined exactly as for it alone.
+
+    Parameters
+    ----------
+    emissions : ndarray, shape (B, n, K)
+        Each sentence's scores, left-aligned (what follows its length is never read into its path).
+    lengths : ndarray of int, shape (B,)
+        Each sentence's length, in ``[1, n]``.
+    transitions : ndarray, shape (K, K)
+    start, end : ndarray, shape (K,)
+        Checked as by [`check_scores`][mlm_book.crf.check_scores] (unchecked here).
+    mask : ndarray of bool, shape (K + 1, K + 1), or None
+        From [`check_allowed`][mlm_book.crf.check_allowed].
+
+    Returns
+    -------
+    ndarray of int, shape (B, n)
+        Each sentence's best path, ``-1`` past its length (ties to the lowest tag id).
+
+    Raises
+    ------
+    ValueError
+        If ``mask`` permits no sequence of some sentence's length, or a best score overflows.
+
+    Examples
+    --------
+    >>> emissions = np.log([[[0.5, 0.5], [0.9, 0.1]], [[0.2, 0.8], [0.5, 0.5]]])
+    >>> best_paths(emissions, np.array([2, 1]), np.zeros((2, 2)), np.zeros(2), np.zeros(2), None)
+    array([[ 0,  0],
+           [ 1, -1]])
     """
     batch, padded, n_tags = emissions.shape
     step, first, last = transitions, start, end
@@ -563,8 +650,8 @@ def viterbi(emissions, transitions, start, end, allowed=None) -> tuple[np.ndarra
     >>> path, round(score, 4)
     (array([1, 2]), -1.4271)
     """
-    emissions, transitions, start, end = _check_scores(emissions, transitions, start, end)
+    emissions, transitions, start, end = check_scores(emissions, transitions, start, end)
     length, n_tags = emissions.shape
-    mask = _check_allowed(allowed, n_tags)
-    path = _best_paths(emissions[None], np.array([length]), transitions, start, end, mask)[0]
+    mask = check_allowed(allowed, n_tags)
+    path = best_paths(emissions[None], np.array([length]), transitions, start, end, mask)[0]
     return path, sequence_score(path, emissions, transitions, start, end)

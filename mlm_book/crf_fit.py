@@ -85,7 +85,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mlm_book.crf import MAX_SCORE_SUM, _best_paths, _check_allowed, _check_scores, _logsumexp
+from mlm_book.crf import MAX_SCORE_SUM, best_paths, check_allowed, check_scores, logsumexp
 from mlm_book.nn import runtime
 from mlm_book.validation import (
     as_float_array,
@@ -210,7 +210,7 @@ def _log_matmul(rows: np.ndarray, scores: np.ndarray, weights: np.ndarray,
         result = top + shift + np.log(total)
     if not fast.all():
         slow = ~fast
-        result[slow] = _logsumexp(rows[slow][:, :, None] + scores, axis=1)
+        result[slow] = logsumexp(rows[slow][:, :, None] + scores, axis=1)
     return result, fast
 
 
@@ -266,7 +266,7 @@ def _chain(scores: np.ndarray, layout: _Layout, transitions: np.ndarray, start: 
         here, before = slice(offset[t], offset[t] + count[t]), slice(offset[t - 1], offset[t - 1] + count[t])
         step, fast[here] = _log_matmul(alpha[before], transitions, forward_weights, into)
         alpha[here] = scores[here] + step
-    log_z = _logsumexp(alpha[layout.last] + end, axis=1)
+    log_z = logsumexp(alpha[layout.last] + end, axis=1)
     # beta_t(i): log score of every continuation after position t in tag i; end at the last position.
     beta = np.empty_like(scores)
     for t in range(steps - 1, -1, -1):
@@ -762,7 +762,7 @@ def penalised_objective(tagger, features, lengths, tags, *, strength: float = CR
         raise ValueError(f"features must have d = {tagger.n_features} numbers per token (the rows of the tagger's "
                          f"W), got shape {features.shape}")
     strength = check_positive_float(strength, "strength")
-    mask = _check_allowed(allowed, n_tags, " of the tagger")
+    mask = check_allowed(allowed, n_tags, " of the tagger")
     problem = _Problem(features, lengths, tags, n_tags, strength, mask)
     with np.errstate(over="ignore", invalid="ignore"):
         value, gradients = problem.evaluate(tagger.W, tagger.b, tagger.transitions, tagger.start, tagger.end)
@@ -1084,7 +1084,7 @@ def fit_crf(features, lengths, tags, n_tags: int, *, strength: float = CRF_STREN
     strength = check_positive_float(strength, "strength")
     max_iter = check_positive_int(max_iter, "max_iter")
     tol = check_positive_float(tol, "tol")
-    mask = _check_allowed(allowed, n_tags, " of n_tags")
+    mask = check_allowed(allowed, n_tags, " of n_tags")
     active = _active(lengths, padded)
     if mask is not None:
         steps = mask[tags[:, :-1], tags[:, 1:]] | ~active[:, 1:]
@@ -1161,7 +1161,7 @@ def decode(tagger, features, lengths, allowed=None) -> list[np.ndarray]:
     _check_cells(batch, padded, tagger.n_tags, f"features of shape {features.shape} with the tagger's "
                                                f"K = {tagger.n_tags}")
     lengths = _lengths(lengths, "lengths", batch, padded, "features")
-    mask = _check_allowed(allowed, tagger.n_tags, " of the tagger")
+    mask = check_allowed(allowed, tagger.n_tags, " of the tagger")
     paths = viterbi_batch(tagger.emissions(features), lengths, tagger.transitions, tagger.start, tagger.end, mask)
     return [paths[s, :lengths[s]] for s in range(batch)]
 
@@ -1215,5 +1215,5 @@ def viterbi_batch(emissions, lengths, transitions, start, end, allowed=None) -> 
     _check_cells(batch, padded, n_tags, f"emissions of shape {emissions.shape}")
     lengths = _lengths(lengths, "lengths", batch, padded, "emissions")
     # the shapes, finiteness and size of the scores, checked on the largest score at each position
-    _, transitions, start, end = _check_scores(np.abs(emissions).max(axis=0), transitions, start, end)
-    return _best_paths(emissions, lengths, transitions, start, end, _check_allowed(allowed, n_tags))
+    _, transitions, start, end = check_scores(np.abs(emissions).max(axis=0), transitions, start, end)
+    return best_paths(emissions, lengths, transitions, start, end, check_allowed(allowed, n_tags))

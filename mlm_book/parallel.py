@@ -54,9 +54,7 @@ def _one_blas_thread() -> None:
     # (probes, evaluations) took about three times as long. Set the count on the loaded library.
     if "numpy" in sys.modules:
         from mlm_book.nn import runtime
-        functions = runtime._openblas()
-        if functions is not None:
-            functions[1](1)
+        runtime.set_blas_threads(1)
 
 
 def run_in_processes(function: Callable, arguments: Sequence, *, processes: int | None = None,

@@ -3,8 +3,9 @@
 The rules: no import cycle anywhere in ``mlm_book`` (the build's move to ``mlm_book.artefacts``
 broke the ten-module cycle of the chapter modules); no module outside the chapters imports a
 chapter module, except the entry points (the command line and the lab), so the artefact floor
-never does; and no more private ``module._name`` reads across modules than today (49, from 94
-before the move). Lower that ceiling as the private reads go.
+never does; and no more private ``module._name`` reads across modules than today (12: 94 before
+the move, 49 after it; the names of ``mlm_book.nn``, ``mlm_book.crf`` and the runtime that other
+modules read are public now). Lower that ceiling as the private reads go.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mlm_book"
 #: The chapter modules that import each other in a cycle today (the ceiling: none may join).
 CYCLE_TODAY: frozenset[str] = frozenset()
 #: Cross-module reads of private names today (the ceiling).
-PRIVATE_READS_TODAY = 49
+PRIVATE_READS_TODAY = 12
 #: The entry points, which may import the chapter modules: the command line and the lab's payload.
 ENTRY_POINTS = frozenset({"mlm_book.cli", "mlm_book.lab"})
 

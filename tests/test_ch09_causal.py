@@ -12,7 +12,8 @@ from mlm_book.experiments import ch09_causal as C
 from mlm_book.experiments import hmm_encoder
 from mlm_book.hmm import bayes_sense_accuracy, default_hmm
 from mlm_book.nn import encoder as enc
-from mlm_book.nn.train import NextToken, TrainConfig, TrainResult, learning_rate
+from mlm_book.nn.loop import TrainConfig, learning_rate
+from mlm_book.nn.train import NextToken, TrainResult
 
 
 def _untrained(causal: bool, seed: int = 0) -> TrainResult:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from mlm_book.artefacts import filing_encoder as fe
-from mlm_book.nn.train import learning_rate
+from mlm_book.nn.loop import learning_rate
 
 
 def test_split_is_by_document_and_covers_the_stream():

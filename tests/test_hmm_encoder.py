@@ -37,7 +37,7 @@ def test_setup_is_the_books():
 
 def test_weight_decay_gives_berts_total_decay():
     # SETUP's reason for lambda: lambda * sum_t lr_t equals BERT's 0.01 * 50 = 0.5 (lambda rounded to 0.033)
-    from mlm_book.nn.train import learning_rate
+    from mlm_book.nn.loop import learning_rate
 
     t = he.SETUP.training
     total = t.weight_decay * sum(learning_rate(t, s) for s in range(t.steps))

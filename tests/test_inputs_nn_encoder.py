@@ -13,9 +13,10 @@ from mlm_book.channel import Channel
 from mlm_book.nn import adam as adam_module
 from mlm_book.nn import encoder as enc
 from mlm_book.nn import train as train_module
+from mlm_book.nn.loop import TrainConfig, learning_rate
 
 TINY = enc.EncoderConfig(vocab_size=3, length=4, d_model=8, n_blocks=1, n_heads=2)
-TINY_TRAIN = train_module.TrainConfig(steps=3, batch_size=2, warmup=1)
+TINY_TRAIN = TrainConfig(steps=3, batch_size=2, warmup=1)
 SHOWN = [[0, 3, 2, 1]]
 TARGETS = [[0, 1, 2, 1]]
 SELECTED = [[False, True, False, True]]
@@ -42,7 +43,7 @@ def params():
     lambda p: enc.logits(p, None, SHOWN),
     lambda p: enc.predict_proba(p, None, SHOWN),
     lambda p: enc.hidden_states(p, None, SHOWN),
-    lambda p: train_module.decayed_names(None),
+    lambda p: enc.decayed_names(None),
 ])
 def test_a_missing_config_is_named(params, call):
     with pytest.raises(TypeError, match="config must be EncoderConfig, got NoneType"):
@@ -153,11 +154,11 @@ def test_adam_step_refuses_a_non_real_gradient_and_changes_nothing(fused):
 # --------------------------------------------------------------------------- schedule, records
 def test_learning_rate_names_its_arguments():
     with pytest.raises(TypeError, match="config must be TrainConfig"):
-        train_module.learning_rate(None, 0)
+        learning_rate(None, 0)
     for step, error in ((None, TypeError), (2.5, TypeError), (True, TypeError), (-1, ValueError)):
         with pytest.raises(error, match="step"):
-            train_module.learning_rate(TINY_TRAIN, step)
-    assert train_module.learning_rate(TINY_TRAIN, np.int64(10**12)) == pytest.approx(
+            learning_rate(TINY_TRAIN, step)
+    assert learning_rate(TINY_TRAIN, np.int64(10**12)) == pytest.approx(
         TINY_TRAIN.lr * TINY_TRAIN.final_lr_fraction)
 
 

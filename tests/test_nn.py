@@ -10,6 +10,7 @@ from mlm_book.nn import adam as adam_module
 from mlm_book.nn import encoder as enc
 from mlm_book.nn import gradcheck, layers
 from mlm_book.nn import train as train_module
+from mlm_book.nn.loop import TrainConfig, learning_rate
 from mlm_book.nn.runtime import blas_threads, tune_allocator
 
 SMALL = enc.EncoderConfig(vocab_size=6, length=5, d_model=8, n_blocks=2, n_heads=2)
@@ -77,7 +78,7 @@ def test_a_padded_slot_reaches_no_other_position():
         assert np.allclose(a[valid], b[valid], atol=1e-9)
     # without the mask the same change moves them: the test can fail
     unmasked = pytest.MonkeyPatch()
-    unmasked.setattr(enc, "_key_bias", lambda *args: None)
+    unmasked.setattr(enc, "key_bias", lambda *args: None)
     try:
         assert not np.allclose(enc.logits(params, PADDED, shown)[0][valid[0]],
                                enc.logits(moved, PADDED, shown)[0][valid[0]], atol=1e-6)
@@ -90,7 +91,7 @@ def test_training_never_selects_or_corrupts_padded_slots():
     pad = PADDED.pad_id
     clean = rng.integers(0, PADDED.vocab_size, size=(4000, 5))
     clean[:, :2] = pad
-    shown, selected = train_module._corrupt_batch(Channel(vocab_size=6, rho=0.5), clean, PADDED, rng)
+    shown, selected = train_module.corrupt_batch(Channel(vocab_size=6, rho=0.5), clean, PADDED, rng)
     assert not selected[:, :2].any() and (shown[:, :2] == pad).all()
     rate = selected[:, 2:].mean()
     assert abs(rate - 0.5) < 4 * np.sqrt(0.25 / 12000)     # the other slots keep their selection rate
@@ -146,7 +147,7 @@ def test_next_token_training_copies_without_the_mask_and_cannot_with_it():
     # i.i.d. uniform tokens: nothing on the left predicts the next one, so a causal model
     # stays at log V while the bidirectional one reads the answer one slot to the right
     source = lambda b, rng: rng.integers(0, 6, size=(b, 5))
-    config = train_module.TrainConfig(steps=300, batch_size=16, lr=1e-2, warmup=20)
+    config = TrainConfig(steps=300, batch_size=16, lr=1e-2, warmup=20)
     losses = {}
     for causal in (False, True):
         cfg = enc.EncoderConfig(vocab_size=6, length=5, d_model=16, n_blocks=1, n_heads=2, causal=causal)
@@ -310,7 +311,7 @@ def test_fused_adamw_equals_per_tensor_adamw():
     fused = enc.init_params(SMALL, np.random.default_rng(0), dtype=np.float64)
     separate = {k: v.copy() for k, v in fused.items()}
     config = adam_module.AdamConfig(weight_decay=0.05)
-    names = train_module.decayed_names(SMALL)
+    names = enc.decayed_names(SMALL)
     a, b = adam_module.Adam(fused, config, decayed=names), adam_module.Adam(separate, config, decayed=names)
     assert a.fused and not b.fused
     rng = np.random.default_rng(1)
@@ -323,7 +324,7 @@ def test_fused_adamw_equals_per_tensor_adamw():
 
 
 def test_decayed_names_are_tables_and_matrices():
-    names = train_module.decayed_names(SMALL)
+    names = enc.decayed_names(SMALL)
     assert {"E", "P"} <= set(names)
     assert all(n in ("E", "P") or n.rsplit(".", 1)[-1].startswith("W_") for n in names)
     exempt = set(enc.param_names(SMALL)) - set(names)
@@ -355,8 +356,8 @@ def test_fused_adam_equals_per_tensor_adam():
 
 
 def test_learning_rate_schedule():
-    cfg = train_module.TrainConfig(steps=300, lr=1e-2, warmup=100, final_lr_fraction=0.1)
-    rates = [train_module.learning_rate(cfg, s) for s in range(cfg.steps)]
+    cfg = TrainConfig(steps=300, lr=1e-2, warmup=100, final_lr_fraction=0.1)
+    rates = [learning_rate(cfg, s) for s in range(cfg.steps)]
     assert rates[99] == pytest.approx(1e-2) and rates[-1] == pytest.approx(1e-3)
     assert all(x <= y for x, y in zip(rates[:100], rates[1:101]))      # warm-up rises
     assert all(x >= y for x, y in zip(rates[100:], rates[101:]))       # then decays
@@ -364,7 +365,7 @@ def test_learning_rate_schedule():
 
 # --------------------------------------------------------------------------- training and cache
 TINY = enc.EncoderConfig(vocab_size=3, length=4, d_model=8, n_blocks=1, n_heads=2)
-TINY_TRAIN = train_module.TrainConfig(steps=30, batch_size=4, lr=1e-2, warmup=5)
+TINY_TRAIN = TrainConfig(steps=30, batch_size=4, lr=1e-2, warmup=5)
 
 
 def tiny_source(batch, rng):
@@ -400,7 +401,7 @@ def test_nan_parameters_from_the_cache_are_refused(tmp_path, monkeypatch):
 
 
 def test_training_stops_on_a_non_finite_loss():
-    bad = train_module.TrainConfig(steps=50, batch_size=4, lr=1e30, warmup=1)
+    bad = TrainConfig(steps=50, batch_size=4, lr=1e30, warmup=1)
     with pytest.raises(FloatingPointError, match="step"), np.errstate(all="ignore"):
         train_module.train(TINY, bad, tiny_source, Channel(vocab_size=3, rho=0.5), np.random.default_rng(0),
                            progress=False)
@@ -488,15 +489,15 @@ def test_bad_configs():
     with pytest.raises(ValueError, match="token_init_std"):
         enc.EncoderConfig(vocab_size=5, length=4, token_init_std=0.0)
     with pytest.raises(ValueError, match="weight_decay"):
-        train_module.TrainConfig(weight_decay=-0.01)
+        TrainConfig(weight_decay=-0.01)
     with pytest.raises(ValueError, match="weight_decay"):
         adam_module.AdamConfig(weight_decay=float("inf"))
     with pytest.raises(ValueError, match="lr must be a positive number"):
-        train_module.TrainConfig(lr=-1.0)
+        TrainConfig(lr=-1.0)
     with pytest.raises(ValueError, match="beta2"):
-        train_module.TrainConfig(beta2=1.0)
+        TrainConfig(beta2=1.0)
     with pytest.raises(ValueError, match="dtype"):
-        train_module.TrainConfig(dtype="float16")
+        TrainConfig(dtype="float16")
     with pytest.raises(TypeError, match="dtype must be float32 or float64"):
         enc.init_params(SMALL, np.random.default_rng(0), dtype=np.int32)
     with pytest.raises(TypeError, match="rng must be a numpy.random.Generator"):

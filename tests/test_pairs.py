@@ -36,7 +36,8 @@ def test_gradients_match_central_differences(nsp):
     weight = 1.0 if nsp is None else nsp
 
     def total(p):
-        mlm, value, _ = pairs._pair_loss_and_grads(p, CFG, shown, segments, targets, selected, nsp_labels, weight)
+        mlm, value, _ = pairs.pair_loss_and_grads_unchecked(p, CFG, shown, segments, targets, selected, nsp_labels,
+                                                            weight)
         return mlm + (0.0 if nsp is None else weight * value)
 
     _, _, grads = pairs.pair_loss_and_grads(params, CFG, shown, segments, targets, selected, nsp_labels, weight)
@@ -127,7 +128,7 @@ def test_classifier_gradients_match_central_differences(pooling):
     everything = {**params, **{f"head.{k}": v for k, v in head.items()}}
 
     def total():
-        x0, cache = pairs._embed(params, CFG, tokens, segments)
+        x0, cache = pairs.pair_embedding_forward(params, CFG, tokens, segments)
         return finetune._loss_and_grads(params, head, CFG, x0, cache, tokens, labels, 0, pooling)
 
     _, grads = total()

@@ -62,8 +62,7 @@ def test_the_book_reads_both_recipes_at_five_seeds():
 
 def _blas_threads_here(_):
     from mlm_book.nn import runtime
-    functions = runtime._openblas()
-    return None if functions is None else functions[0]()
+    return runtime.blas_thread_count()
 
 
 def test_workers_run_one_blas_thread_each():

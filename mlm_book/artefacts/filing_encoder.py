@@ -52,7 +52,8 @@ from mlm_book.finance.vocab import SEP_ID
 from mlm_book.finance.windows import centre_position, centred_windows
 from mlm_book.finance.world import DIRECTION_WORDS, ENTITY_PRODUCT, EVALUATIVE_VERBS, LEXICON
 from mlm_book.nn import encoder as enc
-from mlm_book.nn.train import TrainConfig, TrainResult, cached_training, is_cached_training, learning_rate
+from mlm_book.nn.loop import TrainConfig, learning_rate
+from mlm_book.nn.train import TrainResult, cached_training, is_cached_training
 from mlm_book.validation import (
     as_float_array,
     as_int_array,
@@ -605,8 +606,8 @@ def _ce(result: TrainResult, setup: FilingEncoderSetup, tokens: np.ndarray) -> d
     picks = tokens[rng.integers(0, tokens.size, size=EVAL_WINDOWS)]
     clean, _ = centred_windows(world.ids, world.corpus.document, length=config.length, pad_id=config.pad_id,
                                select=picks)
-    from mlm_book.nn.train import _corrupt_batch
-    shown, selected = _corrupt_batch(setup.channel(config.vocab_size), clean, config, rng)
+    from mlm_book.nn.train import corrupt_batch
+    shown, selected = corrupt_batch(setup.channel(config.vocab_size), clean, config, rng)
     unigram = np.bincount(world.ids, minlength=config.vocab_size) / world.ids.size
     log_q, is_mask = [], []
     for start in range(0, clean.shape[0], 500):
@@ -881,7 +882,7 @@ ARTEFACT_KINDS = (artefacts.Kind(
     modules=("mlm_book.artefacts.filing_encoder", "mlm_book.artefacts.filings", "mlm_book.finance.corpus",
              "mlm_book.finance.vocab", "mlm_book.finance.windows", "mlm_book.finance.caps", "mlm_book.finance.world",
              "mlm_book.channel", "mlm_book.geometry", "mlm_book.probe", "mlm_book.nn.train", "mlm_book.nn.encoder",
-             "mlm_book.nn.layers", "mlm_book.nn.adam", "mlm_book.nn.runtime"),
+             "mlm_book.nn.layers", "mlm_book.nn.adam", "mlm_book.nn.runtime", "mlm_book.nn.loop"),
     setups=book_setups, is_built=is_trained, build=_build, cost=_cost,
     describe=lambda setup: f"seed {setup.seed}, {training_config(setup).steps} steps, mask {setup.mask:g}",
     tiny=tiny_setup),)

@@ -17,7 +17,8 @@ from mlm_book import hmm as hmm_module
 from mlm_book.channel import Channel
 from mlm_book.hmm import default_hmm
 from mlm_book.nn import encoder as enc
-from mlm_book.nn.train import TrainConfig, TrainResult, cached_training, is_cached_training
+from mlm_book.nn.loop import TrainConfig
+from mlm_book.nn.train import TrainResult, cached_training, is_cached_training
 from mlm_book.validation import check_instance, check_positive_int, check_probability, check_sequence
 
 __all__ = ["HMMEncoderSetup", "SETUP", "SEEDS", "CONTRAST", "seed_setup", "book_setups", "sentence_source",
@@ -298,7 +299,8 @@ ARTEFACT_KINDS = (artefacts.Kind(
     name="hmm-encoder",
     summary="the HMM encoder (chapters 2-5, 9, 10): the book's recipe and BERT's literal start, 5 seeds each",
     modules=("mlm_book.artefacts.hmm_encoder", "mlm_book.hmm", "mlm_book.channel", "mlm_book.nn.train",
-             "mlm_book.nn.encoder", "mlm_book.nn.layers", "mlm_book.nn.adam", "mlm_book.nn.runtime"),
+             "mlm_book.nn.loop", "mlm_book.nn.encoder", "mlm_book.nn.layers", "mlm_book.nn.adam",
+             "mlm_book.nn.runtime"),
     setups=book_setups, is_built=is_trained, build=_build, cost=_cost,
     describe=lambda setup: f"{'contrast, ' if setup.encoder.token_init_std is None else ''}seed {setup.training.seed}",
     tiny=tiny_setup),)

@@ -16,7 +16,8 @@ from dataclasses import dataclass, replace
 
 from mlm_book import artefacts
 from mlm_book.artefacts import hmm_encoder
-from mlm_book.nn.train import NextToken, TrainConfig, TrainResult, cached_training, is_cached_training, learning_rate
+from mlm_book.nn.loop import TrainConfig, learning_rate
+from mlm_book.nn.train import NextToken, TrainResult, cached_training, is_cached_training
 from mlm_book.validation import check_bool, check_instance, check_positive_int
 
 __all__ = ["STEPS", "SEEDS", "READERS", "ReaderSetup", "check_seed", "reader_setup", "training_config",

@@ -18,7 +18,6 @@ full sentences, MLM alone); a third, ``"packed"`` with every selected token show
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -28,11 +27,10 @@ from mlm_book.artefacts import filing_encoder, filings
 from mlm_book.channel import Channel, corrupt
 from mlm_book.finance import corpus as corpus_module
 from mlm_book.finance.vocab import SEP_ID
-from mlm_book.nn import adam as adam_module
 from mlm_book.nn import encoder as enc
-from mlm_book.nn import finetune, layers, pairs
+from mlm_book.nn import finetune, layers, loop, pairs
 from mlm_book.nn.finetune import FineTuneConfig
-from mlm_book.nn.train import TrainConfig, decayed_names, learning_rate
+from mlm_book.nn.loop import TrainConfig, learning_rate
 from mlm_book.validation import (
     as_float_array,
     as_int_array,
@@ -461,48 +459,40 @@ def text_stream(text: Sentences) -> np.ndarray:
 
 
 def _train(setup: PairSetup):
-    import time
-
-    from mlm_book.nn import runtime
-
     text = sentences()
     V = vocab_size()
     config = setup.config(V)
-    train_config = setup.train_config()
     channel = Channel(vocab_size=V, rho=setup.rho, mask=setup.mask, random=setup.random)
     rng = np.random.default_rng(setup.seed)
-    runtime.tune_allocator()
     params = pairs.init_pair_params(config, rng)
-    names = tuple(n for n in pairs.pair_param_names(config)
-                  if n in decayed_names(config.encoder) or n in ("S", "nsp.W"))
-    optimiser = adam_module.Adam(params, train_config.adam(), decayed=names)
+    decayed = tuple(n for n in pairs.pair_param_names(config)
+                    if n in enc.decayed_names(config.encoder) or n in ("S", "nsp.W"))
     firsts = np.flatnonzero(~text.last)
     stream = text_stream(text)
     sentence_starts = np.concatenate([[0], np.cumsum(text.lengths + 1)[:-1]])
     sentence_starts = sentence_starts[sentence_starts + setup.length - 1 <= stream.size]
-    mlm_losses = np.empty(setup.steps)
-    nsp_losses = np.empty(setup.steps if setup.objective == "nsp" else 0)
-    weight = 1.0 if setup.objective == "nsp" else 0.0
-    start = time.perf_counter()
-    with runtime.blas_threads(1):
-        for step in range(setup.steps):
-            if setup.objective == "nsp":
-                a = firsts[rng.integers(0, firsts.size, size=setup.batch_size)]
-                clean, segments, labels = pair_batch(text, a, config, rng)
-            else:
-                picks = sentence_starts[rng.integers(0, sentence_starts.size, size=setup.batch_size)]
-                clean, segments = packed_batch(stream, picks, config)
-                labels = None
-            shown, selected = _corrupt(channel, clean, config, rng)
-            mlm, nsp, grads = pairs._pair_loss_and_grads(params, config, shown, segments, clean, selected, labels,
-                                                         weight)
-            if not math.isfinite(mlm):
-                raise FloatingPointError(f"pre-training loss became {mlm} at step {step}")
-            mlm_losses[step] = mlm
-            if labels is not None:
-                nsp_losses[step] = nsp
-            optimiser.step(grads, learning_rate(train_config, step))
-    return config, params, mlm_losses, nsp_losses, time.perf_counter() - start
+    nsp = setup.objective == "nsp"
+
+    def draw(rng, step):
+        if nsp:
+            a = firsts[rng.integers(0, firsts.size, size=setup.batch_size)]
+            clean, segments, labels = pair_batch(text, a, config, rng)
+        else:
+            picks = sentence_starts[rng.integers(0, sentence_starts.size, size=setup.batch_size)]
+            clean, segments = packed_batch(stream, picks, config)
+            labels = None
+        shown, selected = _corrupt(channel, clean, config, rng)
+        return shown, segments, clean, selected, labels
+
+    def loss_and_grads(params, batch):
+        mlm, nsp_loss, grads = pairs.pair_loss_and_grads_unchecked(params, config, *batch, 1.0 if nsp else 0.0)
+        return ((mlm, nsp_loss) if nsp else mlm), grads
+
+    objective = loop.Objective(params, draw, loss_and_grads, decayed=decayed,
+                               loss_names=("mlm", "nsp") if nsp else ("mlm",),
+                               label=f"pre-training ({setup.objective}, seed {setup.seed})")
+    fitted = loop.fit(objective, setup.train_config(), rng)
+    return config, params, fitted.losses["mlm"], fitted.losses.get("nsp", np.empty(0)), fitted.seconds
 
 
 def pretrain(setup: PairSetup = PairSetup()) -> PretrainedPair:
@@ -656,8 +646,8 @@ def _mlm_cross_entropy(params, config, tokens, segments, setup: PairSetup, seed:
         clean, seg = tokens[start:start + 256], segments[start:start + 256]
         shown, selected = _corrupt(channel, clean, config, rng)
         rows = np.flatnonzero(selected.reshape(-1))
-        x0, _ = pairs._embed(params, config, shown, seg)
-        x, _, _ = pairs._blocks(params, config, x0, shown.shape, rows, pairs._key_bias(config, shown, x0.dtype))
+        x0, _ = pairs.pair_embedding_forward(params, config, shown, seg)
+        x, _, _ = pairs.blocks_forward(params, config, x0, shown.shape, rows, pairs.key_bias(config, shown, x0.dtype))
         logits, _ = layers.head_forward(x, params["ln_f.g"], params["ln_f.b"], params["E"][:cfg.vocab_size],
                                         params["b_out"], cfg.ln_eps)
         loss, _ = layers.cross_entropy_forward(logits.astype(np.float64), clean.reshape(-1)[rows])
@@ -931,7 +921,7 @@ def _transfer_built(run) -> bool:
 _COSTS = {"nsp": 30.0, "packed": 24.0, "scratch": 4.1, "transfer": 2.2}
 _MODULES = ("mlm_book.artefacts.pair_encoder", "mlm_book.artefacts.filings", "mlm_book.finance.corpus",
             "mlm_book.finance.vocab", "mlm_book.finance.caps", "mlm_book.finance.windows", "mlm_book.finance.world",
-            "mlm_book.channel", "mlm_book.probe", "mlm_book.nn.pairs", "mlm_book.nn.finetune", "mlm_book.nn.train",
+            "mlm_book.channel", "mlm_book.probe", "mlm_book.nn.pairs", "mlm_book.nn.finetune", "mlm_book.nn.loop",
             "mlm_book.nn.encoder", "mlm_book.nn.layers", "mlm_book.nn.adam", "mlm_book.nn.runtime")
 
 ARTEFACT_KINDS = (

@@ -846,12 +846,12 @@ def stream_at(params, config, shown, layer: int) -> np.ndarray:
     from mlm_book.nn import layers
 
     params = _check_encoder(params, config)
-    shown = enc._check_shown(shown, config)
+    shown = enc.check_shown(shown, config)
     layer = check_positive_int(layer, "layer", minimum=0)
     if layer > config.n_blocks:
         raise ValueError(f"layer must be in [0, {config.n_blocks}] (the encoder's blocks), got {layer}")
     x, _ = layers.embedding_forward(shown, params["E"], params["P"])
-    key_bias = enc._key_bias(config, shown, x.dtype)
+    key_bias = enc.key_bias(config, shown, x.dtype)
     for block in range(layer):
         x, _ = layers.block_forward(x, params, f"blocks.{block}.", config.n_heads, shown.shape, config.ln_eps,
                                     None, key_bias)
@@ -907,7 +907,7 @@ def resume(params, config, shown, stream, *, start: int = 1, rows=None) -> np.nd
     from mlm_book.nn import encoder as enc
 
     params = _check_encoder(params, config)
-    shown = enc._check_shown(shown, config)
+    shown = enc.check_shown(shown, config)
     start = check_positive_int(start, "start", minimum=0)
     if start > config.n_blocks:
         raise ValueError(f"start must be in [0, {config.n_blocks}] (the encoder's blocks), got {start}")
@@ -928,7 +928,7 @@ def _resume(params, config, shown: np.ndarray, x: np.ndarray, start: int, rows) 
     from mlm_book.nn import encoder as enc
     from mlm_book.nn import layers
 
-    key_bias = enc._key_bias(config, shown, x.dtype)
+    key_bias = enc.key_bias(config, shown, x.dtype)
     for block in range(start, config.n_blocks):
         last = block == config.n_blocks - 1
         x, _ = layers.block_forward(x, params, f"blocks.{block}.", config.n_heads, shown.shape, config.ln_eps,

@@ -47,6 +47,7 @@ from mlm_book.validation import (
 __all__ = [
     "EncoderConfig",
     "param_names",
+    "decayed_names",
     "param_shapes",
     "init_params",
     "check_params",
@@ -204,6 +205,28 @@ def param_names(config: EncoderConfig) -> tuple[str, ...]:
     return tuple(names + ["ln_f.g", "ln_f.b", "b_out"])
 
 
+def decayed_names(config: EncoderConfig) -> tuple[str, ...]:
+    """The parameters that weight decay applies to: the embedding tables and the weight matrices.
+
+    As in BERT: the token table ``E`` (tied to the output layer), the position table ``P``
+    and every ``W_*`` matrix are decayed; biases (``b_*``, ``b_out``) and LayerNorm gains and
+    offsets (``*.g``, ``*.b``) are not.
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not an [`EncoderConfig`][mlm_book.nn.encoder.EncoderConfig].
+
+    Examples
+    --------
+    >>> decayed_names(EncoderConfig(vocab_size=5, length=3, d_model=8, n_blocks=1, n_heads=2))
+    ('E', 'P', 'blocks.0.attn.W_qkv', 'blocks.0.attn.W_o', 'blocks.0.mlp.W_1', 'blocks.0.mlp.W_2')
+    """
+    check_instance(config, "config", EncoderConfig)
+    return tuple(name for name in param_names(config)
+                 if name in ("E", "P") or name.rsplit(".", 1)[-1].startswith("W_"))
+
+
 def param_shapes(config: EncoderConfig) -> dict[str, tuple[int, ...]]:
     """Shape of every parameter array.
 
@@ -339,12 +362,35 @@ def check_params(params, config: EncoderConfig, name: str = "params") -> dict[st
     return out
 
 
-# --------------------------------------------------------------------------- internal passes
-def _key_bias(config: EncoderConfig, shown: np.ndarray, dtype):
+# --------------------------------------------------------------------------- building blocks (unchecked)
+# Public for the package's own passes and loops (the training step, the gradient check, the
+# probes that resume the stream at a block), which check their inputs once; not in `__all__`,
+# so the bad-input sweep does not feed them what only a checked entry point must refuse.
+def key_bias(config: EncoderConfig, shown: np.ndarray, dtype):
     """The attention bias that hides [PAD] keys and, for a causal encoder, later positions.
 
-    ``None`` when nothing is hidden; ``(B, n)`` for [PAD] alone; ``(B, n, n)`` (one row per
-    query) with the causal mask.
+    Parameters
+    ----------
+    config : EncoderConfig
+    shown : ndarray of int, shape (B, n)
+        Input ids, checked (as by [`check_shown`][mlm_book.nn.encoder.check_shown]).
+    dtype : numpy dtype
+        That of the attention scores.
+
+    Returns
+    -------
+    ndarray or None
+        ``None`` when nothing is hidden; ``(B, n)`` for [PAD] alone; ``(B, n, n)`` (one row
+        per query) with the causal mask. Hidden entries hold a large negative number, the
+        others 0.
+
+    Examples
+    --------
+    >>> cfg = EncoderConfig(vocab_size=5, length=4, d_model=8, n_blocks=1, n_heads=2, pad=True)
+    >>> key_bias(cfg, np.array([[0, 1, 2, 3]]), np.float32) is None
+    True
+    >>> bool(key_bias(cfg, np.array([[0, 1, cfg.pad_id, 3]]), np.float32)[0, 2] < -1e3)
+    True
     """
     bias = None
     if config.pad:
@@ -359,8 +405,42 @@ def _key_bias(config: EncoderConfig, shown: np.ndarray, dtype):
     return causal[None] + bias[:, None, :]
 
 
-def _encode(params, config: EncoderConfig, x0: np.ndarray, shape, rows, keep_hidden=False, key_bias=None):
-    """Blocks and head from input rows ``x0`` (B*n, d); the last block computes ``rows`` only."""
+def blocks_and_head(params, config: EncoderConfig, x0: np.ndarray, shape, rows, keep_hidden=False, key_bias=None):
+    """The blocks and the output layer from the input rows ``x0``; the last block computes ``rows`` only.
+
+    Parameters
+    ----------
+    params : mapping
+        Checked parameters of ``config``.
+    config : EncoderConfig
+    x0 : ndarray, shape (B*n, d)
+        The embedding layer's output.
+    shape : tuple of int
+        ``(B, n)``.
+    rows : ndarray of int or None
+        Flat positions whose logits are wanted (all when ``None``).
+    keep_hidden : bool
+        Return the residual stream after every block instead (no head).
+    key_bias : ndarray or None
+        From [`key_bias`][mlm_book.nn.encoder.key_bias].
+
+    Returns
+    -------
+    logits, cache
+        ``(len(rows), V)`` logits and the cache of
+        [`blocks_and_head_backward`][mlm_book.nn.encoder.blocks_and_head_backward]; with
+        ``keep_hidden``, the list ``[x0, x1, ..., xL]`` of (B*n, d) arrays instead.
+
+    Examples
+    --------
+    >>> cfg = EncoderConfig(vocab_size=5, length=4, d_model=8, n_blocks=1, n_heads=2)
+    >>> p = init_params(cfg, np.random.default_rng(0), dtype=np.float64)
+    >>> shown = np.array([[0, 5, 2, 3]])
+    >>> x0, _ = layers.embedding_forward(shown, p["E"], p["P"])
+    >>> out, _ = blocks_and_head(p, cfg, x0, shown.shape, np.array([1]))
+    >>> bool(np.allclose(out, forward(p, cfg, shown)[0][1:2], atol=1e-12, rtol=0))
+    True
+    """
     x, caches, hidden = x0, [], [x0]
     for block in range(config.n_blocks):
         block_rows = rows if block == config.n_blocks - 1 else None
@@ -376,7 +456,25 @@ def _encode(params, config: EncoderConfig, x0: np.ndarray, shape, rows, keep_hid
     return out, (caches, head_cache)
 
 
-def _backward_encode(dlogits: np.ndarray, cache, config: EncoderConfig):
+def blocks_and_head_backward(dlogits: np.ndarray, cache, config: EncoderConfig):
+    """The backward pass of [`blocks_and_head`][mlm_book.nn.encoder.blocks_and_head].
+
+    Parameters
+    ----------
+    dlogits : ndarray, shape like the logits
+    cache : tuple
+        From [`blocks_and_head`][mlm_book.nn.encoder.blocks_and_head].
+    config : EncoderConfig
+
+    Returns
+    -------
+    dx0 : ndarray, shape (B*n, d)
+        The gradient with respect to the input rows.
+    grads : dict of str to ndarray
+        The gradients of the blocks, the final LayerNorm and ``b_out``.
+    dE_out : ndarray, shape (V, d)
+        The gradient of the output layer's (tied) token rows, to add to ``E[:V]``'s.
+    """
     caches, head_cache = cache
     dx, head = layers.head_backward(dlogits, head_cache)
     grads = {"ln_f.g": head["ln_f.g"], "ln_f.b": head["ln_f.b"], "b_out": head["b_out"]}
@@ -391,13 +489,34 @@ def _rows_and_targets(targets: np.ndarray, selected: np.ndarray):
     return rows, targets.reshape(-1)[rows]
 
 
-def _loss_and_grads(params, config: EncoderConfig, shown: np.ndarray, targets: np.ndarray, selected: np.ndarray):
-    """Unvalidated training step core: mean selected-position cross-entropy and all gradients."""
+def loss_and_grads_unchecked(params, config: EncoderConfig, shown: np.ndarray, targets: np.ndarray,
+                             selected: np.ndarray):
+    """[`loss_and_grads`][mlm_book.nn.encoder.loss_and_grads] without its checks: the training step's core.
+
+    The caller vouches for the inputs (checked parameters, input ids as by
+    [`check_shown`][mlm_book.nn.encoder.check_shown], at least one selected position, targets
+    in ``[0, V)`` there); the training loop checks each batch once instead.
+
+    Returns
+    -------
+    loss : float
+        Nats per selected position.
+    grads : dict of str to ndarray
+        One per parameter (not in [`param_names`][mlm_book.nn.encoder.param_names]' order).
+
+    Examples
+    --------
+    >>> cfg = EncoderConfig(vocab_size=5, length=4, d_model=8, n_blocks=2, n_heads=2)
+    >>> p = init_params(cfg, np.random.default_rng(0), dtype=np.float64)
+    >>> args = (np.array([[0, 5, 2, 3]]), np.array([[0, 1, 2, 3]]), np.array([[False, True, False, True]]))
+    >>> loss_and_grads_unchecked(p, cfg, *args)[0] == loss_and_grads(p, cfg, *args)[0]
+    True
+    """
     rows, target_rows = _rows_and_targets(targets, selected)
     x0, emb_cache = layers.embedding_forward(shown, params["E"], params["P"])
-    out, cache = _encode(params, config, x0, shown.shape, rows, key_bias=_key_bias(config, shown, x0.dtype))
+    out, cache = blocks_and_head(params, config, x0, shown.shape, rows, key_bias=key_bias(config, shown, x0.dtype))
     value, dlogits = layers.cross_entropy_forward(out, target_rows)
-    dx0, grads, dE_out = _backward_encode(dlogits, cache, config)
+    dx0, grads, dE_out = blocks_and_head_backward(dlogits, cache, config)
     _, emb = layers.embedding_backward(dx0, emb_cache)
     emb["E"][:config.vocab_size] += dE_out
     grads["E"] = emb["E"]
@@ -406,7 +525,36 @@ def _loss_and_grads(params, config: EncoderConfig, shown: np.ndarray, targets: n
 
 
 # --------------------------------------------------------------------------- validation
-def _check_shown(shown, config: EncoderConfig, name: str = "shown") -> np.ndarray:
+# `check_shown` is public (not in `__all__`) for the package's loops and probes that check ids once.
+def check_shown(shown, config: EncoderConfig, name: str = "shown") -> np.ndarray:
+    """``shown`` as a contiguous 2-D array of input ids of ``config``, no longer than its position table.
+
+    Parameters
+    ----------
+    shown : array of int, shape (B, n)
+        Ids in ``[0, V]`` ([MASK] is ``V``), and ``V + 1`` ([PAD]) if the config has it.
+    config : EncoderConfig
+        Trusted (the caller's checked value).
+    name : str
+        The argument's name in messages.
+
+    Raises
+    ------
+    TypeError
+        If ``shown`` does not hold integers.
+    ValueError
+        If it is not 2-D, holds an id out of range or is longer than ``config.length``.
+
+    Examples
+    --------
+    >>> cfg = EncoderConfig(vocab_size=5, length=4, d_model=8, n_blocks=1, n_heads=2)
+    >>> check_shown([[0, 5, 2]], cfg).shape
+    (1, 3)
+    >>> check_shown([[0, 1, 2, 3, 4]], cfg, "tokens")
+    Traceback (most recent call last):
+    ...
+    ValueError: tokens has length 5, longer than the position table (4)
+    """
     shown = check_tokens(shown, name, config.input_vocab_size, ndim=2)
     if shown.shape[1] > config.length:
         raise ValueError(f"{name} has length {shown.shape[1]}, longer than the position table ({config.length})")
@@ -499,14 +647,14 @@ def forward(params, config: EncoderConfig, shown, selected=None):
     ((2, 5), True)
     """
     params = check_params(params, config)
-    shown = _check_shown(shown, config)
+    shown = check_shown(shown, config)
     if selected is None:
         rows = None
     else:
         _, selected = _check_selection(np.zeros(shown.shape, dtype=np.int64), selected, shown.shape, config)
         rows = np.flatnonzero(selected.reshape(-1))
     x0, emb_cache = layers.embedding_forward(shown, params["E"], params["P"])
-    out, cache = _encode(params, config, x0, shown.shape, rows, key_bias=_key_bias(config, shown, x0.dtype))
+    out, cache = blocks_and_head(params, config, x0, shown.shape, rows, key_bias=key_bias(config, shown, x0.dtype))
     return out, (cache, emb_cache, config)
 
 
@@ -550,7 +698,7 @@ def backward(dlogits: np.ndarray, cache, *, input_grad: bool = False):
     check_bool(input_grad, "input_grad")
     dlogits = _check_dlogits(dlogits, cache)
     encode_cache, emb_cache, config = cache
-    dx0, grads, dE_out = _backward_encode(dlogits, encode_cache, config)
+    dx0, grads, dE_out = blocks_and_head_backward(dlogits, encode_cache, config)
     _, emb = layers.embedding_backward(dx0, emb_cache)
     emb["E"][:config.vocab_size] += dE_out
     grads["E"], grads["P"] = emb["E"], emb["P"]
@@ -601,9 +749,9 @@ def loss_and_grads(params, config: EncoderConfig, shown, targets, selected):
     (1.61, (6, 8))
     """
     params = check_params(params, config)
-    shown = _check_shown(shown, config)
+    shown = check_shown(shown, config)
     targets, selected = _check_selection(targets, selected, shown.shape, config)
-    value, grads = _loss_and_grads(params, config, shown, targets, selected)
+    value, grads = loss_and_grads_unchecked(params, config, shown, targets, selected)
     return value, {name: grads[name] for name in param_names(config)}
 
 
@@ -623,11 +771,11 @@ def loss(params, config: EncoderConfig, shown, targets, selected) -> float:
     1.61
     """
     params = check_params(params, config)
-    shown = _check_shown(shown, config)
+    shown = check_shown(shown, config)
     targets, selected = _check_selection(targets, selected, shown.shape, config)
     rows, target_rows = _rows_and_targets(targets, selected)
     x0, _ = layers.embedding_forward(shown, params["E"], params["P"])
-    out, _ = _encode(params, config, x0, shown.shape, rows, key_bias=_key_bias(config, shown, x0.dtype))
+    out, _ = blocks_and_head(params, config, x0, shown.shape, rows, key_bias=key_bias(config, shown, x0.dtype))
     value, _ = layers.cross_entropy_forward(out, target_rows)
     return value
 
@@ -663,9 +811,9 @@ def logits(params, config: EncoderConfig, shown) -> np.ndarray:
     (1, 3, 5)
     """
     params = check_params(params, config)
-    shown = _check_shown(shown, config)
+    shown = check_shown(shown, config)
     x0, _ = layers.embedding_forward(shown, params["E"], params["P"])
-    out, _ = _encode(params, config, x0, shown.shape, None, key_bias=_key_bias(config, shown, x0.dtype))
+    out, _ = blocks_and_head(params, config, x0, shown.shape, None, key_bias=key_bias(config, shown, x0.dtype))
     return out.reshape(shown.shape + (config.vocab_size,))
 
 
@@ -741,11 +889,11 @@ def hidden_states(params, config: EncoderConfig, tokens) -> list[np.ndarray]:
     (3, (1, 3, 8))
     """
     params = check_params(params, config)
-    tokens = _check_shown(tokens, config, "tokens")
+    tokens = check_shown(tokens, config, "tokens")
     B, n = tokens.shape
     x0, _ = layers.embedding_forward(tokens, params["E"], params["P"])
-    hidden = _encode(params, config, x0, tokens.shape, None, keep_hidden=True,
-                     key_bias=_key_bias(config, tokens, x0.dtype))
+    hidden = blocks_and_head(params, config, x0, tokens.shape, None, keep_hidden=True,
+                             key_bias=key_bias(config, tokens, x0.dtype))
     return [h.reshape(B, n, config.d_model).astype(np.float64) for h in hidden]
 
 
@@ -783,12 +931,12 @@ def attention_weights(params, config: EncoderConfig, tokens) -> np.ndarray:
     ((2, 1, 2, 3, 3), True, 0.0)
     """
     params = check_params(params, config)
-    tokens = _check_shown(tokens, config, "tokens")
+    tokens = check_shown(tokens, config, "tokens")
     x, _ = layers.embedding_forward(tokens, params["E"], params["P"])
-    key_bias = _key_bias(config, tokens, x.dtype)
+    bias = key_bias(config, tokens, x.dtype)
     weights = []
     for block in range(config.n_blocks):
         x, cache = layers.block_forward(x, params, f"blocks.{block}.", config.n_heads, tokens.shape, config.ln_eps,
-                                        None, key_bias)
+                                        None, bias)
         weights.append(cache[1][3])       # the attention cache's (B, h, n, n) weights
     return np.stack(weights).astype(np.float64)

@@ -19,8 +19,10 @@ trained by cross-entropy. What else trains is the *mode*:
 
 Training is AdamW with a linear warm-up over a tenth of the steps and a cosine decay to
 zero, on batches drawn with replacement from the labelled set; decay 0.01 on the matrices
-and tables, as BERT fine-tunes. No gradient here is new: they are the layers' backward
-passes, chained, and ``tests/test_pairs.py`` checks them against central differences.
+and tables, as BERT fine-tunes: an [`Objective`][mlm_book.nn.loop.Objective] for
+[`mlm_book.nn.loop.fit`][mlm_book.nn.loop.fit], the loop every training of the book runs.
+No gradient here is new: they are the layers' backward passes, chained, and
+``tests/test_pairs.py`` checks them against central differences.
 
 Examples
 --------
@@ -42,9 +44,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mlm_book.nn import adam as adam_module
-from mlm_book.nn import layers, pairs
-from mlm_book.nn.train import TrainConfig, decayed_names, learning_rate
+from mlm_book.nn import encoder as enc
+from mlm_book.nn import layers, loop, pairs
+from mlm_book.nn.loop import TrainConfig
 from mlm_book.validation import as_float_array, as_int_array, check_instance, check_positive_int, check_real
 
 __all__ = ["FineTuneConfig", "FineTuned", "pooled_features", "fine_tune", "classify", "MAX_CLASSES"]
@@ -105,7 +107,7 @@ class FineTuneConfig:
         check_positive_int(self.seed, "seed", minimum=0)
 
     def schedule(self) -> TrainConfig:
-        """The warm-up and decay as a [`TrainConfig`][mlm_book.nn.train.TrainConfig] (its ``learning_rate``)."""
+        """The warm-up and decay as a [`TrainConfig`][mlm_book.nn.loop.TrainConfig] (its ``learning_rate``)."""
         return TrainConfig(steps=self.steps, batch_size=self.batch_size, lr=self.lr,
                            warmup=max(1, self.steps // 10), final_lr_fraction=0.0,
                            weight_decay=self.weight_decay, seed=self.seed)
@@ -143,7 +145,7 @@ class FineTuned:
 
 
 def _check_inputs(config, tokens, segments, labels=None):
-    tokens, segments = pairs._check_pair_input(tokens, segments, config)
+    tokens, segments = pairs.check_pair_input(tokens, segments, config)
     if np.any(tokens[:, 0] != config.cls_id):
         raise ValueError(f"tokens must start every row with [CLS] (id {config.cls_id})")
     if np.any(tokens[:, 1:] == config.cls_id):
@@ -185,8 +187,8 @@ def _pool(h: np.ndarray, tokens: np.ndarray, config, pooling: str):
 
 def _forward(params, config, x_in, tokens, first: int, pooling: str):
     B, n = tokens.shape
-    bias = pairs._key_bias(config, tokens, x_in.dtype)
-    x, caches, _ = pairs._blocks(params, config, x_in, (B, n), None, bias, first=first)
+    bias = pairs.key_bias(config, tokens, x_in.dtype)
+    x, caches, _ = pairs.blocks_forward(params, config, x_in, (B, n), None, bias, first=first)
     h, ln_cache = layers.layer_norm_forward(x, params["ln_f.g"], params["ln_f.b"], config.encoder.ln_eps)
     pooled, weights = _pool(h, tokens, config, pooling)
     return pooled, (caches, ln_cache, weights)
@@ -204,10 +206,10 @@ def _loss_and_grads(params, head, config, x_in, emb_cache, tokens, labels, first
     dh = (weights[:, :, None] * dpooled[:, None, :]).reshape(-1, d)
     dx, g = layers.layer_norm_backward(dh, ln_cache)
     grads["ln_f.g"], grads["ln_f.b"] = g["g"], g["b"]
-    dx, block_grads = pairs._blocks_backward(dx, caches)
+    dx, block_grads = pairs.blocks_backward(dx, caches)
     grads.update(block_grads)
     if emb_cache is not None:
-        grads.update(pairs._embed_backward(dx, emb_cache, config))
+        grads.update(pairs.pair_embedding_backward(dx, emb_cache, config))
     return value, grads
 
 
@@ -254,7 +256,7 @@ def pooled_features(params, config: pairs.PairEncoderConfig, tokens, segments, p
     out = []
     for start in range(0, tokens.shape[0], batch):
         t, s = tokens[start:start + batch], segments[start:start + batch]
-        x0, _ = pairs._embed(params, config, t, s)
+        x0, _ = pairs.pair_embedding_forward(params, config, t, s)
         pooled, _ = _forward(params, config, x0, t, 0, pooling)
         out.append(pooled.astype(np.float64))
     return np.concatenate(out)
@@ -291,7 +293,7 @@ def fine_tune(params, config: pairs.PairEncoderConfig, tokens, segments, labels,
         the labels are not one class per row with at least two classes, or a label is not
         below ``n_classes``.
     FloatingPointError
-        If the loss becomes NaN or infinite.
+        If the loss or a gradient becomes NaN or infinite.
     """
     params = pairs.check_pair_params(params, config)
     tokens, segments = _check_inputs(config, tokens, segments)
@@ -315,30 +317,31 @@ def fine_tune(params, config: pairs.PairEncoderConfig, tokens, segments, labels,
         first = cfg.n_blocks - 1
         prefix = f"blocks.{first}."
         trained = [n for n in params if n.startswith(prefix) or n.startswith("ln_f.")]
-        x_all, _ = pairs._embed(params, config, tokens, segments)
-        bias = pairs._key_bias(config, tokens, x_all.dtype)
-        _, _, hidden = pairs._blocks(params, config, x_all, tokens.shape, None, bias, first=0)
+        # the frozen blocks' output, computed once
+        x_all, _ = pairs.pair_embedding_forward(params, config, tokens, segments)
+        bias = pairs.key_bias(config, tokens, x_all.dtype)
+        _, _, hidden = pairs.blocks_forward(params, config, x_all, tokens.shape, None, bias, first=0)
         inputs = hidden[first].reshape(tokens.shape[0], tokens.shape[1], d)
-    state = {**{n: params[n] for n in trained}, **{f"head.{k}": v for k, v in head.items()}}
-    decayed = [n for n in trained if n in decayed_names(cfg) or n in ("cls", "S")] + ["head.W"]
-    schedule = settings.schedule()
-    optimiser = adam_module.Adam(state, schedule.adam(), decayed=decayed)
-    losses = np.empty(settings.steps)
+    decayed = [n for n in trained if n in enc.decayed_names(cfg) or n in ("cls", "S")] + ["head.W"]
     size = min(settings.batch_size, tokens.shape[0])
-    for step in range(settings.steps):
-        rows = rng.integers(0, tokens.shape[0], size=size)
+
+    def draw(rng, step):
+        return rng.integers(0, tokens.shape[0], size=size)
+
+    def loss_and_grads(state, rows):
         t, s = tokens[rows], segments[rows]
         if first == 0:
-            x_in, emb_cache = pairs._embed(params, config, t, s)
+            x_in, emb_cache = pairs.pair_embedding_forward(state, config, t, s)
         else:
-            x_in = np.ascontiguousarray(inputs[rows].reshape(-1, d))
-        value, grads = _loss_and_grads(params, head, config, x_in, emb_cache if first == 0 else None, t,
-                                       labels[rows], first, settings.pooling)
-        if not math.isfinite(value):
-            raise FloatingPointError(f"fine-tuning loss became {value} at step {step}")
-        losses[step] = value
-        optimiser.step({n: grads[n] for n in state}, learning_rate(schedule, step))
-    return FineTuned(config, params, head["W"], head["b"], settings.pooling, losses)
+            x_in, emb_cache = np.ascontiguousarray(inputs[rows].reshape(-1, d)), None
+        return _loss_and_grads(state, {"W": state["head.W"], "b": state["head.b"]}, config, x_in, emb_cache, t,
+                               labels[rows], first, settings.pooling)
+
+    # the trained arrays, then the head: the order of the optimiser's state
+    objective = loop.Objective({**params, "head.W": head["W"], "head.b": head["b"]}, draw, loss_and_grads,
+                               decayed=decayed, frozen=[n for n in params if n not in trained], label="fine-tuning")
+    fitted = loop.fit(objective, settings.schedule(), rng, progress=False)
+    return FineTuned(config, params, head["W"], head["b"], settings.pooling, fitted.loss)
 
 
 def classify(model: FineTuned, tokens, segments, batch: int = 512) -> np.ndarray:

@@ -116,7 +116,7 @@ _MAX_POSITIONS = 1000
 
 
 def _loss_from_embeddings(params, config, x0, shape, rows, target_rows, key_bias=None):
-    out, _ = enc._encode(params, config, x0, shape, rows, key_bias=key_bias)
+    out, _ = enc.blocks_and_head(params, config, x0, shape, rows, key_bias=key_bias)
     return layers.cross_entropy_forward(out, target_rows)[0]
 
 
@@ -224,7 +224,7 @@ def gradient_check(config: enc.EncoderConfig, rng: np.random.Generator, batch: i
     if config.pad:                                  # a padded key in the first sequence, a real one in each
         shown[1:, 0] = np.where(shown[1:, 0] == config.pad_id, 0, shown[1:, 0])
         shown[0, -1] = config.pad_id
-    key_bias = enc._key_bias(config, shown, np.float64)
+    key_bias = enc.key_bias(config, shown, np.float64)
     targets = rng.integers(0, config.vocab_size, size=(batch, length))
     selected = rng.random((batch, length)) < 0.5
     selected[0, 0] = True
@@ -245,9 +245,9 @@ def gradient_check(config: enc.EncoderConfig, rng: np.random.Generator, batch: i
         count += numeric.size
 
     x0, cache = layers.embedding_forward(shown, params["E"], params["P"])
-    out, enc_cache = enc._encode(params, config, x0, shown.shape, rows, key_bias=key_bias)
+    out, enc_cache = enc.blocks_and_head(params, config, x0, shown.shape, rows, key_bias=key_bias)
     _, dlogits = layers.cross_entropy_forward(out, target_rows)
-    dx0, _, _ = enc._backward_encode(dlogits, enc_cache, config)
+    dx0, _, _ = enc.blocks_and_head_backward(dlogits, enc_cache, config)
     numeric = central_differences(x0, lambda: _loss_from_embeddings(params, config, x0, shown.shape, rows, target_rows,
                                                                  key_bias))
     errors["x0"] = relative_error(dx0, numeric, floor)

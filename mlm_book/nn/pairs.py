@@ -298,20 +298,84 @@ def encode_pair(a, b, config: PairEncoderConfig, *, sep_id: int = SEP_ID) -> tup
     return out[0], out[1]
 
 
-# --------------------------------------------------------------------------- passes
-def _key_bias(config: PairEncoderConfig, tokens: np.ndarray, dtype):
+# --------------------------------------------------------------------------- building blocks (unchecked)
+# Public for the package's fine-tuning and pre-training, which check their inputs once and then
+# call these at every step; not in `__all__`, so the bad-input sweep does not feed them what only
+# a checked entry point must refuse.
+def key_bias(config: PairEncoderConfig, tokens: np.ndarray, dtype):
+    """The attention bias that hides [PAD] keys, or ``None`` when a batch holds no [PAD].
+
+    Parameters
+    ----------
+    config : PairEncoderConfig
+    tokens : ndarray of int, shape (B, n)
+        Checked input ids (as by [`check_pair_input`][mlm_book.nn.pairs.check_pair_input]).
+    dtype : numpy dtype
+        That of the attention scores.
+
+    Returns
+    -------
+    ndarray, shape (B, n), or None
+
+    Examples
+    --------
+    >>> cfg = PairEncoderConfig(enc.EncoderConfig(vocab_size=6, length=8, d_model=8, n_blocks=1, n_heads=2, pad=True))
+    >>> tokens, _ = encode_pair([2, 3], [4], cfg)
+    >>> bias = key_bias(cfg, tokens[None], np.float32)
+    >>> bias.shape, bool(bias[0, -1] < -1e3), float(bias[0, 0])
+    ((1, 8), True, 0.0)
+    """
     valid = tokens != config.pad_id
     return None if valid.all() else layers.key_bias_from_valid(valid, dtype)
 
 
-def _embed(params, config: PairEncoderConfig, tokens: np.ndarray, segments: np.ndarray):
+def pair_embedding_forward(params, config: PairEncoderConfig, tokens: np.ndarray, segments: np.ndarray):
+    r"""The input rows $x_0 = E[\tilde x_t] + P_t + S_{s_t}$ (``[CLS]`` reads ``params["cls"]``), and their cache.
+
+    Parameters
+    ----------
+    params : mapping
+        Checked parameters of ``config``.
+    config : PairEncoderConfig
+    tokens, segments : ndarray of int, shape (B, n)
+        Checked inputs (as by [`check_pair_input`][mlm_book.nn.pairs.check_pair_input]).
+
+    Returns
+    -------
+    x0 : ndarray, shape (B*n, d)
+    cache
+        For [`pair_embedding_backward`][mlm_book.nn.pairs.pair_embedding_backward].
+
+    Examples
+    --------
+    >>> cfg = PairEncoderConfig(enc.EncoderConfig(vocab_size=6, length=8, d_model=8, n_blocks=1, n_heads=2, pad=True))
+    >>> p = init_pair_params(cfg, np.random.default_rng(0))
+    >>> tokens, segments = encode_pair([2, 3], [4], cfg)
+    >>> x0, _ = pair_embedding_forward(p, cfg, tokens[None], segments[None])
+    >>> x0.shape, bool(np.allclose(x0[0], p["cls"] + p["P"][0] + p["S"][0]))
+    ((8, 8), True)
+    """
     table = np.concatenate([params["E"], params["cls"][None]], axis=0)
     x0, cache = layers.embedding_forward(tokens, table, params["P"])
     x0 += params["S"][segments.reshape(-1)]
     return x0, (cache, segments)
 
 
-def _embed_backward(dx0: np.ndarray, cache, config: PairEncoderConfig):
+def pair_embedding_backward(dx0: np.ndarray, cache, config: PairEncoderConfig):
+    """The gradients of the tables ``E``, ``cls``, ``P`` and ``S`` from that of the input rows.
+
+    Parameters
+    ----------
+    dx0 : ndarray, shape (B*n, d)
+    cache
+        From [`pair_embedding_forward`][mlm_book.nn.pairs.pair_embedding_forward].
+    config : PairEncoderConfig
+
+    Returns
+    -------
+    dict of str to ndarray
+        ``"E"``, ``"cls"``, ``"P"`` and ``"S"``, shaped like the tables.
+    """
     emb_cache, segments = cache
     _, grads = layers.embedding_backward(dx0, emb_cache)
     d = dx0.shape[1]
@@ -321,8 +385,44 @@ def _embed_backward(dx0: np.ndarray, cache, config: PairEncoderConfig):
             "S": dS.reshape(config.n_segments, d).astype(dx0.dtype)}
 
 
-def _blocks(params, config: PairEncoderConfig, x, shape, rows, key_bias, first: int = 0, keep_hidden=False):
-    """Blocks ``first .. n_blocks - 1``; the last computes ``rows`` only (all when ``None``)."""
+def blocks_forward(params, config: PairEncoderConfig, x, shape, rows, key_bias, first: int = 0):
+    """Blocks ``first .. n_blocks - 1`` from the residual stream ``x``; the last computes ``rows`` only.
+
+    Parameters
+    ----------
+    params : mapping
+        Checked parameters of ``config``.
+    config : PairEncoderConfig
+    x : ndarray, shape (B*n, d)
+        The stream entering block ``first`` (the input rows when ``first`` is 0).
+    shape : tuple of int
+        ``(B, n)``.
+    rows : ndarray of int or None
+        Flat positions the last block computes (all when ``None``).
+    key_bias : ndarray or None
+        From [`key_bias`][mlm_book.nn.pairs.key_bias].
+    first : int
+        The first block run.
+
+    Returns
+    -------
+    x : ndarray
+        The last block's output, ``(len(rows), d)`` or ``(B*n, d)``.
+    caches : list
+        For [`blocks_backward`][mlm_book.nn.pairs.blocks_backward].
+    hidden : list of ndarray
+        The stream entering block ``first`` and after every block run.
+
+    Examples
+    --------
+    >>> cfg = PairEncoderConfig(enc.EncoderConfig(vocab_size=6, length=8, d_model=8, n_blocks=2, n_heads=2, pad=True))
+    >>> p = init_pair_params(cfg, np.random.default_rng(0))
+    >>> tokens, segments = encode_pair([2, 3], [4], cfg)
+    >>> x0, _ = pair_embedding_forward(p, cfg, tokens[None], segments[None])
+    >>> x, caches, hidden = blocks_forward(p, cfg, x0, (1, 8), None, key_bias(cfg, tokens[None], x0.dtype))
+    >>> x.shape, len(caches), len(hidden)
+    ((8, 8), 2, 3)
+    """
     cfg = config.encoder
     caches, hidden = [], [x]
     for block in range(first, cfg.n_blocks):
@@ -334,7 +434,23 @@ def _blocks(params, config: PairEncoderConfig, x, shape, rows, key_bias, first: 
     return x, caches, hidden
 
 
-def _blocks_backward(dx, caches):
+def blocks_backward(dx, caches):
+    """The backward pass of [`blocks_forward`][mlm_book.nn.pairs.blocks_forward]: ``(dx, grads)``.
+
+    Parameters
+    ----------
+    dx : ndarray
+        The gradient of the last block's output.
+    caches : list
+        From [`blocks_forward`][mlm_book.nn.pairs.blocks_forward].
+
+    Returns
+    -------
+    dx : ndarray, shape (B*n, d)
+        The gradient of the stream entering the first block run.
+    grads : dict of str to ndarray
+        The gradients of every array of the blocks run.
+    """
     grads = {}
     for cache in reversed(caches):
         dx, g = layers.block_backward(dx, cache)
@@ -342,9 +458,24 @@ def _blocks_backward(dx, caches):
     return dx, grads
 
 
-def _pair_loss_and_grads(params, config: PairEncoderConfig, shown, segments, targets, selected, nsp_labels,
+def pair_loss_and_grads_unchecked(params, config: PairEncoderConfig, shown, segments, targets, selected, nsp_labels,
                          nsp_weight: float):
-    """Unchecked training step: masked-LM and NSP losses and the gradient of MLM + weight * NSP."""
+    """[`pair_loss_and_grads`][mlm_book.nn.pairs.pair_loss_and_grads] without its checks: the pre-training step's core.
+
+    The caller vouches for the inputs (as that function checks them). Returns ``(mlm, nsp,
+    grads)`` with ``nsp`` NaN (not ``None``) when no NSP loss is computed.
+
+    Examples
+    --------
+    >>> cfg = PairEncoderConfig(enc.EncoderConfig(vocab_size=6, length=8, d_model=8, n_blocks=1, n_heads=2, pad=True))
+    >>> p = init_pair_params(cfg, np.random.default_rng(0), dtype=np.float64)
+    >>> tokens, segments = encode_pair([2, 3], [4], cfg)
+    >>> selected = np.zeros((1, 8), bool); selected[0, 2] = True
+    >>> shown = tokens[None].copy(); shown[selected] = cfg.mask_id
+    >>> mlm, nsp, _ = pair_loss_and_grads_unchecked(p, cfg, shown, segments[None], tokens[None], selected, None, 1.0)
+    >>> mlm == pair_loss_and_grads(p, cfg, shown, segments[None], tokens[None], selected)[0], nsp
+    (True, nan)
+    """
     B, n = shown.shape
     cfg = config.encoder
     V = cfg.vocab_size
@@ -352,8 +483,8 @@ def _pair_loss_and_grads(params, config: PairEncoderConfig, shown, segments, tar
     use_nsp = nsp_labels is not None and nsp_weight > 0
     cls_rows = np.arange(B) * n
     rows = np.union1d(mlm_rows, cls_rows) if use_nsp else mlm_rows
-    x0, emb_cache = _embed(params, config, shown, segments)
-    x, caches, _ = _blocks(params, config, x0, (B, n), rows, _key_bias(config, shown, x0.dtype))
+    x0, emb_cache = pair_embedding_forward(params, config, shown, segments)
+    x, caches, _ = blocks_forward(params, config, x0, (B, n), rows, key_bias(config, shown, x0.dtype))
     at_mlm = np.searchsorted(rows, mlm_rows)
     logits, head_cache = layers.head_forward(x[at_mlm], params["ln_f.g"], params["ln_f.b"], params["E"][:V],
                                              params["b_out"], cfg.ln_eps)
@@ -377,16 +508,43 @@ def _pair_loss_and_grads(params, config: PairEncoderConfig, shown, segments, tar
         dx[at_cls] += dh
         grads["ln_f.g"] = grads["ln_f.g"] + g["g"]
         grads["ln_f.b"] = grads["ln_f.b"] + g["b"]
-    dx0, block_grads = _blocks_backward(dx, caches)
+    dx0, block_grads = blocks_backward(dx, caches)
     grads.update(block_grads)
-    emb = _embed_backward(dx0, emb_cache, config)
+    emb = pair_embedding_backward(dx0, emb_cache, config)
     emb["E"][:V] += head["E_out"]
     grads.update(emb)
     return mlm, nsp, grads
 
 
 # --------------------------------------------------------------------------- checked entry points
-def _check_pair_input(tokens, segments, config: PairEncoderConfig, name: str = "tokens"):
+def check_pair_input(tokens, segments, config: PairEncoderConfig, name: str = "tokens"):
+    """``tokens`` and ``segments`` as contiguous int arrays, checked against ``config`` (public, not in ``__all__``).
+
+    Parameters
+    ----------
+    tokens, segments : array of int, shape (B, n)
+        Input ids (tokens, [MASK], [PAD], [CLS]) and segment ids; ``n`` at most the position
+        table's length, and a slot that is not [PAD] in every row.
+    config : PairEncoderConfig
+        Trusted (the caller's checked value).
+    name : str
+        The name of ``tokens`` in messages.
+
+    Raises
+    ------
+    TypeError
+        If an array does not hold integers.
+    ValueError
+        If it is empty, too long, holds an id or segment out of range, has a row of [PAD] only,
+        or the shapes differ.
+
+    Examples
+    --------
+    >>> cfg = PairEncoderConfig(enc.EncoderConfig(vocab_size=6, length=8, d_model=8, n_blocks=1, n_heads=2, pad=True))
+    >>> tokens, segments = encode_pair([2, 3], [4], cfg)
+    >>> [a.shape for a in check_pair_input(tokens[None], segments[None], cfg)]
+    [(1, 8), (1, 8)]
+    """
     tokens = as_int_array(tokens, name, ndim=2)
     if tokens.size == 0:
         raise ValueError(f"{name} must not be empty, got shape {tokens.shape}")
@@ -458,7 +616,7 @@ def pair_loss_and_grads(params, config: PairEncoderConfig, shown, segments, targ
     (True, (2, 8))
     """
     params = check_pair_params(params, config)
-    shown, segments = _check_pair_input(shown, segments, config, "shown")
+    shown, segments = check_pair_input(shown, segments, config, "shown")
     targets = as_int_array(targets, "targets", ndim=2)
     if targets.shape != shown.shape:
         raise ValueError(f"targets must have the shape of shown {shown.shape}, got {targets.shape}")
@@ -490,7 +648,8 @@ def pair_loss_and_grads(params, config: PairEncoderConfig, shown, segments, targ
             raise ValueError("nsp_labels must be 0 (B follows A) or 1 (B is random)")
         if np.any(shown[:, 0] != config.cls_id):
             raise ValueError("shown must start every row with [CLS] when nsp_labels are given")
-    mlm, nsp, grads = _pair_loss_and_grads(params, config, shown, segments, targets, selected, nsp_labels, nsp_weight)
+    mlm, nsp, grads = pair_loss_and_grads_unchecked(params, config, shown, segments, targets, selected, nsp_labels,
+                                                    nsp_weight)
     return mlm, (None if math.isnan(nsp) else nsp), grads
 
 
@@ -527,10 +686,10 @@ def pair_hidden_states(params, config: PairEncoderConfig, tokens, segments) -> l
     (3, (1, 8, 8))
     """
     params = check_pair_params(params, config)
-    tokens, segments = _check_pair_input(tokens, segments, config)
+    tokens, segments = check_pair_input(tokens, segments, config)
     B, n = tokens.shape
-    x0, _ = _embed(params, config, tokens, segments)
-    _, _, hidden = _blocks(params, config, x0, (B, n), None, _key_bias(config, tokens, x0.dtype))
+    x0, _ = pair_embedding_forward(params, config, tokens, segments)
+    _, _, hidden = blocks_forward(params, config, x0, (B, n), None, key_bias(config, tokens, x0.dtype))
     return [h.reshape(B, n, -1).astype(np.float64) for h in hidden]
 
 
@@ -565,12 +724,12 @@ def nsp_probabilities(params, config: PairEncoderConfig, tokens, segments) -> np
     ((1, 2), True)
     """
     params = check_pair_params(params, config)
-    tokens, segments = _check_pair_input(tokens, segments, config)
+    tokens, segments = check_pair_input(tokens, segments, config)
     if np.any(tokens[:, 0] != config.cls_id):
         raise ValueError(f"tokens must start every row with [CLS] (id {config.cls_id})")
     B, n = tokens.shape
-    x0, _ = _embed(params, config, tokens, segments)
-    x, _, _ = _blocks(params, config, x0, (B, n), np.arange(B) * n, _key_bias(config, tokens, x0.dtype))
+    x0, _ = pair_embedding_forward(params, config, tokens, segments)
+    x, _, _ = blocks_forward(params, config, x0, (B, n), np.arange(B) * n, key_bias(config, tokens, x0.dtype))
     h, _ = layers.layer_norm_forward(x, params["ln_f.g"], params["ln_f.b"], config.encoder.ln_eps)
     z = (h @ params["nsp.W"] + params["nsp.b"]).astype(np.float64)
     z -= z.max(axis=1, keepdims=True)

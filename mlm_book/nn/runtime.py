@@ -11,7 +11,10 @@ result.
 The BLAS library's threads are the other knob. At these sizes a matrix product takes tens
 of microseconds, and OpenBLAS worker threads spinning for work on a machine whose cores
 are busy turn a 6 ms step into 60 ms or more. [`blas_threads`][mlm_book.nn.runtime.blas_threads] sets the thread count of
-the OpenBLAS that NumPy loaded, for the duration of a ``with`` block.
+the OpenBLAS that NumPy loaded, for the duration of a ``with`` block;
+[`blas_thread_count`][mlm_book.nn.runtime.blas_thread_count] and
+[`set_blas_threads`][mlm_book.nn.runtime.set_blas_threads] read and set it outright (a worker
+process that runs one thread for good).
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ import ctypes.util
 import contextlib
 import functools
 
+# `blas_thread_count` and `set_blas_threads` are public but not swept with bad values by the
+# input tests (which walk `__all__`): setting a process's thread count is not a numeric routine.
 __all__ = ["tune_allocator", "blas_threads", "blas_kernel"]
 
 _M_TRIM_THRESHOLD = -1
@@ -121,6 +126,61 @@ def blas_kernel() -> str:
     return "unknown"
 
 
+def blas_thread_count() -> int | None:
+    """The thread count of the OpenBLAS that NumPy loaded, or ``None`` for another BLAS.
+
+    Examples
+    --------
+    >>> count = blas_thread_count()
+    >>> count is None or count >= 1
+    True
+    """
+    functions = _openblas()
+    return None if functions is None else functions[0]()
+
+
+def set_blas_threads(count: int) -> bool:
+    """Set the thread count of the OpenBLAS that NumPy loaded until it is set again.
+
+    [`blas_threads`][mlm_book.nn.runtime.blas_threads] does this for a ``with`` block and
+    restores the count after it; this is for a process that keeps one count, such as a
+    worker of [`mlm_book.parallel.run_in_processes`][mlm_book.parallel.run_in_processes].
+
+    Parameters
+    ----------
+    count : int
+        Threads, at least 1.
+
+    Returns
+    -------
+    bool
+        Whether a count was set (``False`` for another BLAS, where this is a no-op).
+
+    Raises
+    ------
+    ValueError
+        If ``count`` is not an integer >= 1.
+
+    Examples
+    --------
+    >>> before = blas_thread_count()
+    >>> set_blas_threads(1) == (before is not None)
+    True
+    >>> _ = before is None or set_blas_threads(before)
+    """
+    _check_count(count)
+    functions = _openblas()
+    if functions is None:
+        return False
+    functions[1](count)
+    return True
+
+
+def _check_count(count) -> None:
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValueError(f"count must be an integer >= 1, got {count!r}")
+
+
 @contextlib.contextmanager
 def blas_threads(count: int):
     """Run the ``with`` block with ``count`` OpenBLAS threads (no-op for another BLAS).
@@ -137,16 +197,13 @@ def blas_threads(count: int):
     ...     float((np.ones((2, 2)) @ np.ones((2, 2)))[0, 0])
     2.0
     """
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise ValueError(f"count must be an integer >= 1, got {count!r}")
-    functions = _openblas()
-    if functions is None:
+    _check_count(count)
+    before = blas_thread_count()
+    if before is None:
         yield
         return
-    get, set_ = functions
-    before = get()
-    set_(count)
+    set_blas_threads(count)
     try:
         yield
     finally:
-        set_(before)
+        set_blas_threads(before)

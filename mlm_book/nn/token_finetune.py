@@ -18,7 +18,8 @@ unchanged. With ``depth = 0`` only the tables and the head train.
 Training is [`mlm_book.nn.finetune`][mlm_book.nn.finetune]'s: AdamW with a linear warm-up over a
 tenth of the steps and a cosine decay to zero, decay 0.01 on the matrices, the tables and
 the head's $W$, on batches drawn with replacement from the rows that hold at least one
-scored slot. No gradient here is new: they are the layers' backward passes, chained, and
+scored slot ([`mlm_book.nn.loop.fit`][mlm_book.nn.loop.fit] on the tagging objective). No
+gradient here is new: they are the layers' backward passes, chained, and
 ``tests/test_token_finetune.py`` checks them against central differences in float64.
 
 The log-probabilities of [`tag_log_probabilities`][mlm_book.nn.token_finetune.tag_log_probabilities]
@@ -43,15 +44,14 @@ A tag that is a function of the token alone is learned from the embedding layer:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from mlm_book.nn import adam as adam_module
-from mlm_book.nn import layers, pairs
+from mlm_book.nn import encoder as enc
+from mlm_book.nn import layers, loop, pairs
 from mlm_book.nn.finetune import FineTuneConfig
-from mlm_book.nn.train import TrainConfig, decayed_names, learning_rate
+from mlm_book.nn.loop import TrainConfig
 from mlm_book.validation import as_float_array, as_int_array, check_instance, check_positive_int
 
 __all__ = ["TaggerConfig", "Tagger", "token_features", "fine_tune_tagger", "tag_log_probabilities", "MAX_TAGS"]
@@ -116,7 +116,7 @@ class TaggerConfig:
                               weight_decay=self.weight_decay, seed=self.seed)
 
     def schedule(self) -> TrainConfig:
-        """The warm-up and decay as a [`TrainConfig`][mlm_book.nn.train.TrainConfig]: [`FineTuneConfig.schedule`][mlm_book.nn.finetune.FineTuneConfig.schedule]'s."""
+        """The warm-up and decay: [`FineTuneConfig.schedule`][mlm_book.nn.finetune.FineTuneConfig.schedule]'s."""
         return self._sequence_settings().schedule()
 
 
@@ -191,7 +191,7 @@ class Tagger:
 
 # --------------------------------------------------------------------------- checks
 def _check_inputs(config, tokens, segments):
-    tokens, segments = pairs._check_pair_input(tokens, segments, config)
+    tokens, segments = pairs.check_pair_input(tokens, segments, config)
     if np.any(tokens == config.mask_id):
         raise ValueError("tokens must not hold [MASK]: a tagger reads clean text")
     return tokens, segments
@@ -256,19 +256,19 @@ def _loss_and_grads(params, head, config, tokens, segments, tags, depth: int):
     B, n = tokens.shape
     flat_tags = tags.reshape(-1)
     scored = np.flatnonzero(flat_tags >= 0)
-    x0, emb_cache = pairs._embed(params, config, tokens, segments)
-    h, caches = _stream(params, config, x0, (B, n), depth, pairs._key_bias(config, tokens, x0.dtype), scored)
+    x0, emb_cache = pairs.pair_embedding_forward(params, config, tokens, segments)
+    h, caches = _stream(params, config, x0, (B, n), depth, pairs.key_bias(config, tokens, x0.dtype), scored)
     z = h @ head["W"] + head["b"]
     value, dz = layers.cross_entropy_forward(z, flat_tags[scored])
     grads = {"head.W": h.T @ dz, "head.b": dz.sum(axis=0)}
     dh = dz @ head["W"].T
     if depth:
-        dx0, block_grads = pairs._blocks_backward(dh, caches)
+        dx0, block_grads = pairs.blocks_backward(dh, caches)
         grads.update(block_grads)
     else:
         dx0 = np.zeros_like(x0)
         dx0[scored] = dh
-    grads.update(pairs._embed_backward(dx0, emb_cache, config))
+    grads.update(pairs.pair_embedding_backward(dx0, emb_cache, config))
     return value, grads
 
 
@@ -321,8 +321,8 @@ def token_features(params, config: pairs.PairEncoderConfig, tokens, segments, de
     out = np.empty((B, n, config.encoder.d_model))
     for start in range(0, B, batch):
         t, s = tokens[start:start + batch], segments[start:start + batch]
-        x0, _ = pairs._embed(params, config, t, s)
-        x, _ = _stream(params, config, x0, t.shape, depth, pairs._key_bias(config, t, x0.dtype))
+        x0, _ = pairs.pair_embedding_forward(params, config, t, s)
+        x, _ = _stream(params, config, x0, t.shape, depth, pairs.key_bias(config, t, x0.dtype))
         out[start:start + t.shape[0]] = x.reshape(t.shape[0], n, -1)
     return out
 
@@ -361,7 +361,7 @@ def fine_tune_tagger(params, config: pairs.PairEncoderConfig, tokens, segments, 
         a [PAD] or [CLS] slot or scores nothing, ``n_tags`` is out of range, or
         ``settings.depth`` is above the encoder's ``n_blocks``.
     FloatingPointError
-        If training diverges: the loss, or a layer's output on the way, becomes NaN or infinite.
+        If training diverges: the loss, a gradient, or a layer's output on the way, becomes NaN or infinite.
 
     Examples
     --------
@@ -389,21 +389,22 @@ def fine_tune_tagger(params, config: pairs.PairEncoderConfig, tokens, segments, 
     head = {"W": rng.normal(0.0, cfg.init_std, size=(cfg.d_model, n_tags)).astype(dtype),
             "b": np.zeros(n_tags, dtype)}
     trained = _trained_names(params, depth)
-    state = {**{n: params[n] for n in trained}, **{f"head.{k}": v for k, v in head.items()}}
-    decayed = [n for n in trained if n in decayed_names(cfg) or n in ("cls", "S")] + ["head.W"]
-    schedule = settings.schedule()
-    optimiser = adam_module.Adam(state, schedule.adam(), decayed=decayed)
+    decayed = [n for n in trained if n in enc.decayed_names(cfg) or n in ("cls", "S")] + ["head.W"]
     eligible = np.flatnonzero((tags >= 0).any(axis=1))
     size = min(settings.batch_size, eligible.size)
-    losses = np.empty(settings.steps)
-    for step in range(settings.steps):
-        rows = eligible[rng.integers(0, eligible.size, size=size)]
-        value, grads = _loss_and_grads(params, head, config, tokens[rows], segments[rows], tags[rows], depth)
-        if not math.isfinite(value):
-            raise FloatingPointError(f"fine-tuning loss became {value} at step {step}")
-        losses[step] = value
-        optimiser.step({n: grads[n] for n in state}, learning_rate(schedule, step))
-    return Tagger(config, params, depth, head["W"], head["b"], losses)
+
+    def draw(rng, step):
+        return eligible[rng.integers(0, eligible.size, size=size)]
+
+    def loss_and_grads(state, rows):
+        return _loss_and_grads(state, {"W": state["head.W"], "b": state["head.b"]}, config, tokens[rows],
+                               segments[rows], tags[rows], depth)
+
+    # the trained arrays, then the head: the order of the optimiser's state
+    objective = loop.Objective({**params, "head.W": head["W"], "head.b": head["b"]}, draw, loss_and_grads,
+                               decayed=decayed, frozen=[n for n in params if n not in trained], label="fine-tuning")
+    fitted = loop.fit(objective, settings.schedule(), rng, progress=False)
+    return Tagger(config, params, depth, head["W"], head["b"], fitted.loss)
 
 
 def tag_log_probabilities(tagger: Tagger, tokens, segments, batch: int = 512) -> np.ndarray:

@@ -1,23 +1,28 @@
-r"""Training loop: fresh corrupted batches at every step, Adam(W), a warm-up then cosine schedule.
+r"""Training an encoder from scratch: the masked-LM (or next-token) objective on fresh corrupted batches.
 
-At each step the loop draws a batch of clean sequences from a *sequence source* (any
-callable ``source(batch_size, rng) -> (B, n) int array``), passes it through a
-[`mlm_book.channel.Channel`][mlm_book.channel.Channel], and takes one Adam step on the mean cross-entropy of the
-selected positions. No batch is ever reused, so the loss curve estimates the population
-risk of the current parameters. A batch in which the channel selected nothing (possible in
-principle with independent selection) is redrawn.
+At each step [`train`][mlm_book.nn.train.train] draws a batch of clean sequences from a
+*sequence source* (any callable ``source(batch_size, rng) -> (B, n) int array``), passes it
+through a [`mlm_book.channel.Channel`][mlm_book.channel.Channel], and takes one Adam step on
+the mean cross-entropy of the selected positions: an
+[`Objective`][mlm_book.nn.loop.Objective] for [`mlm_book.nn.loop.fit`][mlm_book.nn.loop.fit],
+the loop every training of the book runs. No batch is ever reused, so the loss curve
+estimates the population risk of the current parameters. A batch in which the channel
+selected nothing (possible in principle with independent selection) is redrawn.
 
 The same loop trains a left-to-right model when it is given [`NextToken`][mlm_book.nn.train.NextToken] in
 place of a channel: the clean sequence is shown and every position but the last is trained
 to predict the token after it (chapter 9; with an encoder whose config has ``causal=True``).
 
 The learning rate rises linearly over ``warmup`` steps to ``lr`` and then follows a cosine
-down to ``lr * final_lr_fraction`` at the last step.
+down to ``lr * final_lr_fraction`` at the last step
+([`mlm_book.nn.loop.learning_rate`][mlm_book.nn.loop.learning_rate]; the
+[`TrainConfig`][mlm_book.nn.loop.TrainConfig] a run takes lives there too, and is importable
+from here).
 
 [`cached_training`][mlm_book.nn.train.cached_training] stores the result in [`mlm_book.cache`][mlm_book.cache], keyed by the encoder
 and training configurations, the channel, a description of the source, and the source
-code of the model and of the loop; a stored entry is validated when loaded (a NaN in a
-parameter raises a ``ValueError``).
+code of the model, of this objective and of the loop; a stored entry is validated when
+loaded (a NaN in a parameter raises a ``ValueError``).
 """
 
 from __future__ import annotations
@@ -26,20 +31,19 @@ import json
 import math
 import os
 import sys
-import time
 import types
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from mlm_book import cache
-from mlm_book import progress as progress_module
 from mlm_book.channel import Channel, corrupt
 from mlm_book.nn import adam as adam_module
 from mlm_book.nn import encoder as enc
-from mlm_book.nn import layers, runtime
+from mlm_book.nn import layers, loop, runtime
+from mlm_book.nn.loop import TrainConfig
 from mlm_book.validation import (
     check_bool,
     check_generator,
@@ -49,8 +53,7 @@ from mlm_book.validation import (
     check_sequence,
 )
 
-__all__ = ["TrainConfig", "TrainResult", "NextToken", "decayed_names", "learning_rate", "train", "cached_training",
-           "is_cached_training", "channel_description"]
+__all__ = ["TrainResult", "NextToken", "train", "cached_training", "is_cached_training", "channel_description"]
 
 
 @dataclass(frozen=True)
@@ -94,126 +97,6 @@ class NextToken:
             selected[:, :-1] &= real[:, :-1] & real[:, 1:]
             targets[~selected] = 0
         return clean, targets, selected
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """How an encoder is trained.
-
-    Parameters
-    ----------
-    steps : int
-        Adam steps (one fresh batch each).
-    batch_size : int
-        Sequences per batch.
-    lr : float
-        Peak learning rate.
-    warmup : int
-        Steps of linear warm-up from ``lr / warmup`` to ``lr``.
-    final_lr_fraction : float
-        Learning rate at the last step as a fraction of ``lr`` (cosine decay in between).
-    beta1, beta2, eps : float
-        Adam's constants ([`mlm_book.nn.adam.AdamConfig`][mlm_book.nn.adam.AdamConfig]).
-    weight_decay : float
-        Decoupled weight decay (AdamW) of the matrices and tables named by
-        [`decayed_names`][mlm_book.nn.train.decayed_names]; 0 is plain Adam.
-    seed : int
-        Seed of the generator that initialises the parameters and draws every batch.
-    dtype : str
-        ``"float32"`` (training) or ``"float64"``.
-    blas_threads : int
-        OpenBLAS threads during training ([`mlm_book.nn.runtime.blas_threads`][mlm_book.nn.runtime.blas_threads]).
-
-    Examples
-    --------
-    >>> TrainConfig(steps=10).steps
-    10
-    """
-
-    steps: int = 3000
-    batch_size: int = 64
-    lr: float = 3e-3
-    warmup: int = 100
-    final_lr_fraction: float = 0.02
-    beta1: float = 0.9
-    beta2: float = 0.999
-    eps: float = 1e-8
-    weight_decay: float = 0.0
-    seed: int = 0
-    dtype: str = "float32"
-    blas_threads: int = 1
-
-    def __post_init__(self):
-        check_positive_int(self.steps, "steps")
-        check_positive_int(self.batch_size, "batch_size")
-        check_positive_int(self.warmup, "warmup")
-        check_positive_int(self.blas_threads, "blas_threads")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
-        if not (isinstance(self.lr, (int, float)) and self.lr > 0 and math.isfinite(self.lr)):
-            raise ValueError(f"lr must be a positive number, got {self.lr!r}")
-        if not (isinstance(self.final_lr_fraction, (int, float)) and 0.0 <= self.final_lr_fraction <= 1.0):
-            raise ValueError(f"final_lr_fraction must be in [0, 1], got {self.final_lr_fraction!r}")
-        if not isinstance(self.dtype, str) or self.dtype not in ("float32", "float64"):
-            raise ValueError(f"dtype must be 'float32' or 'float64', got {self.dtype!r}")
-        self.adam()  # validates beta1, beta2, eps, weight_decay
-
-    def adam(self) -> adam_module.AdamConfig:
-        """Adam's constants as an [`AdamConfig`][mlm_book.nn.adam.AdamConfig]."""
-        return adam_module.AdamConfig(beta1=self.beta1, beta2=self.beta2, eps=self.eps,
-                                      weight_decay=self.weight_decay)
-
-    def to_dict(self) -> dict:
-        """The fields as a JSON-serialisable dict."""
-        return asdict(self)
-
-
-def decayed_names(config: enc.EncoderConfig) -> tuple[str, ...]:
-    """The parameters that weight decay applies to: the embedding tables and the weight matrices.
-
-    As in BERT: the token table ``E`` (tied to the output layer), the position table ``P``
-    and every ``W_*`` matrix are decayed; biases (``b_*``, ``b_out``) and LayerNorm gains and
-    offsets (``*.g``, ``*.b``) are not.
-
-    Raises
-    ------
-    TypeError
-        If ``config`` is not an [`EncoderConfig`][mlm_book.nn.encoder.EncoderConfig].
-
-    Examples
-    --------
-    >>> decayed_names(enc.EncoderConfig(vocab_size=5, length=3, d_model=8, n_blocks=1, n_heads=2))
-    ('E', 'P', 'blocks.0.attn.W_qkv', 'blocks.0.attn.W_o', 'blocks.0.mlp.W_1', 'blocks.0.mlp.W_2')
-    """
-    check_instance(config, "config", enc.EncoderConfig)
-    return tuple(name for name in enc.param_names(config)
-                 if name in ("E", "P") or name.rsplit(".", 1)[-1].startswith("W_"))
-
-
-def learning_rate(config: TrainConfig, step: int) -> float:
-    r"""Learning rate at ``step`` (0-based): linear warm-up, then cosine to ``lr * final_lr_fraction``.
-
-    Raises
-    ------
-    TypeError
-        If ``config`` is not a [`TrainConfig`][mlm_book.nn.train.TrainConfig] or ``step`` is not an integer.
-    ValueError
-        If ``step`` is negative (steps past the last keep the final rate).
-
-    Examples
-    --------
-    >>> cfg = TrainConfig(steps=1000, lr=1e-3, warmup=100, final_lr_fraction=0.0)
-    >>> [round(learning_rate(cfg, s), 6) for s in (0, 99, 550, 999)]
-    [1e-05, 0.001, 0.0005, 0.0]
-    """
-    check_instance(config, "config", TrainConfig)
-    step = check_positive_int(step, "step", minimum=0)
-    if step < config.warmup:
-        return config.lr * (step + 1) / config.warmup
-    span = max(config.steps - 1 - config.warmup, 1)
-    progress = min((step - config.warmup) / span, 1.0)
-    floor = config.final_lr_fraction
-    return config.lr * (floor + (1.0 - floor) * 0.5 * (1.0 + math.cos(math.pi * progress)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -316,20 +199,48 @@ def _check_clean(clean, config: enc.EncoderConfig) -> np.ndarray:
     A few passes over a (B, n) int array: nothing next to the training step that reads it.
     """
     name = "source(...) tokens"
-    clean = enc._check_shown(clean, config, name)
+    clean = enc.check_shown(clean, config, name)
     if (clean == config.mask_id).any():
         raise ValueError(f"{name} must be clean token ids in [0, {config.vocab_size}) (or [PAD]), "
                          f"got the [MASK] id {config.mask_id}")
     return clean
 
 
-def _corrupt_batch(channel: Channel, clean: np.ndarray, config: enc.EncoderConfig, rng: np.random.Generator):
-    """Corrupt ``clean`` through ``channel``, redrawing until a position is selected.
+def corrupt_batch(channel: Channel, clean: np.ndarray, config: enc.EncoderConfig, rng: np.random.Generator):
+    """Corrupt ``clean`` through ``channel``, redrawing until a position is selected: the batch of one training step.
 
     [PAD] slots (an encoder with ``pad``) pass through untouched and are never selected: the
     channel sees a placeholder token there and its choices at those slots are discarded,
     which leaves every other slot's selection and display distributed as before (the
     channel treats positions independently).
+
+    Unchecked (public, not in ``__all__``): [`train`][mlm_book.nn.train.train] checks the
+    channel against the encoder and each batch from its source first; others that corrupt
+    batches as training does (a held-out evaluation, a benchmark) call it on checked inputs.
+
+    Parameters
+    ----------
+    channel : Channel
+        Its ``vocab_size`` is the encoder's.
+    clean : ndarray of int, shape (B, n)
+        Clean token ids in ``[0, V)``, or [PAD] with a padded encoder.
+    config : EncoderConfig
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    shown : ndarray of int, shape (B, n)
+        The corrupted input ([PAD] where ``clean`` has it).
+    selected : ndarray of bool, shape (B, n)
+        The positions the loss reads (at least one, never [PAD]).
+
+    Examples
+    --------
+    >>> cfg = enc.EncoderConfig(vocab_size=5, length=4, d_model=8, n_blocks=1, n_heads=2, pad=True)
+    >>> clean = np.array([[0, 1, 2, cfg.pad_id]])
+    >>> shown, selected = corrupt_batch(Channel(vocab_size=5, rho=0.5), clean, cfg, np.random.default_rng(0))
+    >>> int(shown[0, 3]) == cfg.pad_id, bool(selected.any() and not selected[0, 3])
+    (True, True)
     """
     pad = (clean == config.pad_id) if config.pad else None
     placeholder = clean if pad is None else np.where(pad, 0, clean)
@@ -351,7 +262,7 @@ def _training_batch(channel, clean: np.ndarray, config: enc.EncoderConfig, rng: 
             raise ValueError("source(...) tokens must hold two consecutive real tokens in some sequence "
                              "(next-token prediction has no target otherwise)")
         return shown, targets, selected
-    shown, selected = _corrupt_batch(channel, clean, config, rng)
+    shown, selected = corrupt_batch(channel, clean, config, rng)
     return shown, clean, selected
 
 
@@ -390,7 +301,7 @@ def train(encoder_config: enc.EncoderConfig, train_config: TrainConfig, source: 
         2-D, is longer than ``encoder_config.length`` or holds an id outside ``[0, V)`` (or
         [PAD]).
     FloatingPointError
-        If the loss becomes NaN or infinite (the step is named).
+        If the loss or a gradient becomes NaN or infinite (the step is named).
 
     Examples
     --------
@@ -408,28 +319,18 @@ def train(encoder_config: enc.EncoderConfig, train_config: TrainConfig, source: 
     channel = _check_channel(channel, encoder_config)
     rng = check_generator(rng)
     _check_progress(progress)
-    if progress is None:
-        progress = progress_module.enabled()
-    runtime.tune_allocator()
-    dtype = np.dtype(train_config.dtype)
-    params = enc.init_params(encoder_config, rng, dtype=dtype)
-    optimiser = adam_module.Adam(params, train_config.adam(), decayed=decayed_names(encoder_config))
-    losses = np.empty(train_config.steps)
-    start = time.perf_counter()
-    with runtime.blas_threads(train_config.blas_threads):
-        for step in range(train_config.steps):
-            clean = _check_clean(source(train_config.batch_size, rng), encoder_config)
-            shown, targets, selected = _training_batch(channel, clean, encoder_config, rng)
-            value, grads = enc._loss_and_grads(params, encoder_config, shown, targets, selected)
-            if not math.isfinite(value):
-                raise FloatingPointError(f"training loss became {value} at step {step}; lower the learning rate")
-            losses[step] = value
-            optimiser.step(grads, learning_rate(train_config, step))
-            if progress and (step + 1) % max(1, train_config.steps // 10) == 0:
-                recent = losses[max(0, step - 49):step + 1].mean()
-                progress_module.report(f"training: step {step + 1}/{train_config.steps}  loss {recent:.4f}  "
-                                       f"{time.perf_counter() - start:.1f} s")
-    return TrainResult(encoder_config, train_config, params, losses, time.perf_counter() - start)
+    params = enc.init_params(encoder_config, rng, dtype=np.dtype(train_config.dtype))
+
+    def draw(rng, step):
+        clean = _check_clean(source(train_config.batch_size, rng), encoder_config)
+        return _training_batch(channel, clean, encoder_config, rng)
+
+    def loss_and_grads(params, batch):
+        return enc.loss_and_grads_unchecked(params, encoder_config, *batch)
+
+    objective = loop.Objective(params, draw, loss_and_grads, decayed=enc.decayed_names(encoder_config))
+    fitted = loop.fit(objective, train_config, rng, progress=progress)
+    return TrainResult(encoder_config, train_config, params, fitted.loss, fitted.seconds)
 
 
 def channel_description(channel: Channel | NextToken) -> dict:
@@ -484,7 +385,7 @@ def _training_request(name, encoder_config, train_config, channel, source_key, p
         raise ValueError("directory must be a non-empty path (None means the default cache directory)")
     key = {"encoder": encoder_config.to_dict(), "train": train_config.to_dict(),
            "channel": channel_description(channel), "source": dict(source_key)}
-    code = [layers, enc, adam_module, runtime, sys.modules[__name__], *producers]
+    code = [layers, enc, adam_module, runtime, loop, sys.modules[__name__], *producers]
     return channel, key, code, Path(directory)
 
 
