@@ -54,7 +54,7 @@ import numpy as np
 __all__ = ["SENTENCE_SEED", "SENTENCE_SAMPLE", "SENSE_CONFIDENCE", "SUBSTITUTE_SEED", "CLOUD_POINTS",
            "DISPLAYS", "DELTA_FLOOR", "FILING_TOP", "FILING_DIGITS", "ENTITY_COLORS", "default_sentence",
            "substitutes", "hmm_view", "cycle_view", "cloud_view", "filing_windows", "filing_view", "kestrel_view",
-           "viz_payload", "payload_json"]
+           "viz_payload", "payload_json", "clear_caches"]
 
 SENTENCE_SEED = 20261301
 """Seed of the HMM sample the default sentence is taken from."""
@@ -641,6 +641,21 @@ def viz_payload() -> dict:
         "kestrel": kestrel,
         "questions": _questions(hmm, cycles, clouds, filings, kestrel),
     }
+
+
+def clear_caches() -> None:
+    """Forget every view computed in this process, so that the next [`viz_payload`][mlm_book.lab.viz_payload]
+    computes the payload from scratch (what the lab's determinism claim compares against the first).
+
+    Examples
+    --------
+    >>> clear_caches()
+    >>> default_sentence.cache_info().currsize
+    0
+    """
+    for cached in (_hmm_view, _cycle_view, _cloud_view, _filing_windows, _filing_view, _kestrel_view,
+                   default_sentence):
+        cached.cache_clear()
 
 
 def payload_json(payload: dict) -> str:

@@ -198,9 +198,7 @@ def recomputed_identically() -> dict:
     from mlm_book import lab
 
     first = lab.payload_json(lab.viz_payload())
-    for cached in (lab._hmm_view, lab._cycle_view, lab._cloud_view, lab._filing_windows, lab._filing_view,
-                   lab._kestrel_view, lab.default_sentence):
-        cached.cache_clear()
+    lab.clear_caches()
     second = lab.payload_json(lab.viz_payload())
     return {"identical": first == second, "kB": len(second.encode("utf-8")) / 1000}
 
