@@ -32,7 +32,7 @@
 # %%
 import math
 
-from mlm_book import probe
+from mlm_book import hmm_splits, probe
 from mlm_book.experiments import ch04_geometry as ch4
 from mlm_book.experiments import ch05_probing as ch5
 from mlm_book.experiments import ch06_finance as ch6
@@ -57,8 +57,8 @@ pt = ch5.probe_table()
 # %% tags=["hide-input"]
 Markdown(
     f"The encoder has {SETUP.encoder.n_blocks} blocks of width $d = {SETUP.encoder.d_model}$. The probes are "
-    f"trained on the occurrences of $w$ in {ch4.SPLITS.n_train:,} training sentences of length "
-    f"{ch4.SPLITS.length} (**{pt.n_train:,}** rows) and scored on those in {ch4.SPLITS.n_test:,} test "
+    f"trained on the occurrences of $w$ in {hmm_splits.SPLITS.n_train:,} training sentences of length "
+    f"{hmm_splits.SPLITS.length} (**{pt.n_train:,}** rows) and scored on those in {hmm_splits.SPLITS.n_test:,} test "
     f"sentences (**{pt.n_test:,}** rows). The test sentences are chapter 1's test split, so the exact "
     "Bayes accuracy computed there is over the very occurrences probed here."
 )

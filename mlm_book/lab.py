@@ -299,13 +299,14 @@ def _cloud_view() -> dict:
     from mlm_book import geometry
     from mlm_book.experiments import ch04_geometry as ch04
     from mlm_book.experiments import ch05_probing as ch05
+    from mlm_book.hmm_splits import SPLITS
 
     vectors = ch04.split_vectors("test")
     table = ch04.geometry_table()
     probes = ch05.probe_table()
     posterior = vectors.posterior
     k = vectors.n_occurrences
-    shown = np.sort(np.random.default_rng(ch04.SPLITS.geometry_seed).permutation(k)[:min(CLOUD_POINTS, k)])
+    shown = np.sort(np.random.default_rng(SPLITS.geometry_seed).permutation(k)[:min(CLOUD_POINTS, k)])
     layers = []
     for layer in range(len(vectors.layers)):
         projection = geometry.principal_axes(vectors.word(layer), 2)

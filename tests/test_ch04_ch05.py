@@ -10,6 +10,7 @@ import pytest
 
 from mlm_book.experiments import ch01_static_vectors as ch1
 from mlm_book.experiments import ch04_geometry as ch4
+from mlm_book import hmm_splits
 from mlm_book.experiments import ch05_probing as ch5
 from mlm_book.hmm import default_hmm, sample
 from mlm_book.nn import encoder as enc
@@ -46,24 +47,24 @@ def test_splits_are_chapter_one_splits():
     rng = np.random.default_rng(config.split_seed)
     train = sample(default_hmm(), config.train_sequences, config.length, rng)
     test = sample(default_hmm(), config.test_sequences, config.length, rng)
-    assert np.array_equal(ch4.hmm_split("train").tokens, train[1])
-    assert np.array_equal(ch4.hmm_split("test").states, test[0])
-    assert (ch4.SPLITS.n_train, ch4.SPLITS.n_test, ch4.SPLITS.length) == (1500, 1500, 24)
+    assert np.array_equal(hmm_splits.hmm_split("train").tokens, train[1])
+    assert np.array_equal(hmm_splits.hmm_split("test").states, test[0])
+    assert (hmm_splits.SPLITS.n_train, hmm_splits.SPLITS.n_test, hmm_splits.SPLITS.length) == (1500, 1500, 24)
     with pytest.raises(ValueError, match="name"):
-        ch4.hmm_split("validation")
+        hmm_splits.hmm_split("validation")
 
 
 def test_tables_bookkeeping(stub_encoder):
     vectors = ch4.split_vectors("test")
     hmm = default_hmm()
-    split = ch4.hmm_split("test")
+    split = hmm_splits.hmm_split("test")
     assert vectors.n_occurrences == int(np.sum(split.tokens == hmm.shared_token))
     # Senses are the sampled states; posteriors are probabilities.
     assert set(np.unique(vectors.senses)) <= {0, 1}
     assert np.all((vectors.posterior >= 0) & (vectors.posterior <= 1))
     # Layer 0 of w is E[w] + P_i: one distinct vector per position at most.
     table = ch4.geometry_table()
-    assert table.rows[0].distinct_vectors <= ch4.SPLITS.length
+    assert table.rows[0].distinct_vectors <= hmm_splits.SPLITS.length
     for row in table.rows:
         g = row.geometry
         assert g.adjusted == pytest.approx(g.self_similarity - g.baseline, abs=1e-15)

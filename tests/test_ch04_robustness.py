@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from mlm_book.experiments import ch04_geometry as ch4
+from mlm_book import hmm_splits
 from mlm_book.experiments import hmm_encoder
 
 pytestmark = pytest.mark.book  # reads five trained encoders
@@ -132,7 +133,7 @@ def test_sense_axes_bookkeeping():
     for a in axes:
         assert all(0.0 <= c <= 1.0 for c in a.correlation)
         assert a.explained[0] >= a.explained[1] and sum(a.explained) <= 1 + 1e-12
-        assert 0 <= a.positions_with_both_senses <= a.positions <= ch4.SPLITS.length
+        assert 0 <= a.positions_with_both_senses <= a.positions <= hmm_splits.SPLITS.length
     # Layer 0 varies only with position, and position carries no sense in a stationary chain: with
     # ~6600 occurrences a sampling correlation above 0.1 would be ~8 standard errors.
     assert axes[0].correlation[0] < 0.1

@@ -66,7 +66,7 @@ def test_exact_surprisal_adds_up_to_the_sentence_given_its_first_word():
 
 
 def test_the_left_context_knows_less_of_ws_sense_than_the_whole_sentence():
-    from mlm_book.experiments.ch04_geometry import hmm_split
+    from mlm_book.hmm_splits import hmm_split
     test = hmm_split("test")
     both = bayes_sense_accuracy(default_hmm(), test.tokens, test.states).expected
     left = C._left_sense()

@@ -16,7 +16,7 @@ from mlm_book import ledger, probe  # noqa: E402
 from mlm_book.experiments import ch10_probes as q5  # noqa: E402
 from mlm_book.artefacts import filing_encoder as fe  # noqa: E402
 from mlm_book.experiments import hmm_encoder  # noqa: E402
-from mlm_book.experiments.ch04_geometry import hmm_split  # noqa: E402
+from mlm_book.hmm_splits import hmm_split  # noqa: E402
 from mlm_book.hmm import default_hmm, sense_posteriors  # noqa: E402
 from mlm_book.nn import encoder as enc  # noqa: E402
 

@@ -23,6 +23,7 @@ from mlm_book.experiments import ch01_static_vectors as ch1  # noqa: E402
 from mlm_book.experiments import ch02_objective as ch2  # noqa: E402
 from mlm_book.experiments import ch03_pseudo_likelihood as ch3  # noqa: E402
 from mlm_book.experiments import ch04_geometry as ch4  # noqa: E402
+from mlm_book import hmm_splits
 from mlm_book.experiments import ch05_probing as ch5  # noqa: E402
 from mlm_book.hmm import default_hmm  # noqa: E402
 
@@ -41,7 +42,7 @@ def _geometry_table() -> ch4.GeometryTable:
     rows = tuple(ch4.GeometryRow(layer=layer, vector=f"layer {layer}: toy",
                                  geometry=geometry.describe_cloud(pool[:20] + 3.0 / (layer + 1), pool, rng, repeats=5),
                                  distinct_vectors=20) for layer in range(3))
-    return ch4.GeometryTable(config=ch4.SPLITS, rows=rows, n_occurrences=20, n_tokens=200)
+    return ch4.GeometryTable(config=hmm_splits.SPLITS, rows=rows, n_occurrences=20, n_tokens=200)
 
 
 def _probe_table() -> ch5.ProbeTable:
@@ -49,7 +50,7 @@ def _probe_table() -> ch5.ProbeTable:
                               stderr=0.002, iterations=40, gradient_norm=1e-9)
                  for layer, (name, p) in enumerate((("input E[x] + P", 0.50), ("after block 1", 0.963),
                                                     ("after block 2", 0.962))))
-    return ch5.ProbeTable(config=ch4.SPLITS, rows=rows, token_table=0.509, token_table_majority=0.509, cap=0.509,
+    return ch5.ProbeTable(config=hmm_splits.SPLITS, rows=rows, token_table=0.509, token_table_majority=0.509, cap=0.509,
                           bayes=0.970, bayes_stderr=0.002, bayes_realised=0.968, n_train=6700, n_test=6663)
 
 
@@ -155,7 +156,7 @@ def test_geometry_markdown_reads_a_given_table():
 
 def test_robustness_statements_on_given_rows():
     robustness = ch4.SeedRobustness(rows=(_seed_row(), _seed_row(seed=2, s520=False, adjusted=(0.4, 0.47, 0.48))),
-                                    config=ch4.SPLITS)
+                                    config=hmm_splits.SPLITS)
     statements = ch4.robustness_statements(robustness)
     assert len(statements) == 6
     assert statements[3][1:] == (True, 1)       # S5-20 holds for the first row only
@@ -169,7 +170,7 @@ def test_chapter4_records_name_their_bad_field():
     with pytest.raises(TypeError, match="s509"):
         _seed_row(s509=1)
     with pytest.raises(ValueError, match="tokens"):
-        ch4.Split(name="toy", states=np.zeros((1, 3), int), tokens=np.array([[0, 25, 1]]))
+        hmm_splits.Split(name="toy", states=np.zeros((1, 3), int), tokens=np.array([[0, 25, 1]]))
     with pytest.raises(ValueError, match="positions_with_both_senses"):
         ch4.SenseAxis(layer=0, explained=(0.5, 0.1), correlation=(0.9, 0.1), uncertain_between=False,
                       positions_with_both_senses=30, positions=24)

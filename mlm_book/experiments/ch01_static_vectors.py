@@ -41,6 +41,7 @@ from mlm_book.hmm import (
     sense_posteriors,
     token_conditionals,
 )
+from mlm_book.hmm_splits import MAX_SPLIT_TOKENS, SPLITS
 from mlm_book.ledger import Claim, reported_value
 from mlm_book.pmi import (
     MAX_OFFSET,
@@ -62,8 +63,6 @@ from mlm_book.validation import (
     check_real,
 )
 
-#: Most tokens one split (or one chunk of the expectation sample) may hold: refused before sampling.
-MAX_SPLIT_TOKENS = 10**8
 #: Largest ``batch`` of [`brute_force_error`][mlm_book.experiments.ch01_static_vectors.brute_force_error] (it compares sampled sequences one length at a time).
 MAX_BRUTE_FORCE_BATCH = 10**5
 
@@ -95,7 +94,9 @@ class Chapter1Config:
         Sequence length for the test split and the Bayes accuracy.
     train_sequences, test_sequences : int
         Sizes of the two splits of clean sequences (the static probe is fitted on the
-        first and scored on the second).
+        first and scored on the second). By default these, the length and the seed are the
+        book's splits, [`SPLITS`][mlm_book.hmm_splits.SPLITS], which chapters 4, 5, 9 and 10
+        read too.
     split_seed : int
         Seed of the generator that samples both splits.
     expectation_sequences : int
@@ -130,10 +131,10 @@ class Chapter1Config:
     """
 
     hmm: HMMConfig = field(default_factory=HMMConfig)
-    length: int = 24
-    train_sequences: int = 1500
-    test_sequences: int = 1500
-    split_seed: int = 2
+    length: int = SPLITS.length
+    train_sequences: int = SPLITS.n_train
+    test_sequences: int = SPLITS.n_test
+    split_seed: int = SPLITS.split_seed
     expectation_sequences: int = 200_000
     expectation_chunks: int = 20
     expectation_seed: int = 3

@@ -28,17 +28,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from mlm_book import geometry
-from mlm_book.experiments.ch01_static_vectors import Chapter1Config
-from mlm_book.hmm import default_hmm, sample, sense_posteriors
+from mlm_book.hmm import default_hmm, sense_posteriors
+from mlm_book.hmm_splits import SPLITS, SplitConfig, hmm_split
 from mlm_book.ledger import Claim, over_seeds, reported_value
 from mlm_book.validation import as_float_array, as_int_array, check_bool, check_instance, check_positive_int, check_real
 
 __all__ = [
-    "SplitConfig",
-    "SPLITS",
     "LAYER_NAMES",
-    "Split",
-    "hmm_split",
     "SplitVectors",
     "split_vectors",
     "GeometryRow",
@@ -68,62 +64,6 @@ __all__ = [
 ]
 
 
-#: Most tokens one split may hold (refused before anything is sampled).
-MAX_SPLIT_TOKENS = 10**8
-
-
-@dataclass(frozen=True)
-class SplitConfig:
-    """The HMM probe/geometry data: two independent sets of clean stationary sequences.
-
-    Parameters
-    ----------
-    n_train : int
-        Training sequences (probes only).
-    n_test : int
-        Test sequences: the geometry table and every probe score use these.
-    length : int
-        Sequence length (the encoder's training length).
-    split_seed : int
-        Seed of the generator that samples the training split and then the test split.
-    geometry_seed : int
-        Seed of the generator that draws token samples and the isotropic simulation.
-
-    Raises
-    ------
-    TypeError, ValueError
-        If a size is not a positive integer, a seed is negative, or a split would hold more
-        than `MAX_SPLIT_TOKENS` tokens.
-
-    Examples
-    --------
-    >>> SPLITS.n_test, SPLITS.length, SPLITS == SplitConfig()
-    (1500, 24, True)
-    """
-
-    n_train: int = 1500
-    n_test: int = 1500
-    length: int = 24
-    split_seed: int = 2
-    geometry_seed: int = 4103
-
-    def __post_init__(self):
-        for name in ("n_train", "n_test", "length"):
-            check_positive_int(getattr(self, name), name)
-        for name in ("split_seed", "geometry_seed"):
-            check_positive_int(getattr(self, name), name, minimum=0)
-        for name in ("n_train", "n_test"):
-            if getattr(self, name) * self.length > MAX_SPLIT_TOKENS:
-                raise ValueError(f"{name} * length must be at most {MAX_SPLIT_TOKENS:,} tokens, "
-                                 f"got {getattr(self, name)} * {self.length}")
-
-
-_CHAPTER1 = Chapter1Config()
-#: The book's splits: the same sequences as chapter 1's test split (same sizes, length and seed,
-#: sampled in the same order), so the Bayes accuracy there is over the occurrences probed here.
-SPLITS = SplitConfig(n_train=_CHAPTER1.train_sequences, n_test=_CHAPTER1.test_sequences,
-                     length=_CHAPTER1.length, split_seed=_CHAPTER1.split_seed)
-
 #: What each layer's vector is.
 LAYER_NAMES = (
     "layer 0: input E[x] + P at the occurrence's position",
@@ -132,64 +72,10 @@ LAYER_NAMES = (
 )
 
 
-@dataclass(frozen=True)
-class Split:
-    """Sampled hidden states and tokens of one split, each (n_sequences, length).
-
-    Raises
-    ------
-    TypeError, ValueError
-        If ``name`` is not a non-empty string, or ``states`` and ``tokens`` are not non-empty
-        integer arrays of one shape (n_sequences, length) holding state and token ids of the
-        book's HMM.
-
-    Examples
-    --------
-    >>> toy = Split(name="toy", states=np.array([[0, 4, 4]]), tokens=np.array([[0, 24, 12]]))
-    >>> toy.tokens.shape
-    (1, 3)
-    """
-
-    name: str
-    states: np.ndarray
-    tokens: np.ndarray
-
-    def __post_init__(self):
-        _check_name(self.name)
-        hmm = default_hmm()
-        for field_name, size in (("states", hmm.n_states), ("tokens", hmm.vocab_size)):
-            ids = as_int_array(getattr(self, field_name), field_name, ndim=2)
-            if ids.size == 0:
-                raise ValueError(f"{field_name} must not be empty, got shape {ids.shape}")
-            if ids.min() < 0 or ids.max() >= size:
-                raise ValueError(f"{field_name} must hold ids in [0, {size}), got values from {ids.min()} to {ids.max()}")
-        if np.shape(self.states) != np.shape(self.tokens):
-            raise ValueError(f"tokens must have the shape of states {np.shape(self.states)}, got {np.shape(self.tokens)}")
-
-
 def _check_name(name) -> str:
     if not isinstance(name, str) or not name:
         raise TypeError(f"name must be a non-empty str (e.g. 'test'), got {name!r:.40}")
     return name
-
-
-@functools.cache
-def hmm_split(name: str) -> Split:
-    """The ``"train"`` or ``"test"`` split of `SPLITS` (memoised).
-
-    Examples
-    --------
-    >>> s = hmm_split("test")
-    >>> s.tokens.shape
-    (1500, 24)
-    """
-    if name not in ("train", "test"):
-        raise ValueError(f"name must be 'train' or 'test', got {name!r}")
-    rng = np.random.default_rng(SPLITS.split_seed)
-    states, tokens = sample(default_hmm(), SPLITS.n_train, SPLITS.length, rng)
-    if name == "test":  # drawn after the training split from the same generator, as in chapter 1
-        states, tokens = sample(default_hmm(), SPLITS.n_test, SPLITS.length, rng)
-    return Split(name=name, states=states, tokens=tokens)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 r"""Chapter 5: sense probes on the HMM encoder, against the static cap and the exact Bayes accuracy.
 
-The data are chapter 4's splits (`mlm_book.experiments.ch04_geometry.SPLITS`): the probe is
+The data are the book's splits ([`SPLITS`][mlm_book.hmm_splits.SPLITS], chapter 4's too): the probe is
 trained on every occurrence of $w$ in the training sequences and scored on every occurrence
 in the test sequences, each labelled with its true (sampled) sense. At every layer
 [`probe_table`][mlm_book.experiments.ch05_probing.probe_table] has the probe
@@ -38,9 +38,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from mlm_book import artefacts, probe
-from mlm_book.experiments.ch04_geometry import SPLITS, SplitConfig, hmm_split, split_vectors
+from mlm_book.experiments.ch04_geometry import split_vectors
 from mlm_book.figures import PALETTE, WIDE, style, subplots
 from mlm_book.hmm import bayes_sense_accuracy, default_hmm
+from mlm_book.hmm_splits import SPLITS, SplitConfig, hmm_split
 from mlm_book.ledger import Claim, over_seeds
 from mlm_book.pmi import static_cap
 from mlm_book.report import Markdown, table

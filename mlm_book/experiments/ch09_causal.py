@@ -214,7 +214,7 @@ def _next_weight(result: TrainResult, tokens: np.ndarray) -> np.ndarray:
 
 def _sense_data():
     """Chapter 5's train and test splits: the occurrences of w and their senses."""
-    from mlm_book.experiments.ch04_geometry import hmm_split
+    from mlm_book.hmm_splits import hmm_split
     from mlm_book.hmm import default_hmm
     hmm = default_hmm()
     out = []
@@ -291,12 +291,13 @@ def results() -> CausalResults:
     (10, (23,), (24, 24))
     """
     from mlm_book import artefacts, cache, probe
-    from mlm_book.experiments import ch04_geometry, ch05_probing, ch09_directions
+    from mlm_book import hmm_splits
+    from mlm_book.experiments import ch05_probing, ch09_directions
     from mlm_book.nn import encoder as enc
     from mlm_book.nn import layers, train
 
     code = [_held_out, _exact_surprisal, _reader_losses, _next_weight,
-            _sense_data, _probes, _left_sense, _measure, ch09_directions.left_to_right, ch04_geometry.hmm_split,
+            _sense_data, _probes, _left_sense, _measure, ch09_directions.left_to_right, hmm_splits.hmm_split,
             probe, enc, layers, train, artefacts.key_source("next-token")]
     arrays, _ = cache.cached("ch09-readers", _measurement_key(), code, lambda: (_measure(), {}))
     readers = []

@@ -446,7 +446,7 @@ def _split_streams(params, config, tokens) -> list[np.ndarray]:
 def _control_seed(seed: int) -> dict:
     """Task, controls and task-at-w accuracies of the HMM encoder trained with ``seed``."""
     from mlm_book.experiments import hmm_encoder
-    from mlm_book.experiments.ch04_geometry import hmm_split
+    from mlm_book.hmm_splits import hmm_split
     from mlm_book.hmm import default_hmm
 
     hmm = default_hmm()
@@ -470,7 +470,7 @@ def _control_seed(seed: int) -> dict:
 
 
 def _control_references() -> dict:
-    from mlm_book.experiments.ch04_geometry import hmm_split
+    from mlm_book.hmm_splits import hmm_split
     from mlm_book.hmm import default_hmm
 
     hmm = default_hmm()
@@ -523,13 +523,14 @@ def control_tasks(seeds: tuple | None = None) -> ControlTasks:
 
 
 def _hmm_key_and_code(seeds, constants: dict, functions) -> tuple[dict, list]:
-    from mlm_book.experiments import ch04_geometry, hmm_encoder
+    from mlm_book import hmm_splits
+    from mlm_book.experiments import hmm_encoder
     from mlm_book.nn import encoder as enc
     from mlm_book.nn import layers, train
 
     key = {"setups": [asdict(hmm_encoder.seed_setup(seed)) for seed in seeds],
-           "splits": asdict(ch04_geometry.SPLITS), "strength": probe.PROBE_STRENGTH, **constants}
-    code = [*functions, probe, enc, layers, train, ch04_geometry.hmm_split, artefacts.key_source("hmm-encoder")]
+           "splits": asdict(hmm_splits.SPLITS), "strength": probe.PROBE_STRENGTH, **constants}
+    code = [*functions, probe, enc, layers, train, hmm_splits.hmm_split, artefacts.key_source("hmm-encoder")]
     return key, code
 
 
@@ -1221,7 +1222,7 @@ def _causal_seed(seed: int) -> dict:
     """Every number of the causal test on the HMM encoder trained with ``seed``."""
     from mlm_book.channel import exact_posterior
     from mlm_book.experiments import hmm_encoder
-    from mlm_book.experiments.ch04_geometry import hmm_split
+    from mlm_book.hmm_splits import hmm_split
     from mlm_book.hmm import default_hmm
     from mlm_book.nn import encoder as enc
     from mlm_book.nn import layers
