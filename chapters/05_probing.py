@@ -34,6 +34,7 @@ import math
 
 from mlm_book import hmm_splits, probe
 from mlm_book.experiments import ch04_geometry as ch4
+from mlm_book.readings import hmm_encoder
 from mlm_book.experiments import ch05_probing as ch5
 from mlm_book.experiments import ch06_finance as ch6
 from mlm_book.experiments.hmm_encoder import SETUP
@@ -369,13 +370,13 @@ answer(
 # only the first 25, 100 or 1000 training occurrences, and score it on the full test split.
 
 # %% tags=["hide-input"]
-train, test = ch4.split_vectors("train"), ch4.split_vectors("test")
+train, test = hmm_encoder.split_vectors("train"), hmm_encoder.split_vectors("test")
 few = {n: probe.fit_and_score(train.word(1)[:n], train.senses[:n], test.word(1), test.senses).accuracy
        for n in (25, 100, 1000)}
 axis = ch4.sense_axes()[1]
 answer(
     "`probe.fit_and_score(train.word(1)[:n], train.senses[:n], test.word(1), test.senses)` with "
-    "`train, test = ch4.split_vectors(\"train\"), ch4.split_vectors(\"test\")` gives "
+    "`train, test = hmm_encoder.split_vectors(\"train\"), hmm_encoder.split_vectors(\"test\")` gives "
     + ", ".join(f"**{value:.3f}** with {n}" for n, value in few.items())
     + f" training occurrences, against {p1:.3f} with all {pt.n_train:,}. A few dozen labels already put the "
     "probe far above the cap, because the sense is the direction along which the layer-1 cloud varies most: "

@@ -13,7 +13,7 @@ lays out what it is given and follows the reader's choices.
   ([`mlm_book.channel.exact_posterior`][mlm_book.channel.exact_posterior]) and the trained
   encoder's prediction, their KL, the probability each gives the true token; the exact
   $P(\text{sense} \mid x)$ of the two occurrences of $w$; and the held-out means of
-  [`hmm_encoder.evaluation`][mlm_book.experiments.hmm_encoder.evaluation] for the caption.
+  [`evaluation`][mlm_book.readings.hmm_encoder.evaluation] for the caption.
 * **Four-cycle view** (``"cycles"``): chapter 3's 200 draws, and for each of three families
   (the HMM's exact conditionals, the trained encoder, Theorem 2's population optimum) the
   four log-odds that make up the gap $\delta$ of each draw, and $\delta$ itself exactly as
@@ -110,7 +110,7 @@ def default_sentence() -> dict:
     >>> len(s["tokens"]), len(s["w_positions"])
     (24, 2)
     """
-    from mlm_book.experiments.hmm_encoder import SETUP
+    from mlm_book.artefacts.hmm_encoder import SETUP
     from mlm_book.hmm import default_hmm, sample, sense_posteriors
 
     hmm = default_hmm()
@@ -172,10 +172,11 @@ def _shown(tokens, substitute, mask_id) -> np.ndarray:
 
 @functools.cache
 def _hmm_view() -> dict:
+    from mlm_book.artefacts import hmm_encoder
     from mlm_book.channel import exact_posterior
-    from mlm_book.experiments import hmm_encoder
     from mlm_book.hmm import default_hmm, sense_posteriors
     from mlm_book.nn import encoder as enc
+    from mlm_book.readings.hmm_encoder import evaluation as held_out_evaluation
     from mlm_book.scoring import kl_divergence
 
     hmm = default_hmm()
@@ -203,7 +204,7 @@ def _hmm_view() -> dict:
                             "p_true_exact": float(exact[r, truth[r]]), "p_true_encoder": float(model[r, truth[r]])}
         views.append(per)
     senses = sense_posteriors(hmm, tokens)                                         # (n, 2)
-    evaluation = hmm_encoder.evaluation()
+    evaluation = held_out_evaluation()
     return {
         "tokens": tokens,
         "regimes": [int(hmm.regime[s]) for s in sentence["states"]],
@@ -297,12 +298,12 @@ def cycle_view() -> dict:
 @functools.cache
 def _cloud_view() -> dict:
     from mlm_book import geometry
-    from mlm_book.experiments import ch04_geometry as ch04
     from mlm_book.experiments import ch05_probing as ch05
     from mlm_book.hmm_splits import SPLITS
+    from mlm_book.readings import hmm_encoder
 
-    vectors = ch04.split_vectors("test")
-    table = ch04.geometry_table()
+    vectors = hmm_encoder.split_vectors("test")
+    table = hmm_encoder.geometry_table()
     probes = ch05.probe_table()
     posterior = vectors.posterior
     k = vectors.n_occurrences
@@ -316,7 +317,7 @@ def _cloud_view() -> dict:
         g = table.rows[layer].geometry
         row = probes.rows[layer]
         layers.append({
-            "layer": layer, "vector": ch04.LAYER_NAMES[layer],
+            "layer": layer, "vector": hmm_encoder.LAYER_NAMES[layer],
             "x": [_significant(v) for v in coords[shown, 0]], "y": [_significant(v) for v in coords[shown, 1]],
             "explained": [float(e) for e in projection.explained[:2]],
             "self_similarity": float(g.self_similarity), "baseline": float(g.baseline),

@@ -11,13 +11,14 @@ import pytest
 from mlm_book.experiments import ch01_static_vectors as ch1
 from mlm_book.experiments import ch04_geometry as ch4
 from mlm_book import hmm_splits
+from mlm_book.readings import hmm_encoder as readings
 from mlm_book.experiments import ch05_probing as ch5
 from mlm_book.hmm import default_hmm, sample
 from mlm_book.nn import encoder as enc
 
 
 def _clear():
-    for function in (ch4.split_vectors, ch4.geometry_table, ch4.encoder_proposition2, ch5.probe_table,
+    for function in (readings.split_vectors, readings.geometry_table, ch4.encoder_proposition2, ch5.probe_table,
                      ch5.control_spread):
         function.cache_clear()
 
@@ -36,7 +37,8 @@ def stub_encoder(monkeypatch):
         def token_table():
             return params["E"]
 
-    monkeypatch.setattr(ch4, "_encoder", lambda: Stub)
+    monkeypatch.setattr(readings, "hidden_states", Stub.hidden_states)
+    monkeypatch.setattr(readings, "token_table", Stub.token_table)
     _clear()
     yield Stub
     _clear()
@@ -55,7 +57,7 @@ def test_splits_are_chapter_one_splits():
 
 
 def test_tables_bookkeeping(stub_encoder):
-    vectors = ch4.split_vectors("test")
+    vectors = readings.split_vectors("test")
     hmm = default_hmm()
     split = hmm_splits.hmm_split("test")
     assert vectors.n_occurrences == int(np.sum(split.tokens == hmm.shared_token))
@@ -63,7 +65,7 @@ def test_tables_bookkeeping(stub_encoder):
     assert set(np.unique(vectors.senses)) <= {0, 1}
     assert np.all((vectors.posterior >= 0) & (vectors.posterior <= 1))
     # Layer 0 of w is E[w] + P_i: one distinct vector per position at most.
-    table = ch4.geometry_table()
+    table = readings.geometry_table()
     assert table.rows[0].distinct_vectors <= hmm_splits.SPLITS.length
     for row in table.rows:
         g = row.geometry

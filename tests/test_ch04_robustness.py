@@ -11,6 +11,7 @@ import pytest
 
 from mlm_book.experiments import ch04_geometry as ch4
 from mlm_book import hmm_splits
+from mlm_book.readings import hmm_encoder as readings
 from mlm_book.experiments import hmm_encoder
 
 pytestmark = pytest.mark.book  # reads five trained encoders
@@ -75,7 +76,7 @@ def test_booleans_are_the_registered_rules(robustness):
 def test_books_row_is_the_layer_table(robustness):
     # Computed separately (the encoder fetched by setup, hidden states by nn.encoder), it must equal
     # chapter 4's main table and scale diagnostics exactly.
-    book, table = robustness.rows[0], ch4.geometry_table()
+    book, table = robustness.rows[0], readings.geometry_table()
     for field in ("self_similarity", "mev", "baseline", "adjusted"):
         assert np.allclose(getattr(book, field), table.column(field), rtol=0, atol=1e-12)
     inputs, scales = ch4.scale_diagnostics()
@@ -143,4 +144,4 @@ def test_sense_axes_bookkeeping():
 def test_the_seed_table_draws_the_token_pool_mev_as_the_layer_table_does():
     from mlm_book.experiments import ch04_geometry as ch04
     book = ch04.seed_robustness().rows[0]
-    assert book.token_mev == tuple(row.geometry.token_mev for row in ch04.geometry_table().rows)
+    assert book.token_mev == tuple(row.geometry.token_mev for row in readings.geometry_table().rows)

@@ -24,6 +24,7 @@ from mlm_book.experiments import ch02_objective as ch2  # noqa: E402
 from mlm_book.experiments import ch03_pseudo_likelihood as ch3  # noqa: E402
 from mlm_book.experiments import ch04_geometry as ch4  # noqa: E402
 from mlm_book import hmm_splits
+from mlm_book.readings import hmm_encoder as readings
 from mlm_book.experiments import ch05_probing as ch5  # noqa: E402
 from mlm_book.hmm import default_hmm  # noqa: E402
 
@@ -36,13 +37,13 @@ def _seed_row(**changes) -> ch4.SeedGeometry:
     return ch4.SeedGeometry(**{**fields, **changes})
 
 
-def _geometry_table() -> ch4.GeometryTable:
+def _geometry_table() -> readings.GeometryTable:
     rng = np.random.default_rng(0)
     pool = rng.standard_normal((200, 4))
-    rows = tuple(ch4.GeometryRow(layer=layer, vector=f"layer {layer}: toy",
+    rows = tuple(readings.GeometryRow(layer=layer, vector=f"layer {layer}: toy",
                                  geometry=geometry.describe_cloud(pool[:20] + 3.0 / (layer + 1), pool, rng, repeats=5),
                                  distinct_vectors=20) for layer in range(3))
-    return ch4.GeometryTable(config=hmm_splits.SPLITS, rows=rows, n_occurrences=20, n_tokens=200)
+    return readings.GeometryTable(config=hmm_splits.SPLITS, rows=rows, n_occurrences=20, n_tokens=200)
 
 
 def _probe_table() -> ch5.ProbeTable:

@@ -21,11 +21,12 @@ import pytest
 from mlm_book import lab
 from mlm_book.channel import exact_posterior, optimum
 from mlm_book.experiments import ch03_pseudo_likelihood as ch3
-from mlm_book.experiments import ch04_geometry as ch4
 from mlm_book.experiments import ch05_probing as ch5
 from mlm_book.experiments import ch06_finance as ch6
 from mlm_book.artefacts import filing_encoder as fe
 from mlm_book.experiments import hmm_encoder, lab_figures
+from mlm_book.artefacts import hmm_encoder as hmm_artefact
+from mlm_book.readings import hmm_encoder as readings
 from mlm_book.figures import PALETTE, SENSE_COLORS
 from mlm_book.finance.windows import centred_windows
 from mlm_book.finance.world import (
@@ -39,7 +40,7 @@ from mlm_book.hmm import default_hmm, sense_posteriors
 from mlm_book.nn import encoder as enc
 from mlm_book.scoring import kl_divergence
 
-_CACHED = (hmm_encoder.evaluation, hmm_encoder.four_cycle_summary, ch4.split_vectors, ch4.geometry_table,
+_CACHED = (readings.evaluation, hmm_encoder.four_cycle_summary, readings.split_vectors, readings.geometry_table,
            ch5.probe_table, lab._hmm_view, lab._cycle_view, lab._cloud_view, lab._filing_view, lab._kestrel_view)
 _GEOMETRY = ("self_similarity", "baseline", "adjusted", "mev", "token_mev", "isotropic_mev")
 
@@ -56,7 +57,8 @@ def stub():
     params = enc.init_params(config, np.random.default_rng(0), dtype=np.float64)
     result = SimpleNamespace(params=params, encoder=config, losses=np.zeros(3))
     patch = pytest.MonkeyPatch()
-    patch.setattr(hmm_encoder, "trained_encoder", lambda setup=hmm_encoder.SETUP: result)
+    for module in (hmm_encoder, hmm_artefact):     # the chapter module's own name and the artefact's
+        patch.setattr(module, "trained_encoder", lambda setup=hmm_encoder.SETUP: result)
     _clear()
     yield result
     patch.undo()
@@ -151,7 +153,7 @@ def test_hmm_view_numbers_are_the_packages(stub, payload):
             assert entry["kl"] == pytest.approx(float(kl_divergence(exact, model)), rel=1e-9, abs=1e-12)
             assert np.allclose(entry["exact"], exact, rtol=0, atol=5.1e-4)
             assert len(entry["encoder"]) == 25 and abs(sum(entry["encoder"]) - 1) < 0.01
-    evaluation = hmm_encoder.evaluation()
+    evaluation = readings.evaluation()
     assert view["caption"]["mean_kl"] == evaluation.mean_kl
     assert view["caption"]["mean_entropy"] == evaluation.mean_entropy
 
@@ -178,8 +180,8 @@ def test_cycle_view_is_chapter_threes(payload):
 
 def test_cloud_view_is_chapters_four_and_fives(payload):
     clouds = payload["clouds"]
-    table, probes = ch4.geometry_table(), ch5.probe_table()
-    vectors = ch4.split_vectors("test")
+    table, probes = readings.geometry_table(), ch5.probe_table()
+    vectors = readings.split_vectors("test")
     assert clouds["n_occurrences"] == vectors.n_occurrences
     assert clouds["n_shown"] == min(lab.CLOUD_POINTS, vectors.n_occurrences)
     assert len(clouds["senses"]) == len(clouds["posterior_b"]) == clouds["n_shown"]

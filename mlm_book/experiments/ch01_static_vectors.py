@@ -720,7 +720,7 @@ def static_at_fixed_position(position: int = 12, sequences: int = 400, seed: int
     r"""Definition 1 on the trained HMM encoder: layer 0 is static at a fixed position.
 
     Samples clean sequences, keeps those with $w$ at ``position`` and reads the encoder's
-    vectors of those occurrences at every layer ([`mlm_book.experiments.hmm_encoder.hidden_states`][mlm_book.experiments.hmm_encoder.hidden_states]).
+    vectors of those occurrences at every layer ([`mlm_book.readings.hmm_encoder.hidden_states`][mlm_book.readings.hmm_encoder.hidden_states]).
     Layer 0, $E[w] + P_{\text{position}}$, must be the same vector bit for bit; layers 1 and 2
     depend on the sentence.
 
@@ -741,12 +741,13 @@ def static_at_fixed_position(position: int = 12, sequences: int = 400, seed: int
         ``layer2_min_spread``, the smallest distance from an occurrence's vector to the
         first one's, relative to the first one's norm.
     """
-    from mlm_book.experiments import hmm_encoder
+    from mlm_book.artefacts.hmm_encoder import SETUP
+    from mlm_book.readings.hmm_encoder import hidden_states
 
     hmm = default_hmm()
-    _, tokens = sample(hmm, sequences, hmm_encoder.SETUP.length, np.random.default_rng(seed))
+    _, tokens = sample(hmm, sequences, SETUP.length, np.random.default_rng(seed))
     rows = tokens[tokens[:, position] == hmm.shared_token]
-    layers = [h[:, position, :] for h in hmm_encoder.hidden_states(rows)]
+    layers = [h[:, position, :] for h in hidden_states(rows)]
     first = [layer[0] for layer in layers]
     spread = [np.linalg.norm(layer[1:] - ref, axis=1) / np.linalg.norm(ref) for layer, ref in zip(layers, first)]
     return {"occurrences": int(len(rows)),

@@ -1218,7 +1218,7 @@ def fixed_count_rate_table(rho: float, config: FixedCountConfig = FixedCountConf
 class VisibleTokens:
     r"""Where the visible tokens of the encoder's held-out sample sit on Theorem 2 (ii)'s curve.
 
-    The sample is the one of [`mlm_book.experiments.hmm_encoder.evaluation`][mlm_book.experiments.hmm_encoder.evaluation]
+    The sample is the one of [`mlm_book.readings.hmm_encoder.evaluation`][mlm_book.readings.hmm_encoder.evaluation]
     (same sequences, same corruption); everything here is exact, no encoder is involved.
     Dictionaries are keyed by display kind, ``"kept"`` and ``"random"``.
 
@@ -1302,7 +1302,7 @@ def visible_tokens(setup=None) -> VisibleTokens:
     Parameters
     ----------
     setup : HMMEncoderSetup, optional
-        Defaults to ``SETUP`` of [`mlm_book.experiments.hmm_encoder`][mlm_book.experiments.hmm_encoder].
+        Defaults to ``SETUP`` of [`mlm_book.artefacts.hmm_encoder`][mlm_book.artefacts.hmm_encoder].
 
     Examples
     --------
@@ -1310,12 +1310,12 @@ def visible_tokens(setup=None) -> VisibleTokens:
     >>> v.mean_optimum["kept"] > v.mean_optimum["random"], v.median_context["kept"] > v.threshold
     (True, True)
     """
-    from mlm_book.experiments.hmm_encoder import SETUP
+    from mlm_book.artefacts.hmm_encoder import SETUP
 
     setup = SETUP if setup is None else setup
     hmm = default_hmm()
     c = setup.channel()
-    rng = np.random.default_rng(setup.eval_seed)       # the draws of hmm_encoder.evaluation
+    rng = np.random.default_rng(setup.eval_seed)       # the draws of readings.hmm_encoder.evaluation
     _, tokens = sample(hmm, setup.eval_sequences, setup.length, rng)
     batch = corrupt(c, tokens, rng)
     selected = batch.selected

@@ -38,12 +38,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from mlm_book import artefacts, probe
-from mlm_book.experiments.ch04_geometry import split_vectors
 from mlm_book.figures import PALETTE, WIDE, style, subplots
 from mlm_book.hmm import bayes_sense_accuracy, default_hmm
 from mlm_book.hmm_splits import SPLITS, SplitConfig, hmm_split
 from mlm_book.ledger import Claim, over_seeds
 from mlm_book.pmi import static_cap
+from mlm_book.readings.hmm_encoder import split_vectors
 from mlm_book.report import Markdown, table
 from mlm_book.validation import (
     as_float_array,

@@ -53,8 +53,8 @@ def default_example() -> dict:
 
 
 def _caption() -> dict:
-    from mlm_book.experiments import hmm_encoder
     from mlm_book.lab import viz_payload
+    from mlm_book.readings import hmm_encoder
 
     caption = viz_payload()["hmm"]["caption"]
     evaluation = hmm_encoder.evaluation()
@@ -73,18 +73,19 @@ def figure_b_default(layer: int = 1) -> dict:
     ValueError
         If ``layer`` is not one of the clouds' layers 0, 1, 2.
     """
-    from mlm_book.experiments import ch04_geometry, ch05_probing
+    from mlm_book.experiments import ch05_probing
     from mlm_book.lab import viz_payload
+    from mlm_book.readings import hmm_encoder
     from mlm_book.validation import check_positive_int
 
     # checked before the payload is built (seconds on a warm cache)
-    layers = len(ch04_geometry.LAYER_NAMES)
+    layers = len(hmm_encoder.LAYER_NAMES)
     if check_positive_int(layer, "layer", minimum=0) >= layers:
         raise ValueError(f"layer must be one of the clouds' layers 0 to {layers - 1}, got {layer}")
 
     clouds = viz_payload()["clouds"]
     shown = clouds["layers"][layer]
-    g = ch04_geometry.geometry_table().rows[layer].geometry
+    g = hmm_encoder.geometry_table().rows[layer].geometry
     probes = ch05_probing.probe_table()
     values = {"self-similarity": shown["self_similarity"], "baseline": shown["baseline"],
               "adjusted": shown["adjusted"], "MEV": shown["mev"], "probe": shown["probe"], "cap": clouds["cap"],
