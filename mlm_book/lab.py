@@ -252,14 +252,14 @@ def _log_odds(conditional, draws, *, mask_id=None) -> np.ndarray:
 @functools.cache
 def _cycle_view() -> dict:
     from mlm_book import compat
-    from mlm_book.experiments import ch03_pseudo_likelihood as ch03
+    from mlm_book import four_cycles
     from mlm_book.experiments import hmm_encoder
     from mlm_book.hmm import default_hmm
 
     hmm = default_hmm()
-    config = ch03.FOUR_CYCLE
-    draws = ch03.four_cycle_draws(config)
-    exact = ch03.exact_families(config)
+    config = four_cycles.FOUR_CYCLE
+    draws = four_cycles.four_cycle_draws(config)
+    exact = four_cycles.exact_families(config)
     summary = hmm_encoder.four_cycle_summary()
     mask_id = hmm_encoder.SETUP.encoder.mask_id
     families = (

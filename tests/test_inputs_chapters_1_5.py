@@ -22,9 +22,10 @@ from mlm_book import geometry  # noqa: E402
 from mlm_book.experiments import ch01_static_vectors as ch1  # noqa: E402
 from mlm_book.experiments import ch02_objective as ch2  # noqa: E402
 from mlm_book.experiments import ch03_pseudo_likelihood as ch3  # noqa: E402
+from mlm_book import four_cycles  # noqa: E402
 from mlm_book.experiments import ch04_geometry as ch4  # noqa: E402
-from mlm_book import hmm_splits
-from mlm_book.readings import hmm_encoder as readings
+from mlm_book import hmm_splits  # noqa: E402
+from mlm_book.readings import hmm_encoder as readings  # noqa: E402
 from mlm_book.experiments import ch05_probing as ch5  # noqa: E402
 from mlm_book.hmm import default_hmm  # noqa: E402
 
@@ -134,9 +135,9 @@ def test_chapter3_checks_configs_and_draw_numbers():
     with pytest.raises(ValueError, match="page_sizes"):
         ch3.IsingStudyConfig(page_sizes=(300, 20000))
     with pytest.raises(ValueError, match="mask"):
-        ch3.FourCycleConfig(mask=0.95, random=0.1)
+        four_cycles.FourCycleConfig(mask=0.95, random=0.1)
     with pytest.raises(ValueError, match="index"):
-        ch3.describe_draw(ch3.FOUR_CYCLE.count)
+        ch3.describe_draw(four_cycles.FOUR_CYCLE.count)
     with pytest.raises(ValueError, match="indices"):
         ch3.population_gaps([0.15], indices=[0, 10**6])
     with pytest.raises(ValueError, match="references"):

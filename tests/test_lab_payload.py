@@ -21,6 +21,7 @@ import pytest
 from mlm_book import lab
 from mlm_book.channel import exact_posterior, optimum
 from mlm_book.experiments import ch03_pseudo_likelihood as ch3
+from mlm_book import four_cycles
 from mlm_book.experiments import ch05_probing as ch5
 from mlm_book.experiments import ch06_finance as ch6
 from mlm_book.artefacts import filing_encoder as fe
@@ -160,8 +161,8 @@ def test_hmm_view_numbers_are_the_packages(stub, payload):
 
 def test_cycle_view_is_chapter_threes(payload):
     cycles = payload["cycles"]
-    draws = ch3.four_cycle_draws()
-    exact = ch3.exact_families()
+    draws = four_cycles.four_cycle_draws()
+    exact = four_cycles.exact_families()
     assert cycles["count"] == len(draws.first) == 200
     assert cycles["tokens"] == draws.tokens.tolist() and cycles["first"] == draws.first.tolist()
     family = {f["key"]: f for f in cycles["families"]}

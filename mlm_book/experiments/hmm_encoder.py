@@ -46,7 +46,7 @@ from mlm_book.artefacts.hmm_encoder import (  # noqa: F401
     sentence_source,
     trained_encoder,
 )
-from mlm_book import report
+from mlm_book import four_cycles, report
 from mlm_book.readings.hmm_encoder import EncoderEvaluation, evaluation
 from mlm_book.ledger import Claim, over_seeds, reported_value
 from mlm_book.nn import encoder as enc
@@ -368,12 +368,10 @@ def four_cycle_summary(setup: HMMEncoderSetup = SETUP) -> FourCycleSummary:
         Which trained encoder (default the book's; [`seed_setup`][mlm_book.artefacts.hmm_encoder.seed_setup]
         for another training seed). The draws are the same for every encoder.
     """
-    from mlm_book.experiments import ch03_pseudo_likelihood as ch03
-
     if not isinstance(setup, HMMEncoderSetup):
         raise TypeError(f"setup must be an HMMEncoderSetup, got {type(setup).__name__}")
-    deltas = ch03.four_cycle_deltas(partial(_conditionals, setup), mask_id=setup.encoder.mask_id)
-    families = ch03.exact_families()
+    deltas = four_cycles.four_cycle_deltas(partial(_conditionals, setup), mask_id=setup.encoder.mask_id)
+    families = four_cycles.exact_families()
     population = next(value for key, value in families.items() if key.startswith("population"))
     return FourCycleSummary(encoder=deltas, population=population)
 
