@@ -36,13 +36,14 @@ from mlm_book import hmm_splits, probe
 from mlm_book.experiments import ch04_geometry as ch4
 from mlm_book.readings import hmm_encoder
 from mlm_book.experiments import ch05_probing as ch5
+from mlm_book.readings import sense_probes
 from mlm_book.experiments import ch06_finance as ch6
 from mlm_book.experiments.hmm_encoder import SETUP
 from mlm_book.figures import show
 from mlm_book.ledger import chapter_summary, verify
 from mlm_book.report import Markdown, answer, table
 
-pt = ch5.probe_table()
+pt = sense_probes.probe_table()
 
 # %% [markdown]
 # ## The data
@@ -150,8 +151,8 @@ Markdown(
 ch5.probe_markdown(pt)
 
 # %%
-others = len(ch5.seed_probes().seeds) - 1
-show(ch5.figure_probes(pt, seeds=ch5.seed_probes()),
+others = len(sense_probes.seed_probes().seeds) - 1
+show(ch5.figure_probes(pt, seeds=sense_probes.seed_probes()),
      alt="Sense accuracy of the probe on the token-table row, on layer 0, layer 1 and layer 2, with the "
          "control at each layer and two horizontal reference lines. The token-table probe, the layer-0 "
          "probe and all three controls sit at about one half, on the static cap. The probes on layers 1 "
@@ -187,8 +188,8 @@ Markdown(
 # the method and which to the run:
 
 # %%
-seeds = ch5.seed_probes()
-controls = ch5.seed_controls()
+seeds = sense_probes.seed_probes()
+controls = sense_probes.seed_controls()
 table(["training seed", "layer 0", "layer 1", "layer 2", "Bayes − layer 1", "largest control"],
       [(f"{seed} (the book's)" if i == 0 else seed, *values, seeds.bayes - values[1], max(control))
        for i, (seed, values, control) in enumerate(zip(seeds.seeds, seeds.probes, controls))],

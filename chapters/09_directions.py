@@ -24,7 +24,7 @@
 # %%
 import numpy as np
 
-from mlm_book.experiments import ch05_probing
+from mlm_book.readings import sense_probes
 from mlm_book.experiments import ch09_causal as readers
 from mlm_book.experiments import ch09_directions as ch9
 from mlm_book.experiments import ch09_languages as langs
@@ -230,7 +230,7 @@ readers.probe_table(trained)
 # %% tags=["hide-input"]
 causal_probes = trained.over_seeds(True, "probes")
 unmasked_probes = trained.over_seeds(False, "probes")
-masked_probes = np.array(ch05_probing.seed_probes().probes)
+masked_probes = np.array(sense_probes.seed_probes().probes)
 Markdown(
     f"The causal reader's probes stay at or below the exact accuracy from the words up to $w$ "
     f"({trained.left_sense:.3f}): the best layer reaches {causal_probes.max(axis=1).mean():.3f} on average over the "

@@ -298,13 +298,12 @@ def cycle_view() -> dict:
 @functools.cache
 def _cloud_view() -> dict:
     from mlm_book import geometry
-    from mlm_book.experiments import ch05_probing as ch05
     from mlm_book.hmm_splits import SPLITS
-    from mlm_book.readings import hmm_encoder
+    from mlm_book.readings import hmm_encoder, sense_probes
 
     vectors = hmm_encoder.split_vectors("test")
     table = hmm_encoder.geometry_table()
-    probes = ch05.probe_table()
+    probes = sense_probes.probe_table()
     posterior = vectors.posterior
     k = vectors.n_occurrences
     shown = np.sort(np.random.default_rng(SPLITS.geometry_seed).permutation(k)[:min(CLOUD_POINTS, k)])

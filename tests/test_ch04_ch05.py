@@ -13,12 +13,13 @@ from mlm_book.experiments import ch04_geometry as ch4
 from mlm_book import hmm_splits
 from mlm_book.readings import hmm_encoder as readings
 from mlm_book.experiments import ch05_probing as ch5
+from mlm_book.readings import sense_probes
 from mlm_book.hmm import default_hmm, sample
 from mlm_book.nn import encoder as enc
 
 
 def _clear():
-    for function in (readings.split_vectors, readings.geometry_table, ch4.encoder_proposition2, ch5.probe_table,
+    for function in (readings.split_vectors, readings.geometry_table, ch4.encoder_proposition2, sense_probes.probe_table,
                      ch5.control_spread):
         function.cache_clear()
 
@@ -73,7 +74,7 @@ def test_tables_bookkeeping(stub_encoder):
         assert g.n_occurrences == vectors.n_occurrences
     assert all(check.holds(1e-12) for check in ch4.encoder_proposition2())
 
-    probes = ch5.probe_table()
+    probes = sense_probes.probe_table()
     # The token-table probe is a constant classifier: exactly the majority share of the test labels.
     assert probes.token_table == probes.token_table_majority
     # Trained and scored on permuted senses: at most the majority share up to sampling error

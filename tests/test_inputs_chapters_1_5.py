@@ -27,6 +27,7 @@ from mlm_book.experiments import ch04_geometry as ch4  # noqa: E402
 from mlm_book import hmm_splits  # noqa: E402
 from mlm_book.readings import hmm_encoder as readings  # noqa: E402
 from mlm_book.experiments import ch05_probing as ch5  # noqa: E402
+from mlm_book.readings import sense_probes  # noqa: E402
 from mlm_book.hmm import default_hmm  # noqa: E402
 
 
@@ -47,12 +48,12 @@ def _geometry_table() -> readings.GeometryTable:
     return readings.GeometryTable(config=hmm_splits.SPLITS, rows=rows, n_occurrences=20, n_tokens=200)
 
 
-def _probe_table() -> ch5.ProbeTable:
-    rows = tuple(ch5.ProbeRow(layer=layer, vector=name, probe=p, control=0.5, control_true_labels=0.52,
+def _probe_table() -> sense_probes.ProbeTable:
+    rows = tuple(sense_probes.ProbeRow(layer=layer, vector=name, probe=p, control=0.5, control_true_labels=0.52,
                               stderr=0.002, iterations=40, gradient_norm=1e-9)
                  for layer, (name, p) in enumerate((("input E[x] + P", 0.50), ("after block 1", 0.963),
                                                     ("after block 2", 0.962))))
-    return ch5.ProbeTable(config=hmm_splits.SPLITS, rows=rows, token_table=0.509, token_table_majority=0.509, cap=0.509,
+    return sense_probes.ProbeTable(config=hmm_splits.SPLITS, rows=rows, token_table=0.509, token_table_majority=0.509, cap=0.509,
                           bayes=0.970, bayes_stderr=0.002, bayes_realised=0.968, n_train=6700, n_test=6663)
 
 
@@ -222,20 +223,20 @@ def test_figure_control_spread_reads_a_given_spread():
 
 def test_chapter5_records_name_their_bad_field():
     with pytest.raises(ValueError, match="n_test"):
-        ch5.ProbeTable(**{**_probe_table().__dict__, "n_test": 0})
+        sense_probes.ProbeTable(**{**_probe_table().__dict__, "n_test": 0})
     with pytest.raises(ValueError, match="bayes_only"):
         ch5.BayesComparison(layer=1, n=10, probe=0.9, bayes=0.9, bayes_only=8, probe_only=5)
     with pytest.raises(ValueError, match="probes"):
-        ch5.SeedProbes(seeds=(1, 2), probes=((0.5, 0.9), (0.5,)), bayes=0.97)
+        sense_probes.SeedProbes(seeds=(1, 2), probes=((0.5, 0.9), (0.5,)), bayes=0.97)
     with pytest.raises(ValueError, match="permuted"):
         ch5.ControlSpread(layer=1, permuted=np.array([]), true_labels=np.array([0.5]), binomial_sd=0.006)
     with pytest.raises(TypeError, match="seeds"):
-        ch5.seed_probes(())
+        sense_probes.seed_probes(())
 
 
 @pytest.mark.book
 def test_figure_probes_draws_every_other_seed_once():
-    seeds = ch5.seed_probes()
+    seeds = sense_probes.seed_probes()
     fig = ch5.figure_probes(seeds=seeds)
     try:
         dots = [line for line in fig.axes[0].lines if str(line.get_label()).startswith("probe, the other")]
@@ -245,6 +246,6 @@ def test_figure_probes_draws_every_other_seed_once():
         plt.close(fig)
     with pytest.raises(TypeError, match="seeds"):
         ch5.figure_probes(seeds="seeds")
-    short = ch5.SeedProbes(seeds=(1, 2), probes=((0.5, 0.9), (0.5, 0.9)), bayes=0.97)
+    short = sense_probes.SeedProbes(seeds=(1, 2), probes=((0.5, 0.9), (0.5, 0.9)), bayes=0.97)
     with pytest.raises(ValueError, match="seeds"):
         ch5.figure_probes(seeds=short)

@@ -22,7 +22,7 @@ from mlm_book import lab
 from mlm_book.channel import exact_posterior, optimum
 from mlm_book.experiments import ch03_pseudo_likelihood as ch3
 from mlm_book import four_cycles
-from mlm_book.experiments import ch05_probing as ch5
+from mlm_book.readings import sense_probes
 from mlm_book.experiments import ch06_finance as ch6
 from mlm_book.artefacts import filing_encoder as fe
 from mlm_book.experiments import hmm_encoder, lab_figures
@@ -42,7 +42,7 @@ from mlm_book.nn import encoder as enc
 from mlm_book.scoring import kl_divergence
 
 _CACHED = (readings.evaluation, hmm_encoder.four_cycle_summary, readings.split_vectors, readings.geometry_table,
-           ch5.probe_table, lab._hmm_view, lab._cycle_view, lab._cloud_view, lab._filing_view, lab._kestrel_view)
+           sense_probes.probe_table, lab._hmm_view, lab._cycle_view, lab._cloud_view, lab._filing_view, lab._kestrel_view)
 _GEOMETRY = ("self_similarity", "baseline", "adjusted", "mev", "token_mev", "isotropic_mev")
 
 
@@ -181,7 +181,7 @@ def test_cycle_view_is_chapter_threes(payload):
 
 def test_cloud_view_is_chapters_four_and_fives(payload):
     clouds = payload["clouds"]
-    table, probes = readings.geometry_table(), ch5.probe_table()
+    table, probes = readings.geometry_table(), sense_probes.probe_table()
     vectors = readings.split_vectors("test")
     assert clouds["n_occurrences"] == vectors.n_occurrences
     assert clouds["n_shown"] == min(lab.CLOUD_POINTS, vectors.n_occurrences)

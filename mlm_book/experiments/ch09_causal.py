@@ -292,7 +292,8 @@ def results() -> CausalResults:
     """
     from mlm_book import artefacts, cache, probe
     from mlm_book import hmm_splits
-    from mlm_book.experiments import ch05_probing, ch09_directions
+    from mlm_book.experiments import ch09_directions
+    from mlm_book.readings import sense_probes
     from mlm_book.nn import encoder as enc
     from mlm_book.nn import layers, train
 
@@ -313,7 +314,7 @@ def results() -> CausalResults:
                 final_training_loss=float(arrays[prefix + "final_training_loss"])))
     return CausalResults(readers=tuple(readers), exact_position=arrays["exact"], exact_position_se=arrays["exact_se"],
                          exact=float(arrays["exact_mean"]), left_sense=float(arrays["left_sense"]),
-                         both_sense=ch05_probing.probe_table().bayes, mean_attention=arrays["mean_attention"],
+                         both_sense=sense_probes.probe_table().bayes, mean_attention=arrays["mean_attention"],
                          copy_head=tuple(int(v) for v in arrays["copy_head"]))
 
 
@@ -357,7 +358,7 @@ def probe_table(r: CausalResults | None = None) -> Markdown:
     """A Markdown table: the sense probe for *w* at each layer of both readers and of the masked-LM encoder.
 
     Mean ± sd over the seeds (the masked-LM encoder's from
-    [`ch05_probing.seed_probes`][mlm_book.experiments.ch05_probing.seed_probes]), with the exact
+    [`sense_probes.seed_probes`][mlm_book.readings.sense_probes.seed_probes]), with the exact
     accuracies from the left context and from the whole sentence.
 
     Raises
@@ -371,9 +372,9 @@ def probe_table(r: CausalResults | None = None) -> Markdown:
     >>> len(lines), lines[0].split(" | ")[1]
     (7, 'causal reader')
     """
-    from mlm_book.experiments import ch05_probing
+    from mlm_book.readings import sense_probes
     r = _given_or_results(r)
-    masked = np.array(ch05_probing.seed_probes().probes)
+    masked = np.array(sense_probes.seed_probes().probes)
     causal, unmasked = r.over_seeds(True, "probes"), r.over_seeds(False, "probes")
     names = ("0 (input)", "1 (after block 1)", "2 (after block 2)")
     rows = [[names[layer] if layer < len(names) else str(layer), seed_band(causal[:, layer], book=False),

@@ -73,9 +73,8 @@ def figure_b_default(layer: int = 1) -> dict:
     ValueError
         If ``layer`` is not one of the clouds' layers 0, 1, 2.
     """
-    from mlm_book.experiments import ch05_probing
     from mlm_book.lab import viz_payload
-    from mlm_book.readings import hmm_encoder
+    from mlm_book.readings import hmm_encoder, sense_probes
     from mlm_book.validation import check_positive_int
 
     # checked before the payload is built (seconds on a warm cache)
@@ -86,7 +85,7 @@ def figure_b_default(layer: int = 1) -> dict:
     clouds = viz_payload()["clouds"]
     shown = clouds["layers"][layer]
     g = hmm_encoder.geometry_table().rows[layer].geometry
-    probes = ch05_probing.probe_table()
+    probes = sense_probes.probe_table()
     values = {"self-similarity": shown["self_similarity"], "baseline": shown["baseline"],
               "adjusted": shown["adjusted"], "MEV": shown["mev"], "probe": shown["probe"], "cap": clouds["cap"],
               "Bayes": clouds["bayes"]}
@@ -102,20 +101,20 @@ def layers_read_at_seeds() -> list[bool]:
     the layer-0 probe and its control at most 0.015 above the static cap, the layer-1 probe
     within [Bayes − 0.02, Bayes + 0.005] and its control at most 0.015 above the cap.
     """
-    from mlm_book.experiments import ch05_probing
+    from mlm_book.readings import sense_probes
 
-    table, seeds = ch05_probing.probe_table(), ch05_probing.seed_probes()
+    table, seeds = sense_probes.probe_table(), sense_probes.seed_probes()
     cap, bayes = table.cap, seeds.bayes
     return [probes[0] <= cap + 0.015 and controls[0] <= cap + 0.015
-            and bayes - 0.02 <= probes[1] <= bayes + ch05_probing.ABOVE_BAYES and controls[1] <= cap + 0.015
-            for probes, controls in zip(seeds.probes, ch05_probing.seed_controls())]
+            and bayes - 0.02 <= probes[1] <= bayes + sense_probes.ABOVE_BAYES and controls[1] <= cap + 0.015
+            for probes, controls in zip(seeds.probes, sense_probes.seed_controls())]
 
 
 def _layers_read_over_seeds():
-    from mlm_book.experiments import ch05_probing
     from mlm_book.ledger import over_seeds
+    from mlm_book.readings import sense_probes
 
-    seeds = ch05_probing.seed_probes()
+    seeds = sense_probes.seed_probes()
     return over_seeds([(probes[0], probes[1]) for probes in seeds.probes], sum(layers_read_at_seeds()))
 
 
