@@ -895,10 +895,10 @@ def _filing_rounding_gap() -> float:
 def _filing_layer_pair(key: str) -> dict:
     """The filing encoder's *kestrel* measure ``key`` at layers 0 and 1: book seed, and seeds where layer 1 is
     below (adjusted) or above (baseline) layer 0."""
-    from mlm_book.experiments import ch06_encoder
+    from mlm_book.artefacts import filing_encoder
     pair = lambda m: (m.geometry["kestrel"]["0"][key], m.geometry["kestrel"]["1"][key])  # noqa: E731
     holds = (lambda p: p[1] < p[0]) if key == "adjusted" else (lambda p: p[1] > p[0])
-    seeds = ch06_encoder.seeds()
+    seeds = filing_encoder.all_seed_results()
     return over_seeds([pair(m) for m in seeds], sum(holds(pair(m)) for m in seeds))
 
 

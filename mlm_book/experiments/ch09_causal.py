@@ -4,7 +4,7 @@ r"""Chapter 9's trained readers: next-token prediction with and without the caus
 without the causal mask the next word sits in plain view one position to the right, and
 the task is copying. With the mask, the best a model can do at position $i$ is the exact
 left-to-right conditional $P(x_{i+1} \mid x_{\le i})$ of chapter 1's HMM, whose expected
-surprisal ([`ch09_directions.left_to_right`][mlm_book.experiments.ch09_directions.left_to_right])
+surprisal ([`directions.left_to_right`][mlm_book.directions.left_to_right])
 is known exactly; so a trained causal reader can be measured against its optimum.
 
 **The recipe**, fixed before any run: the book's HMM encoder
@@ -36,7 +36,7 @@ import numpy as np
 
 from mlm_book.artefacts.next_token import READERS, SEEDS, STEPS, trained_reader, training_config  # noqa: F401
 from mlm_book.artefacts.next_token import check_seed as _check_seed
-from mlm_book.experiments import hmm_encoder
+from mlm_book.artefacts import hmm_encoder
 from mlm_book.ledger import Claim, over_seeds
 from mlm_book.nn.train import TrainResult
 from mlm_book.report import Markdown, table
@@ -192,7 +192,7 @@ def _held_out():
 
 def _exact_surprisal(tokens: np.ndarray) -> np.ndarray:
     """Exact $-\\log P(x_{i+1} \\mid x_{\\le i})$ for $i = 1 \\ldots n-1$: shape (B, n - 1)."""
-    from mlm_book.experiments.ch09_directions import left_to_right
+    from mlm_book.directions import left_to_right
     from mlm_book.hmm import default_hmm
     return left_to_right(default_hmm(), tokens).surprisal[:, 1:]
 
@@ -238,7 +238,7 @@ def _probes(result: TrainResult) -> np.ndarray:
 
 def _left_sense() -> float:
     """Exact expected accuracy of the best guess of w's sense from the words up to it, on the test occurrences."""
-    from mlm_book.experiments.ch09_directions import left_to_right
+    from mlm_book.directions import left_to_right
     from mlm_book.hmm import default_hmm
     hmm = default_hmm()
     tokens, where, _ = _sense_data()[1]
@@ -292,13 +292,13 @@ def results() -> CausalResults:
     """
     from mlm_book import artefacts, cache, probe
     from mlm_book import hmm_splits
-    from mlm_book.experiments import ch09_directions
+    from mlm_book import directions
     from mlm_book.readings import sense_probes
     from mlm_book.nn import encoder as enc
     from mlm_book.nn import layers, train
 
     code = [_held_out, _exact_surprisal, _reader_losses, _next_weight,
-            _sense_data, _probes, _left_sense, _measure, ch09_directions.left_to_right, hmm_splits.hmm_split,
+            _sense_data, _probes, _left_sense, _measure, directions.left_to_right, hmm_splits.hmm_split,
             probe, enc, layers, train, artefacts.key_source("next-token")]
     arrays, _ = cache.cached("ch09-readers", _measurement_key(), code, lambda: (_measure(), {}))
     readers = []
