@@ -6,7 +6,8 @@ Everything the chapter shows, built from [`mlm_book.ising`][mlm_book.ising], [`m
 - Theorem 3 on the Ising chain and on enumerated HMM sequences (both sides exactly);
 - the population gradient and the grid maximum of the expected log pseudo-likelihood;
 - the maximum-pseudo-likelihood estimate's error over many replicates and sample sizes,
-  next to the exact MLE's and the sandwich formula's prediction (cached);
+  next to the exact MLE's and the sandwich formula's prediction (the estimates are the
+  artefact [`mlm_book.artefacts.ising_estimates`][mlm_book.artefacts.ising_estimates]);
 - Brook's lemma and the HMM's joint rebuilt from its conditionals;
 - the four-cycle test on any number of families of conditionals, and its dependence on
   the selection rate $\rho$ for Theorem 2's population optimum.
@@ -27,7 +28,7 @@ from functools import cache
 import numpy as np
 
 from mlm_book import compat, ising
-from mlm_book.cache import cached
+from mlm_book.artefacts import ising_estimates
 from mlm_book.channel import exact_posterior
 from mlm_book.figures import PALETTE, WIDE, subplots
 from mlm_book.four_cycles import FOUR_CYCLE, FourCycleConfig, exact_families, four_cycle_draws, rho_sweep
@@ -118,12 +119,12 @@ class IsingStudyConfig:
     (10, 0.5, True)
     """
 
-    n: int = 10
-    h: float = 0.2
-    J: float = 0.5
-    sizes: tuple[int, ...] = (50, 100, 200, 500, 1000, 2000, 5000, 20000, 50000)
-    replicates: int = 1000
-    seed: int = 20260303
+    n: int = ising_estimates.STUDY.n
+    h: float = ising_estimates.STUDY.h
+    J: float = ising_estimates.STUDY.J
+    sizes: tuple[int, ...] = ising_estimates.STUDY.sizes
+    replicates: int = ising_estimates.STUDY.replicates
+    seed: int = ising_estimates.STUDY.seed
     page_sizes: tuple[int, int] = (200, 20000)
     page_errors: tuple[float, float] = (0.011, 0.004)
 
@@ -155,6 +156,12 @@ class IsingStudyConfig:
     @property
     def chain(self) -> ising.IsingChain:
         return ising.IsingChain(self.n, self.h, self.J)
+
+    @property
+    def estimates_setup(self) -> ising_estimates.IsingEstimatesSetup:
+        """The artefact that holds this study's estimates (the book's is `ising_estimates.STUDY`)."""
+        return ising_estimates.IsingEstimatesSetup(n=self.n, h=self.h, J=self.J, sizes=self.sizes,
+                                                   replicates=self.replicates, seed=self.seed)
 
 
 def _check_rate(rho, name: str) -> float:
@@ -353,7 +360,7 @@ class EstimatorSweep:
 
     Examples
     --------
-    >>> sweep = estimator_sweep()        # cached on disk
+    >>> sweep = estimator_sweep()        # from the store
     >>> sweep.pseudo.shape, sweep.at(200).shape
     ((9, 1000, 2), (1000,))
     """
@@ -393,31 +400,15 @@ class EstimatorSweep:
         return (float(np.median(errors)), float(np.quantile(errors, 0.1)), float(np.quantile(errors, 0.9)))
 
 
-def _build_sweep(config: IsingStudyConfig) -> dict[str, np.ndarray]:
-    chain = config.chain
-    rng = np.random.default_rng(config.seed)
-    table = ising.state_local_counts(chain.n).reshape(2 ** chain.n, 10)
-    statistics = ising.sufficient_statistics(ising.all_states(chain.n))
-    pseudo, maximum = [], []
-    for size in config.sizes:
-        counts = ising.sample_state_counts(chain, size, rng, replicates=config.replicates)
-        local = (counts @ table).reshape(config.replicates, 2, 5)
-        pseudo.append(ising.fit_pseudo_likelihood(local, float(size)).theta)
-        maximum.append(ising.fit_maximum_likelihood(counts @ statistics / size, chain.n).theta)
-    return {"sizes": np.array(config.sizes), "pseudo": np.array(pseudo), "maximum": np.array(maximum)}
-
-
 @cache
 def estimator_sweep(config: IsingStudyConfig = ISING) -> EstimatorSweep:
-    """MPLE and MLE over ``config.replicates`` exact samples at every size (cached on disk).
+    """MPLE and MLE over ``config.replicates`` exact samples at every size (the artefact
+    [`mlm_book.artefacts.ising_estimates`][mlm_book.artefacts.ising_estimates]: from the store, computed on a miss).
 
     Each replicate is the histogram of ``N`` independent exact draws
     ([`mlm_book.ising.sample_state_counts`][mlm_book.ising.sample_state_counts]); both estimators read the same samples.
     """
-    description = {key: getattr(config, key) for key in ("n", "h", "J", "replicates", "seed")}
-    description["sizes"] = list(config.sizes)
-    arrays, _ = cached("ch03-estimator-sweep", description, [_build_sweep, ising], lambda: _build_sweep(config),
-                       book_sized=False)
+    arrays = ising_estimates.estimates(_check_config(config, IsingStudyConfig).estimates_setup)
     return EstimatorSweep(config, arrays["sizes"], arrays["pseudo"], arrays["maximum"])
 
 
