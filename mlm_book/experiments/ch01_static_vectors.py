@@ -4,8 +4,8 @@ Everything here is exact or sampled from the known HMM, except [`static_at_fixed
 which reads the trained encoder of chapter 2 to check Definition 1 (S2-01); the probes of
 S2-17 and S2-18 are built in chapter 5.
 
-[`results`][mlm_book.experiments.ch01_static_vectors.results] builds everything once (the large-sample Bayes expectation is cached on
-disk); the figure functions and [`summary_table`][mlm_book.experiments.ch01_static_vectors.summary_table] read from it.
+[`results`][mlm_book.experiments.ch01_static_vectors.results] builds everything once (the large-sample Bayes expectation is the
+artefact [`mlm_book.artefacts.bayes_expectation`][mlm_book.artefacts.bayes_expectation]); the figure functions and [`summary_table`][mlm_book.experiments.ch01_static_vectors.summary_table] read from it.
 
 Examples
 --------
@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mlm_book.cache import cached
+from mlm_book.artefacts import bayes_expectation as bayes_expectation_artefact
+from mlm_book.artefacts.bayes_expectation import BayesExpectationSetup, chunk_sums
 from mlm_book.figures import MIN_FONT_SIZE, PALETTE, SENSE_COLORS, WIDE, subplots
 from mlm_book.hmm import (
     BayesSenseAccuracy,
@@ -135,9 +136,9 @@ class Chapter1Config:
     train_sequences: int = SPLITS.n_train
     test_sequences: int = SPLITS.n_test
     split_seed: int = SPLITS.split_seed
-    expectation_sequences: int = 200_000
-    expectation_chunks: int = 20
-    expectation_seed: int = 3
+    expectation_sequences: int = bayes_expectation_artefact.SETUP.sequences
+    expectation_chunks: int = bayes_expectation_artefact.SETUP.chunks
+    expectation_seed: int = bayes_expectation_artefact.SETUP.seed
     offsets: tuple[int, ...] = (1, -1, 2, -2)
     static_dim: int = 16
     static_seed: int = 5
@@ -342,9 +343,11 @@ def bayes_expectation(hmm: HiddenMarkovLanguage, config: Chapter1Config) -> tupl
     r"""$E \max_k P(\text{sense } k \mid x)$ over occurrences of $w$ in stationary sequences.
 
     Not enumerable ($25^{24}$ sequences), so it is a large-sample mean over the
-    occurrences in ``expectation_sequences`` sequences (cached), with the standard error
-    taken from the spread of ``expectation_chunks`` independent chunk means (so the
-    correlation of occurrences within a sentence is accounted for).
+    occurrences in ``expectation_sequences`` sequences, with the standard error taken from
+    the spread of ``expectation_chunks`` independent chunk means (so the correlation of
+    occurrences within a sentence is accounted for). The chunks' sums are the artefact
+    [`mlm_book.artefacts.bayes_expectation`][mlm_book.artefacts.bayes_expectation] (for an
+    HMM that an ``HMMConfig`` describes; another is sampled here, and nothing is stored).
 
     Parameters
     ----------
@@ -365,7 +368,7 @@ def bayes_expectation(hmm: HiddenMarkovLanguage, config: Chapter1Config) -> tupl
 
     Examples
     --------
-    >>> mean, se = bayes_expectation(default_hmm(), Chapter1Config())   # cached on disk
+    >>> mean, se = bayes_expectation(default_hmm(), Chapter1Config())   # from the store
     >>> 0.95 < mean < 0.99, 0 < se < 0.01
     (True, True)
     """
@@ -373,25 +376,13 @@ def bayes_expectation(hmm: HiddenMarkovLanguage, config: Chapter1Config) -> tupl
     if not isinstance(config, Chapter1Config):
         raise TypeError(f"config must be a Chapter1Config, got {type(config).__name__}")
     chunks = config.expectation_chunks
-    per_chunk = config.expectation_sequences // chunks
-
-    def build():
-        rng = np.random.default_rng(config.expectation_seed)
-        sums = np.empty(chunks)
-        counts = np.empty(chunks)
-        for chunk in range(chunks):
-            _, tokens = sample(hmm, per_chunk, config.length, rng)
-            found = bayes_sense_accuracy(hmm, tokens)
-            sums[chunk] = found.expected * found.n_occurrences
-            counts[chunk] = found.n_occurrences
-        return {"sums": sums, "counts": counts}
-
-    # the key describes the HMM that is sampled, not config.hmm: they may differ
-    key = {"hmm": cache_description(hmm), "length": config.length, "sequences": config.expectation_sequences,
-           "chunks": chunks, "seed": config.expectation_seed}
-    arrays, _ = cached("ch01-bayes-expectation", key,
-                       [build_hmm, sample, forward_backward, sense_posteriors, bayes_sense_accuracy, bayes_expectation],
-                       build, book_sized=False)
+    sample_size = {"length": config.length, "sequences": config.expectation_sequences, "chunks": chunks,
+                   "seed": config.expectation_seed}
+    if "config" in cache_description(hmm):
+        # the HMM that is sampled, not config.hmm: they may differ
+        arrays = bayes_expectation_artefact.sums(BayesExpectationSetup(hmm=hmm.config, **sample_size))
+    else:   # an HMM no HMMConfig describes: computed here, and not stored
+        arrays = chunk_sums(hmm, **sample_size)
     sums, counts = arrays["sums"], arrays["counts"]
     mean = float(sums.sum() / counts.sum())
     chunk_means = sums / counts
