@@ -481,8 +481,8 @@ _GEOMETRY_KEYS = ("self_similarity", "baseline", "adjusted", "mev", "token_mev",
 @functools.cache
 def _kestrel_view() -> dict:
     from mlm_book import geometry
-    from mlm_book.experiments import ch06_finance
     from mlm_book.artefacts import filing_encoder as fe
+    from mlm_book.readings.filing_baselines import baselines
     from mlm_book.finance.world import ENTITY_PRODUCT
 
     corpus = fe.filing_world().corpus
@@ -490,7 +490,7 @@ def _kestrel_view() -> dict:
     product = (corpus.entity[index] == ENTITY_PRODUCT).astype(np.int64)
     states = fe.centre_states(fe.trained_encoder(), index)                          # (m, 3, d)
     book, runs = fe.seed_results(), fe.all_seed_results()
-    static = ch06_finance.results()
+    static = baselines()
 
     def band(getter) -> list[float]:
         return list(fe.spread([getter(run) for run in runs]))

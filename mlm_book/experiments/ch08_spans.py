@@ -285,9 +285,9 @@ MERGE_COUNTS = (0, 100, 250, 500, 1000, 2000, 4000)
 
 @functools.cache
 def _streams() -> tuple[list[str], list[str]]:
-    from mlm_book.experiments import ch06_finance
-    world = ch06_finance.results()
-    test = corpus_module.generate_corpus(world.config.corpus, np.random.default_rng(TEST_SEED))
+    from mlm_book.artefacts import filings
+    world = filings.filings()
+    test = corpus_module.generate_corpus(world.setup.corpus, np.random.default_rng(TEST_SEED))
     return world.corpus.tokens.tolist(), test.tokens.tolist()
 
 
@@ -308,8 +308,8 @@ def subword_rows() -> tuple:
 
 def word_vocabulary_rates() -> tuple[int, float, float]:
     """Chapter 6's word vocabulary: ``(ids, [UNK] share of chapter 6's word tokens, of the test corpus's)``."""
-    from mlm_book.experiments import ch06_finance
-    vocabulary = ch06_finance.results().vocabulary
+    from mlm_book.artefacts import filings
+    vocabulary = filings.filings().vocabulary
     rates = []
     for stream in _streams():
         words = [w for w in stream if w != corpus_module.SEP]
@@ -325,10 +325,10 @@ def matched_statistics():
 
 def split_table(words):
     """How the word vocabulary and the matched BPE read each of ``words``."""
-    from mlm_book.experiments import ch06_finance
+    from mlm_book.artefacts import filings
     from mlm_book.report import table
     words = [str(w) for w in words]
-    vocabulary, bpe = ch06_finance.results().vocabulary, matched_bpe()
+    vocabulary, bpe = filings.filings().vocabulary, matched_bpe()
     rows = [[word, vocabulary.words[vocabulary.encode([word])[0]],
              " · ".join(piece.replace("</w>", "") for piece in bpe.encode_word(word))] for word in words]
     return table(["word", "word vocabulary", f"BPE, {bpe.vocabulary_size} ids"], rows)
@@ -336,8 +336,8 @@ def split_table(words):
 
 def minimum_count() -> int:
     """How often chapter 6's filings must use a word for its vocabulary to keep it."""
-    from mlm_book.experiments import ch06_finance
-    return int(ch06_finance.results().config.min_count)
+    from mlm_book.artefacts import filings
+    return int(filings.filings().setup.min_count)
 
 
 def unknown_words(sentence: int) -> list[str]:

@@ -17,7 +17,7 @@ computes. The claims here read that payload:
   visible word, Theorem 2's plug-in) to the payload's four significant digits;
 * Figure B for *kestrel*: every measure and probe shown must equal chapter 6's
   ([`filing_encoder.seed_results`][mlm_book.artefacts.filing_encoder.seed_results], the
-  majority shares of [`ch06_finance.results`][mlm_book.experiments.ch06_finance.results])
+  majority shares of [`filing_baselines.baselines`][mlm_book.readings.filing_baselines.baselines])
   exactly, and layer 0 must be shown as the one point it is;
 * the payload is deterministic: recomputed from scratch it gives the same JSON, byte for byte.
   That the page holds exactly this JSON is checked by the site's browser test
@@ -173,12 +173,12 @@ def filing_centres() -> dict:
 
 def kestrel_shown() -> dict:
     """Figure B's *kestrel* numbers as the payload has them, and whether they equal chapter 6's."""
-    from mlm_book.experiments import ch06_finance
     from mlm_book.artefacts import filing_encoder as fe
     from mlm_book.lab import viz_payload
+    from mlm_book.readings.filing_baselines import baselines
 
     kestrel = viz_payload()["kestrel"]
-    book, runs, static = fe.seed_results(), fe.all_seed_results(), ch06_finance.results()
+    book, runs, static = fe.seed_results(), fe.all_seed_results(), baselines()
     keys = ("self_similarity", "baseline", "adjusted", "mev", "token_mev", "isotropic_mev")
     equal = kestrel["majority"] == static.kestrel_cap.accuracy and kestrel["alias_majority"] == static.alias_cap.accuracy
     for entry in kestrel["layers"]:
