@@ -495,12 +495,13 @@ Markdown(
 # representations should recover polarity once they are pooled the way orientation pools.
 
 # %%
+from mlm_book.artefacts import filing_polarity
 from mlm_book.experiments import ch10_polarity as polarity
 
 recovery = polarity.results()
-whole = recovery.neighbour[:, polarity.RADII.index(None)]
+whole = recovery.neighbour[:, filing_polarity.RADII.index(None)]
 pooled_rules = verify(claims=polarity.PRESTATED)
-short = ", ".join(str(k) for k in polarity.RADII[1:4])
+short = ", ".join(str(k) for k in filing_polarity.RADII[1:4])
 whole_rule = verify(claims=polarity.CLAIMS)[0]
 
 
@@ -517,9 +518,9 @@ Markdown(
     f"**Context beyond the window.** The position table has {finance.results().config.window_length} rows, so "
     f"a window cannot grow. Instead, at each occurrence, the vectors of every token within $k$ positions in the "
     f"same filing are averaged, for $k$ = "
-    f"{', '.join(str(k) for k in polarity.RADII if k is not None)} and the whole filing. These means are then "
+    f"{', '.join(str(k) for k in filing_polarity.RADII if k is not None)} and the whole filing. These means are then "
     f"averaged over the word's occurrences. To keep the cost down, each token of the corpus is read once, in "
-    f"chapter 6's nearest-centre reading (windows every {polarity.READ_STRIDE} tokens), rather than in a window "
+    f"chapter 6's nearest-centre reading (windows every {filing_polarity.READ_STRIDE} tokens), rather than in a window "
     f"of its own. Pooling over the whole filing weights each filing by the word's number of occurrences in it, "
     f"the weights that orientation's co-occurrence counts use.\n\n"
     f"**Orientation from the head.** This is chapter 6's formula with one substitution: each filing's counts of "
@@ -536,7 +537,7 @@ show(polarity.figure_polarity(recovery),
          f"averaged in any way, and means within {short} tokens stay between "
          f"{min(recovery.document[:, 1:].min(), recovery.neighbour[:, :4, 1:].min()):.2f} and "
          f"{max(recovery.document[:, 1:].max(), recovery.neighbour[:, :4, 1:].max()):.2f}; at layer 0 the means "
-         f"within {polarity.RADII[2]} and {polarity.RADII[3]} tokens reach {recovery.neighbour[:, 2:4, 0].max():.2f}. The whole-filing mean ranges "
+         f"within {filing_polarity.RADII[2]} and {filing_polarity.RADII[3]} tokens reach {recovery.neighbour[:, 2:4, 0].max():.2f}. The whole-filing mean ranges "
          f"from {whole.min():.2f} to {whole.max():.2f} over seeds and layers. A dashed line marks chapter 6's "
          f"orientation at {recovery.reference_accuracy:.2f}. B: the head's orientation of each of the {len(recovery.words)} words "
          f"against chapter 6's, book seed, rank correlation {recovery.head_spearman[0]:.2f}.",
@@ -552,7 +553,7 @@ polarity.orientation_table(recovery)
 
 # %% tags=["hide-input"]
 own, *windows_rules, head_rule = pooled_rules
-k8, k16, k32 = (recovery.neighbour[:, polarity.RADII.index(k)] for k in (8, 16, 32))
+k8, k16, k32 = (recovery.neighbour[:, filing_polarity.RADII.index(k)] for k in (8, 16, 32))
 Markdown(
     f"*What was found.* **Pooling the word's own vectors changes nothing.** Averaged per filing and then over "
     f"filings, the vectors are probed within {np.abs(recovery.document - recovery.chapter6).max():.2f} of chapter "
@@ -563,7 +564,7 @@ Markdown(
     f"({', '.join(rule.value['seeds holding'] for rule in windows_rules)}). This agrees with chapter 6's "
     f"lexicon-neighbour voting: the words near an occurrence barely say which polarity it has. Only layer 0, "
     f"which no rule judges, rises with $k$: from {band(recovery.neighbour[:, 0, 0])} for the own vector to "
-    f"{band(k32[:, 0])} within {polarity.RADII[3]} tokens.\n\n"
+    f"{band(k32[:, 0])} within {filing_polarity.RADII[3]} tokens.\n\n"
     f"**The whole filing, averaged, sometimes does.** The rule holds at {whole_rule.value['seeds holding']} "
     f"seeds, so its verdict is *{whole_rule.verdict}*: at layer 1 the accuracy is {band(whole[:, 1])}, and at "
     f"layer 2 it is {band(whole[:, 2])}. Layer 0, the static table plus a position, does at least as well: "
