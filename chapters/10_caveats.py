@@ -344,6 +344,7 @@ Markdown(
 # add related words the document lacks (*expansion*), which a bag of words cannot do?
 
 # %%
+from mlm_book.artefacts import sparse_weights
 from mlm_book.experiments import ch10_sparse as sparse
 from mlm_book.artefacts import filing_encoder
 
@@ -382,11 +383,11 @@ show(sparse.figure_sparse(),
          f"{sparse.seed_weights(study.seeds[0])[example].max():.1f}, rising with corpus count, generic words at "
          f"the top, the absent plural '{company[2]}' among the low absent words. B: per seed, the mean AUC of own "
          f"terms and aspect words against generic words: SPLADE between "
-         f"{min(min(study.values(r, m)) for r in sparse.READINGS for m in KINDS):.2f} "
-         f"and {max(max(study.values(r, m)) for r in sparse.READINGS for m in KINDS):.2f}, "
+         f"{min(min(study.values(r, m)) for r in sparse_weights.READINGS for m in KINDS):.2f} "
+         f"and {max(max(study.values(r, m)) for r in sparse_weights.READINGS for m in KINDS):.2f}, "
          f"below term frequency, idf and tf-idf; the PMI diagnosis between "
-         f"{min(min(study.values(r, m, 'pmi')) for r in sparse.READINGS for m in KINDS):.2f} "
-         f"and {max(max(study.values(r, m, 'pmi')) for r in sparse.READINGS for m in KINDS):.2f}.",
+         f"{min(min(study.values(r, m, 'pmi')) for r in sparse_weights.READINGS for m in KINDS):.2f} "
+         f"and {max(max(study.values(r, m, 'pmi')) for r in sparse_weights.READINGS for m in KINDS):.2f}.",
      caption=f"The filing encoder's head as SPLADE weights. A: one held-out filing, each word's weight against its "
              f"count in the corpus, by role. B: how well the weights put a filing's own terms and aspect words "
              f"above its generic words, at {len(study.seeds)} seeds (dots) and for bag-of-words weights (lines).")
@@ -452,7 +453,7 @@ sparse.summary_table(pooling="pmi")
 # %% tags=["hide-input"]
 pmi = study.scores[("shown", "pmi")]
 masked_pmi = study.values("masked", "mean_other_company_share", "pmi")
-most_found = max(max(study.values(reading, "top_k_share", "pmi")) for reading in sparse.READINGS)
+most_found = max(max(study.values(reading, "top_k_share", "pmi")) for reading in sparse_weights.READINGS)
 Markdown(
     f"The diagnosis puts a filing's own terms above its generic words (mean AUC {pmi[0].mean_own_auc:.2f} at the "
     f"book's seed, shown reading), but it does so by recovering idf: a shown token takes most of its own "
