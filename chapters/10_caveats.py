@@ -203,6 +203,7 @@ Markdown(
 
 # %%
 from mlm_book.experiments import ch06_finance as finance
+from mlm_book.artefacts import probe_caveats
 from mlm_book.experiments import ch10_probes as probes
 
 caveats = probes.results()
@@ -224,8 +225,8 @@ Markdown(
     f"and a probe's *selectivity* is its accuracy on the real task minus its accuracy on the control. A label per "
     f"type is a constant on the occurrences of $w$, so the control runs on every token: the task is the hidden "
     f"regime (a or b) of each position, the sense of $w$ generalised to every token, whose exact Bayes accuracy "
-    f"forward–backward gives; each of {probes.CONTROL_DRAWS} control draws labels a random {probes.CONTROL_LABELLED} "
-    f"of the {probes.control_labels().shape[1]} types 1. Every other token than $w$ "
+    f"forward–backward gives; each of {probe_caveats.CONTROL_DRAWS} control draws labels a random {probe_caveats.CONTROL_LABELLED} "
+    f"of the {probe_caveats.control_labels().shape[1]} types 1. Every other token than $w$ "
     f"is emitted by one regime only, so the task is a property of the type except at $w$ "
     f"({100 * controls.w_share:.0f} % of the tokens). **The stride**: chapter 6's layer-0 *kestrel* probe is rerun "
     f"with its windows cut every {', '.join(map(str, leak.strides[:-1]))} or {leak.strides[-1]} tokens (chapter 6 "
@@ -235,7 +236,7 @@ Markdown(
     f"sense probe reads is removed from the residual stream at every $w$ (its coordinate set to the training "
     f"occurrences' mean), the network is run on from layer 1, and the predictions at a `[MASK]` next to $w$ are "
     f"compared with the unablated ones and with the exact posterior. The control moves the same positions by the "
-    f"same amounts along {probes.ABLATION_DRAWS} random directions. The resumed pass reproduces the encoder's "
+    f"same amounts along {probe_caveats.ABLATION_DRAWS} random directions. The resumed pass reproduces the encoder's "
     f"logits to {causal.resume_gap.max():.0e} when nothing is removed."
 )
 
