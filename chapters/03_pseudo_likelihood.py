@@ -40,6 +40,7 @@ from mlm_book import compat, ising
 from mlm_book.experiments import ch03_pseudo_likelihood as ch3
 from mlm_book import four_cycles
 from mlm_book.experiments import hmm_encoder
+from mlm_book.readings.hmm_encoder import four_cycle_summary
 from mlm_book.figures import show
 from mlm_book.hmm import default_hmm
 from mlm_book.ledger import chapter_summary, verify
@@ -386,7 +387,7 @@ Markdown(
 )
 
 # %%
-summary = hmm_encoder.four_cycle_summary()
+summary = four_cycle_summary()
 exact = four_cycles.exact_families(four)
 families = {"HMM's exact conditionals": exact["HMM conditionals"],
             "population optimum": next(v for k, v in exact.items() if k.startswith("population")),

@@ -253,15 +253,16 @@ def _log_odds(conditional, draws, *, mask_id=None) -> np.ndarray:
 def _cycle_view() -> dict:
     from mlm_book import compat
     from mlm_book import four_cycles
-    from mlm_book.experiments import hmm_encoder
+    from mlm_book.artefacts.hmm_encoder import SETUP
     from mlm_book.hmm import default_hmm
+    from mlm_book.readings import hmm_encoder
 
     hmm = default_hmm()
     config = four_cycles.FOUR_CYCLE
     draws = four_cycles.four_cycle_draws(config)
     exact = four_cycles.exact_families(config)
     summary = hmm_encoder.four_cycle_summary()
-    mask_id = hmm_encoder.SETUP.encoder.mask_id
+    mask_id = SETUP.encoder.mask_id
     families = (
         ("exact", "HMM exact", "HMM's exact conditionals", exact["HMM conditionals"], compat.hmm_conditionals(hmm),
          None),

@@ -59,12 +59,12 @@ def test_hidden_states_per_layer(tokens):
 
 def test_encoder_conditionals_are_a_family_reading_mask(tokens):
     positions = np.array([0, 5, 23])
-    q = he.encoder_conditionals(tokens, positions)
+    q = readings.encoder_conditionals(tokens, positions)
     assert q.shape == (3, 25) and np.allclose(q.sum(axis=1), 1.0)
     # what the queried position shows does not matter: it is replaced by [MASK]
     other = tokens.copy()
     other[np.arange(3), positions] = (other[np.arange(3), positions] + 1) % 25
-    assert np.max(np.abs(he.encoder_conditionals(other, positions) - q)) <= 1e-12
+    assert np.max(np.abs(readings.encoder_conditionals(other, positions) - q)) <= 1e-12
     # the input is not modified
     assert not np.any(tokens == he.SETUP.encoder.mask_id)
 

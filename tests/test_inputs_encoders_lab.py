@@ -149,10 +149,10 @@ def test_encoder_evaluation_checks_its_fields(field, value, error):
 
 def test_four_cycle_summary_and_key_bias_check_check_their_fields():
     with pytest.raises(ValueError, match="encoder"):
-        he.FourCycleSummary(encoder=np.array([0.1, NAN]), population=np.zeros(2))
+        readings.FourCycleSummary(encoder=np.array([0.1, NAN]), population=np.zeros(2))
     with pytest.raises(ValueError, match="population"):
-        he.FourCycleSummary(encoder=np.zeros(2), population=np.zeros(3))
-    assert he.FourCycleSummary(encoder=[0.5, -1.0], population=[0.0, 0.0]).encoder_max == 1.0
+        readings.FourCycleSummary(encoder=np.zeros(2), population=np.zeros(3))
+    assert readings.FourCycleSummary(encoder=[0.5, -1.0], population=[0.0, 0.0]).encoder_max == 1.0
     good = dict(gradient_rms={"float64": ((1.0, 0.0, 1.0),)}, value_rms=((0.1, 0.2, 0.3),), zeroed_difference=0.0,
                 sequences=4)
     assert he.KeyBiasCheck(**good).sequences == 4
@@ -164,13 +164,13 @@ def test_four_cycle_summary_and_key_bias_check_check_their_fields():
 
 
 @pytest.mark.parametrize("call, name", [
-    (lambda: he.encoder_conditionals(None, [0]), "tokens"),
-    (lambda: he.encoder_conditionals([[0, 1], [2]], [0]), "tokens"),
-    (lambda: he.encoder_conditionals([[0, 26]], [0]), "tokens"),
-    (lambda: he.encoder_conditionals([[0] * 25], [0]), "tokens"),
-    (lambda: he.encoder_conditionals([[0, 1]], [2]), "positions"),
-    (lambda: he.encoder_conditionals([[0, 1]], [0.5]), "positions"),
-    (lambda: he.encoder_conditionals([[0, 1], [1, 0]], [0, 1, 1]), "positions"),
+    (lambda: readings.encoder_conditionals(None, [0]), "tokens"),
+    (lambda: readings.encoder_conditionals([[0, 1], [2]], [0]), "tokens"),
+    (lambda: readings.encoder_conditionals([[0, 26]], [0]), "tokens"),
+    (lambda: readings.encoder_conditionals([[0] * 25], [0]), "tokens"),
+    (lambda: readings.encoder_conditionals([[0, 1]], [2]), "positions"),
+    (lambda: readings.encoder_conditionals([[0, 1]], [0.5]), "positions"),
+    (lambda: readings.encoder_conditionals([[0, 1], [1, 0]], [0, 1, 1]), "positions"),
     (lambda: readings.hidden_states([[0, 1], [2]]), "tokens"),
     (lambda: readings.hidden_states([[0] * 25]), "tokens"),
     (lambda: he.loss_curve_figure(None), "setup"),

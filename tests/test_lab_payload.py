@@ -41,7 +41,7 @@ from mlm_book.hmm import default_hmm, sense_posteriors
 from mlm_book.nn import encoder as enc
 from mlm_book.scoring import kl_divergence
 
-_CACHED = (readings.evaluation, hmm_encoder.four_cycle_summary, readings.split_vectors, readings.geometry_table,
+_CACHED = (readings.evaluation, readings.four_cycle_summary, readings.split_vectors, readings.geometry_table,
            sense_probes.probe_table, lab._hmm_view, lab._cycle_view, lab._cloud_view, lab._filing_view, lab._kestrel_view)
 _GEOMETRY = ("self_similarity", "baseline", "adjusted", "mev", "token_mev", "isotropic_mev")
 
@@ -168,14 +168,14 @@ def test_cycle_view_is_chapter_threes(payload):
     family = {f["key"]: f for f in cycles["families"]}
     assert family["exact"]["delta"] == exact["HMM conditionals"].tolist()
     assert family["population"]["delta"] == next(v for k, v in exact.items() if k.startswith("population")).tolist()
-    assert family["encoder"]["delta"] == hmm_encoder.four_cycle_summary().encoder.tolist()
+    assert family["encoder"]["delta"] == readings.four_cycle_summary().encoder.tolist()
     for f in family.values():
         odds = np.array(f["log_odds"])
         assert odds.shape == (200, 4)
         # the four log-odds, rounded to 4 decimals, add up to delta
         assert np.abs(odds[:, 0] + odds[:, 1] - odds[:, 2] - odds[:, 3] - np.array(f["delta"])).max() <= 2.1e-4
         assert f["median_abs"] == float(np.median(np.abs(f["delta"])))
-    assert family["encoder"]["median_abs"] == hmm_encoder.four_cycle_summary().encoder_median
+    assert family["encoder"]["median_abs"] == readings.four_cycle_summary().encoder_median
     assert 0 <= cycles["default"] < 200
 
 

@@ -8,26 +8,28 @@ What the chapters show of it (chapters 2 and 3), built from [`mlm_book.nn`][mlm_
   are the artefact [`mlm_book.artefacts.hmm_encoder`][mlm_book.artefacts.hmm_encoder]
   ([`trained_encoder`][mlm_book.artefacts.hmm_encoder.trained_encoder]: through
   [`mlm_book.cache`][mlm_book.cache]; a cold build trains it, in well under a minute);
-* what several chapters read off it, its held-out
+* what several chapters and the lab read off it, its held-out
   [`evaluation`][mlm_book.readings.hmm_encoder.evaluation] against the exact posterior, its
   [`hidden_states`][mlm_book.readings.hmm_encoder.hidden_states] and
-  [`token_table`][mlm_book.readings.hmm_encoder.token_table], is
-  [`mlm_book.readings.hmm_encoder`][mlm_book.readings.hmm_encoder];
+  [`token_table`][mlm_book.readings.hmm_encoder.token_table], the encoder as a family of
+  conditionals ([`encoder_conditionals`][mlm_book.readings.hmm_encoder.encoder_conditionals]) and
+  the four-cycle test on it ([`four_cycle_summary`][mlm_book.readings.hmm_encoder.four_cycle_summary]),
+  is [`mlm_book.readings.hmm_encoder`][mlm_book.readings.hmm_encoder];
 * [`seed_evaluations`][mlm_book.experiments.hmm_encoder.seed_evaluations]: that evaluation at
   each training seed, and [`band_cell`][mlm_book.experiments.hmm_encoder.band_cell] to show its
   spread;
+* [`seed_four_cycles`][mlm_book.experiments.hmm_encoder.seed_four_cycles]: the four-cycle test at
+  each training seed;
 * [`loss_curve_figure`][mlm_book.experiments.hmm_encoder.loss_curve_figure]: the training loss against the exact posterior's entropy floor;
-* [`encoder_conditionals`][mlm_book.experiments.hmm_encoder.encoder_conditionals]: the encoder as a family of conditionals (``[MASK]`` at the
-  queried position) for [`mlm_book.compat`][mlm_book.compat]'s four-cycle test, and
-  [`four_cycle_summary`][mlm_book.experiments.hmm_encoder.four_cycle_summary] for chapter 3.
+* [`key_bias_check`][mlm_book.experiments.hmm_encoder.key_bias_check] and the gradient check.
 """
 
 from __future__ import annotations
 
 import ast
 import numbers
-from dataclasses import dataclass, field
-from functools import cache, partial
+from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
@@ -46,28 +48,22 @@ from mlm_book.artefacts.hmm_encoder import (  # noqa: F401
     sentence_source,
     trained_encoder,
 )
-from mlm_book import four_cycles, report
-from mlm_book.readings.hmm_encoder import EncoderEvaluation, evaluation
+from mlm_book import report
+from mlm_book.readings.hmm_encoder import EncoderEvaluation, FourCycleSummary, evaluation, four_cycle_summary
 from mlm_book.ledger import Claim, over_seeds, reported_value
 from mlm_book.nn import encoder as enc
 from mlm_book.nn import gradcheck, layers
 from mlm_book.validation import (
-    as_float_array,
-    as_int_array,
     check_bool,
     check_finite_numbers,
     check_format,
     check_instance,
     check_positive_int,
     check_real,
-    check_tokens,
 )
 
 __all__ = [
-    "encoder_conditionals",
     "loss_curve_figure",
-    "FourCycleSummary",
-    "four_cycle_summary",
     "seed_evaluations",
     "seed_four_cycles",
     "seed_band",
@@ -84,62 +80,6 @@ def _has_negative(value) -> bool:
     if isinstance(value, (list, tuple)):
         return any(_has_negative(item) for item in value)
     return isinstance(value, numbers.Real) and value < 0
-
-
-def encoder_conditionals(tokens, positions) -> np.ndarray:
-    r"""The encoder as a family of conditionals: $q_i(\cdot \mid x_{-i})$ with [MASK] at $i$.
-
-    Usable directly by [`mlm_book.compat`][mlm_book.compat] (it writes the [MASK] itself, so passing
-    ``mask_id`` there as well changes nothing).
-
-    Parameters
-    ----------
-    tokens : array_like of int, shape (B, n)
-        Sequences; the other positions are read as shown.
-    positions : array_like of int, shape (B,)
-        The queried position of each row.
-
-    Returns
-    -------
-    ndarray, shape (B, 25)
-
-    Raises
-    ------
-    TypeError
-        If ``tokens`` or ``positions`` does not hold integers.
-    ValueError
-        If ``tokens`` is not 2-D, empty, longer than 24 or holds ids outside ``[0, 26)`` (the
-        25 tokens and [MASK]), or ``positions`` is neither one position nor one per row, or
-        lies outside the sequences.
-
-    Examples
-    --------
-    >>> q = encoder_conditionals([[0, 1, 2, 3], [4, 5, 6, 7]], [1, 3])  # doctest: +BOOK
-    >>> q.shape, bool(np.allclose(q.sum(axis=1), 1.0))
-    ((2, 25), True)
-    """
-    config = SETUP.encoder
-    tokens = check_tokens(tokens, "tokens", config.input_vocab_size, ndim=2)
-    if tokens.shape[1] > config.length:
-        raise ValueError(f"tokens has length {tokens.shape[1]}, longer than the encoder's {config.length}")
-    positions = as_int_array(positions, "positions", ndim=(0, 1))
-    if positions.size not in (1, len(tokens)):
-        raise ValueError(f"positions must hold one position or one per row of tokens ({len(tokens)}), "
-                         f"got {positions.size}")
-    if positions.min() < 0 or positions.max() >= tokens.shape[1]:
-        raise ValueError(f"positions must lie in [0, {tokens.shape[1]}) (the length of tokens), got values from "
-                         f"{positions.min()} to {positions.max()}")
-    return _conditionals(SETUP, tokens, positions)
-
-
-def _conditionals(setup: HMMEncoderSetup, tokens, positions) -> np.ndarray:
-    result = trained_encoder(setup)
-    config = result.encoder
-    tokens = np.array(tokens, dtype=np.int64, copy=True)
-    positions = np.broadcast_to(np.asarray(positions, dtype=np.int64), (len(tokens),))
-    rows = np.arange(len(tokens))
-    tokens[rows, positions] = config.mask_id
-    return enc.predict_proba(result.params, config, tokens)[rows, positions]
 
 
 def loss_curve_figure(setup: HMMEncoderSetup = SETUP, window: int = 50):
@@ -204,56 +144,7 @@ def loss_curve_figure(setup: HMMEncoderSetup = SETUP, window: int = 50):
     return fig
 
 
-# --------------------------------------------------------------------------- four-cycle test
-@dataclass(frozen=True, eq=False)
-class FourCycleSummary:
-    """The four-cycle gaps of the encoder's conditionals and of Theorem 2's population optimum.
-
-    Attributes
-    ----------
-    encoder, population : ndarray, shape (count,)
-        Per-draw gaps $\\delta$ on the same draws (chapter 3's protocol).
-
-    Raises
-    ------
-    TypeError
-        If ``encoder`` or ``population`` is not an array of real numbers.
-    ValueError
-        If either is not 1-D, is empty or not finite, or their lengths differ.
-
-    Examples
-    --------
-    >>> summary = FourCycleSummary(encoder=np.array([0.1, -0.4, 0.2]), population=np.array([0.0, 0.01, -0.02]))
-    >>> summary.encoder_median, summary.encoder_max, summary.population_median
-    (0.2, 0.4, 0.01)
-    """
-
-    encoder: np.ndarray = field(repr=False)
-    population: np.ndarray = field(repr=False)
-
-    def __post_init__(self):
-        for name in ("encoder", "population"):
-            gaps = as_float_array(getattr(self, name), name, ndim=1)
-            if gaps.size == 0:
-                raise ValueError(f"{name} must hold at least one gap")
-            object.__setattr__(self, name, gaps)
-        if self.encoder.shape != self.population.shape:
-            raise ValueError(f"encoder and population must hold gaps of the same draws, got {self.encoder.size} "
-                             f"and {self.population.size}")
-
-    @property
-    def encoder_median(self) -> float:
-        return float(np.median(np.abs(self.encoder)))
-
-    @property
-    def encoder_max(self) -> float:
-        return float(np.max(np.abs(self.encoder)))
-
-    @property
-    def population_median(self) -> float:
-        return float(np.median(np.abs(self.population)))
-
-
+# --------------------------------------------------------------------------- the key bias
 @dataclass(frozen=True)
 class KeyBiasCheck:
     r"""Why the key bias of self-attention is inert, measured on the trained encoder.
@@ -358,24 +249,6 @@ def key_bias_check(setup: HMMEncoderSetup = SETUP, sequences: int = 400, seed: i
     return KeyBiasCheck(gradients, values, difference, sequences)
 
 
-@cache
-def four_cycle_summary(setup: HMMEncoderSetup = SETUP) -> FourCycleSummary:
-    """Chapter 3's four-cycle protocol on the encoder (query: [MASK] at i, x_j set to b, rest clean).
-
-    Parameters
-    ----------
-    setup : HMMEncoderSetup, optional
-        Which trained encoder (default the book's; [`seed_setup`][mlm_book.artefacts.hmm_encoder.seed_setup]
-        for another training seed). The draws are the same for every encoder.
-    """
-    if not isinstance(setup, HMMEncoderSetup):
-        raise TypeError(f"setup must be an HMMEncoderSetup, got {type(setup).__name__}")
-    deltas = four_cycles.four_cycle_deltas(partial(_conditionals, setup), mask_id=setup.encoder.mask_id)
-    families = four_cycles.exact_families()
-    population = next(value for key, value in families.items() if key.startswith("population"))
-    return FourCycleSummary(encoder=deltas, population=population)
-
-
 # --------------------------------------------------------------------------- seed spread
 @cache
 def seed_evaluations() -> tuple[EncoderEvaluation, ...]:
@@ -394,7 +267,7 @@ def seed_evaluations() -> tuple[EncoderEvaluation, ...]:
 
 @cache
 def seed_four_cycles() -> tuple[FourCycleSummary, ...]:
-    """[`four_cycle_summary`][mlm_book.experiments.hmm_encoder.four_cycle_summary] at each of
+    """[`four_cycle_summary`][mlm_book.readings.hmm_encoder.four_cycle_summary] at each of
     [`SEEDS`][mlm_book.artefacts.hmm_encoder.SEEDS], the book's seed first (the same 200 draws)."""
     return tuple(four_cycle_summary(seed_setup(seed)) for seed in SEEDS)
 

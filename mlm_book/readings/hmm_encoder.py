@@ -20,7 +20,12 @@ the lab read off the book's encoder:
   held-out sequences, the cross-entropy of the exact posterior and of the encoder, the mean
   KL(exact ‖ encoder) overall and by what the position shows, the exact entropy, and Theorem 2
   (ii) read off the encoder at kept tokens (chapter 2's numbers, which chapter 6 and the lab
-  quote).
+  quote);
+* [`encoder_conditionals`][mlm_book.readings.hmm_encoder.encoder_conditionals]: the encoder as a
+  family of conditionals (``[MASK]`` at the queried position) for
+  [`mlm_book.compat`][mlm_book.compat]'s four-cycle test, and
+  [`four_cycle_summary`][mlm_book.readings.hmm_encoder.four_cycle_summary]: the protocol of
+  [`mlm_book.four_cycles`][mlm_book.four_cycles] on it (chapter 3 and the lab).
 """
 
 from __future__ import annotations
@@ -28,10 +33,11 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
-from mlm_book import geometry
+from mlm_book import four_cycles, geometry
 from mlm_book import hmm as hmm_module
 from mlm_book.artefacts import hmm_encoder as artefact
 from mlm_book.artefacts.hmm_encoder import SETUP, HMMEncoderSetup
@@ -51,7 +57,8 @@ from mlm_book.validation import (
 )
 
 __all__ = ["hidden_states", "token_table", "LAYER_NAMES", "SplitVectors", "split_vectors", "GeometryRow",
-           "GeometryTable", "geometry_table", "EncoderEvaluation", "evaluation"]
+           "GeometryTable", "geometry_table", "EncoderEvaluation", "evaluation", "encoder_conditionals",
+           "FourCycleSummary", "four_cycle_summary"]
 
 
 def hidden_states(tokens) -> list[np.ndarray]:
@@ -487,3 +494,127 @@ def evaluation(setup: HMMEncoderSetup = SETUP) -> EncoderEvaluation:
         kept_encoder=float(model[kept, visible].mean()), kept_plugin=float(plugin.mean()),
         kept_mask_guess=float(guess[np.arange(len(kept)), visible].mean()),
         kept_exact=float(exact[kept, visible].mean()))
+
+
+# --------------------------------------------------------------------------- the encoder as conditionals
+def encoder_conditionals(tokens, positions) -> np.ndarray:
+    r"""The encoder as a family of conditionals: $q_i(\cdot \mid x_{-i})$ with [MASK] at $i$.
+
+    Usable directly by [`mlm_book.compat`][mlm_book.compat] (it writes the [MASK] itself, so passing
+    ``mask_id`` there as well changes nothing).
+
+    Parameters
+    ----------
+    tokens : array_like of int, shape (B, n)
+        Sequences; the other positions are read as shown.
+    positions : array_like of int, shape (B,)
+        The queried position of each row.
+
+    Returns
+    -------
+    ndarray, shape (B, 25)
+
+    Raises
+    ------
+    TypeError
+        If ``tokens`` or ``positions`` does not hold integers.
+    ValueError
+        If ``tokens`` is not 2-D, empty, longer than 24 or holds ids outside ``[0, 26)`` (the
+        25 tokens and [MASK]), or ``positions`` is neither one position nor one per row, or
+        lies outside the sequences.
+
+    Examples
+    --------
+    >>> q = encoder_conditionals([[0, 1, 2, 3], [4, 5, 6, 7]], [1, 3])  # doctest: +BOOK
+    >>> q.shape, bool(np.allclose(q.sum(axis=1), 1.0))
+    ((2, 25), True)
+    """
+    config = SETUP.encoder
+    tokens = check_tokens(tokens, "tokens", config.input_vocab_size, ndim=2)
+    if tokens.shape[1] > config.length:
+        raise ValueError(f"tokens has length {tokens.shape[1]}, longer than the encoder's {config.length}")
+    positions = as_int_array(positions, "positions", ndim=(0, 1))
+    if positions.size not in (1, len(tokens)):
+        raise ValueError(f"positions must hold one position or one per row of tokens ({len(tokens)}), "
+                         f"got {positions.size}")
+    if positions.min() < 0 or positions.max() >= tokens.shape[1]:
+        raise ValueError(f"positions must lie in [0, {tokens.shape[1]}) (the length of tokens), got values from "
+                         f"{positions.min()} to {positions.max()}")
+    return _conditionals(SETUP, tokens, positions)
+
+
+def _conditionals(setup: HMMEncoderSetup, tokens, positions) -> np.ndarray:
+    result = artefact.trained_encoder(setup)
+    config = result.encoder
+    tokens = np.array(tokens, dtype=np.int64, copy=True)
+    positions = np.broadcast_to(np.asarray(positions, dtype=np.int64), (len(tokens),))
+    rows = np.arange(len(tokens))
+    tokens[rows, positions] = config.mask_id
+    return enc.predict_proba(result.params, config, tokens)[rows, positions]
+
+
+@dataclass(frozen=True, eq=False)
+class FourCycleSummary:
+    """The four-cycle gaps of the encoder's conditionals and of Theorem 2's population optimum.
+
+    Attributes
+    ----------
+    encoder, population : ndarray, shape (count,)
+        Per-draw gaps $\\delta$ on the same draws (chapter 3's protocol).
+
+    Raises
+    ------
+    TypeError
+        If ``encoder`` or ``population`` is not an array of real numbers.
+    ValueError
+        If either is not 1-D, is empty or not finite, or their lengths differ.
+
+    Examples
+    --------
+    >>> summary = FourCycleSummary(encoder=np.array([0.1, -0.4, 0.2]), population=np.array([0.0, 0.01, -0.02]))
+    >>> summary.encoder_median, summary.encoder_max, summary.population_median
+    (0.2, 0.4, 0.01)
+    """
+
+    encoder: np.ndarray = field(repr=False)
+    population: np.ndarray = field(repr=False)
+
+    def __post_init__(self):
+        for name in ("encoder", "population"):
+            gaps = as_float_array(getattr(self, name), name, ndim=1)
+            if gaps.size == 0:
+                raise ValueError(f"{name} must hold at least one gap")
+            object.__setattr__(self, name, gaps)
+        if self.encoder.shape != self.population.shape:
+            raise ValueError(f"encoder and population must hold gaps of the same draws, got {self.encoder.size} "
+                             f"and {self.population.size}")
+
+    @property
+    def encoder_median(self) -> float:
+        return float(np.median(np.abs(self.encoder)))
+
+    @property
+    def encoder_max(self) -> float:
+        return float(np.max(np.abs(self.encoder)))
+
+    @property
+    def population_median(self) -> float:
+        return float(np.median(np.abs(self.population)))
+
+
+@functools.cache
+def four_cycle_summary(setup: HMMEncoderSetup = SETUP) -> FourCycleSummary:
+    """Chapter 3's four-cycle protocol on the encoder (query: [MASK] at i, x_j set to b, rest clean).
+
+    Parameters
+    ----------
+    setup : HMMEncoderSetup, optional
+        Which trained encoder (default the book's; [`seed_setup`][mlm_book.artefacts.hmm_encoder.seed_setup]
+        for another training seed). The draws are the same for every encoder.
+    """
+    if not isinstance(setup, HMMEncoderSetup):
+        raise TypeError(f"setup must be an HMMEncoderSetup, got {type(setup).__name__}")
+    deltas = four_cycles.four_cycle_deltas(partial(_conditionals, setup), mask_id=setup.encoder.mask_id)
+    families = four_cycles.exact_families()
+    population = next(value for key, value in families.items() if key.startswith("population"))
+    return FourCycleSummary(encoder=deltas, population=population)
