@@ -20,7 +20,6 @@ import pytest
 
 from mlm_book import lab
 from mlm_book.channel import exact_posterior, optimum
-from mlm_book.experiments import ch03_pseudo_likelihood as ch3
 from mlm_book import four_cycles
 from mlm_book.readings import sense_probes
 from mlm_book.experiments import ch06_finance as ch6
