@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from mlm_book import artefacts, cache, ising
-from mlm_book.validation import check_instance, check_positive_int, check_real
+from mlm_book.validation import check_instance, check_positive_int, check_real, check_sequence
 
 __all__ = ["IsingEstimatesSetup", "STUDY", "GRID_FIELDS", "GRID_COUPLINGS", "GRID_SIZES", "GRID_REPLICATES",
            "GRID_SEED", "grid_setups", "estimates", "is_built", "book_setups", "tiny_setup", "ARTEFACT_KINDS"]
@@ -114,11 +114,11 @@ def grid_setups(n: int = 10, fields: tuple = GRID_FIELDS, couplings: tuple = GRI
     >>> len(setups), setups[4].chain, setups[4].seed - GRID_SEED
     (9, IsingChain(n=10, h=0.2, J=0.5), 4)
     """
-    for name, values in (("fields", fields), ("couplings", couplings)):
-        if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-            raise TypeError(f"{name} must be a sequence of numbers, got {type(values).__name__}")
+    grid = {name: tuple(check_real(value, name) for value in check_sequence(values, name))
+            for name, values in (("fields", fields), ("couplings", couplings))}
+    seed = check_positive_int(seed, "seed", minimum=0)
     return tuple(IsingEstimatesSetup(n=n, h=h, J=J, sizes=sizes, replicates=replicates, seed=seed + index)
-                 for index, (h, J) in enumerate(itertools.product(fields, couplings)))
+                 for index, (h, J) in enumerate(itertools.product(grid["fields"], grid["couplings"])))
 
 
 def _estimate(setup: IsingEstimatesSetup) -> dict[str, np.ndarray]:

@@ -254,6 +254,7 @@ def held_out_documents(setup: filing_encoder.FilingEncoderSetup = filing_encoder
     >>> len(held_out_documents())
     60
     """
+    check_instance(setup, "setup", filing_encoder.FilingEncoderSetup)
     return tuple(int(d) for d in filing_encoder.split(setup).test_documents)
 
 
