@@ -45,6 +45,7 @@ from mlm_book.experiments import ch02_objective as ch2
 from mlm_book.experiments import ch06_finance as ch6
 from mlm_book.experiments import hmm_encoder
 from mlm_book.experiments.hmm_encoder import SETUP
+from mlm_book.readings.hmm_encoder import evaluation
 from mlm_book.figures import show
 from mlm_book.hmm import default_hmm
 from mlm_book.ledger import chapter_summary, verify
@@ -688,7 +689,7 @@ show(hmm_encoder.loss_curve_figure(),
 # largest value. The exact posterior's numbers do not depend on training and have no spread.
 
 # %%
-ev = hmm_encoder.evaluation()
+ev = evaluation()
 evs = hmm_encoder.seed_evaluations()
 cell = hmm_encoder.band_cell
 table(["quantity", "book's encoder", "5 seeds: mean ± sd (min–max)"],

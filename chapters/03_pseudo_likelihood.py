@@ -38,7 +38,9 @@ import numpy as np
 
 from mlm_book import compat, ising
 from mlm_book.experiments import ch03_pseudo_likelihood as ch3
+from mlm_book import four_cycles
 from mlm_book.experiments import hmm_encoder
+from mlm_book.readings.hmm_encoder import four_cycle_summary
 from mlm_book.figures import show
 from mlm_book.hmm import default_hmm
 from mlm_book.ledger import chapter_summary, verify
@@ -263,7 +265,7 @@ table(["coupling $J$", r"ratio for $\hat h$", r"ratio for $\hat J$"],
 # corrupted.
 
 # %% tags=["hide-input"]
-four = ch3.FOUR_CYCLE
+four = four_cycles.FOUR_CYCLE
 Markdown(
     f"It selects each position with probability $\\rho = {four.rho:g}$ and shows a selected position as "
     f"`[MASK]` with probability {four.mask:g}, as a uniformly random token with probability {four.random:g}, "
@@ -385,8 +387,8 @@ Markdown(
 )
 
 # %%
-summary = hmm_encoder.four_cycle_summary()
-exact = ch3.exact_families(four)
+summary = four_cycle_summary()
+exact = four_cycles.exact_families(four)
 families = {"HMM's exact conditionals": exact["HMM conditionals"],
             "population optimum": next(v for k, v in exact.items() if k.startswith("population")),
             "trained HMM encoder": summary.encoder}
@@ -431,7 +433,7 @@ Markdown(
 # $\delta$ on the same draws over a grid of selection rates, keeping the channel's shares.
 
 # %%
-rho = ch3.rho_sweep(four)
+rho = four_cycles.rho_sweep(four)
 show(ch3.figure_delta_vs_rho(four, points={rf"trained HMM encoder: median $|\delta|$ (book seed; small: the other {len(seeded) - 1})":
                                            [f.encoder_median for f in seeded]}),
      alt=(lambda sweep: f"Log-log plot of the population optimum's four-cycle gap against the selection rate "
@@ -441,7 +443,7 @@ show(ch3.figure_delta_vs_rho(four, points={rf"trained HMM encoder: median $|\del
           f"{four.rho:g}, where a star shows the trained encoder's median, {summary.encoder_median:.2f}, and "
           f"smaller stars the other training seeds' medians, {min(f.encoder_median for f in seeded):.2f} to "
           f"{max(f.encoder_median for f in seeded):.2f}; a dashed "
-          "horizontal line at the level of rounding shows the HMM's exact conditionals.")(ch3.rho_sweep(four)),
+          "horizontal line at the level of rounding shows the HMM's exact conditionals.")(four_cycles.rho_sweep(four)),
      caption=r"The population optimum's four-cycle gap against the selection rate $\rho$: median and largest "
              r"$|\delta|$ over the draws.")
 
@@ -514,12 +516,12 @@ answer(
 # %% [markdown]
 # **Exercise 2.** Which part of BERT's channel makes the population optimum incompatible?
 # Keep the selection rate and the `[MASK]` share, but let the remaining selected positions
-# always keep their token (no random substitutes): `replace(ch3.FOUR_CYCLE, random=0.0)`.
+# always keep their token (no random substitutes): `replace(four_cycles.FOUR_CYCLE, random=0.0)`.
 # Run the four-cycle test on the new optimum and explain the result.
 
 # %% tags=["hide-input"]
 no_substitutes = replace(four, random=0.0)
-gaps = np.abs(ch3.four_cycle_deltas(compat.population_optimum_conditionals(default_hmm(), no_substitutes.channel()),
+gaps = np.abs(four_cycles.four_cycle_deltas(compat.population_optimum_conditionals(default_hmm(), no_substitutes.channel()),
                                     config=no_substitutes))
 answer(
     f"Without substitutes the largest $|\\delta|$ over the {four.count} draws is **{gaps.max():.1e}** "

@@ -30,8 +30,9 @@
 # %%
 import numpy as np
 
-from mlm_book import geometry
+from mlm_book import geometry, hmm_splits
 from mlm_book.experiments import ch04_geometry as ch4
+from mlm_book.readings import hmm_encoder
 from mlm_book.experiments.hmm_encoder import SETUP
 from mlm_book.figures import show
 from mlm_book.ledger import chapter_summary, verify
@@ -184,9 +185,9 @@ Markdown(
 # before the final LayerNorm.
 
 # %% tags=["hide-input"]
-layer_table = ch4.geometry_table()
+layer_table = hmm_encoder.geometry_table()
 Markdown(
-    f"The test split holds {ch4.SPLITS.n_test} sentences of length {ch4.SPLITS.length}, that is "
+    f"The test split holds {hmm_splits.SPLITS.n_test} sentences of length {hmm_splits.SPLITS.length}, that is "
     f"{layer_table.n_tokens} tokens, of which **{layer_table.n_occurrences}** are occurrences of $w$; every "
     f"vector has $d = {layer_table.rows[0].geometry.dim}$ coordinates. First the checks of Proposition 2 on "
     f"$w$'s three clouds, with the largest of the three residuals in the last column:"

@@ -32,16 +32,18 @@
 # %%
 import math
 
-from mlm_book import probe
+from mlm_book import hmm_splits, probe
 from mlm_book.experiments import ch04_geometry as ch4
+from mlm_book.readings import hmm_encoder
 from mlm_book.experiments import ch05_probing as ch5
+from mlm_book.readings import sense_probes
 from mlm_book.experiments import ch06_finance as ch6
 from mlm_book.experiments.hmm_encoder import SETUP
 from mlm_book.figures import show
 from mlm_book.ledger import chapter_summary, verify
 from mlm_book.report import Markdown, answer, table
 
-pt = ch5.probe_table()
+pt = sense_probes.probe_table()
 
 # %% [markdown]
 # ## The data
@@ -57,8 +59,8 @@ pt = ch5.probe_table()
 # %% tags=["hide-input"]
 Markdown(
     f"The encoder has {SETUP.encoder.n_blocks} blocks of width $d = {SETUP.encoder.d_model}$. The probes are "
-    f"trained on the occurrences of $w$ in {ch4.SPLITS.n_train:,} training sentences of length "
-    f"{ch4.SPLITS.length} (**{pt.n_train:,}** rows) and scored on those in {ch4.SPLITS.n_test:,} test "
+    f"trained on the occurrences of $w$ in {hmm_splits.SPLITS.n_train:,} training sentences of length "
+    f"{hmm_splits.SPLITS.length} (**{pt.n_train:,}** rows) and scored on those in {hmm_splits.SPLITS.n_test:,} test "
     f"sentences (**{pt.n_test:,}** rows). The test sentences are chapter 1's test split, so the exact "
     "Bayes accuracy computed there is over the very occurrences probed here."
 )
@@ -149,8 +151,8 @@ Markdown(
 ch5.probe_markdown(pt)
 
 # %%
-others = len(ch5.seed_probes().seeds) - 1
-show(ch5.figure_probes(pt, seeds=ch5.seed_probes()),
+others = len(sense_probes.seed_probes().seeds) - 1
+show(ch5.figure_probes(pt, seeds=sense_probes.seed_probes()),
      alt="Sense accuracy of the probe on the token-table row, on layer 0, layer 1 and layer 2, with the "
          "control at each layer and two horizontal reference lines. The token-table probe, the layer-0 "
          "probe and all three controls sit at about one half, on the static cap. The probes on layers 1 "
@@ -186,8 +188,8 @@ Markdown(
 # the method and which to the run:
 
 # %%
-seeds = ch5.seed_probes()
-controls = ch5.seed_controls()
+seeds = sense_probes.seed_probes()
+controls = sense_probes.seed_controls()
 table(["training seed", "layer 0", "layer 1", "layer 2", "Bayes − layer 1", "largest control"],
       [(f"{seed} (the book's)" if i == 0 else seed, *values, seeds.bayes - values[1], max(control))
        for i, (seed, values, control) in enumerate(zip(seeds.seeds, seeds.probes, controls))],
@@ -369,13 +371,13 @@ answer(
 # only the first 25, 100 or 1000 training occurrences, and score it on the full test split.
 
 # %% tags=["hide-input"]
-train, test = ch4.split_vectors("train"), ch4.split_vectors("test")
+train, test = hmm_encoder.split_vectors("train"), hmm_encoder.split_vectors("test")
 few = {n: probe.fit_and_score(train.word(1)[:n], train.senses[:n], test.word(1), test.senses).accuracy
        for n in (25, 100, 1000)}
 axis = ch4.sense_axes()[1]
 answer(
     "`probe.fit_and_score(train.word(1)[:n], train.senses[:n], test.word(1), test.senses)` with "
-    "`train, test = ch4.split_vectors(\"train\"), ch4.split_vectors(\"test\")` gives "
+    "`train, test = hmm_encoder.split_vectors(\"train\"), hmm_encoder.split_vectors(\"test\")` gives "
     + ", ".join(f"**{value:.3f}** with {n}" for n, value in few.items())
     + f" training occurrences, against {p1:.3f} with all {pt.n_train:,}. A few dozen labels already put the "
     "probe far above the cap, because the sense is the direction along which the layer-1 cloud varies most: "

@@ -710,7 +710,7 @@ show(ch6e.figure_visible(),
              "frequency.")
 
 # %% tags=["hide-input"]
-from mlm_book.experiments import hmm_encoder
+from mlm_book.readings import hmm_encoder
 
 hmm_eval = hmm_encoder.evaluation()
 freq = ch6e.visible_by_frequency()

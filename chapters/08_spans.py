@@ -30,6 +30,7 @@ import numpy as np
 
 from mlm_book import crf, tagging
 from mlm_book.experiments import ch08_spans as ch8
+from mlm_book.readings import span_scores
 from mlm_book.figures import show
 from mlm_book.ledger import chapter_summary, verify
 from mlm_book.report import Markdown, answer, table
@@ -188,7 +189,7 @@ note
 # %%
 comparisons = ch8.COMPARISONS
 table(["A", "B", "F1 of A", "F1 of B", "95 % interval of A − B", "p"],
-      [[ch8.TAGGERS[a], ch8.TAGGERS[b], f"{r.f1_a:.3f}", f"{r.f1_b:.3f}", f"[{r.low:+.3f}, {r.high:+.3f}]",
+      [[span_scores.TAGGERS[a], span_scores.TAGGERS[b], f"{r.f1_a:.3f}", f"{r.f1_b:.3f}", f"[{r.low:+.3f}, {r.high:+.3f}]",
         f"{r.p_value:.3f}"] for (a, b), r in ((pair, ch8.bootstrap(*pair)) for pair in comparisons)])
 
 # %% tags=["hide-input"]

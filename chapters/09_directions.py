@@ -24,7 +24,9 @@
 # %%
 import numpy as np
 
-from mlm_book.experiments import ch05_probing
+from mlm_book.readings import sense_probes
+from mlm_book.artefacts import next_token_measurements
+from mlm_book.artefacts.hmm_encoder import SETUP as hmm_setup
 from mlm_book.experiments import ch09_causal as readers
 from mlm_book.experiments import ch09_directions as ch9
 from mlm_book.experiments import ch09_languages as langs
@@ -136,15 +138,15 @@ ch9.exact_table()
 # the run, fixed before any training:
 
 # %% tags=["hide-input"]
-base = readers.hmm_encoder.SETUP.training
+base = hmm_setup.training
 cfg = readers.training_config()
 Markdown(
     f"{cfg.steps} Adam steps instead of {base.steps}, with the warm-up keeping its share ({cfg.warmup} steps) and "
-    f"the weight decay its total (λ = {cfg.weight_decay:g}). A next-token step trains {readers.hmm_encoder.SETUP.length - 1} "
-    f"positions of each sentence where the masked LM trains {readers.hmm_encoder.SETUP.rho * readers.hmm_encoder.SETUP.length:.1f} "
+    f"the weight decay its total (λ = {cfg.weight_decay:g}). A next-token step trains {hmm_setup.length - 1} "
+    f"positions of each sentence where the masked LM trains {hmm_setup.rho * hmm_setup.length:.1f} "
     f"on average, so the shorter run still carries about "
-    f"{cfg.steps * (readers.hmm_encoder.SETUP.length - 1) / (base.steps * readers.hmm_encoder.SETUP.rho * readers.hmm_encoder.SETUP.length):.1f} "
-    f"times the targets. Both readers are scored on {readers.EVAL_SENTENCES:,} held-out sentences, against the "
+    f"{cfg.steps * (hmm_setup.length - 1) / (base.steps * hmm_setup.rho * hmm_setup.length):.1f} "
+    f"times the targets. Both readers are scored on {next_token_measurements.EVAL_SENTENCES:,} held-out sentences, against the "
     f"exact left-to-right surprisal $-\\log P(x_{{i+1}} \\mid x_{{\\le i}})$ of the same words, which no causal "
     f"reader can beat on average."
 )
@@ -230,7 +232,7 @@ readers.probe_table(trained)
 # %% tags=["hide-input"]
 causal_probes = trained.over_seeds(True, "probes")
 unmasked_probes = trained.over_seeds(False, "probes")
-masked_probes = np.array(ch05_probing.seed_probes().probes)
+masked_probes = np.array(sense_probes.seed_probes().probes)
 Markdown(
     f"The causal reader's probes stay at or below the exact accuracy from the words up to $w$ "
     f"({trained.left_sense:.3f}): the best layer reaches {causal_probes.max(axis=1).mean():.3f} on average over the "

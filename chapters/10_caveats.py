@@ -203,6 +203,7 @@ Markdown(
 
 # %%
 from mlm_book.experiments import ch06_finance as finance
+from mlm_book.artefacts import probe_caveats
 from mlm_book.experiments import ch10_probes as probes
 
 caveats = probes.results()
@@ -224,8 +225,8 @@ Markdown(
     f"and a probe's *selectivity* is its accuracy on the real task minus its accuracy on the control. A label per "
     f"type is a constant on the occurrences of $w$, so the control runs on every token: the task is the hidden "
     f"regime (a or b) of each position, the sense of $w$ generalised to every token, whose exact Bayes accuracy "
-    f"forward–backward gives; each of {probes.CONTROL_DRAWS} control draws labels a random {probes.CONTROL_LABELLED} "
-    f"of the {probes.control_labels().shape[1]} types 1. Every other token than $w$ "
+    f"forward–backward gives; each of {probe_caveats.CONTROL_DRAWS} control draws labels a random {probe_caveats.CONTROL_LABELLED} "
+    f"of the {probe_caveats.control_labels().shape[1]} types 1. Every other token than $w$ "
     f"is emitted by one regime only, so the task is a property of the type except at $w$ "
     f"({100 * controls.w_share:.0f} % of the tokens). **The stride**: chapter 6's layer-0 *kestrel* probe is rerun "
     f"with its windows cut every {', '.join(map(str, leak.strides[:-1]))} or {leak.strides[-1]} tokens (chapter 6 "
@@ -235,7 +236,7 @@ Markdown(
     f"sense probe reads is removed from the residual stream at every $w$ (its coordinate set to the training "
     f"occurrences' mean), the network is run on from layer 1, and the predictions at a `[MASK]` next to $w$ are "
     f"compared with the unablated ones and with the exact posterior. The control moves the same positions by the "
-    f"same amounts along {probes.ABLATION_DRAWS} random directions. The resumed pass reproduces the encoder's "
+    f"same amounts along {probe_caveats.ABLATION_DRAWS} random directions. The resumed pass reproduces the encoder's "
     f"logits to {causal.resume_gap.max():.0e} when nothing is removed."
 )
 
@@ -344,6 +345,7 @@ Markdown(
 # add related words the document lacks (*expansion*), which a bag of words cannot do?
 
 # %%
+from mlm_book.artefacts import sparse_weights
 from mlm_book.experiments import ch10_sparse as sparse
 from mlm_book.artefacts import filing_encoder
 
@@ -382,11 +384,11 @@ show(sparse.figure_sparse(),
          f"{sparse.seed_weights(study.seeds[0])[example].max():.1f}, rising with corpus count, generic words at "
          f"the top, the absent plural '{company[2]}' among the low absent words. B: per seed, the mean AUC of own "
          f"terms and aspect words against generic words: SPLADE between "
-         f"{min(min(study.values(r, m)) for r in sparse.READINGS for m in KINDS):.2f} "
-         f"and {max(max(study.values(r, m)) for r in sparse.READINGS for m in KINDS):.2f}, "
+         f"{min(min(study.values(r, m)) for r in sparse_weights.READINGS for m in KINDS):.2f} "
+         f"and {max(max(study.values(r, m)) for r in sparse_weights.READINGS for m in KINDS):.2f}, "
          f"below term frequency, idf and tf-idf; the PMI diagnosis between "
-         f"{min(min(study.values(r, m, 'pmi')) for r in sparse.READINGS for m in KINDS):.2f} "
-         f"and {max(max(study.values(r, m, 'pmi')) for r in sparse.READINGS for m in KINDS):.2f}.",
+         f"{min(min(study.values(r, m, 'pmi')) for r in sparse_weights.READINGS for m in KINDS):.2f} "
+         f"and {max(max(study.values(r, m, 'pmi')) for r in sparse_weights.READINGS for m in KINDS):.2f}.",
      caption=f"The filing encoder's head as SPLADE weights. A: one held-out filing, each word's weight against its "
              f"count in the corpus, by role. B: how well the weights put a filing's own terms and aspect words "
              f"above its generic words, at {len(study.seeds)} seeds (dots) and for bag-of-words weights (lines).")
@@ -452,7 +454,7 @@ sparse.summary_table(pooling="pmi")
 # %% tags=["hide-input"]
 pmi = study.scores[("shown", "pmi")]
 masked_pmi = study.values("masked", "mean_other_company_share", "pmi")
-most_found = max(max(study.values(reading, "top_k_share", "pmi")) for reading in sparse.READINGS)
+most_found = max(max(study.values(reading, "top_k_share", "pmi")) for reading in sparse_weights.READINGS)
 Markdown(
     f"The diagnosis puts a filing's own terms above its generic words (mean AUC {pmi[0].mean_own_auc:.2f} at the "
     f"book's seed, shown reading), but it does so by recovering idf: a shown token takes most of its own "
@@ -495,12 +497,13 @@ Markdown(
 # representations should recover polarity once they are pooled the way orientation pools.
 
 # %%
+from mlm_book.artefacts import filing_polarity
 from mlm_book.experiments import ch10_polarity as polarity
 
 recovery = polarity.results()
-whole = recovery.neighbour[:, polarity.RADII.index(None)]
+whole = recovery.neighbour[:, filing_polarity.RADII.index(None)]
 pooled_rules = verify(claims=polarity.PRESTATED)
-short = ", ".join(str(k) for k in polarity.RADII[1:4])
+short = ", ".join(str(k) for k in filing_polarity.RADII[1:4])
 whole_rule = verify(claims=polarity.CLAIMS)[0]
 
 
@@ -517,9 +520,9 @@ Markdown(
     f"**Context beyond the window.** The position table has {finance.results().config.window_length} rows, so "
     f"a window cannot grow. Instead, at each occurrence, the vectors of every token within $k$ positions in the "
     f"same filing are averaged, for $k$ = "
-    f"{', '.join(str(k) for k in polarity.RADII if k is not None)} and the whole filing. These means are then "
+    f"{', '.join(str(k) for k in filing_polarity.RADII if k is not None)} and the whole filing. These means are then "
     f"averaged over the word's occurrences. To keep the cost down, each token of the corpus is read once, in "
-    f"chapter 6's nearest-centre reading (windows every {polarity.READ_STRIDE} tokens), rather than in a window "
+    f"chapter 6's nearest-centre reading (windows every {filing_polarity.READ_STRIDE} tokens), rather than in a window "
     f"of its own. Pooling over the whole filing weights each filing by the word's number of occurrences in it, "
     f"the weights that orientation's co-occurrence counts use.\n\n"
     f"**Orientation from the head.** This is chapter 6's formula with one substitution: each filing's counts of "
@@ -536,7 +539,7 @@ show(polarity.figure_polarity(recovery),
          f"averaged in any way, and means within {short} tokens stay between "
          f"{min(recovery.document[:, 1:].min(), recovery.neighbour[:, :4, 1:].min()):.2f} and "
          f"{max(recovery.document[:, 1:].max(), recovery.neighbour[:, :4, 1:].max()):.2f}; at layer 0 the means "
-         f"within {polarity.RADII[2]} and {polarity.RADII[3]} tokens reach {recovery.neighbour[:, 2:4, 0].max():.2f}. The whole-filing mean ranges "
+         f"within {filing_polarity.RADII[2]} and {filing_polarity.RADII[3]} tokens reach {recovery.neighbour[:, 2:4, 0].max():.2f}. The whole-filing mean ranges "
          f"from {whole.min():.2f} to {whole.max():.2f} over seeds and layers. A dashed line marks chapter 6's "
          f"orientation at {recovery.reference_accuracy:.2f}. B: the head's orientation of each of the {len(recovery.words)} words "
          f"against chapter 6's, book seed, rank correlation {recovery.head_spearman[0]:.2f}.",
@@ -552,7 +555,7 @@ polarity.orientation_table(recovery)
 
 # %% tags=["hide-input"]
 own, *windows_rules, head_rule = pooled_rules
-k8, k16, k32 = (recovery.neighbour[:, polarity.RADII.index(k)] for k in (8, 16, 32))
+k8, k16, k32 = (recovery.neighbour[:, filing_polarity.RADII.index(k)] for k in (8, 16, 32))
 Markdown(
     f"*What was found.* **Pooling the word's own vectors changes nothing.** Averaged per filing and then over "
     f"filings, the vectors are probed within {np.abs(recovery.document - recovery.chapter6).max():.2f} of chapter "
@@ -563,7 +566,7 @@ Markdown(
     f"({', '.join(rule.value['seeds holding'] for rule in windows_rules)}). This agrees with chapter 6's "
     f"lexicon-neighbour voting: the words near an occurrence barely say which polarity it has. Only layer 0, "
     f"which no rule judges, rises with $k$: from {band(recovery.neighbour[:, 0, 0])} for the own vector to "
-    f"{band(k32[:, 0])} within {polarity.RADII[3]} tokens.\n\n"
+    f"{band(k32[:, 0])} within {filing_polarity.RADII[3]} tokens.\n\n"
     f"**The whole filing, averaged, sometimes does.** The rule holds at {whole_rule.value['seeds holding']} "
     f"seeds, so its verdict is *{whole_rule.verdict}*: at layer 1 the accuracy is {band(whole[:, 1])}, and at "
     f"layer 2 it is {band(whole[:, 2])}. Layer 0, the static table plus a position, does at least as well: "

@@ -14,7 +14,7 @@ lays out what it is given and follows the reader's choices.
   ([`mlm_book.channel.exact_posterior`][mlm_book.channel.exact_posterior]) and the trained
   encoder's prediction, their KL, the probability each gives the true token; the exact
   $P(\text{sense} \mid x)$ of the two occurrences of $w$; and the held-out means of
-  [`hmm_encoder.evaluation`][mlm_book.experiments.hmm_encoder.evaluation] for the caption.
+  [`evaluation`][mlm_book.readings.hmm_encoder.evaluation] for the caption.
 * **Four-cycle view** (``"cycles"``): chapter 3's 200 draws, and for each of three families
   (the HMM's exact conditionals, the trained encoder, Theorem 2's population optimum) the
   four log-odds that make up the gap $\delta$ of each draw, and $\delta$ itself exactly as
@@ -55,7 +55,7 @@ import numpy as np
 __all__ = ["SENTENCE_SEED", "SENTENCE_SAMPLE", "SENSE_CONFIDENCE", "SUBSTITUTE_SEED", "CLOUD_POINTS",
            "DISPLAYS", "DELTA_FLOOR", "FILING_TOP", "FILING_DIGITS", "ENTITY_COLORS", "default_sentence",
            "substitutes", "hmm_view", "cycle_view", "cloud_view", "filing_windows", "filing_view", "kestrel_view",
-           "viz_payload", "payload_json"]
+           "viz_payload", "payload_json", "clear_caches"]
 
 SENTENCE_SEED = 20261301
 """Seed of the HMM sample the default sentence is taken from."""
@@ -111,7 +111,7 @@ def default_sentence() -> dict:
     >>> len(s["tokens"]), len(s["w_positions"])
     (24, 2)
     """
-    from mlm_book.experiments.hmm_encoder import SETUP
+    from mlm_book.artefacts.hmm_encoder import SETUP
     from mlm_book.hmm import default_hmm, sample, sense_posteriors
 
     hmm = default_hmm()
@@ -173,10 +173,11 @@ def _shown(tokens, substitute, mask_id) -> np.ndarray:
 
 @functools.cache
 def _hmm_view() -> dict:
+    from mlm_book.artefacts import hmm_encoder
     from mlm_book.channel import exact_posterior
-    from mlm_book.experiments import hmm_encoder
     from mlm_book.hmm import default_hmm, sense_posteriors
     from mlm_book.nn import encoder as enc
+    from mlm_book.readings.hmm_encoder import evaluation as held_out_evaluation
     from mlm_book.scoring import kl_divergence
 
     hmm = default_hmm()
@@ -204,7 +205,7 @@ def _hmm_view() -> dict:
                             "p_true_exact": float(exact[r, truth[r]]), "p_true_encoder": float(model[r, truth[r]])}
         views.append(per)
     senses = sense_posteriors(hmm, tokens)                                         # (n, 2)
-    evaluation = hmm_encoder.evaluation()
+    evaluation = held_out_evaluation()
     return {
         "tokens": tokens,
         "regimes": [int(hmm.regime[s]) for s in sentence["states"]],
@@ -252,16 +253,17 @@ def _log_odds(conditional, draws, *, mask_id=None) -> np.ndarray:
 @functools.cache
 def _cycle_view() -> dict:
     from mlm_book import compat
-    from mlm_book.experiments import ch03_pseudo_likelihood as ch03
-    from mlm_book.experiments import hmm_encoder
+    from mlm_book import four_cycles
+    from mlm_book.artefacts.hmm_encoder import SETUP
     from mlm_book.hmm import default_hmm
+    from mlm_book.readings import hmm_encoder
 
     hmm = default_hmm()
-    config = ch03.FOUR_CYCLE
-    draws = ch03.four_cycle_draws(config)
-    exact = ch03.exact_families(config)
+    config = four_cycles.FOUR_CYCLE
+    draws = four_cycles.four_cycle_draws(config)
+    exact = four_cycles.exact_families(config)
     summary = hmm_encoder.four_cycle_summary()
-    mask_id = hmm_encoder.SETUP.encoder.mask_id
+    mask_id = SETUP.encoder.mask_id
     families = (
         ("exact", "HMM exact", "HMM's exact conditionals", exact["HMM conditionals"], compat.hmm_conditionals(hmm),
          None),
@@ -298,15 +300,15 @@ def cycle_view() -> dict:
 @functools.cache
 def _cloud_view() -> dict:
     from mlm_book import geometry
-    from mlm_book.experiments import ch04_geometry as ch04
-    from mlm_book.experiments import ch05_probing as ch05
+    from mlm_book.hmm_splits import SPLITS
+    from mlm_book.readings import hmm_encoder, sense_probes
 
-    vectors = ch04.split_vectors("test")
-    table = ch04.geometry_table()
-    probes = ch05.probe_table()
+    vectors = hmm_encoder.split_vectors("test")
+    table = hmm_encoder.geometry_table()
+    probes = sense_probes.probe_table()
     posterior = vectors.posterior
     k = vectors.n_occurrences
-    shown = np.sort(np.random.default_rng(ch04.SPLITS.geometry_seed).permutation(k)[:min(CLOUD_POINTS, k)])
+    shown = np.sort(np.random.default_rng(SPLITS.geometry_seed).permutation(k)[:min(CLOUD_POINTS, k)])
     layers = []
     for layer in range(len(vectors.layers)):
         projection = geometry.principal_axes(vectors.word(layer), 2)
@@ -316,7 +318,7 @@ def _cloud_view() -> dict:
         g = table.rows[layer].geometry
         row = probes.rows[layer]
         layers.append({
-            "layer": layer, "vector": ch04.LAYER_NAMES[layer],
+            "layer": layer, "vector": hmm_encoder.LAYER_NAMES[layer],
             "x": [_significant(v) for v in coords[shown, 0]], "y": [_significant(v) for v in coords[shown, 1]],
             "explained": [float(e) for e in projection.explained[:2]],
             "self_similarity": float(g.self_similarity), "baseline": float(g.baseline),
@@ -481,8 +483,8 @@ _GEOMETRY_KEYS = ("self_similarity", "baseline", "adjusted", "mev", "token_mev",
 @functools.cache
 def _kestrel_view() -> dict:
     from mlm_book import geometry
-    from mlm_book.experiments import ch06_finance
     from mlm_book.artefacts import filing_encoder as fe
+    from mlm_book.readings.filing_baselines import baselines
     from mlm_book.finance.world import ENTITY_PRODUCT
 
     corpus = fe.filing_world().corpus
@@ -490,7 +492,7 @@ def _kestrel_view() -> dict:
     product = (corpus.entity[index] == ENTITY_PRODUCT).astype(np.int64)
     states = fe.centre_states(fe.trained_encoder(), index)                          # (m, 3, d)
     book, runs = fe.seed_results(), fe.all_seed_results()
-    static = ch06_finance.results()
+    static = baselines()
 
     def band(getter) -> list[float]:
         return list(fe.spread([getter(run) for run in runs]))
@@ -642,6 +644,21 @@ def viz_payload() -> dict:
         "kestrel": kestrel,
         "questions": _questions(hmm, cycles, clouds, filings, kestrel),
     }
+
+
+def clear_caches() -> None:
+    """Forget every view computed in this process, so that the next [`viz_payload`][mlm_book.lab.viz_payload]
+    computes the payload from scratch (what the lab's determinism claim compares against the first).
+
+    Examples
+    --------
+    >>> clear_caches()
+    >>> default_sentence.cache_info().currsize
+    0
+    """
+    for cached in (_hmm_view, _cycle_view, _cloud_view, _filing_windows, _filing_view, _kestrel_view,
+                   default_sentence):
+        cached.cache_clear()
 
 
 def payload_json(payload: dict) -> str:

@@ -1,11 +1,20 @@
-"""The package's import graph, read from the source (AST): no cycle, and the private reads held to what they are.
+"""The package's import graph, read from the source (AST): one way down, no cycle, no private reads across modules.
 
-The rules: no import cycle anywhere in ``mlm_book`` (the build's move to ``mlm_book.artefacts``
-broke the ten-module cycle of the chapter modules); no module outside the chapters imports a
-chapter module, except the entry points (the command line and the lab), so the artefact floor
-never does; and no more private ``module._name`` reads across modules than today (12: 94 before
-the move, 49 after it; the names of ``mlm_book.nn``, ``mlm_book.crf`` and the runtime that other
-modules read are public now). Lower that ceiling as the private reads go.
+The layers, from the bottom: the core modules (models, ``nn``, ``compat``, the splits and the
+four-cycle protocol, ...), the artefact floor ``mlm_book.artefacts`` (what is trained or slow,
+declared once), the readings ``mlm_book.readings`` (what several chapters read off the
+artefacts) with the lab's payload ``mlm_book.lab``, the chapter modules ``mlm_book.experiments``,
+and the entry point (the command line).
+The rules:
+
+* no import cycle anywhere in ``mlm_book``;
+* imports only go down: a core module imports no artefact, reading or chapter module; an artefact
+  module no reading or chapter module; a reading module no chapter module;
+* no chapter module imports another chapter's module (what a later chapter reads of an earlier
+  one's results lives on the artefact floor, in a reading or in the core);
+* no ``module._name`` read across modules, except of ``mlm_book.nn``'s and ``mlm_book.crf``'s
+  internals by their neighbours, whose renaming is under way (held to today's count; lower it as
+  they go).
 """
 
 from __future__ import annotations
@@ -19,10 +28,15 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mlm_book"
 
 #: The chapter modules that import each other in a cycle today (the ceiling: none may join).
 CYCLE_TODAY: frozenset[str] = frozenset()
-#: Cross-module reads of private names today (the ceiling).
-PRIVATE_READS_TODAY = 12
-#: The entry points, which may import the chapter modules: the command line and the lab's payload.
-ENTRY_POINTS = frozenset({"mlm_book.cli", "mlm_book.lab"})
+#: The modules whose private names their neighbours still read (the encoder's and the CRF's internals).
+PRIVATE_READS_ALLOWED_IN = ("mlm_book.nn.", "mlm_book.crf")
+#: Cross-module reads of those private names today (the ceiling).
+PRIVATE_READS_TODAY = 37
+#: The entry points, which may import the chapter modules: the command line.
+ENTRY_POINTS = frozenset({"mlm_book.cli"})
+#: The layers, from the bottom; a module not named here is core (layer 0). The lab's payload reads
+#: artefacts and readings, and its claims (a chapter module) read the payload: it sits with the readings.
+LAYERS = (("mlm_book.artefacts", 1), ("mlm_book.readings", 2), ("mlm_book.lab", 2), ("mlm_book.experiments", 3))
 
 
 def _modules() -> dict[str, Path]:
@@ -36,14 +50,22 @@ def _modules() -> dict[str, Path]:
 
 @functools.cache
 def _scan():
+    """``(imports, private)`` of the package's own source (see `_read`)."""
+    return _read({name: (path.name == "__init__.py", path.read_text(encoding="utf-8"))
+                  for name, path in _modules().items()})
+
+
+def _read(sources: dict[str, tuple[bool, str]]):
     """``(imports, private)``: module -> the package modules it imports (anywhere in its
-    source), and the list of ``(reader, module._name)`` private reads across modules."""
-    modules = _modules()
+    source), and the list of ``(reader, module._name)`` private reads across modules.
+
+    ``sources`` maps each module's name to ``(is a package's __init__, its source text)``."""
+    modules = sources
     imports: dict[str, set[str]] = collections.defaultdict(set)
     private: list[tuple[str, str]] = []
-    for name, path in modules.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    for name, (is_package, text) in modules.items():
+        tree = ast.parse(text)
+        package = name if is_package else name.rsplit(".", 1)[0]
         aliases: dict[str, str] = {}
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
@@ -120,12 +142,19 @@ def _cycles(graph: dict[str, set[str]]) -> list[set[str]]:
     return found
 
 
-def test_the_scanner_finds_a_cycle_and_a_private_read():
+def test_the_scanner_finds_imports_a_cycle_and_private_reads():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
     assert _cycles({"a": {"b"}, "b": set()}) == []
-    imports, private = _scan()
+    imports, private = _read({
+        "mlm_book": (True, ""),
+        "mlm_book.a": (False, "from mlm_book import b\nfrom mlm_book.c import _y\nb._x + b.z"),
+        "mlm_book.b": (False, "import mlm_book.c as c\nc._w"),
+        "mlm_book.c": (False, "from . import b\nb.__name__")})
+    assert imports["mlm_book.a"] == {"mlm_book.b", "mlm_book.c"} and imports["mlm_book.c"] == {"mlm_book.b"}
+    assert sorted(private) == [("mlm_book.a", "mlm_book.b._x"), ("mlm_book.a", "mlm_book.c._y"),
+                               ("mlm_book.b", "mlm_book.c._w")]
+    imports, _ = _scan()
     assert "mlm_book.hmm" in imports["mlm_book.channel"] or "mlm_book.validation" in imports["mlm_book.channel"]
-    assert private, "the scanner found no private read at all: it is broken, not the package clean"
 
 
 def test_no_import_cycle_anywhere_in_the_package():
@@ -142,22 +171,49 @@ def test_only_the_entry_points_import_a_chapter_module_from_outside_the_chapters
     assert not offenders, offenders
 
 
-def test_private_reads_across_modules_do_not_grow():
+def _allowed_private(target: str) -> bool:
+    return any(target.startswith(prefix) for prefix in PRIVATE_READS_ALLOWED_IN)
+
+
+def test_no_private_read_across_modules_outside_the_encoder_and_the_crf():
     _, private = _scan()
-    assert len(private) <= PRIVATE_READS_TODAY, (
-        f"{len(private)} private reads across modules, over the ceiling of {PRIVATE_READS_TODAY}; the most read: "
-        f"{collections.Counter(target for _, target in private).most_common(5)}")
+    offenders = sorted(set((reader, target) for reader, target in private if not _allowed_private(target)))
+    assert not offenders, f"private names read from another module (make them public, or move the reader): {offenders}"
 
 
-#: Imports of one chapter module by another today (the ceiling: what a later chapter reads of an
-#: earlier one's results should move down to the artefact floor or the core, and this shrink).
-CHAPTER_TO_CHAPTER_TODAY = 30
+def test_private_reads_of_the_encoder_and_the_crf_do_not_grow():
+    _, private = _scan()
+    allowed = [target for _, target in private if _allowed_private(target)]
+    assert len(allowed) <= PRIVATE_READS_TODAY, (
+        f"{len(allowed)} private reads across modules, over the ceiling of {PRIVATE_READS_TODAY}; the most read: "
+        f"{collections.Counter(allowed).most_common(5)}")
 
 
-def test_chapter_modules_import_each_other_no_more_than_today():
+#: The entry points' layer, above the chapters.
+ENTRY_LAYER = 4
+
+
+def _layer(module: str) -> int:
+    if module in ENTRY_POINTS:
+        return ENTRY_LAYER
+    return next((layer for prefix, layer in LAYERS if module == prefix or module.startswith(prefix + ".")), 0)
+
+
+def test_the_scanner_sees_every_layer():
+    imports, _ = _scan()
+    assert {_layer(module) for module in imports} == {0, 1, 2, 3, ENTRY_LAYER}
+
+
+def test_imports_only_go_down_the_layers():
+    imports, _ = _scan()
+    upward = sorted((reader, target) for reader, targets in imports.items() for target in targets
+                    if _layer(target) > _layer(reader))
+    assert not upward, f"imports up the layers (core < artefacts < readings < chapters < entry points): {upward}"
+
+
+def test_no_chapter_module_imports_another():
     imports, _ = _scan()
     found = sorted((reader, target) for reader, targets in imports.items() for target in targets
                    if reader.startswith("mlm_book.experiments.") and target.startswith("mlm_book.experiments.")
                    and target != reader)
-    assert len(found) <= CHAPTER_TO_CHAPTER_TODAY, (
-        f"{len(found)} imports between chapter modules, over the ceiling of {CHAPTER_TO_CHAPTER_TODAY}: {found}")
+    assert not found, f"chapter modules importing each other (move what they share down a layer): {found}"

@@ -9,26 +9,27 @@ import pytest  # noqa: E402
 
 from mlm_book import compat  # noqa: E402
 from mlm_book.experiments import ch03_pseudo_likelihood as ch3  # noqa: E402
+from mlm_book import four_cycles  # noqa: E402
 from mlm_book.hmm import default_hmm  # noqa: E402
 
 
 def test_four_cycle_deltas_reuse_the_same_draws_for_every_family():
     hmm = default_hmm()
-    first = ch3.four_cycle_deltas(compat.hmm_conditionals(hmm))
-    again = ch3.exact_families()["HMM conditionals"]
+    first = four_cycles.four_cycle_deltas(compat.hmm_conditionals(hmm))
+    again = four_cycles.exact_families()["HMM conditionals"]
     assert np.array_equal(first, again)
     # A family wrapped as "all positions at once", with a [MASK] written by the driver,
     # gives the same gaps as the population-optimum family that writes it itself.
-    channel = ch3.FOUR_CYCLE.channel()
+    channel = four_cycles.FOUR_CYCLE.channel()
     from mlm_book.channel import exact_posterior
     wrapped = compat.from_all_positions(lambda tokens: exact_posterior(hmm, channel, tokens))
-    via_mask_id = ch3.four_cycle_deltas(wrapped, mask_id=channel.mask_id)
-    population = next(v for k, v in ch3.exact_families().items() if k.startswith("population"))
+    via_mask_id = four_cycles.four_cycle_deltas(wrapped, mask_id=channel.mask_id)
+    population = next(v for k, v in four_cycles.exact_families().items() if k.startswith("population"))
     assert np.abs(via_mask_id - population).max() < 1e-12
 
 
 def test_rho_sweep_goes_to_zero_with_rho():
-    sweep = ch3.rho_sweep()
+    sweep = four_cycles.rho_sweep()
     assert np.all(np.diff(sweep.median) > 0)  # monotone on the grid from 0.01 to 0.5
     assert sweep.slope() > 0.5
 

@@ -10,13 +10,16 @@ import pytest
 
 from mlm_book.experiments import ch01_static_vectors as ch1
 from mlm_book.experiments import ch04_geometry as ch4
+from mlm_book import hmm_splits
+from mlm_book.readings import hmm_encoder as readings
 from mlm_book.experiments import ch05_probing as ch5
+from mlm_book.readings import sense_probes
 from mlm_book.hmm import default_hmm, sample
 from mlm_book.nn import encoder as enc
 
 
 def _clear():
-    for function in (ch4.split_vectors, ch4.geometry_table, ch4.encoder_proposition2, ch5.probe_table,
+    for function in (readings.split_vectors, readings.geometry_table, ch4.encoder_proposition2, sense_probes.probe_table,
                      ch5.control_spread):
         function.cache_clear()
 
@@ -35,7 +38,8 @@ def stub_encoder(monkeypatch):
         def token_table():
             return params["E"]
 
-    monkeypatch.setattr(ch4, "_encoder", lambda: Stub)
+    monkeypatch.setattr(readings, "hidden_states", Stub.hidden_states)
+    monkeypatch.setattr(readings, "token_table", Stub.token_table)
     _clear()
     yield Stub
     _clear()
@@ -46,31 +50,31 @@ def test_splits_are_chapter_one_splits():
     rng = np.random.default_rng(config.split_seed)
     train = sample(default_hmm(), config.train_sequences, config.length, rng)
     test = sample(default_hmm(), config.test_sequences, config.length, rng)
-    assert np.array_equal(ch4.hmm_split("train").tokens, train[1])
-    assert np.array_equal(ch4.hmm_split("test").states, test[0])
-    assert (ch4.SPLITS.n_train, ch4.SPLITS.n_test, ch4.SPLITS.length) == (1500, 1500, 24)
+    assert np.array_equal(hmm_splits.hmm_split("train").tokens, train[1])
+    assert np.array_equal(hmm_splits.hmm_split("test").states, test[0])
+    assert (hmm_splits.SPLITS.n_train, hmm_splits.SPLITS.n_test, hmm_splits.SPLITS.length) == (1500, 1500, 24)
     with pytest.raises(ValueError, match="name"):
-        ch4.hmm_split("validation")
+        hmm_splits.hmm_split("validation")
 
 
 def test_tables_bookkeeping(stub_encoder):
-    vectors = ch4.split_vectors("test")
+    vectors = readings.split_vectors("test")
     hmm = default_hmm()
-    split = ch4.hmm_split("test")
+    split = hmm_splits.hmm_split("test")
     assert vectors.n_occurrences == int(np.sum(split.tokens == hmm.shared_token))
     # Senses are the sampled states; posteriors are probabilities.
     assert set(np.unique(vectors.senses)) <= {0, 1}
     assert np.all((vectors.posterior >= 0) & (vectors.posterior <= 1))
     # Layer 0 of w is E[w] + P_i: one distinct vector per position at most.
-    table = ch4.geometry_table()
-    assert table.rows[0].distinct_vectors <= ch4.SPLITS.length
+    table = readings.geometry_table()
+    assert table.rows[0].distinct_vectors <= hmm_splits.SPLITS.length
     for row in table.rows:
         g = row.geometry
         assert g.adjusted == pytest.approx(g.self_similarity - g.baseline, abs=1e-15)
         assert g.n_occurrences == vectors.n_occurrences
     assert all(check.holds(1e-12) for check in ch4.encoder_proposition2())
 
-    probes = ch5.probe_table()
+    probes = sense_probes.probe_table()
     # The token-table probe is a constant classifier: exactly the majority share of the test labels.
     assert probes.token_table == probes.token_table_majority
     # Trained and scored on permuted senses: at most the majority share up to sampling error

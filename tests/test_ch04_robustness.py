@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 from mlm_book.experiments import ch04_geometry as ch4
+from mlm_book import hmm_splits
+from mlm_book.readings import hmm_encoder as readings
 from mlm_book.experiments import hmm_encoder
 
 pytestmark = pytest.mark.book  # reads five trained encoders
@@ -74,7 +76,7 @@ def test_booleans_are_the_registered_rules(robustness):
 def test_books_row_is_the_layer_table(robustness):
     # Computed separately (the encoder fetched by setup, hidden states by nn.encoder), it must equal
     # chapter 4's main table and scale diagnostics exactly.
-    book, table = robustness.rows[0], ch4.geometry_table()
+    book, table = robustness.rows[0], readings.geometry_table()
     for field in ("self_similarity", "mev", "baseline", "adjusted"):
         assert np.allclose(getattr(book, field), table.column(field), rtol=0, atol=1e-12)
     inputs, scales = ch4.scale_diagnostics()
@@ -132,7 +134,7 @@ def test_sense_axes_bookkeeping():
     for a in axes:
         assert all(0.0 <= c <= 1.0 for c in a.correlation)
         assert a.explained[0] >= a.explained[1] and sum(a.explained) <= 1 + 1e-12
-        assert 0 <= a.positions_with_both_senses <= a.positions <= ch4.SPLITS.length
+        assert 0 <= a.positions_with_both_senses <= a.positions <= hmm_splits.SPLITS.length
     # Layer 0 varies only with position, and position carries no sense in a stationary chain: with
     # ~6600 occurrences a sampling correlation above 0.1 would be ~8 standard errors.
     assert axes[0].correlation[0] < 0.1
@@ -142,4 +144,4 @@ def test_sense_axes_bookkeeping():
 def test_the_seed_table_draws_the_token_pool_mev_as_the_layer_table_does():
     from mlm_book.experiments import ch04_geometry as ch04
     book = ch04.seed_robustness().rows[0]
-    assert book.token_mev == tuple(row.geometry.token_mev for row in ch04.geometry_table().rows)
+    assert book.token_mev == tuple(row.geometry.token_mev for row in readings.geometry_table().rows)

@@ -7,6 +7,7 @@ import pytest
 
 from mlm_book import crf, tagging
 from mlm_book.experiments import ch08_spans as ch8
+from mlm_book.readings import span_scores
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +75,7 @@ def test_the_filing_encoder_reads_a_sentence_as_it_was_trained():
 
 def test_bad_input_is_named():
     with pytest.raises(ValueError, match="key must be one of"):
-        ch8.predictions("frozen/9/argmax")
+        span_scores.predictions("frozen/9/argmax")
     with pytest.raises(ValueError, match="kind must be one of"):
         ch8.unknown_share("GPE")
     from mlm_book.experiments import ch07_pairs
@@ -87,16 +88,16 @@ def test_trained_taggers_keep_their_relationships():
     """At every seed: every tagger beats the empty tagger by far, constrained decoding never leaves BIO, and
     token accuracy is above entity F1 for the frozen argmax taggers."""
     lengths = ch8.test_data().text.lengths
-    for key in ch8.TAGGERS:
-        for score in ch8.scores(key):
+    for key in span_scores.TAGGERS:
+        for score in span_scores.scores(key):
             assert score.micro_f1 > 0.3
         if not key.endswith("/argmax"):
-            for tags in ch8.predictions(key):
+            for tags in span_scores.predictions(key):
                 for row, n in zip(tags[:500], lengths[:500]):
                     tagging.check_tags([ch8.TAGS[t] for t in row[:n]], "BIO")
     for layer in ch8.LAYERS:
         key = f"frozen/{layer}/argmax"
-        assert np.all(ch8.token_accuracies(key) > np.array([s.micro_f1 for s in ch8.scores(key)]))
+        assert np.all(ch8.token_accuracies(key) > np.array([s.micro_f1 for s in span_scores.scores(key)]))
 
 
 def test_subword_tradeoff_against_the_word_vocabulary():

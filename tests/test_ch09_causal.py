@@ -9,6 +9,7 @@ import pytest
 
 from mlm_book.artefacts import next_token
 from mlm_book.experiments import ch09_causal as C
+from mlm_book.artefacts import next_token_measurements as ntm
 from mlm_book.experiments import hmm_encoder
 from mlm_book.hmm import bayes_sense_accuracy, default_hmm
 from mlm_book.nn import encoder as enc
@@ -42,35 +43,35 @@ def test_the_recipe_is_the_hmm_encoders_but_for_steps_objective_and_mask():
 
 
 def test_reader_losses_are_the_encoders_next_token_loss():
-    tokens = C._held_out()[:64]
+    tokens = ntm._held_out(ntm.MEASUREMENTS)[:64]
     for causal in (True, False):
         reader = _untrained(causal)
         shown, targets, selected = NextToken(25).batch(tokens)
         expected = enc.loss(reader.params, reader.encoder, shown, targets, selected)
-        assert C._reader_losses(reader, tokens).mean() == pytest.approx(expected, abs=1e-10)
+        assert ntm._reader_losses(reader, tokens).mean() == pytest.approx(expected, abs=1e-10)
 
 
 def test_a_causal_reader_puts_no_weight_on_the_next_position_and_an_unmasked_one_does():
-    tokens = C._held_out()[:32]
-    assert (C._next_weight(_untrained(True), tokens) == 0.0).all()
-    weights = C._next_weight(_untrained(False), tokens)
+    tokens = ntm._held_out(ntm.MEASUREMENTS)[:32]
+    assert (ntm._next_weight(_untrained(True), tokens) == 0.0).all()
+    weights = ntm._next_weight(_untrained(False), tokens)
     assert weights.shape == (2, 4) and ((weights > 0.0) & (weights < 1.0)).all()
 
 
 def test_exact_surprisal_adds_up_to_the_sentence_given_its_first_word():
     hmm = default_hmm()
-    tokens = C._held_out()[:50]
+    tokens = ntm._held_out(ntm.MEASUREMENTS)[:50]
     from mlm_book.hmm import forward_backward
     log_p = forward_backward(hmm.transition, hmm.initial, hmm.emission.T[tokens]).log_evidence
     first = np.log(hmm.initial @ hmm.emission)[tokens[:, 0]]
-    assert np.allclose(C._exact_surprisal(tokens).sum(axis=1), -(log_p - first), atol=1e-10)
+    assert np.allclose(ntm._exact_surprisal(tokens).sum(axis=1), -(log_p - first), atol=1e-10)
 
 
 def test_the_left_context_knows_less_of_ws_sense_than_the_whole_sentence():
-    from mlm_book.experiments.ch04_geometry import hmm_split
+    from mlm_book.hmm_splits import hmm_split
     test = hmm_split("test")
     both = bayes_sense_accuracy(default_hmm(), test.tokens, test.states).expected
-    left = C._left_sense()
+    left = ntm._left_sense()
     assert 0.5 < left < both
 
 
@@ -96,7 +97,7 @@ def test_trained_readers_keep_the_order_the_theory_fixes():
         # ... and the unmasked one, which can read the answer, beats them both
         assert unmasked.loss < r.exact < causal.loss + 3 * causal.excess_se
         # probes cannot beat the exact sense accuracy of what each reader can see (three standard errors)
-        n = int((C._sense_data()[1][1]).sum())
+        n = int((ntm._sense_data()[1][1]).sum())
         assert causal.probes.max() <= r.left_sense + 3 * np.sqrt(r.left_sense * (1 - r.left_sense) / n)
     assert r.exact == pytest.approx(r.exact_position.mean())
     assert r.mean_attention.shape == (24, 24) and np.allclose(r.mean_attention.sum(axis=1), 1.0)

@@ -23,6 +23,7 @@ from matplotlib.text import Text
 from mlm_book import figures
 from mlm_book.channel import Channel
 from mlm_book.experiments import ch09_directions as ch9
+from mlm_book import directions
 from mlm_book.hmm import (
     HMMConfig,
     bayes_sense_accuracy,
@@ -47,7 +48,7 @@ def r():
 
 @pytest.fixture(scope="module")
 def exact():
-    return {n: ch9.exact_directions(HMM, n, channel=BERT) for n in (1, 2, 3, 4)}
+    return {n: directions.exact_directions(HMM, n, channel=BERT) for n in (1, 2, 3, 4)}
 
 
 # ----------------------------------------------------------------------------- enumeration identities
@@ -55,7 +56,7 @@ def exact():
 def test_estimator_matches_the_enumeration_on_every_sentence(length):
     """Conditionals, log P(x) and probability-weighted expectations, at every position (n = 4:
     390,625 sentences and 4 * 17,576 displays through the estimator, a few seconds)."""
-    check = ch9.estimator_check(HMM, length, channel=BERT)
+    check = directions.estimator_check(HMM, length, channel=BERT)
     for name in ("left_conditional_error", "both_conditional_error", "chain_rule_error", "left_expectation_error",
                  "both_expectation_error", "mask_conditional_error", "mask_expectation_error"):
         assert getattr(check, name) < IDENTITY, (name, getattr(check, name))
@@ -66,11 +67,11 @@ def test_the_check_detects_a_wrong_reader(monkeypatch):
     """The check has power: a reader that peeks at x_i (the filtered state instead of the
     predicted one, the 'trivial next word' of a bidirectional model without the causal mask)
     and a bidirectional reader that forgets the right context both fail it by far."""
-    original = ch9._clean_conditionals
+    original = directions._clean_conditionals
 
     def peeking(hmm, tokens):
         left, both, senses, log_evidence = original(hmm, tokens)
-        wrong = ch9.LeftToRight(left.predicted, left.filtered, left.filtered @ hmm.emission, left.surprisal)
+        wrong = directions.LeftToRight(left.predicted, left.filtered, left.filtered @ hmm.emission, left.surprisal)
         return wrong, both, senses, log_evidence
 
     def one_sided(hmm, tokens):
@@ -78,10 +79,10 @@ def test_the_check_detects_a_wrong_reader(monkeypatch):
         return left, left.conditionals, senses, log_evidence
 
     for wrong in (peeking, one_sided):
-        monkeypatch.setattr(ch9, "_clean_conditionals", wrong)
-        assert ch9.estimator_check(HMM, 3).worst > 1e-3
-    monkeypatch.setattr(ch9, "_clean_conditionals", original)
-    assert ch9.estimator_check(HMM, 3).worst < IDENTITY
+        monkeypatch.setattr(directions, "_clean_conditionals", wrong)
+        assert directions.estimator_check(HMM, 3).worst > 1e-3
+    monkeypatch.setattr(directions, "_clean_conditionals", original)
+    assert directions.estimator_check(HMM, 3).worst < IDENTITY
 
 
 def test_exact_values_are_joint_entropy_differences(exact):
@@ -105,7 +106,7 @@ def test_exact_values_are_joint_entropy_differences(exact):
 # ----------------------------------------------------------------------------- chain rule
 def test_chain_rule_per_sentence():
     _, tokens = sample(HMM, 300, 24, np.random.default_rng(4))
-    left = ch9.left_to_right(HMM, tokens)
+    left = directions.left_to_right(HMM, tokens)
     smoothed = forward_backward(HMM.transition, HMM.initial, HMM.emission.T[tokens])
     assert np.abs(left.log_probability - smoothed.log_evidence).max() < IDENTITY
     # and per token: the surprisal is -log of the conditional's entry for the token there
@@ -114,14 +115,14 @@ def test_chain_rule_per_sentence():
     # short sentences against the enumerated joint itself
     joint = enumerate_joint(HMM, 3)
     _, short = sample(HMM, 50, 3, np.random.default_rng(5))
-    assert np.abs(ch9.left_to_right(HMM, short).log_probability - np.log(joint[tuple(short.T)])).max() < IDENTITY
+    assert np.abs(directions.left_to_right(HMM, short).log_probability - np.log(joint[tuple(short.T)])).max() < IDENTITY
 
 
 def test_left_conditionals_are_the_last_leave_one_out_of_each_prefix():
     """P(x_i | x_<i) is forward-backward's leave-one-out at the end of the prefix x_<=i, and
     P(sense | x_<=i) its smoothed sense posterior there: an independent route to both."""
     _, tokens = sample(HMM, 200, 12, np.random.default_rng(6))
-    left = ch9.left_to_right(HMM, tokens)
+    left = directions.left_to_right(HMM, tokens)
     for i in range(12):
         prefix = tokens[:, :i + 1]
         assert np.abs(left.conditionals[:, i] - token_conditionals(HMM, prefix)[:, i]).max() < IDENTITY
@@ -174,7 +175,7 @@ def test_sampled_gap(r):
 # ----------------------------------------------------------------------------- Monte Carlo against enumeration
 @pytest.mark.parametrize("length", [2, 3, 4])
 def test_monte_carlo_agrees_with_the_enumeration(length, exact):
-    found = ch9.position_entropies(HMM, length, 20_000, np.random.default_rng(100 + length), channel=BERT)
+    found = directions.position_entropies(HMM, length, 20_000, np.random.default_rng(100 + length), channel=BERT)
     truth = exact[length]
     for name in ("left", "both", "mask"):
         estimate, se = getattr(found, name), getattr(found, f"{name}_se")
@@ -204,7 +205,7 @@ def test_sense_accuracy_by_position(r):
 
 def test_pooled_both_sides_is_chapter_ones_bayes_accuracy():
     """On one chunk of sentences (300 * 5 tokens), the sampled sentences are hmm.sample's own."""
-    senses = ch9.sense_by_position(HMM, 5, 300, np.random.default_rng(8))
+    senses = directions.sense_by_position(HMM, 5, 300, np.random.default_rng(8))
     _, tokens = sample(HMM, 300, 5, np.random.default_rng(8))
     bayes = bayes_sense_accuracy(HMM, tokens)
     assert abs(senses.pooled_both - bayes.expected) < IDENTITY
@@ -214,9 +215,9 @@ def test_pooled_both_sides_is_chapter_ones_bayes_accuracy():
 
 def test_the_same_seed_gives_the_same_sentences_with_or_without_a_channel(r):
     config = r.config
-    alone = ch9.sense_by_position(r.hmm, config.length, config.sequences, np.random.default_rng(config.seed))
+    alone = directions.sense_by_position(r.hmm, config.length, config.sequences, np.random.default_rng(config.seed))
     assert np.array_equal(alone.counts, r.senses.counts) and np.array_equal(alone.both, r.senses.both)
-    clean = ch9.position_entropies(r.hmm, config.length, config.sequences, np.random.default_rng(config.seed))
+    clean = directions.position_entropies(r.hmm, config.length, config.sequences, np.random.default_rng(config.seed))
     assert np.array_equal(clean.left, r.entropies.left) and clean.mask is None
 
 
@@ -253,7 +254,7 @@ def _quick(call, error, match):
     assert time.perf_counter() - start < 1.0
 
 
-@pytest.mark.parametrize("function", [ch9.position_entropies, ch9.sense_by_position])
+@pytest.mark.parametrize("function", [directions.position_entropies, directions.sense_by_position])
 def test_sampled_estimates_refuse_bad_input(function):
     rng = np.random.default_rng(0)
     _quick(lambda: function("hmm", 4, 10, rng), TypeError, "hmm")
@@ -272,19 +273,19 @@ def test_channel_is_checked():
     rng = np.random.default_rng(0)
     for bad, error in (("bert", TypeError), (Channel(24), ValueError), (Channel(25, selection="fixed"), ValueError),
                        (Channel(25, rho=0.0), ValueError), (Channel(25, mask=0.0, random=0.5), ValueError)):
-        _quick(lambda bad=bad: ch9.position_entropies(HMM, 4, 10, rng, channel=bad), error, "channel")
-        _quick(lambda bad=bad: ch9.exact_directions(HMM, 2, channel=bad), error, "channel")
+        _quick(lambda bad=bad: directions.position_entropies(HMM, 4, 10, rng, channel=bad), error, "channel")
+        _quick(lambda bad=bad: directions.exact_directions(HMM, 2, channel=bad), error, "channel")
     with pytest.raises(ValueError, match="sequences"):  # two sentences of one token: no position selected
-        ch9.position_entropies(HMM, 1, 2, np.random.default_rng(0), channel=Channel(25, rho=1e-9))
+        directions.position_entropies(HMM, 1, 2, np.random.default_rng(0), channel=Channel(25, rho=1e-9))
 
 
 def test_too_few_occurrences_are_refused():
     with pytest.raises(ValueError, match="sequences"):
-        ch9.sense_by_position(HMM, 4, 2, np.random.default_rng(0))
+        directions.sense_by_position(HMM, 4, 2, np.random.default_rng(0))
 
 
 def test_enumerations_refuse_bad_lengths():
-    for function in (ch9.exact_directions, ch9.estimator_check):
+    for function in (directions.exact_directions, directions.estimator_check):
         _quick(lambda function=function: function(HMM, 0), ValueError, "length")
         _quick(lambda function=function: function(HMM, 5), ValueError, "length")  # 25**5 * 8 entries
         _quick(lambda function=function: function(HMM, 10**12), ValueError, "length")
@@ -293,35 +294,35 @@ def test_enumerations_refuse_bad_lengths():
 
 
 def test_left_to_right_refuses_bad_tokens():
-    _quick(lambda: ch9.left_to_right(HMM, [[0.5, 1.0]]), TypeError, "tokens")
-    _quick(lambda: ch9.left_to_right(HMM, [0, 1, 2]), ValueError, "tokens")  # (B, n) only
-    _quick(lambda: ch9.left_to_right(HMM, [[0, 25]]), ValueError, "tokens")
-    _quick(lambda: ch9.left_to_right(HMM, np.zeros((0, 3), dtype=int)), ValueError, "tokens")
-    _quick(lambda: ch9.left_to_right("hmm", [[0, 1]]), TypeError, "hmm")
+    _quick(lambda: directions.left_to_right(HMM, [[0.5, 1.0]]), TypeError, "tokens")
+    _quick(lambda: directions.left_to_right(HMM, [0, 1, 2]), ValueError, "tokens")  # (B, n) only
+    _quick(lambda: directions.left_to_right(HMM, [[0, 25]]), ValueError, "tokens")
+    _quick(lambda: directions.left_to_right(HMM, np.zeros((0, 3), dtype=int)), ValueError, "tokens")
+    _quick(lambda: directions.left_to_right("hmm", [[0, 1]]), TypeError, "hmm")
     # refused before its (B, n, V) tables are allocated: 10^8 tokens would be 20 GB of conditionals
     huge = np.broadcast_to(np.zeros(1, dtype=np.int64), (10**4, 10**4))
-    _quick(lambda: ch9.left_to_right(HMM, huge), ValueError, "tokens")
+    _quick(lambda: directions.left_to_right(HMM, huge), ValueError, "tokens")
     # a token no state emits makes the sentence impossible
     hmm = build_hmm(HMMConfig())
     with pytest.raises(ValueError, match="tokens"):
-        ch9.left_to_right(type(hmm)(hmm.transition, np.hstack([hmm.emission, np.zeros((8, 1))]), hmm.initial,
+        directions.left_to_right(type(hmm)(hmm.transition, np.hstack([hmm.emission, np.zeros((8, 1))]), hmm.initial,
                                     hmm.regime, hmm.sense_states, hmm.shared_token, hmm.token_names + ("z",)),
                           [[0, 25]])
 
 
 def test_configs_records_and_tables_refuse_bad_input(r):
     with pytest.raises(ValueError, match="sequences"):
-        ch9.DirectionsConfig(sequences=1)
+        directions.DirectionsConfig(sequences=1)
     with pytest.raises(ValueError, match="length"):
-        ch9.DirectionsConfig(length=ch9.MAX_LENGTH + 1)
+        directions.DirectionsConfig(length=directions.MAX_LENGTH + 1)
     with pytest.raises(ValueError, match="sequences"):
-        ch9.DirectionsConfig(length=24, sequences=10**9)
+        directions.DirectionsConfig(length=24, sequences=10**9)
     with pytest.raises(ValueError, match="rho"):
-        ch9.DirectionsConfig(rho=0.0)
+        directions.DirectionsConfig(rho=0.0)
     with pytest.raises(TypeError, match="check_lengths"):
-        ch9.DirectionsConfig(check_lengths=[2])
+        directions.DirectionsConfig(check_lengths=[2])
     with pytest.raises(TypeError, match="hmm"):
-        ch9.DirectionsConfig(hmm=None)
+        directions.DirectionsConfig(hmm=None)
     with pytest.raises(TypeError, match="config"):
         ch9.results("default")
     with pytest.raises(TypeError, match="^r must"):

@@ -12,6 +12,7 @@ import pytest
 from mlm_book import compat, ledger
 from mlm_book.channel import Channel
 from mlm_book.experiments import ch03_pseudo_likelihood as ch03
+from mlm_book import four_cycles
 from mlm_book.experiments import ch10_incompatibility as q3
 from mlm_book.hmm import default_hmm
 
@@ -22,19 +23,19 @@ def result():
 
 
 def test_adjacent_bert_entries_equal_chapter_3(result):
-    book = ch03.rho_sweep()
+    book = four_cycles.rho_sweep()
     bert = result.sweeps[result.config.swept.index(q3.BERT_SHARES)]
     assert np.array_equal(bert.rho, book.rho)
     assert np.abs(bert.deltas - book.deltas).max() < 1e-12
     row = result.shares.shares.index(q3.BERT_SHARES)
-    population = ch03.population_gaps([ch03.FOUR_CYCLE.rho])[0]
+    population = ch03.population_gaps([four_cycles.FOUR_CYCLE.rho])[0]
     assert np.abs(result.shares.deltas[row] - population).max() < 1e-12
     assert result.distances.distances[0] == 1
     assert np.abs(result.distances.deltas[0] - population).max() < 1e-12
 
 
 def test_mask_optimum_equals_compat_where_defined_and_the_truth_without_replacement():
-    hmm, tokens = default_hmm(), ch03.four_cycle_draws().tokens[:30]
+    hmm, tokens = default_hmm(), four_cycles.four_cycle_draws().tokens[:30]
     positions = np.arange(30) % tokens.shape[1]
     for shares in q3.share_grid(q3.DEFAULT.randoms, q3.DEFAULT.keeps):
         channel = shares.channel(0.15)
@@ -50,7 +51,7 @@ def test_mask_optimum_equals_compat_where_defined_and_the_truth_without_replacem
 
 
 def test_the_family_depends_on_the_channel_through_eta_only():
-    hmm, draws = default_hmm(), ch03.four_cycle_draws()
+    hmm, draws = default_hmm(), four_cycles.four_cycle_draws()
     eta = q3.noise_ratio(Channel(25))
     # m = r = 0.1: rho * 0.1 / (1 - 0.2 rho) = eta
     other = Channel(25, rho=eta / (0.1 + 0.2 * eta), mask=0.1, random=0.1)
@@ -63,7 +64,7 @@ def test_the_family_depends_on_the_channel_through_eta_only():
 def test_exact_conditionals_are_compatible_on_the_distance_draws(distance):
     draws = q3.pair_draws(distance)
     assert np.all(draws.second - draws.first == distance)
-    assert np.array_equal(draws.tokens, ch03.four_cycle_draws().tokens)
+    assert np.array_equal(draws.tokens, four_cycles.four_cycle_draws().tokens)
     assert np.abs(draws.gaps(compat.hmm_conditionals(default_hmm()))).max() < 1e-10
 
 
@@ -129,11 +130,11 @@ def test_results_are_memoised(result):
     (lambda: q3.mask_optimum(default_hmm(), Channel(10)), "channel.vocab_size"),
     (lambda: q3.share_grid((0.9,), (0.5,)), "randoms and keeps"),
     (lambda: q3.share_grid((1.5,), (0.0,)), "randoms"),
-    (lambda: q3.share_scan(default_hmm(), (), 0.15, ch03.four_cycle_draws()), "shares"),
-    (lambda: q3.share_scan(default_hmm(), (q3.BERT_SHARES,), 0.0, ch03.four_cycle_draws()), "rho"),
+    (lambda: q3.share_scan(default_hmm(), (), 0.15, four_cycles.four_cycle_draws()), "shares"),
+    (lambda: q3.share_scan(default_hmm(), (q3.BERT_SHARES,), 0.0, four_cycles.four_cycle_draws()), "rho"),
     (lambda: q3.share_scan(default_hmm(), (q3.BERT_SHARES,), 0.15, "draws"), "draws"),
-    (lambda: q3.rho_scan(default_hmm(), q3.BERT_SHARES, (0.0, 0.1), ch03.four_cycle_draws()), "rhos"),
-    (lambda: q3.small_rho_slope(ch03.rho_sweep(), 0.001), "rho_max"),
+    (lambda: q3.rho_scan(default_hmm(), q3.BERT_SHARES, (0.0, 0.1), four_cycles.four_cycle_draws()), "rhos"),
+    (lambda: q3.small_rho_slope(four_cycles.rho_sweep(), 0.001), "rho_max"),
     (lambda: q3.small_rho_slope("sweep", 0.05), "sweep"),
     (lambda: q3.distance_draws(default_hmm(), np.zeros((3, 5), dtype=int), 5, np.random.default_rng(0)), "distance"),
     (lambda: q3.distance_draws(default_hmm(), np.full((3, 5), 25), 1, np.random.default_rng(0)), "tokens"),
@@ -159,7 +160,7 @@ def test_bad_inputs_are_named(call, name):
 
 
 def test_distance_scan_refuses_mixed_distances():
-    draws = ch03.four_cycle_draws()
+    draws = four_cycles.four_cycle_draws()
     mixed = compat.FourCycleDraws(tokens=draws.tokens, first=draws.first, second=np.minimum(draws.first + 2, 23),
                                   a=draws.a, a_alt=draws.a_alt, b=draws.b, b_alt=draws.b_alt)
     with pytest.raises(ValueError, match=r"draws\[0\]"):

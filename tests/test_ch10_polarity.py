@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pytest
 
+from mlm_book.artefacts import filing_polarity as fp
 from mlm_book.experiments import ch10_polarity as pol
 
 # ----------------------------------------------------------------------------- identities
@@ -26,7 +27,7 @@ def test_neighbour_pooled_equals_a_direct_loop(radius):
     rng = np.random.default_rng(0)
     h, document = _toy_stream(rng)
     index = np.arange(h.shape[0])
-    got = pol.neighbour_pooled(h, document, index, radius)
+    got = fp.neighbour_pooled(h, document, index, radius)
     for t in index:
         keep = document == document[t]
         if radius is not None:
@@ -38,8 +39,8 @@ def test_radius_zero_is_the_own_vector_and_none_the_filing_mean():
     rng = np.random.default_rng(1)
     h, document = _toy_stream(rng)
     index = np.array([0, 5, 17, 39])
-    assert np.allclose(pol.neighbour_pooled(h, document, index, 0), h[index], atol=1e-13, rtol=0)
-    whole = pol.neighbour_pooled(h, document, index, None)
+    assert np.allclose(fp.neighbour_pooled(h, document, index, 0), h[index], atol=1e-13, rtol=0)
+    whole = fp.neighbour_pooled(h, document, index, None)
     assert np.allclose(whole, [h[document == document[t]].mean(axis=0) for t in index], atol=1e-12, rtol=0)
 
 
@@ -49,7 +50,7 @@ def test_document_pooled_equals_a_direct_loop():
     h = rng.normal(size=(m, d))
     word = np.concatenate([np.arange(words), rng.integers(0, words, size=m - words)])
     document = rng.integers(0, 7, size=m)
-    got = pol.document_pooled(h, word, document, words)
+    got = fp.document_pooled(h, word, document, words)
     for w in range(words):
         per_filing = [h[(word == w) & (document == f)].mean(axis=0) for f in np.unique(document[word == w])]
         assert np.allclose(got[w], np.mean(per_filing, axis=0), atol=1e-12, rtol=0)
@@ -59,7 +60,7 @@ def test_document_pooled_with_one_filing_is_the_plain_mean():
     rng = np.random.default_rng(3)
     h = rng.normal(size=(9, 2))
     word = np.array([0, 1, 2, 0, 1, 2, 0, 0, 1])
-    got = pol.document_pooled(h, word, np.zeros(9, dtype=int), 3)
+    got = fp.document_pooled(h, word, np.zeros(9, dtype=int), 3)
     assert np.allclose(got, [h[word == w].mean(axis=0) for w in range(3)], atol=1e-13, rtol=0)
 
 
@@ -71,7 +72,7 @@ def test_pooled_orientation_is_chapter_6s_on_observed_counts():
     chapter6 = results()
     counts = document_counts(chapter6.corpus, list(LEXICON) + list(POSITIVE_SEEDS) + list(NEGATIVE_SEEDS))
     W = len(LEXICON)
-    score, accuracy = pol.pooled_orientation(counts[:, :W], counts[:, W:W + 3].sum(axis=1),
+    score, accuracy = fp.pooled_orientation(counts[:, :W], counts[:, W:W + 3].sum(axis=1),
                                              counts[:, W + 3:].sum(axis=1), [LEXICON[w] for w in LEXICON])
     assert np.allclose(score, chapter6.orientation.score, atol=1e-12, rtol=0)
     assert accuracy == chapter6.orientation.accuracy
@@ -82,8 +83,8 @@ def test_a_head_that_knows_the_seed_gives_chapter_6s_orientation():
     from mlm_book.experiments.ch06_finance import results
 
     chapter6 = results()
-    slots, polarity = pol._seed_slots()
-    score, accuracy = pol.head_orientation(pol._word_counts(), chapter6.corpus.document[slots],
+    slots, polarity = fp._seed_slots()
+    score, accuracy = fp.head_orientation(fp._word_counts(), chapter6.corpus.document[slots],
                                            (polarity > 0).astype(float), (polarity < 0).astype(float),
                                            [int(v) for v in chapter6.orientation.truth])
     assert np.allclose(score, chapter6.orientation.score, atol=1e-12, rtol=0)
@@ -92,7 +93,7 @@ def test_a_head_that_knows_the_seed_gives_chapter_6s_orientation():
 
 def test_head_orientation_by_hand():
     # filing 0: w0 twice, slot masses (0.9, 0.1); filing 1: w1 once, slot masses (0.4, 0.4); alpha = 0.5
-    score, accuracy = pol.head_orientation([[2, 0], [0, 1]], [0, 1], [0.9, 0.4], [0.1, 0.4], [1, -1])
+    score, accuracy = fp.head_orientation([[2, 0], [0, 1]], [0, 1], [0.9, 0.4], [0.1, 0.4], [1, -1])
     prior = math.log(1.3 / 0.5)
     assert score[0] == pytest.approx(math.log((1.8 + 0.5) / (0.2 + 0.5)) - prior, abs=1e-14)
     assert score[1] == pytest.approx(math.log((0.4 + 0.5) / (0.4 + 0.5)) - prior, abs=1e-14)
@@ -104,7 +105,7 @@ def test_an_undecided_head_scores_every_word_alike():
     rng = np.random.default_rng(4)
     counts = rng.integers(0, 3, size=(6, 5))
     slots = np.arange(6)
-    score, accuracy = pol.head_orientation(counts, slots, np.full(6, 0.3), np.full(6, 0.3), [1, 1, -1, -1, 1])
+    score, accuracy = fp.head_orientation(counts, slots, np.full(6, 0.3), np.full(6, 0.3), [1, 1, -1, -1, 1])
     assert np.all(score == 0) and accuracy == 0.5
 
 
@@ -116,13 +117,13 @@ def test_loo_accuracy_is_chapter_6s_protocol():
     chapter6 = results()
     vectors = chapter6.skipgram.input_vectors[[chapter6.vocabulary.lookup(w) for w in LEXICON]]
     labels = [int(LEXICON[w] > 0) for w in LEXICON]
-    assert pol.loo_accuracy(vectors, labels) == chapter6.lexicon_probe.accuracy
+    assert fp.loo_accuracy(vectors, labels) == chapter6.lexicon_probe.accuracy
 
 
 def test_spearman_by_hand_and_with_ties():
-    assert pol.spearman([1, 2, 3, 4], [10, 20, 40, 30]) == pytest.approx(0.8, abs=1e-14)
-    assert pol.spearman([1, 1, 2, 3], [1, 1, 2, 3]) == pytest.approx(1.0, abs=1e-14)
-    assert pol.spearman([1, 2, 3], [3, 2, 1]) == pytest.approx(-1.0, abs=1e-14)
+    assert fp.spearman([1, 2, 3, 4], [10, 20, 40, 30]) == pytest.approx(0.8, abs=1e-14)
+    assert fp.spearman([1, 1, 2, 3], [1, 1, 2, 3]) == pytest.approx(1.0, abs=1e-14)
+    assert fp.spearman([1, 2, 3], [3, 2, 1]) == pytest.approx(-1.0, abs=1e-14)
 
 
 def test_threshold_is_chapter_6s():
@@ -131,15 +132,15 @@ def test_threshold_is_chapter_6s():
 
 
 @pytest.mark.parametrize("call, name", [
-    (lambda: pol.neighbour_pooled([[1.0]], [0], [0], -1), "radius"),
-    (lambda: pol.neighbour_pooled([[1.0], [2.0]], [1, 0], [0], 1), "document"),
-    (lambda: pol.neighbour_pooled([[1.0]], [0], [3], 1), "index"),
-    (lambda: pol.neighbour_pooled([[np.nan]], [0], [0], 1), "vectors"),
-    (lambda: pol.document_pooled([[1.0]], [1], [0], 2), "words"),
-    (lambda: pol.document_pooled([[1.0]], [0], [0], 10**12), "n_words"),
-    (lambda: pol.head_orientation([[1]], [0], [0.7], [0.6], [1]), "positive_mass + negative_mass"),
-    (lambda: pol.pooled_orientation([[1]], [1], [1], [1], smoothing=0), "smoothing"),
-    (lambda: pol.loo_accuracy([[1.0]] * 4, [1, 1, 1, 0]), "labels"),
+    (lambda: fp.neighbour_pooled([[1.0]], [0], [0], -1), "radius"),
+    (lambda: fp.neighbour_pooled([[1.0], [2.0]], [1, 0], [0], 1), "document"),
+    (lambda: fp.neighbour_pooled([[1.0]], [0], [3], 1), "index"),
+    (lambda: fp.neighbour_pooled([[np.nan]], [0], [0], 1), "vectors"),
+    (lambda: fp.document_pooled([[1.0]], [1], [0], 2), "words"),
+    (lambda: fp.document_pooled([[1.0]], [0], [0], 10**12), "n_words"),
+    (lambda: fp.head_orientation([[1]], [0], [0.7], [0.6], [1]), "positive_mass + negative_mass"),
+    (lambda: fp.pooled_orientation([[1]], [1], [1], [1], smoothing=0), "smoothing"),
+    (lambda: fp.loo_accuracy([[1.0]] * 4, [1, 1, 1, 0]), "labels"),
     (lambda: pol.results((1, 1)), "seeds"),
     (lambda: pol.accuracy_table("x"), "r"),
 ])
@@ -179,12 +180,12 @@ def test_radius_zero_is_chapter_6s_probe_read_the_other_way(found):
 @pytest.mark.book
 def test_windows_and_just_beyond_do_not_recover_polarity(found):
     for radius in (8, 16, 32):
-        assert not found.recovers(found.neighbour[:, pol.RADII.index(radius)]).any(), radius
+        assert not found.recovers(found.neighbour[:, fp.RADII.index(radius)]).any(), radius
 
 
 @pytest.mark.book
 def test_whole_filing_pooling_is_seed_dependent(found):
-    holding = found.recovers(found.neighbour[:, pol.RADII.index(None)])
+    holding = found.recovers(found.neighbour[:, fp.RADII.index(None)])
     assert 0 < holding.sum() < len(found.seeds)
 
 
@@ -197,7 +198,7 @@ def test_layer_0_rises_with_the_radius(found):
 
 @pytest.mark.book
 def test_whole_filing_layer_0_does_as_well_as_the_contextual_layers(found):
-    whole = found.neighbour[:, pol.RADII.index(None)].mean(axis=0)
+    whole = found.neighbour[:, fp.RADII.index(None)].mean(axis=0)
     assert whole[0] >= whole[1] and whole[0] >= whole[2]
 
 
@@ -227,7 +228,7 @@ def test_claims_verdicts_are_the_measured_ones():
 
 @pytest.mark.book
 def test_tables_and_figure_render(found):
-    assert len(pol.accuracy_table(found).splitlines()) == 2 + 2 + len(pol.RADII)
+    assert len(pol.accuracy_table(found).splitlines()) == 2 + 2 + len(fp.RADII)
     assert len(pol.orientation_table(found).splitlines()) == 2 + len(found.seeds) + 1
     fig = pol.figure_polarity(found)
     for text in fig.findobj(lambda artist: hasattr(artist, "get_fontsize")):

@@ -13,10 +13,11 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from mlm_book import ledger, probe  # noqa: E402
+from mlm_book.artefacts import probe_caveats  # noqa: E402
 from mlm_book.experiments import ch10_probes as q5  # noqa: E402
 from mlm_book.artefacts import filing_encoder as fe  # noqa: E402
 from mlm_book.experiments import hmm_encoder  # noqa: E402
-from mlm_book.experiments.ch04_geometry import hmm_split  # noqa: E402
+from mlm_book.hmm_splits import hmm_split  # noqa: E402
 from mlm_book.hmm import default_hmm, sense_posteriors  # noqa: E402
 from mlm_book.nn import encoder as enc  # noqa: E402
 
@@ -38,10 +39,10 @@ def test_resumed_pass_reproduces_the_trained_encoders_logits_in_float64():
     tokens[np.arange(40), np.arange(40) % 24] = config.mask_id       # one [MASK] a row, as measured
     full = enc.logits(params, config, tokens).reshape(-1, config.vocab_size)
     for start in range(config.n_blocks + 1):
-        resumed = q5.resume(params, config, tokens, q5.stream_at(params, config, tokens, start), start=start)
+        resumed = probe_caveats.resume(params, config, tokens, probe_caveats.stream_at(params, config, tokens, start), start=start)
         assert np.abs(resumed - full).max() <= 1e-10
     rows = np.arange(40) * 24 + np.arange(40) % 24
-    resumed = q5.resume(params, config, tokens, q5.stream_at(params, config, tokens, 1), start=1, rows=rows)
+    resumed = probe_caveats.resume(params, config, tokens, probe_caveats.stream_at(params, config, tokens, 1), start=1, rows=rows)
     assert np.abs(resumed - full[rows]).max() <= 1e-10
 
 
@@ -56,15 +57,15 @@ def test_stream_at_is_hidden_states_flattened():
     tokens = hmm_split("train").tokens[:5]
     hidden = enc.hidden_states(params, config, tokens)
     for layer in range(config.n_blocks + 1):
-        assert np.array_equal(q5.stream_at(params, config, tokens, layer), hidden[layer].reshape(-1, config.d_model))
+        assert np.array_equal(probe_caveats.stream_at(params, config, tokens, layer), hidden[layer].reshape(-1, config.d_model))
 
 
 def test_a_control_label_is_constant_per_type_and_every_draw_has_both_labels():
-    labels = q5.control_labels()
-    assert labels.shape == (q5.CONTROL_DRAWS, HMM.vocab_size)
-    assert set(np.unique(labels)) == {0, 1} and (labels.sum(axis=1) == q5.CONTROL_LABELLED).all()
-    assert len({row.tobytes() for row in labels}) == q5.CONTROL_DRAWS            # distinct draws
-    assert np.array_equal(q5.control_labels(), labels)                            # fixed seeds
+    labels = probe_caveats.control_labels()
+    assert labels.shape == (probe_caveats.CONTROL_DRAWS, HMM.vocab_size)
+    assert set(np.unique(labels)) == {0, 1} and (labels.sum(axis=1) == probe_caveats.CONTROL_LABELLED).all()
+    assert len({row.tobytes() for row in labels}) == probe_caveats.CONTROL_DRAWS            # distinct draws
+    assert np.array_equal(probe_caveats.control_labels(), labels)                            # fixed seeds
     tokens = hmm_split("test").tokens
     for row in labels:
         occurrence = row[tokens]
@@ -74,7 +75,7 @@ def test_a_control_label_is_constant_per_type_and_every_draw_has_both_labels():
 
 def test_regime_posteriors_are_the_regime_at_regime_tokens_and_the_sense_posterior_at_w():
     tokens = hmm_split("test").tokens[:200]
-    p = q5.regime_posteriors(tokens)
+    p = probe_caveats.regime_posteriors(tokens)
     others = tokens != W
     emitting_regime = HMM.regime[np.argmax(HMM.emission[:, tokens[others]], axis=0)]
     assert np.array_equal(p[others], emitting_regime.astype(float))
@@ -89,7 +90,7 @@ def test_stride_one_centres_every_token_that_has_room_and_no_token_that_has_not(
     stop = np.searchsorted(document, document, side="right")
     token = np.arange(document.size)
     before, after = token - first, stop - 1 - token
-    slots = q5.window_positions(1)
+    slots = probe_caveats.window_positions(1)
     room = (before >= 16) & (after >= 15)
     assert room.any() and (slots[room] == 16).all()
     assert np.array_equal(slots[before < 16], before[before < 16])           # at its distance from the start
@@ -101,7 +102,7 @@ def test_stride_one_centres_every_token_that_has_room_and_no_token_that_has_not(
 def test_stride_16_is_chapter_6s_reading_and_its_leak_at_every_seed():
     from mlm_book.experiments.ch06_finance import results
 
-    assert np.array_equal(q5.window_positions(16), results().nearest_positions)
+    assert np.array_equal(probe_caveats.window_positions(16), results().nearest_positions)
     leak = q5.stride_leak()
     measured = [fe.seed_results(fe.seed_setup(seed)) for seed in leak.seeds]
     assert leak.column(16).tolist() == [m.leak["nearest"] for m in measured]
@@ -113,18 +114,18 @@ def test_stride_16_is_chapter_6s_reading_and_its_leak_at_every_seed():
 def test_the_ablated_layer_1_probe_reads_one_logit_and_the_control_moves_each_row_as_far():
     config, params = _book_encoder()
     train, test = hmm_split("train"), hmm_split("test")
-    x_train = q5.stream_at(params, config, train.tokens, 1)[(train.tokens == W).ravel()]
+    x_train = probe_caveats.stream_at(params, config, train.tokens, 1)[(train.tokens == W).ravel()]
     senses = (train.states[train.tokens == W] == HMM.sense_states[1]).astype(np.int64)
     model = probe.fit_probe(x_train, senses)
-    u, centre = q5.sense_direction(model)
-    x = q5.stream_at(params, config, test.tokens[:300], 1)
+    u, centre = probe_caveats.sense_direction(model)
+    x = probe_caveats.stream_at(params, config, test.tokens[:300], 1)
     at_w = (test.tokens[:300] == W).ravel()
-    ablated = q5.ablate(x, at_w, u, centre)
+    ablated = probe_caveats.ablate(x, at_w, u, centre)
     logits = model.logits(ablated[at_w])[:, 1]
     assert np.ptp(logits) <= 1e-9 and np.ptp(model.logits(x[at_w])[:, 1]) > 1.0
     assert np.array_equal(ablated[~at_w], x[~at_w])
     s = np.random.default_rng(0).standard_normal(config.d_model)
-    moved = q5.ablate(x, at_w, u, centre, along=s / np.linalg.norm(s))
+    moved = probe_caveats.ablate(x, at_w, u, centre, along=s / np.linalg.norm(s))
     assert np.allclose(np.linalg.norm(moved - x, axis=1), np.linalg.norm(ablated - x, axis=1), rtol=0, atol=1e-12)
     assert np.abs(model.logits(moved[at_w])[:, 1] - model.logits(x[at_w])[:, 1]).max() > 1e-3  # not removed
 
@@ -133,7 +134,7 @@ def test_neighbour_positions_match_a_loop():
     tokens = np.random.default_rng(3).integers(0, 4, size=(30, 9))
     expected = [(b, j) for b in range(30) for j in range(9) if tokens[b, j] != 2
                 and ((j > 0 and tokens[b, j - 1] == 2) or (j < 8 and tokens[b, j + 1] == 2))]
-    b, j = q5.neighbour_positions(tokens, 2)
+    b, j = probe_caveats.neighbour_positions(tokens, 2)
     assert list(zip(b.tolist(), j.tolist())) == expected
 
 
@@ -143,29 +144,29 @@ def test_neighbour_positions_match_a_loop():
 def test_bad_inputs_name_the_argument():
     config, params = _book_encoder()
     with pytest.raises(ValueError, match="labelled"):
-        q5.control_labels(25, labelled=25)
+        probe_caveats.control_labels(25, labelled=25)
     with pytest.raises(TypeError, match="draws"):
-        q5.control_labels(25, draws=2.0)
+        probe_caveats.control_labels(25, draws=2.0)
     with pytest.raises(ValueError, match="stride"):
-        q5.window_positions(0)
+        probe_caveats.window_positions(0)
     with pytest.raises(ValueError, match="stride"):
-        q5.window_positions(33)
+        probe_caveats.window_positions(33)
     with pytest.raises(TypeError, match="stride"):
-        q5.window_positions(1.5)
+        probe_caveats.window_positions(1.5)
     with pytest.raises(ValueError, match="layer"):
-        q5.stream_at(params, config, [[0, 1]], 3)
+        probe_caveats.stream_at(params, config, [[0, 1]], 3)
     with pytest.raises(ValueError, match="stream"):
-        q5.resume(params, config, [[0, 1]], np.zeros((3, config.d_model)))
+        probe_caveats.resume(params, config, [[0, 1]], np.zeros((3, config.d_model)))
     with pytest.raises(ValueError, match="start"):
-        q5.resume(params, config, [[0, 1]], np.zeros((2, config.d_model)), start=5)
+        probe_caveats.resume(params, config, [[0, 1]], np.zeros((2, config.d_model)), start=5)
     with pytest.raises(ValueError, match="direction"):
-        q5.ablate(np.zeros((2, 2)), [0], [1.0, 1.0], 0.0)
+        probe_caveats.ablate(np.zeros((2, 2)), [0], [1.0, 1.0], 0.0)
     with pytest.raises(ValueError, match="rows"):
-        q5.ablate(np.zeros((2, 2)), [2], [1.0, 0.0], 0.0)
+        probe_caveats.ablate(np.zeros((2, 2)), [2], [1.0, 0.0], 0.0)
     with pytest.raises(TypeError, match="model"):
-        q5.sense_direction("probe")
+        probe_caveats.sense_direction("probe")
     with pytest.raises(TypeError, match="word"):
-        q5.neighbour_positions([[0, 1]], "w")
+        probe_caveats.neighbour_positions([[0, 1]], "w")
     with pytest.raises(ValueError, match="seeds"):
         q5.causal_test((1, 5))
     with pytest.raises(TypeError, match="seeds"):

@@ -107,7 +107,7 @@ def test_bad_inputs_are_named():
         with pytest.raises(TypeError, match="config"):
             function(ch3.ISING)
     with pytest.raises(ValueError, match="index"):
-        q2.CONFIG.study_config(9)
+        q2.CONFIG.chain_setup(9)
     with pytest.raises(ValueError, match="sizes"):
         q2.fit_log_slope([100, 100], [0.1, 0.1])
     with pytest.raises(ValueError, match="errors"):

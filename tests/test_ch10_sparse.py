@@ -17,6 +17,7 @@ import pytest  # noqa: E402
 
 from mlm_book import ledger  # noqa: E402
 from mlm_book.experiments import ch10_sparse as q13  # noqa: E402
+from mlm_book.artefacts import sparse_weights as sw
 from mlm_book.artefacts import filing_encoder as fe  # noqa: E402
 from mlm_book.finance.windows import centre_position, centred_windows  # noqa: E402
 from mlm_book.finance.world import ASPECTS, COMPANIES  # noqa: E402
@@ -43,12 +44,12 @@ def test_pooling_is_the_max_over_positions_of_log1p_relu():
     z[:, 5] = 0.0                              # all zero: ReLU gives zero
     z[3, 6] = 50.0
     loop = np.array([max(math.log1p(max(z[i, v], 0.0)) for i in range(7)) for v in range(9)])
-    w = q13.splade_weights(z, exclude=())
+    w = sw.splade_weights(z, exclude=())
     assert np.allclose(w, loop, atol=1e-15, rtol=0)
     assert np.all(w >= 0)
     assert np.array_equal(w == 0, np.all(z <= 0, axis=0))          # zero exactly where no logit is positive
     assert w[4] == 0 and w[5] == 0 and w[6] == pytest.approx(math.log(51.0))
-    excluded = q13.splade_weights(z)                                 # [UNK] and [SEP] by default
+    excluded = sw.splade_weights(z)                                 # [UNK] and [SEP] by default
     assert excluded[0] == excluded[1] == 0 and np.array_equal(excluded[2:], w[2:])
 
 
@@ -62,7 +63,7 @@ def test_cached_weights_equal_one_window_at_a_time():
     start, stop = world.corpus.document_bounds()[document:document + 2]
     centre = centre_position(config.length)
     row = q13.filing_gold().documents.tolist().index(document)
-    for reading in q13.READINGS:
+    for reading in sw.READINGS:
         best = np.full(config.vocab_size, -np.inf)
         for token in range(start, stop):
             window, _ = centred_windows(world.ids, world.corpus.document, length=config.length,
@@ -74,7 +75,7 @@ def test_cached_weights_equal_one_window_at_a_time():
         direct[[0, 1]] = 0.0
         cached = q13.seed_weights(BOOK, reading)[row]
         assert np.abs(cached - direct).max() < FLOAT32_ATOL
-        public = q13.filing_weights(result, [document], reading=reading)[0]
+        public = sw.filing_weights(result, [document], reading=reading)[0]
         assert np.abs(public - direct).max() < FLOAT32_ATOL
 
 
@@ -84,7 +85,7 @@ def test_pmi_pooling_is_its_definition():
     world = fe.filing_world()
     document = _shortest_held_out()
     row = q13.filing_gold().documents.tolist().index(document)
-    z = q13.filing_logits(result, document, reading="shown")
+    z = sw.filing_logits(result, document, reading="shown")
     log_q = z - np.log(np.exp(z - z.max(axis=1, keepdims=True)).sum(axis=1, keepdims=True)) - z.max(axis=1,
                                                                                                   keepdims=True)
     unigram = np.bincount(world.ids, minlength=z.shape[1]) / world.ids.size
@@ -99,7 +100,7 @@ def test_positive_share_is_the_share_of_positive_logits():
     result = fe.trained_encoder()
     document = _shortest_held_out()
     row = q13.filing_gold().documents.tolist().index(document)
-    z = q13.filing_logits(result, document, reading="masked")[:, 2:]
+    z = sw.filing_logits(result, document, reading="masked")[:, 2:]
     assert q13.positive_share(BOOK, "masked")[row] == pytest.approx(float((z > 0).mean()), abs=1e-3)
 
 
@@ -149,7 +150,7 @@ def test_gold_matches_the_corpus():
     generic = gold.generic
     assert not np.any(generic & gold.aspect) and not np.any(generic & gold.company_terms[gold.filer])
     assert np.all(gold.document_share[np.flatnonzero(generic.any(axis=0))] >= q13.GENERIC_SHARE)
-    assert gold.tf[:, list(q13.EXCLUDED_IDS)].sum() == 0
+    assert gold.tf[:, list(sw.EXCLUDED_IDS)].sum() == 0
     # the retrieval check needs every company to file at least one held-out filing
     assert set(gold.filer.tolist()) == set(range(len(COMPANIES)))
     assert 0 < gold.plural_absent.sum() < gold.documents.size
@@ -167,21 +168,21 @@ def test_baselines_weigh_only_the_filings_words():
 @pytest.mark.book
 def test_bad_inputs_name_the_argument():
     with pytest.raises(ValueError, match="logits"):
-        q13.splade_weights(np.zeros((0, 4)))
+        sw.splade_weights(np.zeros((0, 4)))
     with pytest.raises(ValueError, match="logits"):
-        q13.splade_weights([[np.nan, 1.0, 2.0]])
+        sw.splade_weights([[np.nan, 1.0, 2.0]])
     with pytest.raises(ValueError, match="exclude"):
-        q13.splade_weights(np.zeros((2, 3)), exclude=(5,))
+        sw.splade_weights(np.zeros((2, 3)), exclude=(5,))
     with pytest.raises(TypeError, match="exclude"):
-        q13.splade_weights(np.zeros((2, 3)), exclude=(0.5,))
+        sw.splade_weights(np.zeros((2, 3)), exclude=(0.5,))
     with pytest.raises(ValueError, match="reading"):
-        q13.filing_logits(fe.trained_encoder(), 0, reading="hidden")
+        sw.filing_logits(fe.trained_encoder(), 0, reading="hidden")
     with pytest.raises(ValueError, match="document"):
-        q13.filing_logits(fe.trained_encoder(), 300)
+        sw.filing_logits(fe.trained_encoder(), 300)
     with pytest.raises(TypeError, match="result"):
-        q13.filing_weights("encoder", [0])
+        sw.filing_weights("encoder", [0])
     with pytest.raises(ValueError, match="documents"):
-        q13.filing_weights(fe.trained_encoder(), [])
+        sw.filing_weights(fe.trained_encoder(), [])
     with pytest.raises(ValueError, match="seed"):
         q13.seed_weights(5)
     with pytest.raises(TypeError, match="seed"):
@@ -209,7 +210,7 @@ def test_every_word_gets_a_positive_weight_at_every_seed():
     # positions is positive for every word: the vector is not sparse at all
     study = q13.results()
     vocabulary = fe.filing_world().vocabulary.size
-    for reading in q13.READINGS:
+    for reading in sw.READINGS:
         assert all(s.mean_nonzero == vocabulary - 2 for s in study.scores[(reading, "splade")])
         assert all(0.2 < share < 0.6 for share in study.positive[reading])
 
@@ -217,7 +218,7 @@ def test_every_word_gets_a_positive_weight_at_every_seed():
 @pytest.mark.book
 def test_the_weights_follow_frequency_and_put_generic_words_first():
     study = q13.results()
-    for reading in q13.READINGS:
+    for reading in sw.READINGS:
         assert all(v > 0.5 for v in study.values(reading, "mean_spearman"))
         assert all(v < 0.5 for v in study.values(reading, "mean_own_auc"))
         assert all(v < 0.5 for v in study.values(reading, "mean_aspect_auc"))
@@ -237,7 +238,7 @@ def test_the_pmi_diagnosis_recovers_idf_not_expansion():
     study = q13.results()
     assert all(v > 0.9 for v in study.values("shown", "mean_own_auc", "pmi"))
     assert all(v < -0.5 for v in study.values("shown", "mean_spearman", "pmi"))
-    for reading in q13.READINGS:
+    for reading in sw.READINGS:
         assert all(v == 0.0 for v in study.values(reading, "top_k_share", "pmi"))
 
 

@@ -15,6 +15,7 @@ import pytest  # noqa: E402
 
 from mlm_book.channel import optimum  # noqa: E402
 from mlm_book.experiments import hmm_encoder as he  # noqa: E402
+from mlm_book.readings import hmm_encoder as readings  # noqa: E402
 from mlm_book.hmm import default_hmm, sample  # noqa: E402
 from mlm_book.nn import encoder as enc  # noqa: E402
 
@@ -46,30 +47,30 @@ def test_weight_decay_gives_berts_total_decay():
 
 
 def test_hidden_states_per_layer(tokens):
-    hidden = he.hidden_states(tokens)
+    hidden = readings.hidden_states(tokens)
     assert len(hidden) == 3 and all(h.shape == (3, 24, 32) and h.dtype == np.float64 for h in hidden)
     result = he.trained_encoder()
     expected = result.params["E"][tokens] + result.params["P"][None]
     assert np.allclose(hidden[0], expected, atol=1e-6)
-    assert he.token_table().shape == (25, 32)
+    assert readings.token_table().shape == (25, 32)
     with pytest.raises(ValueError, match="tokens must be token ids"):
-        he.hidden_states(tokens + 30)
+        readings.hidden_states(tokens + 30)
 
 
 def test_encoder_conditionals_are_a_family_reading_mask(tokens):
     positions = np.array([0, 5, 23])
-    q = he.encoder_conditionals(tokens, positions)
+    q = readings.encoder_conditionals(tokens, positions)
     assert q.shape == (3, 25) and np.allclose(q.sum(axis=1), 1.0)
     # what the queried position shows does not matter: it is replaced by [MASK]
     other = tokens.copy()
     other[np.arange(3), positions] = (other[np.arange(3), positions] + 1) % 25
-    assert np.max(np.abs(he.encoder_conditionals(other, positions) - q)) <= 1e-12
+    assert np.max(np.abs(readings.encoder_conditionals(other, positions) - q)) <= 1e-12
     # the input is not modified
     assert not np.any(tokens == he.SETUP.encoder.mask_id)
 
 
 def test_evaluation_is_consistent():
-    ev = he.evaluation()
+    ev = readings.evaluation()
     assert ev.n_positions == sum(ev.counts.values())
     # the overall mean KL is the count-weighted mean of the per-kind means
     weighted = sum(ev.counts[k] * ev.kl_by_kind[k] for k in ev.counts) / ev.n_positions
@@ -94,7 +95,7 @@ def test_loss_curve_figure():
     raw = ax.lines[0].get_ydata()
     assert len(raw) == 3000
     floor = ax.lines[-1].get_ydata()[0]
-    assert abs(floor - he.evaluation().mean_entropy) <= 1e-12
+    assert abs(floor - readings.evaluation().mean_entropy) <= 1e-12
     # each faint line is another seed's moving average, not a copy of the book's
     book = ax.lines[1].get_ydata()
     for line, seed in zip(ax.lines[2:2 + others], he.SEEDS[1:]):

@@ -22,8 +22,12 @@ from mlm_book import geometry  # noqa: E402
 from mlm_book.experiments import ch01_static_vectors as ch1  # noqa: E402
 from mlm_book.experiments import ch02_objective as ch2  # noqa: E402
 from mlm_book.experiments import ch03_pseudo_likelihood as ch3  # noqa: E402
+from mlm_book import four_cycles  # noqa: E402
 from mlm_book.experiments import ch04_geometry as ch4  # noqa: E402
+from mlm_book import hmm_splits  # noqa: E402
+from mlm_book.readings import hmm_encoder as readings  # noqa: E402
 from mlm_book.experiments import ch05_probing as ch5  # noqa: E402
+from mlm_book.readings import sense_probes  # noqa: E402
 from mlm_book.hmm import default_hmm  # noqa: E402
 
 
@@ -35,21 +39,21 @@ def _seed_row(**changes) -> ch4.SeedGeometry:
     return ch4.SeedGeometry(**{**fields, **changes})
 
 
-def _geometry_table() -> ch4.GeometryTable:
+def _geometry_table() -> readings.GeometryTable:
     rng = np.random.default_rng(0)
     pool = rng.standard_normal((200, 4))
-    rows = tuple(ch4.GeometryRow(layer=layer, vector=f"layer {layer}: toy",
+    rows = tuple(readings.GeometryRow(layer=layer, vector=f"layer {layer}: toy",
                                  geometry=geometry.describe_cloud(pool[:20] + 3.0 / (layer + 1), pool, rng, repeats=5),
                                  distinct_vectors=20) for layer in range(3))
-    return ch4.GeometryTable(config=ch4.SPLITS, rows=rows, n_occurrences=20, n_tokens=200)
+    return readings.GeometryTable(config=hmm_splits.SPLITS, rows=rows, n_occurrences=20, n_tokens=200)
 
 
-def _probe_table() -> ch5.ProbeTable:
-    rows = tuple(ch5.ProbeRow(layer=layer, vector=name, probe=p, control=0.5, control_true_labels=0.52,
+def _probe_table() -> sense_probes.ProbeTable:
+    rows = tuple(sense_probes.ProbeRow(layer=layer, vector=name, probe=p, control=0.5, control_true_labels=0.52,
                               stderr=0.002, iterations=40, gradient_norm=1e-9)
                  for layer, (name, p) in enumerate((("input E[x] + P", 0.50), ("after block 1", 0.963),
                                                     ("after block 2", 0.962))))
-    return ch5.ProbeTable(config=ch4.SPLITS, rows=rows, token_table=0.509, token_table_majority=0.509, cap=0.509,
+    return sense_probes.ProbeTable(config=hmm_splits.SPLITS, rows=rows, token_table=0.509, token_table_majority=0.509, cap=0.509,
                           bayes=0.970, bayes_stderr=0.002, bayes_realised=0.968, n_train=6700, n_test=6663)
 
 
@@ -132,9 +136,9 @@ def test_chapter3_checks_configs_and_draw_numbers():
     with pytest.raises(ValueError, match="page_sizes"):
         ch3.IsingStudyConfig(page_sizes=(300, 20000))
     with pytest.raises(ValueError, match="mask"):
-        ch3.FourCycleConfig(mask=0.95, random=0.1)
+        four_cycles.FourCycleConfig(mask=0.95, random=0.1)
     with pytest.raises(ValueError, match="index"):
-        ch3.describe_draw(ch3.FOUR_CYCLE.count)
+        ch3.describe_draw(four_cycles.FOUR_CYCLE.count)
     with pytest.raises(ValueError, match="indices"):
         ch3.population_gaps([0.15], indices=[0, 10**6])
     with pytest.raises(ValueError, match="references"):
@@ -155,7 +159,7 @@ def test_geometry_markdown_reads_a_given_table():
 
 def test_robustness_statements_on_given_rows():
     robustness = ch4.SeedRobustness(rows=(_seed_row(), _seed_row(seed=2, s520=False, adjusted=(0.4, 0.47, 0.48))),
-                                    config=ch4.SPLITS)
+                                    config=hmm_splits.SPLITS)
     statements = ch4.robustness_statements(robustness)
     assert len(statements) == 6
     assert statements[3][1:] == (True, 1)       # S5-20 holds for the first row only
@@ -169,7 +173,7 @@ def test_chapter4_records_name_their_bad_field():
     with pytest.raises(TypeError, match="s509"):
         _seed_row(s509=1)
     with pytest.raises(ValueError, match="tokens"):
-        ch4.Split(name="toy", states=np.zeros((1, 3), int), tokens=np.array([[0, 25, 1]]))
+        hmm_splits.Split(name="toy", states=np.zeros((1, 3), int), tokens=np.array([[0, 25, 1]]))
     with pytest.raises(ValueError, match="positions_with_both_senses"):
         ch4.SenseAxis(layer=0, explained=(0.5, 0.1), correlation=(0.9, 0.1), uncertain_between=False,
                       positions_with_both_senses=30, positions=24)
@@ -219,20 +223,20 @@ def test_figure_control_spread_reads_a_given_spread():
 
 def test_chapter5_records_name_their_bad_field():
     with pytest.raises(ValueError, match="n_test"):
-        ch5.ProbeTable(**{**_probe_table().__dict__, "n_test": 0})
+        sense_probes.ProbeTable(**{**_probe_table().__dict__, "n_test": 0})
     with pytest.raises(ValueError, match="bayes_only"):
         ch5.BayesComparison(layer=1, n=10, probe=0.9, bayes=0.9, bayes_only=8, probe_only=5)
     with pytest.raises(ValueError, match="probes"):
-        ch5.SeedProbes(seeds=(1, 2), probes=((0.5, 0.9), (0.5,)), bayes=0.97)
+        sense_probes.SeedProbes(seeds=(1, 2), probes=((0.5, 0.9), (0.5,)), bayes=0.97)
     with pytest.raises(ValueError, match="permuted"):
         ch5.ControlSpread(layer=1, permuted=np.array([]), true_labels=np.array([0.5]), binomial_sd=0.006)
     with pytest.raises(TypeError, match="seeds"):
-        ch5.seed_probes(())
+        sense_probes.seed_probes(())
 
 
 @pytest.mark.book
 def test_figure_probes_draws_every_other_seed_once():
-    seeds = ch5.seed_probes()
+    seeds = sense_probes.seed_probes()
     fig = ch5.figure_probes(seeds=seeds)
     try:
         dots = [line for line in fig.axes[0].lines if str(line.get_label()).startswith("probe, the other")]
@@ -242,6 +246,6 @@ def test_figure_probes_draws_every_other_seed_once():
         plt.close(fig)
     with pytest.raises(TypeError, match="seeds"):
         ch5.figure_probes(seeds="seeds")
-    short = ch5.SeedProbes(seeds=(1, 2), probes=((0.5, 0.9), (0.5, 0.9)), bayes=0.97)
+    short = sense_probes.SeedProbes(seeds=(1, 2), probes=((0.5, 0.9), (0.5, 0.9)), bayes=0.97)
     with pytest.raises(ValueError, match="seeds"):
         ch5.figure_probes(seeds=short)

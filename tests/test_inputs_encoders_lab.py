@@ -18,6 +18,7 @@ from mlm_book import cache
 from mlm_book import lab
 from mlm_book.artefacts import filing_encoder as fe
 from mlm_book.experiments import hmm_encoder as he
+from mlm_book.readings import hmm_encoder as readings
 from mlm_book.experiments import lab_figures
 from mlm_book.nn import encoder as enc
 
@@ -127,12 +128,12 @@ def test_hmm_setup_checks_its_fields(field, value, error):
         dataclasses.replace(he.SETUP, **{field: value})
 
 
-def _evaluation(**changes) -> he.EncoderEvaluation:
+def _evaluation(**changes) -> readings.EncoderEvaluation:
     fields = dict(setup=he.SETUP, n_sequences=4, n_positions=3, counts={"mask": 1, "random": 1, "kept": 1},
                   exact_ce=1.9, encoder_ce=2.0, exact_ce_se=0.1, gap_se=0.01, mean_entropy=1.8, mean_kl=0.03,
                   kl_by_kind={"mask": 0.02, "random": 0.1, "kept": 0.04}, theorem1_gap=0.0, kept_encoder=0.7,
                   kept_plugin=0.75, kept_mask_guess=0.2, kept_exact=0.8)
-    return he.EncoderEvaluation(**{**fields, **changes})
+    return readings.EncoderEvaluation(**{**fields, **changes})
 
 
 @pytest.mark.parametrize("field, value, error", [
@@ -148,10 +149,10 @@ def test_encoder_evaluation_checks_its_fields(field, value, error):
 
 def test_four_cycle_summary_and_key_bias_check_check_their_fields():
     with pytest.raises(ValueError, match="encoder"):
-        he.FourCycleSummary(encoder=np.array([0.1, NAN]), population=np.zeros(2))
+        readings.FourCycleSummary(encoder=np.array([0.1, NAN]), population=np.zeros(2))
     with pytest.raises(ValueError, match="population"):
-        he.FourCycleSummary(encoder=np.zeros(2), population=np.zeros(3))
-    assert he.FourCycleSummary(encoder=[0.5, -1.0], population=[0.0, 0.0]).encoder_max == 1.0
+        readings.FourCycleSummary(encoder=np.zeros(2), population=np.zeros(3))
+    assert readings.FourCycleSummary(encoder=[0.5, -1.0], population=[0.0, 0.0]).encoder_max == 1.0
     good = dict(gradient_rms={"float64": ((1.0, 0.0, 1.0),)}, value_rms=((0.1, 0.2, 0.3),), zeroed_difference=0.0,
                 sequences=4)
     assert he.KeyBiasCheck(**good).sequences == 4
@@ -163,15 +164,15 @@ def test_four_cycle_summary_and_key_bias_check_check_their_fields():
 
 
 @pytest.mark.parametrize("call, name", [
-    (lambda: he.encoder_conditionals(None, [0]), "tokens"),
-    (lambda: he.encoder_conditionals([[0, 1], [2]], [0]), "tokens"),
-    (lambda: he.encoder_conditionals([[0, 26]], [0]), "tokens"),
-    (lambda: he.encoder_conditionals([[0] * 25], [0]), "tokens"),
-    (lambda: he.encoder_conditionals([[0, 1]], [2]), "positions"),
-    (lambda: he.encoder_conditionals([[0, 1]], [0.5]), "positions"),
-    (lambda: he.encoder_conditionals([[0, 1], [1, 0]], [0, 1, 1]), "positions"),
-    (lambda: he.hidden_states([[0, 1], [2]]), "tokens"),
-    (lambda: he.hidden_states([[0] * 25]), "tokens"),
+    (lambda: readings.encoder_conditionals(None, [0]), "tokens"),
+    (lambda: readings.encoder_conditionals([[0, 1], [2]], [0]), "tokens"),
+    (lambda: readings.encoder_conditionals([[0, 26]], [0]), "tokens"),
+    (lambda: readings.encoder_conditionals([[0] * 25], [0]), "tokens"),
+    (lambda: readings.encoder_conditionals([[0, 1]], [2]), "positions"),
+    (lambda: readings.encoder_conditionals([[0, 1]], [0.5]), "positions"),
+    (lambda: readings.encoder_conditionals([[0, 1], [1, 0]], [0, 1, 1]), "positions"),
+    (lambda: readings.hidden_states([[0, 1], [2]]), "tokens"),
+    (lambda: readings.hidden_states([[0] * 25]), "tokens"),
     (lambda: he.loss_curve_figure(None), "setup"),
     (lambda: he.loss_curve_figure(window=0), "window"),
     (lambda: he.loss_curve_figure(window=3001), "window"),

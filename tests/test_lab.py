@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 from test_site import READER_CHECKS
 
-from mlm_book.experiments import ch04_geometry, ch05_probing, lab_figures
+from mlm_book.experiments import lab_figures
+from mlm_book.readings import hmm_encoder, sense_probes
 from mlm_book.experiments.lab_figures import PAYLOAD_LIMIT
 from mlm_book.lab import payload_json, viz_payload
 
@@ -60,7 +61,7 @@ def test_the_chapters_print_the_numbers_the_lab_shows(site, payload):
     """Figure D's three-decimal values appear in chapter 4's and chapter 5's built tables."""
     ch4 = html.unescape((site / "chapters" / "04_geometry.html").read_text(encoding="utf-8"))
     ch5 = html.unescape((site / "chapters" / "05_probing.html").read_text(encoding="utf-8"))
-    table, probes = ch04_geometry.geometry_table(), ch05_probing.probe_table()
+    table, probes = hmm_encoder.geometry_table(), sense_probes.probe_table()
     for layer, row in enumerate(payload["clouds"]["layers"]):
         g = table.rows[layer].geometry
         for key, value in (("self_similarity", g.self_similarity), ("baseline", g.baseline),

@@ -20,12 +20,13 @@ import pytest
 
 from mlm_book import lab
 from mlm_book.channel import exact_posterior, optimum
-from mlm_book.experiments import ch03_pseudo_likelihood as ch3
-from mlm_book.experiments import ch04_geometry as ch4
-from mlm_book.experiments import ch05_probing as ch5
+from mlm_book import four_cycles
+from mlm_book.readings import sense_probes
 from mlm_book.experiments import ch06_finance as ch6
 from mlm_book.artefacts import filing_encoder as fe
 from mlm_book.experiments import hmm_encoder, lab_figures
+from mlm_book.artefacts import hmm_encoder as hmm_artefact
+from mlm_book.readings import hmm_encoder as readings
 from mlm_book.figures import PALETTE, SENSE_COLORS
 from mlm_book.finance.windows import centred_windows
 from mlm_book.finance.world import (
@@ -39,8 +40,8 @@ from mlm_book.hmm import default_hmm, sense_posteriors
 from mlm_book.nn import encoder as enc
 from mlm_book.scoring import kl_divergence
 
-_CACHED = (hmm_encoder.evaluation, hmm_encoder.four_cycle_summary, ch4.split_vectors, ch4.geometry_table,
-           ch5.probe_table, lab._hmm_view, lab._cycle_view, lab._cloud_view, lab._filing_view, lab._kestrel_view)
+_CACHED = (readings.evaluation, readings.four_cycle_summary, readings.split_vectors, readings.geometry_table,
+           sense_probes.probe_table, lab._hmm_view, lab._cycle_view, lab._cloud_view, lab._filing_view, lab._kestrel_view)
 _GEOMETRY = ("self_similarity", "baseline", "adjusted", "mev", "token_mev", "isotropic_mev")
 
 
@@ -56,7 +57,8 @@ def stub():
     params = enc.init_params(config, np.random.default_rng(0), dtype=np.float64)
     result = SimpleNamespace(params=params, encoder=config, losses=np.zeros(3))
     patch = pytest.MonkeyPatch()
-    patch.setattr(hmm_encoder, "trained_encoder", lambda setup=hmm_encoder.SETUP: result)
+    for module in (hmm_encoder, hmm_artefact):     # the chapter module's own name and the artefact's
+        patch.setattr(module, "trained_encoder", lambda setup=hmm_encoder.SETUP: result)
     _clear()
     yield result
     patch.undo()
@@ -151,35 +153,35 @@ def test_hmm_view_numbers_are_the_packages(stub, payload):
             assert entry["kl"] == pytest.approx(float(kl_divergence(exact, model)), rel=1e-9, abs=1e-12)
             assert np.allclose(entry["exact"], exact, rtol=0, atol=5.1e-4)
             assert len(entry["encoder"]) == 25 and abs(sum(entry["encoder"]) - 1) < 0.01
-    evaluation = hmm_encoder.evaluation()
+    evaluation = readings.evaluation()
     assert view["caption"]["mean_kl"] == evaluation.mean_kl
     assert view["caption"]["mean_entropy"] == evaluation.mean_entropy
 
 
 def test_cycle_view_is_chapter_threes(payload):
     cycles = payload["cycles"]
-    draws = ch3.four_cycle_draws()
-    exact = ch3.exact_families()
+    draws = four_cycles.four_cycle_draws()
+    exact = four_cycles.exact_families()
     assert cycles["count"] == len(draws.first) == 200
     assert cycles["tokens"] == draws.tokens.tolist() and cycles["first"] == draws.first.tolist()
     family = {f["key"]: f for f in cycles["families"]}
     assert family["exact"]["delta"] == exact["HMM conditionals"].tolist()
     assert family["population"]["delta"] == next(v for k, v in exact.items() if k.startswith("population")).tolist()
-    assert family["encoder"]["delta"] == hmm_encoder.four_cycle_summary().encoder.tolist()
+    assert family["encoder"]["delta"] == readings.four_cycle_summary().encoder.tolist()
     for f in family.values():
         odds = np.array(f["log_odds"])
         assert odds.shape == (200, 4)
         # the four log-odds, rounded to 4 decimals, add up to delta
         assert np.abs(odds[:, 0] + odds[:, 1] - odds[:, 2] - odds[:, 3] - np.array(f["delta"])).max() <= 2.1e-4
         assert f["median_abs"] == float(np.median(np.abs(f["delta"])))
-    assert family["encoder"]["median_abs"] == hmm_encoder.four_cycle_summary().encoder_median
+    assert family["encoder"]["median_abs"] == readings.four_cycle_summary().encoder_median
     assert 0 <= cycles["default"] < 200
 
 
 def test_cloud_view_is_chapters_four_and_fives(payload):
     clouds = payload["clouds"]
-    table, probes = ch4.geometry_table(), ch5.probe_table()
-    vectors = ch4.split_vectors("test")
+    table, probes = readings.geometry_table(), sense_probes.probe_table()
+    vectors = readings.split_vectors("test")
     assert clouds["n_occurrences"] == vectors.n_occurrences
     assert clouds["n_shown"] == min(lab.CLOUD_POINTS, vectors.n_occurrences)
     assert len(clouds["senses"]) == len(clouds["posterior_b"]) == clouds["n_shown"]

@@ -62,7 +62,7 @@ class HMMEncoderSetup:
     length : int
         Sequence length of training and evaluation.
     eval_sequences : int
-        Held-out sequences for [`evaluation`][mlm_book.experiments.hmm_encoder.evaluation].
+        Held-out sequences for [`evaluation`][mlm_book.readings.hmm_encoder.evaluation].
     eval_seed : int
         Seed of the held-out sample and its corruption (distinct from training's).
 

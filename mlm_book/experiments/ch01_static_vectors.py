@@ -4,8 +4,8 @@ Everything here is exact or sampled from the known HMM, except [`static_at_fixed
 which reads the trained encoder of chapter 2 to check Definition 1 (S2-01); the probes of
 S2-17 and S2-18 are built in chapter 5.
 
-[`results`][mlm_book.experiments.ch01_static_vectors.results] builds everything once (the large-sample Bayes expectation is cached on
-disk); the figure functions and [`summary_table`][mlm_book.experiments.ch01_static_vectors.summary_table] read from it.
+[`results`][mlm_book.experiments.ch01_static_vectors.results] builds everything once (the large-sample Bayes expectation is the
+artefact [`mlm_book.artefacts.bayes_expectation`][mlm_book.artefacts.bayes_expectation]); the figure functions and [`summary_table`][mlm_book.experiments.ch01_static_vectors.summary_table] read from it.
 
 Examples
 --------
@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mlm_book.cache import cached
+from mlm_book.artefacts import bayes_expectation as bayes_expectation_artefact
+from mlm_book.artefacts.bayes_expectation import BayesExpectationSetup, chunk_sums
 from mlm_book.figures import MIN_FONT_SIZE, PALETTE, SENSE_COLORS, WIDE, subplots
 from mlm_book.hmm import (
     BayesSenseAccuracy,
@@ -41,6 +42,7 @@ from mlm_book.hmm import (
     sense_posteriors,
     token_conditionals,
 )
+from mlm_book.hmm_splits import MAX_SPLIT_TOKENS, SPLITS
 from mlm_book.ledger import Claim, reported_value
 from mlm_book.pmi import (
     MAX_OFFSET,
@@ -62,8 +64,6 @@ from mlm_book.validation import (
     check_real,
 )
 
-#: Most tokens one split (or one chunk of the expectation sample) may hold: refused before sampling.
-MAX_SPLIT_TOKENS = 10**8
 #: Largest ``batch`` of [`brute_force_error`][mlm_book.experiments.ch01_static_vectors.brute_force_error] (it compares sampled sequences one length at a time).
 MAX_BRUTE_FORCE_BATCH = 10**5
 
@@ -95,7 +95,9 @@ class Chapter1Config:
         Sequence length for the test split and the Bayes accuracy.
     train_sequences, test_sequences : int
         Sizes of the two splits of clean sequences (the static probe is fitted on the
-        first and scored on the second).
+        first and scored on the second). By default these, the length and the seed are the
+        book's splits, [`SPLITS`][mlm_book.hmm_splits.SPLITS], which chapters 4, 5, 9 and 10
+        read too.
     split_seed : int
         Seed of the generator that samples both splits.
     expectation_sequences : int
@@ -130,13 +132,13 @@ class Chapter1Config:
     """
 
     hmm: HMMConfig = field(default_factory=HMMConfig)
-    length: int = 24
-    train_sequences: int = 1500
-    test_sequences: int = 1500
-    split_seed: int = 2
-    expectation_sequences: int = 200_000
-    expectation_chunks: int = 20
-    expectation_seed: int = 3
+    length: int = SPLITS.length
+    train_sequences: int = SPLITS.n_train
+    test_sequences: int = SPLITS.n_test
+    split_seed: int = SPLITS.split_seed
+    expectation_sequences: int = bayes_expectation_artefact.SETUP.sequences
+    expectation_chunks: int = bayes_expectation_artefact.SETUP.chunks
+    expectation_seed: int = bayes_expectation_artefact.SETUP.seed
     offsets: tuple[int, ...] = (1, -1, 2, -2)
     static_dim: int = 16
     static_seed: int = 5
@@ -341,9 +343,11 @@ def bayes_expectation(hmm: HiddenMarkovLanguage, config: Chapter1Config) -> tupl
     r"""$E \max_k P(\text{sense } k \mid x)$ over occurrences of $w$ in stationary sequences.
 
     Not enumerable ($25^{24}$ sequences), so it is a large-sample mean over the
-    occurrences in ``expectation_sequences`` sequences (cached), with the standard error
-    taken from the spread of ``expectation_chunks`` independent chunk means (so the
-    correlation of occurrences within a sentence is accounted for).
+    occurrences in ``expectation_sequences`` sequences, with the standard error taken from
+    the spread of ``expectation_chunks`` independent chunk means (so the correlation of
+    occurrences within a sentence is accounted for). The chunks' sums are the artefact
+    [`mlm_book.artefacts.bayes_expectation`][mlm_book.artefacts.bayes_expectation] (for an
+    HMM that an ``HMMConfig`` describes; another is sampled here, and nothing is stored).
 
     Parameters
     ----------
@@ -364,7 +368,7 @@ def bayes_expectation(hmm: HiddenMarkovLanguage, config: Chapter1Config) -> tupl
 
     Examples
     --------
-    >>> mean, se = bayes_expectation(default_hmm(), Chapter1Config())   # cached on disk
+    >>> mean, se = bayes_expectation(default_hmm(), Chapter1Config())   # from the store
     >>> 0.95 < mean < 0.99, 0 < se < 0.01
     (True, True)
     """
@@ -372,25 +376,13 @@ def bayes_expectation(hmm: HiddenMarkovLanguage, config: Chapter1Config) -> tupl
     if not isinstance(config, Chapter1Config):
         raise TypeError(f"config must be a Chapter1Config, got {type(config).__name__}")
     chunks = config.expectation_chunks
-    per_chunk = config.expectation_sequences // chunks
-
-    def build():
-        rng = np.random.default_rng(config.expectation_seed)
-        sums = np.empty(chunks)
-        counts = np.empty(chunks)
-        for chunk in range(chunks):
-            _, tokens = sample(hmm, per_chunk, config.length, rng)
-            found = bayes_sense_accuracy(hmm, tokens)
-            sums[chunk] = found.expected * found.n_occurrences
-            counts[chunk] = found.n_occurrences
-        return {"sums": sums, "counts": counts}
-
-    # the key describes the HMM that is sampled, not config.hmm: they may differ
-    key = {"hmm": cache_description(hmm), "length": config.length, "sequences": config.expectation_sequences,
-           "chunks": chunks, "seed": config.expectation_seed}
-    arrays, _ = cached("ch01-bayes-expectation", key,
-                       [build_hmm, sample, forward_backward, sense_posteriors, bayes_sense_accuracy, bayes_expectation],
-                       build, book_sized=False)
+    sample_size = {"length": config.length, "sequences": config.expectation_sequences, "chunks": chunks,
+                   "seed": config.expectation_seed}
+    if "config" in cache_description(hmm):
+        # the HMM that is sampled, not config.hmm: they may differ
+        arrays = bayes_expectation_artefact.sums(BayesExpectationSetup(hmm=hmm.config, **sample_size))
+    else:   # an HMM no HMMConfig describes: computed here, and not stored
+        arrays = chunk_sums(hmm, **sample_size)
     sums, counts = arrays["sums"], arrays["counts"]
     mean = float(sums.sum() / counts.sum())
     chunk_means = sums / counts
@@ -719,7 +711,7 @@ def static_at_fixed_position(position: int = 12, sequences: int = 400, seed: int
     r"""Definition 1 on the trained HMM encoder: layer 0 is static at a fixed position.
 
     Samples clean sequences, keeps those with $w$ at ``position`` and reads the encoder's
-    vectors of those occurrences at every layer ([`mlm_book.experiments.hmm_encoder.hidden_states`][mlm_book.experiments.hmm_encoder.hidden_states]).
+    vectors of those occurrences at every layer ([`mlm_book.readings.hmm_encoder.hidden_states`][mlm_book.readings.hmm_encoder.hidden_states]).
     Layer 0, $E[w] + P_{\text{position}}$, must be the same vector bit for bit; layers 1 and 2
     depend on the sentence.
 
@@ -740,12 +732,13 @@ def static_at_fixed_position(position: int = 12, sequences: int = 400, seed: int
         ``layer2_min_spread``, the smallest distance from an occurrence's vector to the
         first one's, relative to the first one's norm.
     """
-    from mlm_book.experiments import hmm_encoder
+    from mlm_book.artefacts.hmm_encoder import SETUP
+    from mlm_book.readings.hmm_encoder import hidden_states
 
     hmm = default_hmm()
-    _, tokens = sample(hmm, sequences, hmm_encoder.SETUP.length, np.random.default_rng(seed))
+    _, tokens = sample(hmm, sequences, SETUP.length, np.random.default_rng(seed))
     rows = tokens[tokens[:, position] == hmm.shared_token]
-    layers = [h[:, position, :] for h in hmm_encoder.hidden_states(rows)]
+    layers = [h[:, position, :] for h in hidden_states(rows)]
     first = [layer[0] for layer in layers]
     spread = [np.linalg.norm(layer[1:] - ref, axis=1) / np.linalg.norm(ref) for layer, ref in zip(layers, first)]
     return {"occurrences": int(len(rows)),

@@ -88,17 +88,17 @@ HMM_VOCAB = 25
 REFERENCE_FILING_VOCAB = 879
 
 
-def filing_vocab_size(config=None) -> int:
+def filing_vocab_size(setup=None) -> int:
     """$V$ of the book's filing corpus: its words seen at least ``min_count`` times, ``[UNK]`` and ``[SEP]``.
 
     The vocabulary of the finance chapter, from
-    [`mlm_book.experiments.ch06_finance.book_vocabulary`][mlm_book.experiments.ch06_finance.book_vocabulary]
-    (the corpus is generated, not the skip-gram trained; memoised there).
+    [`mlm_book.artefacts.filings`][mlm_book.artefacts.filings] (the corpus is generated, not the
+    skip-gram trained; memoised there).
 
     Parameters
     ----------
-    config : Chapter6Config, optional
-        The finance chapter's settings; defaults to the book's.
+    setup : FilingsSetup, optional
+        The filings' settings; defaults to the book's.
 
     Returns
     -------
@@ -111,9 +111,9 @@ def filing_vocab_size(config=None) -> int:
     >>> filing_vocab_size() == REFERENCE_FILING_VOCAB
     False
     """
-    from mlm_book.experiments import ch06_finance
+    from mlm_book.artefacts import filings
 
-    return ch06_finance.book_vocabulary(config).size
+    return filings.filings(setup).vocabulary.size
 
 
 BERT = Channel(HMM_VOCAB)
@@ -974,13 +974,12 @@ class FilingUnigram:
 
 
 @cache
-def filing_unigram_replacement(config=None) -> FilingUnigram:
+def filing_unigram_replacement(setup=None) -> FilingUnigram:
     r"""Evidence factors and half-mass thresholds on the filings under unigram replacement.
 
     The channel is BERT's, except that its random token is drawn by the filing corpus's own
-    unigram frequency $u$ (the counts of the encoded token stream of
-    [`mlm_book.experiments.ch06_finance.book_corpus`][mlm_book.experiments.ch06_finance.book_corpus],
-    ``[SEP]`` and ``[UNK]`` included) instead of uniformly. Theorem 2 (ii) then gives a visible
+    unigram frequency $u$ (the counts of the encoded token stream of the book's filings,
+    [`mlm_book.artefacts.filings`][mlm_book.artefacts.filings], ``[SEP]`` and ``[UNK]`` included) instead of uniformly. Theorem 2 (ii) then gives a visible
     token $v$ the evidence factor $1 + \kappa/(r\,u(v))$ and the half-mass threshold
     $r u(v)/(\kappa + 2 r u(v))$, against $1 + \kappa V/r$ and $(r/V)/(\kappa + 2r/V)$ for
     uniform replacement. Computed with [`mlm_book.channel.evidence_factor`][mlm_book.channel.evidence_factor]
@@ -993,8 +992,8 @@ def filing_unigram_replacement(config=None) -> FilingUnigram:
 
     Parameters
     ----------
-    config : Chapter6Config, optional
-        The finance chapter's settings; defaults to the book's.
+    setup : FilingsSetup, optional
+        The filings' settings; defaults to the book's.
 
     Returns
     -------
@@ -1012,11 +1011,11 @@ def filing_unigram_replacement(config=None) -> FilingUnigram:
     >>> result.row("most frequent token").factor < result.row("uniform").factor < result.row("rarest word").factor
     True
     """
-    from mlm_book.experiments import ch06_finance
+    from mlm_book.artefacts import filings
     from mlm_book.finance.vocab import SEP_ID, UNK_ID
 
-    vocabulary = ch06_finance.book_vocabulary(config)
-    ids = vocabulary.encode(ch06_finance.book_corpus(config).tokens.tolist())
+    book = filings.filings(setup)
+    vocabulary, ids = book.vocabulary, book.ids
     V = vocabulary.size
     counts = np.bincount(ids, minlength=V)
     u = counts / ids.size
@@ -1218,7 +1217,7 @@ def fixed_count_rate_table(rho: float, config: FixedCountConfig = FixedCountConf
 class VisibleTokens:
     r"""Where the visible tokens of the encoder's held-out sample sit on Theorem 2 (ii)'s curve.
 
-    The sample is the one of [`mlm_book.experiments.hmm_encoder.evaluation`][mlm_book.experiments.hmm_encoder.evaluation]
+    The sample is the one of [`mlm_book.readings.hmm_encoder.evaluation`][mlm_book.readings.hmm_encoder.evaluation]
     (same sequences, same corruption); everything here is exact, no encoder is involved.
     Dictionaries are keyed by display kind, ``"kept"`` and ``"random"``.
 
@@ -1302,7 +1301,7 @@ def visible_tokens(setup=None) -> VisibleTokens:
     Parameters
     ----------
     setup : HMMEncoderSetup, optional
-        Defaults to ``SETUP`` of [`mlm_book.experiments.hmm_encoder`][mlm_book.experiments.hmm_encoder].
+        Defaults to ``SETUP`` of [`mlm_book.artefacts.hmm_encoder`][mlm_book.artefacts.hmm_encoder].
 
     Examples
     --------
@@ -1310,12 +1309,12 @@ def visible_tokens(setup=None) -> VisibleTokens:
     >>> v.mean_optimum["kept"] > v.mean_optimum["random"], v.median_context["kept"] > v.threshold
     (True, True)
     """
-    from mlm_book.experiments.hmm_encoder import SETUP
+    from mlm_book.artefacts.hmm_encoder import SETUP
 
     setup = SETUP if setup is None else setup
     hmm = default_hmm()
     c = setup.channel()
-    rng = np.random.default_rng(setup.eval_seed)       # the draws of hmm_encoder.evaluation
+    rng = np.random.default_rng(setup.eval_seed)       # the draws of readings.hmm_encoder.evaluation
     _, tokens = sample(hmm, setup.eval_sequences, setup.length, rng)
     batch = corrupt(c, tokens, rng)
     selected = batch.selected
@@ -1347,11 +1346,11 @@ def _close(a, b, tol=1e-12):
 
 def _filing_words() -> int:
     """Words of the book's filings seen at least ``min_count`` times, counted without the vocabulary."""
-    from mlm_book.experiments import ch06_finance
+    from mlm_book.artefacts import filings
 
-    config = ch06_finance.Chapter6Config()
-    words, counts = np.unique(ch06_finance.book_corpus(config).tokens, return_counts=True)
-    return int(np.sum((counts >= config.min_count) & (words != "[SEP]")))
+    book = filings.filings()
+    words, counts = np.unique(book.corpus.tokens, return_counts=True)
+    return int(np.sum((counts >= book.setup.min_count) & (words != "[SEP]")))
 
 
 def _direct_threshold(V: int) -> float:

@@ -6,30 +6,32 @@ Everything the chapter shows, built from [`mlm_book.ising`][mlm_book.ising], [`m
 - Theorem 3 on the Ising chain and on enumerated HMM sequences (both sides exactly);
 - the population gradient and the grid maximum of the expected log pseudo-likelihood;
 - the maximum-pseudo-likelihood estimate's error over many replicates and sample sizes,
-  next to the exact MLE's and the sandwich formula's prediction (cached);
+  next to the exact MLE's and the sandwich formula's prediction (the estimates are the
+  artefact [`mlm_book.artefacts.ising_estimates`][mlm_book.artefacts.ising_estimates]);
 - Brook's lemma and the HMM's joint rebuilt from its conditionals;
 - the four-cycle test on any number of families of conditionals, and its dependence on
   the selection rate $\rho$ for Theorem 2's population optimum.
 
-The four-cycle protocol is shared: [`four_cycle_deltas`][mlm_book.experiments.ch03_pseudo_likelihood.four_cycle_deltas] evaluates any family on the
-book's 200 draws (seeded by [`FourCycleConfig`][mlm_book.experiments.ch03_pseudo_likelihood.FourCycleConfig]), so another family (a trained
-encoder) is compared draw by draw with the two exact ones.
+The four-cycle protocol is shared: [`mlm_book.four_cycles`][mlm_book.four_cycles] evaluates any
+family on the book's 200 draws (seeded by [`FourCycleConfig`][mlm_book.four_cycles.FourCycleConfig]),
+so another family (a trained encoder) is compared draw by draw with the two exact ones; this
+module shows what the protocol finds.
 """
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Mapping
 from typing import Any
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
 
 from mlm_book import compat, ising
-from mlm_book.cache import cached
-from mlm_book.channel import Channel, exact_posterior
+from mlm_book.artefacts import ising_estimates
+from mlm_book.channel import exact_posterior
 from mlm_book.figures import PALETTE, WIDE, subplots
+from mlm_book.four_cycles import FOUR_CYCLE, FourCycleConfig, exact_families, four_cycle_draws, rho_sweep
 from mlm_book.hmm import (
     default_hmm,
     emission_likelihood,
@@ -53,7 +55,6 @@ from mlm_book.validation import (
 
 __all__ = [
     "IsingStudyConfig",
-    "FourCycleConfig",
     "THEOREM3_PREDICTORS",
     "theorem3_ising",
     "theorem3_ising_rows",
@@ -68,11 +69,6 @@ __all__ = [
     "brook_check",
     "rebuild_check",
     "random_joint_check",
-    "four_cycle_deltas",
-    "exact_families",
-    "RhoSweep",
-    "rho_sweep",
-    "four_cycle_draws",
     "population_gaps",
     "describe_draw",
     "rebuild_disagreement",
@@ -123,12 +119,12 @@ class IsingStudyConfig:
     (10, 0.5, True)
     """
 
-    n: int = 10
-    h: float = 0.2
-    J: float = 0.5
-    sizes: tuple[int, ...] = (50, 100, 200, 500, 1000, 2000, 5000, 20000, 50000)
-    replicates: int = 1000
-    seed: int = 20260303
+    n: int = ising_estimates.STUDY.n
+    h: float = ising_estimates.STUDY.h
+    J: float = ising_estimates.STUDY.J
+    sizes: tuple[int, ...] = ising_estimates.STUDY.sizes
+    replicates: int = ising_estimates.STUDY.replicates
+    seed: int = ising_estimates.STUDY.seed
     page_sizes: tuple[int, int] = (200, 20000)
     page_errors: tuple[float, float] = (0.011, 0.004)
 
@@ -161,72 +157,11 @@ class IsingStudyConfig:
     def chain(self) -> ising.IsingChain:
         return ising.IsingChain(self.n, self.h, self.J)
 
-
-@dataclass(frozen=True)
-class FourCycleConfig:
-    """The four-cycle protocol: draws, pair type, channel settings and the rho grid.
-
-    Attributes
-    ----------
-    count : int
-        Number of draws.
-    length : int
-        HMM sequence length.
-    seed : int
-        Seed of the draws' generator (every family sees the same draws).
-    rho : float
-        Selection rate of the population optimum's channel (BERT's).
-    mask, random : float
-        The channel's [MASK] and random-replacement shares (BERT's 80/10/10).
-    rho_grid : tuple of float
-        Selection rates for the sweep.
-
-    Raises
-    ------
-    TypeError, ValueError
-        If ``count`` is not in 1..100,000, ``length`` not in 2..1,000, ``seed`` negative,
-        ``rho`` or a rate of ``rho_grid`` (a non-empty tuple) not in (0, 1], or ``mask`` and
-        ``random`` not shares in [0, 1] with ``mask + random <= 1``.
-
-    Examples
-    --------
-    >>> config = FourCycleConfig()
-    >>> config.count, config.length, config.channel().rho, len(config.rho_grid)
-    (200, 24, 0.15, 12)
-    """
-
-    count: int = 200
-    length: int = 24
-    seed: int = 20260304
-    rho: float = 0.15
-    mask: float = 0.8
-    random: float = 0.1
-    rho_grid: tuple[float, ...] = field(
-        default_factory=lambda: tuple(float(rho) for rho in np.round(np.geomspace(0.01, 0.5, 12), 4)))
-
-    def __post_init__(self):
-        if check_positive_int(self.count, "count") > 10**5:
-            raise ValueError(f"count must be at most 100,000 draws, got {self.count}")
-        if check_positive_int(self.length, "length", minimum=2) > 1000:
-            raise ValueError(f"length must be at most 1,000, got {self.length}")
-        check_positive_int(self.seed, "seed", minimum=0)
-        _check_rate(self.rho, "rho")
-        mask, random = check_probability(self.mask, "mask"), check_probability(self.random, "random")
-        if mask + random > 1.0:
-            raise ValueError(f"mask + random must be at most 1, got mask={mask}, random={random}")
-        if not isinstance(self.rho_grid, tuple) or not self.rho_grid:
-            raise TypeError(f"rho_grid must be a non-empty tuple of rates, got {self.rho_grid!r:.60}")
-        for rho in self.rho_grid:
-            _check_rate(rho, "rho_grid")
-
-    def generator(self) -> np.random.Generator:
-        """A fresh generator for the draws: same seed, same draws."""
-        return np.random.default_rng(self.seed)
-
-    def channel(self, rho: float | None = None) -> Channel:
-        """BERT's channel on the HMM's 25 tokens at ``rho`` (default: the config's)."""
-        return Channel(default_hmm().vocab_size, rho=self.rho if rho is None else rho, mask=self.mask,
-                       random=self.random)
+    @property
+    def estimates_setup(self) -> ising_estimates.IsingEstimatesSetup:
+        """The artefact that holds this study's estimates (the book's is `ising_estimates.STUDY`)."""
+        return ising_estimates.IsingEstimatesSetup(n=self.n, h=self.h, J=self.J, sizes=self.sizes,
+                                                   replicates=self.replicates, seed=self.seed)
 
 
 def _check_rate(rho, name: str) -> float:
@@ -242,7 +177,6 @@ def _check_config(config, kind: type):
 
 
 ISING = IsingStudyConfig()
-FOUR_CYCLE = FourCycleConfig()
 
 
 # --------------------------------------------------------------------------------------
@@ -426,7 +360,7 @@ class EstimatorSweep:
 
     Examples
     --------
-    >>> sweep = estimator_sweep()        # cached on disk
+    >>> sweep = estimator_sweep()        # from the store
     >>> sweep.pseudo.shape, sweep.at(200).shape
     ((9, 1000, 2), (1000,))
     """
@@ -466,31 +400,15 @@ class EstimatorSweep:
         return (float(np.median(errors)), float(np.quantile(errors, 0.1)), float(np.quantile(errors, 0.9)))
 
 
-def _build_sweep(config: IsingStudyConfig) -> dict[str, np.ndarray]:
-    chain = config.chain
-    rng = np.random.default_rng(config.seed)
-    table = ising.state_local_counts(chain.n).reshape(2 ** chain.n, 10)
-    statistics = ising.sufficient_statistics(ising.all_states(chain.n))
-    pseudo, maximum = [], []
-    for size in config.sizes:
-        counts = ising.sample_state_counts(chain, size, rng, replicates=config.replicates)
-        local = (counts @ table).reshape(config.replicates, 2, 5)
-        pseudo.append(ising.fit_pseudo_likelihood(local, float(size)).theta)
-        maximum.append(ising.fit_maximum_likelihood(counts @ statistics / size, chain.n).theta)
-    return {"sizes": np.array(config.sizes), "pseudo": np.array(pseudo), "maximum": np.array(maximum)}
-
-
 @cache
 def estimator_sweep(config: IsingStudyConfig = ISING) -> EstimatorSweep:
-    """MPLE and MLE over ``config.replicates`` exact samples at every size (cached on disk).
+    """MPLE and MLE over ``config.replicates`` exact samples at every size (the artefact
+    [`mlm_book.artefacts.ising_estimates`][mlm_book.artefacts.ising_estimates]: from the store, computed on a miss).
 
     Each replicate is the histogram of ``N`` independent exact draws
     ([`mlm_book.ising.sample_state_counts`][mlm_book.ising.sample_state_counts]); both estimators read the same samples.
     """
-    description = {key: getattr(config, key) for key in ("n", "h", "J", "replicates", "seed")}
-    description["sizes"] = list(config.sizes)
-    arrays, _ = cached("ch03-estimator-sweep", description, [_build_sweep, ising], lambda: _build_sweep(config),
-                       book_sized=False)
+    arrays = ising_estimates.estimates(_check_config(config, IsingStudyConfig).estimates_setup)
     return EstimatorSweep(config, arrays["sizes"], arrays["pseudo"], arrays["maximum"])
 
 
@@ -654,132 +572,6 @@ def random_joint_check(seed: int = 20260306, cycles: int = 500) -> float:
 # --------------------------------------------------------------------------------------
 # The four-cycle test on families of conditionals
 # --------------------------------------------------------------------------------------
-
-
-def four_cycle_deltas(conditional: compat.ConditionalFamily, *, mask_id: int | None = None,
-                      config: FourCycleConfig = FOUR_CYCLE) -> np.ndarray:
-    r"""The book's four-cycle protocol on any family: ``(count,)`` gaps $\delta$ on the shared draws.
-
-    The draws are ``config.count`` stationary HMM sequences of length ``config.length``, an
-    adjacent pair of positions each, and the two likeliest values at each position under
-    the HMM's exact full conditionals at the drawn sequence. They come from a generator
-    seeded with ``config.seed``, so every family is evaluated on the same cycles.
-
-    Parameters
-    ----------
-    conditional : callable
-        ``conditional(tokens (B, n), positions (B,)) -> (B, V)``.
-    mask_id : int, optional
-        Written at the queried position before each call (for an encoder's ``[MASK]``).
-    config : FourCycleConfig
-        The protocol's settings.
-
-    Raises
-    ------
-    TypeError, ValueError
-        If ``conditional`` is not callable, ``mask_id`` not ``None`` or a non-negative
-        integer, or ``config`` not a `FourCycleConfig`.
-
-    Examples
-    --------
-    >>> delta = four_cycle_deltas(compat.hmm_conditionals(default_hmm()), config=FourCycleConfig(count=5))
-    >>> delta.shape, bool(np.abs(delta).max() < 1e-12)
-    ((5,), True)
-    """
-    if not callable(conditional):
-        raise TypeError(f"conditional must be callable (tokens, positions) -> (B, V), got {type(conditional).__name__}")
-    if mask_id is not None:
-        check_positive_int(mask_id, "mask_id", minimum=0)
-    _check_config(config, FourCycleConfig)
-    return compat.four_cycle_protocol(conditional, default_hmm(), config.generator(), count=config.count,
-                                      length=config.length, mask_id=mask_id)
-
-
-@cache
-def exact_families(config: FourCycleConfig = FOUR_CYCLE) -> dict[str, np.ndarray]:
-    """Per-draw gaps for the HMM's exact conditionals and Theorem 2's population optimum at ``config.rho``."""
-    hmm = default_hmm()
-    return {"HMM conditionals": four_cycle_deltas(compat.hmm_conditionals(hmm), config=config),
-            f"population optimum (rho = {config.rho})":
-                four_cycle_deltas(compat.population_optimum_conditionals(hmm, config.channel()), config=config)}
-
-
-@dataclass(frozen=True, eq=False)
-class RhoSweep:
-    """The population optimum's gaps over a grid of selection rates.
-
-    Attributes
-    ----------
-    rho : numpy.ndarray
-        ``(K,)`` selection rates.
-    deltas : numpy.ndarray
-        ``(K, count)`` per-draw gaps on the shared draws.
-
-    Raises
-    ------
-    TypeError, ValueError
-        If ``rho`` is not a non-empty 1-D array of rates in (0, 1], or ``deltas`` not a finite
-        array of shape ``(len(rho), count)``.
-
-    Examples
-    --------
-    >>> sweep = rho_sweep()
-    >>> sweep.deltas.shape, bool(sweep.median[0] < sweep.median[-1])
-    ((12, 200), True)
-    """
-
-    rho: np.ndarray
-    deltas: np.ndarray
-
-    def __post_init__(self):
-        rho = as_float_array(self.rho, "rho", ndim=1)
-        if rho.size == 0 or np.any(rho <= 0) or np.any(rho > 1):
-            raise ValueError(f"rho must be one or more rates in (0, 1], got {rho.tolist()!r:.60}")
-        deltas = as_float_array(self.deltas, "deltas", ndim=2)
-        if deltas.shape[0] != rho.size or deltas.shape[1] == 0:
-            raise ValueError(f"deltas must have shape (len(rho) = {rho.size}, count), got {deltas.shape}")
-
-    @property
-    def median(self) -> np.ndarray:
-        return np.median(np.abs(self.deltas), axis=1)
-
-    @property
-    def maximum(self) -> np.ndarray:
-        return np.abs(self.deltas).max(axis=1)
-
-    def slope(self, statistic: str = "median") -> float:
-        """Least-squares slope of log |delta| (``"median"`` or ``"maximum"`` over draws) against log rho."""
-        values = {"median": self.median, "maximum": self.maximum}[statistic]
-        return float(np.polyfit(np.log(self.rho), np.log(values), 1)[0])
-
-
-@cache
-def rho_sweep(config: FourCycleConfig = FOUR_CYCLE) -> RhoSweep:
-    """Population optimum's four-cycle gaps at every rho of ``config.rho_grid``."""
-    hmm = default_hmm()
-    deltas = [four_cycle_deltas(compat.population_optimum_conditionals(hmm, config.channel(rho)), config=config)
-              for rho in config.rho_grid]
-    return RhoSweep(np.array(config.rho_grid), np.array(deltas))
-
-
-def four_cycle_draws(config: FourCycleConfig = FOUR_CYCLE) -> compat.FourCycleDraws:
-    """The book's four-cycle draws themselves: the sequences, position pairs and values every family is tested on.
-
-    [`four_cycle_deltas`][mlm_book.experiments.ch03_pseudo_likelihood.four_cycle_deltas] draws exactly these (same generator, same calls).
-
-    Examples
-    --------
-    >>> draws = four_cycle_draws()
-    >>> draws.tokens.shape == (FOUR_CYCLE.count, FOUR_CYCLE.length)
-    True
-
-    Raises
-    ------
-    TypeError
-        If ``config`` is not a `FourCycleConfig`.
-    """
-    _check_config(config, FourCycleConfig)
-    return compat.hmm_four_cycle_draws(default_hmm(), config.generator(), count=config.count, length=config.length)
 
 
 def population_gaps(rhos, indices=None, config: FourCycleConfig = FOUR_CYCLE) -> np.ndarray:

@@ -2,18 +2,21 @@ r"""Chapter 4: the geometry of the HMM encoder's vectors of the shared token $w$
 
 What the chapter shows, and where it comes from:
 
-* the **probe/geometry splits** (`SPLITS`): 1500 training and 1500 test sequences of
-  length 24 from the book's HMM, clean, with a fixed seed; they are chapter 1's splits, and
-  chapter 5's probes use them too, so the Bayes accuracy, the geometry table and the probe
-  table all describe the same test occurrences;
-* the encoder's **hidden states** of those sequences ([`split_vectors`][mlm_book.experiments.ch04_geometry.split_vectors]), read from the
-  trained HMM encoder of [`mlm_book.experiments.hmm_encoder`][mlm_book.experiments.hmm_encoder]. Layer 0 is the encoder's
-  input $E[x_i] + P_i$ at the occurrence's own position; layer $\ell \in \{1, 2\}$ is the
-  residual stream after block $\ell$ (layer 2 is taken before the final LayerNorm);
-* the **layer table** ([`geometry_table`][mlm_book.experiments.ch04_geometry.geometry_table]): Definition 3's measures of $w$'s test
-  occurrences at each layer, with the layer's anisotropy baseline (exact over all distinct
-  pairs of the test split's token vectors, any word) and the MEV of uniformly drawn token
-  vectors, as many as $w$ has occurrences, against the isotropic reference at that size;
+* the **probe/geometry splits** ([`SPLITS`][mlm_book.hmm_splits.SPLITS]): 1500 training and
+  1500 test sequences of length 24 from the book's HMM, clean, with a fixed seed; they are
+  chapter 1's splits, and chapter 5's probes use them too, so the Bayes accuracy, the geometry
+  table and the probe table all describe the same test occurrences;
+* the encoder's **hidden states** of those sequences
+  ([`split_vectors`][mlm_book.readings.hmm_encoder.split_vectors]), read from the trained HMM
+  encoder of [`mlm_book.artefacts.hmm_encoder`][mlm_book.artefacts.hmm_encoder]. Layer 0 is the
+  encoder's input $E[x_i] + P_i$ at the occurrence's own position; layer $\ell \in \{1, 2\}$
+  is the residual stream after block $\ell$ (layer 2 is taken before the final LayerNorm);
+* the **layer table** ([`geometry_table`][mlm_book.readings.hmm_encoder.geometry_table],
+  shown by [`geometry_markdown`][mlm_book.experiments.ch04_geometry.geometry_markdown]):
+  Definition 3's measures of $w$'s test occurrences at each layer, with the layer's anisotropy
+  baseline (exact over all distinct pairs of the test split's token vectors, any word) and the
+  MEV of uniformly drawn token vectors, as many as $w$ has occurrences, against the isotropic
+  reference at that size (the lab's clouds copy it, so it is read where both can read it);
 * Proposition 2 checked on the encoder's clouds ([`encoder_proposition2`][mlm_book.experiments.ch04_geometry.encoder_proposition2]) and on random
   and rank-1 matrices ([`random_proposition2`][mlm_book.experiments.ch04_geometry.random_proposition2]);
 * the figure of $w$'s occurrences on their own principal axes, shaded by the exact sense
@@ -28,22 +31,14 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from mlm_book import geometry
-from mlm_book.experiments.ch01_static_vectors import Chapter1Config
-from mlm_book.hmm import default_hmm, sample, sense_posteriors
+from mlm_book.artefacts import hmm_encoder
+from mlm_book.hmm import default_hmm
+from mlm_book.hmm_splits import SPLITS, SplitConfig, hmm_split
+from mlm_book.readings.hmm_encoder import LAYER_NAMES, GeometryTable, geometry_table, split_vectors
 from mlm_book.ledger import Claim, over_seeds, reported_value
 from mlm_book.validation import as_float_array, as_int_array, check_bool, check_instance, check_positive_int, check_real
 
 __all__ = [
-    "SplitConfig",
-    "SPLITS",
-    "LAYER_NAMES",
-    "Split",
-    "hmm_split",
-    "SplitVectors",
-    "split_vectors",
-    "GeometryRow",
-    "GeometryTable",
-    "geometry_table",
     "geometry_markdown",
     "LayerScale",
     "InputScale",
@@ -66,338 +61,6 @@ __all__ = [
     "plot_principal_axes",
     "CLAIMS",
 ]
-
-
-#: Most tokens one split may hold (refused before anything is sampled).
-MAX_SPLIT_TOKENS = 10**8
-
-
-@dataclass(frozen=True)
-class SplitConfig:
-    """The HMM probe/geometry data: two independent sets of clean stationary sequences.
-
-    Parameters
-    ----------
-    n_train : int
-        Training sequences (probes only).
-    n_test : int
-        Test sequences: the geometry table and every probe score use these.
-    length : int
-        Sequence length (the encoder's training length).
-    split_seed : int
-        Seed of the generator that samples the training split and then the test split.
-    geometry_seed : int
-        Seed of the generator that draws token samples and the isotropic simulation.
-
-    Raises
-    ------
-    TypeError, ValueError
-        If a size is not a positive integer, a seed is negative, or a split would hold more
-        than `MAX_SPLIT_TOKENS` tokens.
-
-    Examples
-    --------
-    >>> SPLITS.n_test, SPLITS.length, SPLITS == SplitConfig()
-    (1500, 24, True)
-    """
-
-    n_train: int = 1500
-    n_test: int = 1500
-    length: int = 24
-    split_seed: int = 2
-    geometry_seed: int = 4103
-
-    def __post_init__(self):
-        for name in ("n_train", "n_test", "length"):
-            check_positive_int(getattr(self, name), name)
-        for name in ("split_seed", "geometry_seed"):
-            check_positive_int(getattr(self, name), name, minimum=0)
-        for name in ("n_train", "n_test"):
-            if getattr(self, name) * self.length > MAX_SPLIT_TOKENS:
-                raise ValueError(f"{name} * length must be at most {MAX_SPLIT_TOKENS:,} tokens, "
-                                 f"got {getattr(self, name)} * {self.length}")
-
-
-_CHAPTER1 = Chapter1Config()
-#: The book's splits: the same sequences as chapter 1's test split (same sizes, length and seed,
-#: sampled in the same order), so the Bayes accuracy there is over the occurrences probed here.
-SPLITS = SplitConfig(n_train=_CHAPTER1.train_sequences, n_test=_CHAPTER1.test_sequences,
-                     length=_CHAPTER1.length, split_seed=_CHAPTER1.split_seed)
-
-#: What each layer's vector is.
-LAYER_NAMES = (
-    "layer 0: input E[x] + P at the occurrence's position",
-    "layer 1: residual stream after block 1",
-    "layer 2: residual stream after block 2 (before the final LayerNorm)",
-)
-
-
-@dataclass(frozen=True)
-class Split:
-    """Sampled hidden states and tokens of one split, each (n_sequences, length).
-
-    Raises
-    ------
-    TypeError, ValueError
-        If ``name`` is not a non-empty string, or ``states`` and ``tokens`` are not non-empty
-        integer arrays of one shape (n_sequences, length) holding state and token ids of the
-        book's HMM.
-
-    Examples
-    --------
-    >>> toy = Split(name="toy", states=np.array([[0, 4, 4]]), tokens=np.array([[0, 24, 12]]))
-    >>> toy.tokens.shape
-    (1, 3)
-    """
-
-    name: str
-    states: np.ndarray
-    tokens: np.ndarray
-
-    def __post_init__(self):
-        _check_name(self.name)
-        hmm = default_hmm()
-        for field_name, size in (("states", hmm.n_states), ("tokens", hmm.vocab_size)):
-            ids = as_int_array(getattr(self, field_name), field_name, ndim=2)
-            if ids.size == 0:
-                raise ValueError(f"{field_name} must not be empty, got shape {ids.shape}")
-            if ids.min() < 0 or ids.max() >= size:
-                raise ValueError(f"{field_name} must hold ids in [0, {size}), got values from {ids.min()} to {ids.max()}")
-        if np.shape(self.states) != np.shape(self.tokens):
-            raise ValueError(f"tokens must have the shape of states {np.shape(self.states)}, got {np.shape(self.tokens)}")
-
-
-def _check_name(name) -> str:
-    if not isinstance(name, str) or not name:
-        raise TypeError(f"name must be a non-empty str (e.g. 'test'), got {name!r:.40}")
-    return name
-
-
-@functools.cache
-def hmm_split(name: str) -> Split:
-    """The ``"train"`` or ``"test"`` split of `SPLITS` (memoised).
-
-    Examples
-    --------
-    >>> s = hmm_split("test")
-    >>> s.tokens.shape
-    (1500, 24)
-    """
-    if name not in ("train", "test"):
-        raise ValueError(f"name must be 'train' or 'test', got {name!r}")
-    rng = np.random.default_rng(SPLITS.split_seed)
-    states, tokens = sample(default_hmm(), SPLITS.n_train, SPLITS.length, rng)
-    if name == "test":  # drawn after the training split from the same generator, as in chapter 1
-        states, tokens = sample(default_hmm(), SPLITS.n_test, SPLITS.length, rng)
-    return Split(name=name, states=states, tokens=tokens)
-
-
-@dataclass(frozen=True)
-class SplitVectors:
-    r"""The encoder's vectors of one split, and what is known about each occurrence of $w$.
-
-    Attributes
-    ----------
-    name : str
-        ``"train"`` or ``"test"``.
-    layers : tuple of numpy.ndarray
-        ``layers[l]`` has shape (n_sequences * length, d): every token's vector at layer ``l``.
-    occurrences : numpy.ndarray of bool, shape (n_sequences * length,)
-        Where the token is $w$.
-    positions : numpy.ndarray of int, shape (k,)
-        Position of each occurrence of $w$ in its sequence.
-    senses : numpy.ndarray of int, shape (k,)
-        True (sampled) sense of each occurrence: 0 for regime a's heavy state, 1 for regime b's.
-    posterior : numpy.ndarray, shape (k,)
-        Exact $P(\text{sense } 1 \mid x)$ by forward–backward.
-    token_table : numpy.ndarray, shape (d,)
-        The encoder's token-table row $E[w]$.
-
-    Raises
-    ------
-    TypeError, ValueError
-        If ``layers`` is not a non-empty tuple of finite arrays of one shape (N, d),
-        ``occurrences`` not N booleans, ``positions``/``senses``/``posterior`` not one entry per
-        occurrence (non-negative positions, senses 0 or 1, posteriors in [0, 1]) or
-        ``token_table`` not d finite numbers.
-
-    Examples
-    --------
-    >>> layer = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
-    >>> v = SplitVectors(name="toy", layers=(layer, 2 * layer), occurrences=np.array([True, False, True]),
-    ...                  positions=np.array([0, 2]), senses=np.array([0, 1]), posterior=np.array([0.1, 0.8]),
-    ...                  token_table=np.array([1.0, 0.0]))
-    >>> v.n_occurrences, v.word(1).tolist()
-    (2, [[2.0, 0.0], [2.0, 2.0]])
-    """
-
-    name: str
-    layers: tuple
-    occurrences: np.ndarray
-    positions: np.ndarray
-    senses: np.ndarray
-    posterior: np.ndarray
-    token_table: np.ndarray
-
-    def __post_init__(self):
-        _check_name(self.name)
-        if not isinstance(self.layers, tuple) or not self.layers:
-            raise TypeError(f"layers must be a non-empty tuple of arrays (n_tokens, d), got {type(self.layers).__name__}")
-        shape = as_float_array(self.layers[0], "layers", ndim=2).shape
-        for layer in self.layers[1:]:
-            if as_float_array(layer, "layers", ndim=2).shape != shape:
-                raise ValueError(f"layers must all have the shape of layer 0 {shape}, got {np.shape(layer)}")
-        try:
-            occurrences = np.asarray(self.occurrences)
-        except (TypeError, ValueError):  # ragged
-            occurrences = None
-        if occurrences is None or occurrences.dtype != bool or occurrences.shape != shape[:1]:
-            raise TypeError(f"occurrences must be a boolean array of shape ({shape[0]},), one per token vector")
-        k = int(occurrences.sum())
-        positions = as_int_array(self.positions, "positions", ndim=1)
-        senses = as_int_array(self.senses, "senses", ndim=1)
-        posterior = as_float_array(self.posterior, "posterior", ndim=1)
-        for field_name, value in (("positions", positions), ("senses", senses), ("posterior", posterior)):
-            if value.shape != (k,):
-                raise ValueError(f"{field_name} must have one entry per occurrence ({k}), got shape {value.shape}")
-        if k and positions.min() < 0:
-            raise ValueError(f"positions must be non-negative, got {positions.min()}")
-        if k and not np.all((senses == 0) | (senses == 1)):
-            raise ValueError("senses must be 0 (sense a) or 1 (sense b)")
-        if k and (posterior.min() < 0 or posterior.max() > 1):
-            raise ValueError("posterior must hold probabilities in [0, 1]")
-        if as_float_array(self.token_table, "token_table", ndim=1).shape != shape[1:]:
-            raise ValueError(f"token_table must have the width of the layers ({shape[1]}), "
-                             f"got shape {np.shape(self.token_table)}")
-
-    def word(self, layer: int) -> np.ndarray:
-        """Vectors of the occurrences of $w$ at ``layer``, shape (k, d)."""
-        return self.layers[layer][self.occurrences]
-
-    @property
-    def n_occurrences(self) -> int:
-        return int(self.occurrences.sum())
-
-
-def _encoder():
-    # Imported here: the trained encoder is built (or loaded from the cache) on first use only.
-    from mlm_book.experiments import hmm_encoder
-
-    return hmm_encoder
-
-
-@functools.cache
-def split_vectors(name: str) -> SplitVectors:
-    """Hidden states of the trained HMM encoder on a split, with sense labels and posteriors.
-
-    Parameters
-    ----------
-    name : {"train", "test"}
-
-    Returns
-    -------
-    SplitVectors
-        ``len(layers) == 3`` (layers 0, 1, 2), each ``(n_sequences * length, 32)``.
-    """
-    split = hmm_split(name)
-    hmm = default_hmm()
-    encoder = _encoder()
-    hidden = encoder.hidden_states(split.tokens)
-    layers = tuple(np.asarray(h, dtype=np.float64).reshape(-1, np.shape(h)[-1]) for h in hidden)
-    mask = split.tokens == hmm.shared_token
-    positions = np.broadcast_to(np.arange(SPLITS.length), split.tokens.shape)[mask]
-    senses = (split.states[mask] == hmm.sense_states[1]).astype(np.int64)
-    posterior = sense_posteriors(hmm, split.tokens)[mask][:, 1]
-    table = np.asarray(encoder.token_table(), dtype=np.float64)[hmm.shared_token]
-    return SplitVectors(name=name, layers=layers, occurrences=mask.ravel(), positions=positions,
-                        senses=senses, posterior=posterior, token_table=table)
-
-
-@dataclass(frozen=True)
-class GeometryRow:
-    """Definition 3 at one layer (see [`mlm_book.geometry.CloudGeometry`][mlm_book.geometry.CloudGeometry]).
-
-    Raises
-    ------
-    TypeError, ValueError
-        If ``layer`` or ``distinct_vectors`` is not a non-negative integer, ``vector`` not a
-        string or ``geometry`` not a `CloudGeometry`.
-
-    Examples
-    --------
-    >>> rng = np.random.default_rng(0)
-    >>> pool = rng.standard_normal((200, 4))
-    >>> row = GeometryRow(layer=0, vector="layer 0: a toy cloud",
-    ...                   geometry=geometry.describe_cloud(pool[:20] + 3.0, pool, rng, repeats=5), distinct_vectors=20)
-    >>> row.geometry.n_occurrences, round(row.geometry.self_similarity, 2)
-    (20, 0.93)
-    """
-
-    layer: int
-    vector: str
-    geometry: geometry.CloudGeometry
-    distinct_vectors: int
-
-    def __post_init__(self):
-        check_positive_int(self.layer, "layer", minimum=0)
-        check_instance(self.vector, "vector", str)
-        check_instance(self.geometry, "geometry", geometry.CloudGeometry)
-        check_positive_int(self.distinct_vectors, "distinct_vectors", minimum=0)
-
-
-@dataclass(frozen=True)
-class GeometryTable:
-    """The layer table for $w$ on the HMM encoder's test occurrences.
-
-    Raises
-    ------
-    TypeError, ValueError
-        If ``config`` is not a `SplitConfig`, ``rows`` not a non-empty tuple of `GeometryRow`
-        or a count not a non-negative integer.
-
-    Examples
-    --------
-    >>> rng = np.random.default_rng(0)
-    >>> pool = rng.standard_normal((200, 4))
-    >>> row = GeometryRow(layer=0, vector="layer 0: a toy cloud",
-    ...                   geometry=geometry.describe_cloud(pool[:20] + 3.0, pool, rng, repeats=5), distinct_vectors=20)
-    >>> table = GeometryTable(config=SPLITS, rows=(row,), n_occurrences=20, n_tokens=200)
-    >>> table.column("mev") == (row.geometry.mev,)
-    True
-    """
-
-    config: SplitConfig
-    rows: tuple
-    n_occurrences: int
-    n_tokens: int
-
-    def __post_init__(self):
-        check_instance(self.config, "config", SplitConfig)
-        if not isinstance(self.rows, tuple) or not self.rows:
-            raise TypeError(f"rows must be a non-empty tuple of GeometryRow, got {type(self.rows).__name__}")
-        for row in self.rows:
-            check_instance(row, "rows", GeometryRow)
-        check_positive_int(self.n_occurrences, "n_occurrences", minimum=0)
-        check_positive_int(self.n_tokens, "n_tokens", minimum=0)
-
-    def column(self, field: str) -> tuple[float, ...]:
-        """One measure across layers, e.g. ``column("adjusted")``."""
-        return tuple(float(getattr(row.geometry, field)) for row in self.rows)
-
-
-@functools.cache
-def geometry_table() -> GeometryTable:
-    """Definition 3's measures of $w$ at layers 0, 1, 2 on the test split (memoised)."""
-    vectors = split_vectors("test")
-    rng = np.random.default_rng(SPLITS.geometry_seed)
-    rows = []
-    for layer, pool in enumerate(vectors.layers):
-        word = vectors.word(layer)
-        rows.append(GeometryRow(layer=layer, vector=LAYER_NAMES[layer],
-                                geometry=geometry.describe_cloud(word, pool, rng),
-                                distinct_vectors=int(np.unique(word, axis=0).shape[0])))
-    return GeometryTable(config=SPLITS, rows=tuple(rows), n_occurrences=vectors.n_occurrences,
-                         n_tokens=int(vectors.layers[0].shape[0]))
 
 
 def geometry_markdown(table: GeometryTable | None = None) -> str:
@@ -500,7 +163,7 @@ class InputScale:
 def scale_diagnostics() -> tuple[InputScale, tuple[LayerScale, ...]]:
     """The size of the token and position tables, and the shared part vs the spread of $w$'s cloud."""
     vectors = split_vectors("test")
-    positions = np.asarray(_encoder().trained_encoder().params["P"], dtype=np.float64)[:SPLITS.length]
+    positions = np.asarray(hmm_encoder.trained_encoder().params["P"], dtype=np.float64)[:SPLITS.length]
     token = vectors.token_table
     cosines = positions @ token / (np.linalg.norm(positions, axis=1) * np.linalg.norm(token))
     inputs = InputScale(token_norm=float(np.linalg.norm(token)),
@@ -670,7 +333,7 @@ class SeedGeometry:
     label : str
         What distinguishes this encoder (``"book"`` for the book's encoder).
     self_similarity, mev, baseline, adjusted : tuple of float
-        Definition 3 at each layer, as in [`geometry_table`][mlm_book.experiments.ch04_geometry.geometry_table] (the baseline exact over all
+        Definition 3 at each layer, as in [`geometry_table`][mlm_book.readings.hmm_encoder.geometry_table] (the baseline exact over all
         test-token vectors).
     within_position : tuple of float
         [`within_position_similarity`][mlm_book.experiments.ch04_geometry.within_position_similarity] of $w$'s occurrences at each layer.
@@ -881,7 +544,7 @@ def _encoder_geometry(setup, label: str) -> SeedGeometry:
     """The layer table's measures of $w$ on the test split for the encoder trained with ``setup``."""
     from mlm_book.nn import encoder as enc
 
-    result = _encoder().trained_encoder(setup)
+    result = hmm_encoder.trained_encoder(setup)
     split = hmm_split("test")
     hmm = default_hmm()
     hidden = enc.hidden_states(result.params, result.encoder, split.tokens)
@@ -912,15 +575,15 @@ def _encoder_geometry(setup, label: str) -> SeedGeometry:
 def seed_robustness(seeds: tuple | None = None) -> SeedRobustness:
     """The layer table's measures of $w$ for the book's encoder retrained with other seeds (memoised per seeds).
 
-    Each encoder has exactly the book's settings (`mlm_book.experiments.hmm_encoder.SETUP`)
-    except ``training.seed``; each is read on the same test split as [`geometry_table`][mlm_book.experiments.ch04_geometry.geometry_table]. The
-    encoders come from [`mlm_book.experiments.hmm_encoder.trained_encoder`][mlm_book.artefacts.hmm_encoder.trained_encoder], through the
+    Each encoder has exactly the book's settings (`mlm_book.artefacts.hmm_encoder.SETUP`)
+    except ``training.seed``; each is read on the same test split as [`geometry_table`][mlm_book.readings.hmm_encoder.geometry_table]. The
+    encoders come from [`mlm_book.artefacts.hmm_encoder.trained_encoder`][mlm_book.artefacts.hmm_encoder.trained_encoder], through the
     cache (a cold build trains each one, under a minute).
 
     Parameters
     ----------
     seeds : tuple of int, optional
-        Training seeds; default [`mlm_book.experiments.hmm_encoder.SEEDS`][mlm_book.artefacts.hmm_encoder.SEEDS] (the book's seed first, five in all).
+        Training seeds; default [`mlm_book.artefacts.hmm_encoder.SEEDS`][mlm_book.artefacts.hmm_encoder.SEEDS] (the book's seed first, five in all).
 
     Returns
     -------
@@ -934,7 +597,7 @@ def seed_robustness(seeds: tuple | None = None) -> SeedRobustness:
     ValueError
         If ``seeds`` is empty or repeats a seed.
     """
-    seeds = _encoder().SEEDS if seeds is None else seeds
+    seeds = hmm_encoder.SEEDS if seeds is None else seeds
     if not isinstance(seeds, tuple) or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
         raise TypeError(f"seeds must be a tuple of integers, got {seeds!r}")
     if not seeds or len(set(seeds)) != len(seeds):
@@ -944,14 +607,14 @@ def seed_robustness(seeds: tuple | None = None) -> SeedRobustness:
 
 @functools.cache
 def _seed_robustness(seeds: tuple) -> SeedRobustness:
-    book = _encoder().SETUP.training.seed
-    return _robustness([_encoder().seed_setup(seed) for seed in seeds],
+    book = hmm_encoder.SETUP.training.seed
+    return _robustness([hmm_encoder.seed_setup(seed) for seed in seeds],
                        ["book" if seed == book else "" for seed in seeds])
 
 
 def _robustness(setups, labels) -> SeedRobustness:
     """The layer table's measures for each setup's trained encoder (the missing ones trained first, in parallel)."""
-    _encoder().ensure_trained(setups)
+    hmm_encoder.ensure_trained(setups)
     return SeedRobustness(rows=tuple(_encoder_geometry(setup, label) for setup, label in zip(setups, labels)),
                           config=SPLITS)
 
@@ -960,7 +623,7 @@ def _robustness(setups, labels) -> SeedRobustness:
 def init_scale_contrast() -> SeedGeometry:
     """The same measures for the book's encoder trained the way BERT's recipe would start it.
 
-    Two settings differ from `mlm_book.experiments.hmm_encoder.SETUP`: the token table is
+    Two settings differ from `mlm_book.artefacts.hmm_encoder.SETUP`: the token table is
     initialised like every other table and matrix (``token_init_std=None``: standard deviation
     ``init_std``, BERT's 0.02) and the optimiser is plain Adam (``weight_decay=0``). The training
     seed is the book's.
@@ -982,17 +645,16 @@ def contrast_robustness() -> SeedRobustness:
     Returns
     -------
     SeedRobustness
-        One row per seed of `mlm_book.experiments.hmm_encoder.SEEDS`, the book's first (that
+        One row per seed of `mlm_book.artefacts.hmm_encoder.SEEDS`, the book's first (that
         row is [`init_scale_contrast`][mlm_book.experiments.ch04_geometry.init_scale_contrast]);
         every row's ``label`` is ``"contrast"``.
 
     Examples
     --------
     >>> robust = contrast_robustness()  # doctest: +BOOK
-    >>> robust.seeds == _encoder().SEEDS, robust.rows[0].self_similarity == init_scale_contrast().self_similarity
+    >>> robust.seeds == hmm_encoder.SEEDS, robust.rows[0].self_similarity == init_scale_contrast().self_similarity
     (True, True)
     """
-    hmm_encoder = _encoder()
     return _robustness([hmm_encoder.seed_setup(seed, hmm_encoder.CONTRAST) for seed in hmm_encoder.SEEDS],
                        ["contrast"] * len(hmm_encoder.SEEDS))
 
@@ -1233,10 +895,10 @@ def _filing_rounding_gap() -> float:
 def _filing_layer_pair(key: str) -> dict:
     """The filing encoder's *kestrel* measure ``key`` at layers 0 and 1: book seed, and seeds where layer 1 is
     below (adjusted) or above (baseline) layer 0."""
-    from mlm_book.experiments import ch06_encoder
+    from mlm_book.artefacts import filing_encoder
     pair = lambda m: (m.geometry["kestrel"]["0"][key], m.geometry["kestrel"]["1"][key])  # noqa: E731
     holds = (lambda p: p[1] < p[0]) if key == "adjusted" else (lambda p: p[1] > p[0])
-    seeds = ch06_encoder.seeds()
+    seeds = filing_encoder.all_seed_results()
     return over_seeds([pair(m) for m in seeds], sum(holds(pair(m)) for m in seeds))
 
 

@@ -17,6 +17,7 @@ from mlm_book.artefacts import filing_encoder as fe
 from mlm_book.figures import NARROW, PALETTE, SENSE_COLORS, WIDE, subplots
 from mlm_book.finance.world import DIRECTION_WORDS, EVALUATIVE_VERBS
 from mlm_book.ledger import Claim, over_seeds, reported_value
+from mlm_book.readings import filing_baselines
 from mlm_book.report import seed_band, Markdown, table
 from mlm_book.validation import check_format, check_instance, check_real, check_sequence
 
@@ -47,16 +48,16 @@ def book() -> fe.FilingMeasurements:
     return seeds()[0]
 
 
-def static():
-    """Chapter 6's static results ([`mlm_book.experiments.ch06_finance.results`][mlm_book.experiments.ch06_finance.results]).
+def static() -> filing_baselines.FilingBaselines:
+    """Chapter 6's static baselines on the book's filings ([`filing_baselines.baselines`][mlm_book.readings.filing_baselines.baselines]):
+    the majority shares and document-pooled orientation the encoder's probes are compared with.
 
     Examples
     --------
-    >>> static().counts.n_documents, static() is static()     # memoised: built once per process
-    (300, True)
+    >>> round(static().kestrel_cap.accuracy, 3), static() is static()     # memoised: built once per process
+    (0.526, True)
     """
-    from mlm_book.experiments import ch06_finance
-    return ch06_finance.results()
+    return filing_baselines.baselines()
 
 
 def band(getter, runs=None) -> tuple[float, float, float]:
@@ -69,7 +70,7 @@ def band(getter, runs=None) -> tuple[float, float, float]:
     runs : sequence, optional
         Per-seed results, the book's first: by default the filing encoder's
         ([`seeds`][mlm_book.experiments.ch06_encoder.seeds]); chapter 6's skip-gram rows pass
-        [`skipgram_seeds`][mlm_book.experiments.ch06_finance.skipgram_seeds].
+        [`skipgram_seeds`][mlm_book.readings.filing_baselines.skipgram_seeds].
 
     Raises
     ------
@@ -127,8 +128,7 @@ def band_text(getter, fmt: str = ".3f", runs=None) -> str:
 
 
 def _skipgram_runs() -> tuple:
-    from mlm_book.experiments import ch06_finance
-    return ch06_finance.skipgram_seeds()
+    return filing_baselines.skipgram_seeds()
 
 
 def _count(rule) -> int:
@@ -690,7 +690,7 @@ def _folds_match() -> float:
     """Largest gap between a layer-0 fold's accuracy and its test share of the training majority (book seed)."""
     from mlm_book.finance.world import ENTITY_PRODUCT
 
-    corpus = static().corpus
+    corpus = fe.filing_world().corpus
     index = np.flatnonzero((corpus.tokens == "kestrel") & (corpus.entity > 0))
     labels = (corpus.entity[index] == ENTITY_PRODUCT).astype(np.int64)
     gaps = [abs(accuracy - float(np.mean(labels[test] == majority)))
@@ -698,7 +698,7 @@ def _folds_match() -> float:
     return max(gaps)
 
 def _product_slots() -> tuple[int, int, int]:
-    r = static()
+    r = fe.filing_world()
     slots = r.nearest_positions[(r.corpus.tokens == "kestrel") & (r.corpus.entity == 2)]
     return int(slots.min()), int(slots.max()), int(slots.size)
 
@@ -706,7 +706,7 @@ def _centred_slots() -> tuple[int, int]:
     """Where [`centred_windows`][mlm_book.finance.windows.centred_windows] puts each of the stream's tokens: its slot (the same for all) and the number of distinct slots."""
     from mlm_book.finance.windows import centred_windows
 
-    r = static()
+    r = fe.filing_world()
     windows, valid = centred_windows(np.arange(r.ids.size), r.corpus.document, length=fe.SETUP.length, pad_id=-1)
     slots = np.argmax(windows == np.arange(r.ids.size)[:, None], axis=1)
     return int(slots[0]), int(np.unique(slots).size)

@@ -28,18 +28,24 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from mlm_book import probe
-from mlm_book.cache import cached
-from mlm_book.finance import caps, corpus as corpus_module, orientation, skipgram, vocab as vocab_module, voting, world
-from mlm_book.finance.caps import MajorityCap, alias_cap, polarity_cap, polarity_words, word_cap
-from mlm_book.finance.corpus import Corpus, CorpusConfig, corpus_fingerprint, generate_corpus, render_document
+from mlm_book.artefacts import filings as filings_artefact
+from mlm_book.artefacts import orientation_corpora
+from mlm_book.artefacts import skipgram as skipgram_artefact
+from mlm_book.artefacts.skipgram import NEIGHBOURS_K
+from mlm_book.finance import world
+from mlm_book.finance.caps import MajorityCap
+from mlm_book.finance.corpus import Corpus, CorpusConfig, render_document
 from mlm_book.finance.orientation import Orientation, document_counts, semantic_orientation
-from mlm_book.finance.skipgram import SkipGramConfig, SkipGramModel, cosine_neighbours, train_skipgram
-from mlm_book.finance.vocab import SEP_ID, UNK_ID, Vocabulary, build_vocabulary
+from mlm_book.finance.skipgram import SkipGramConfig, SkipGramModel, cosine_neighbours
+from mlm_book.finance.vocab import SEP_ID, UNK_ID, Vocabulary
 from mlm_book.finance.voting import Vote, lexicon_vote
-from mlm_book.finance.windows import centre_position, centred_windows, fixed_windows, nearest_centre
+from mlm_book.finance.windows import centre_position, centred_windows
+from mlm_book.finance.word_vectors import lexicon_probe, neighbour_agreement, typing_probe
 from mlm_book.finance.world import COMPANIES, DIRECTION_WORDS, ENTITY_ORG, ENTITY_PRODUCT, EVALUATIVE_VERBS, LEXICON
 from mlm_book.figures import NARROW, PALETTE, SENSE_COLORS, WIDE, subplots
 from mlm_book.ledger import Claim, over_seeds, reported_value
+from mlm_book.readings.filing_baselines import SkipGramSeedRun, baselines
+from mlm_book.readings import filing_baselines
 from mlm_book.report import Markdown, table
 from mlm_book.validation import (as_int_array, check_instance, check_positive_int, check_real, check_sequence,
                                  check_tokens)
@@ -48,7 +54,7 @@ __all__ = [
     "Chapter6Config", "Chapter6Results", "CorpusCounts", "results", "book_corpus", "book_vocabulary", "settings_table", "example_filing",
     "example_filing_table", "window_view", "window_table", "counts_table", "caps_table", "news_table",
     "news_distances", "skipgram_table", "neighbours_table", "lexicon_neighbour_agreement", "orientation_table",
-    "voting_table", "SKIPGRAM_SEED_COUNT", "SkipGramSeedRun", "skipgram_seeds", "skipgram_seed_table",
+    "voting_table", "SKIPGRAM_SEED_COUNT", "skipgram_seeds", "skipgram_seed_table",
     "OrientationExplained", "orientation_explained", "orientation_reference", "ORIENTATION_SEEDS", "orientation_over_corpora",
     "figure_aliases", "figure_positions", "figure_polarity", "figure_voting", "CLAIMS",
 ]
@@ -110,7 +116,7 @@ class Chapter6Config:
     window_length: int = 32
     nearest_stride: int = 16
     skipgram: SkipGramConfig = field(default_factory=SkipGramConfig)
-    skipgram_seed: int = 0
+    skipgram_seed: int = skipgram_artefact.SETUP.seed
     polarity_min_count: int = 20
     vote_windows: tuple = (8, 32, None)
     position_folds: int = 5
@@ -139,6 +145,26 @@ class Chapter6Config:
         object.__setattr__(self, "vote_windows", windows)
         object.__setattr__(self, "neighbour_words", tuple(check_sequence(self.neighbour_words, "neighbour_words",
                                                                          of=str)))
+
+    @property
+    def filings(self) -> filings_artefact.FilingsSetup:
+        """The filings these settings describe ([`mlm_book.artefacts.filings`][mlm_book.artefacts.filings])."""
+        return filings_artefact.FilingsSetup(corpus=self.corpus, corpus_seed=self.corpus_seed,
+                                             min_count=self.min_count, window_length=self.window_length,
+                                             nearest_stride=self.nearest_stride,
+                                             polarity_min_count=self.polarity_min_count)
+
+    def skipgram_setup(self, seed: int | None = None) -> skipgram_artefact.SkipGramSetup:
+        """The skip-gram baseline's training at ``seed`` (default ``skipgram_seed``): the artefact that holds it."""
+        return skipgram_artefact.SkipGramSetup(self.filings, self.skipgram,
+                                               self.skipgram_seed if seed is None else seed)
+
+    @property
+    def seed_runs(self) -> skipgram_artefact.SeedRunsSetup:
+        """The baseline at ``skipgram_seed`` and the next ``SKIPGRAM_SEED_COUNT - 1`` seeds
+        (the book's: [`SEED_RUNS`][mlm_book.artefacts.skipgram.SEED_RUNS])."""
+        seeds = range(self.skipgram_seed, self.skipgram_seed + SKIPGRAM_SEED_COUNT)
+        return skipgram_artefact.SeedRunsSetup(tuple(self.skipgram_setup(seed) for seed in seeds), NEIGHBOURS_K)
 
 
 @dataclass(frozen=True)
@@ -303,28 +329,6 @@ def _count(corpus: Corpus, vocabulary: Vocabulary, ids: np.ndarray) -> CorpusCou
     )
 
 
-def _skipgram_model(config: Chapter6Config, corpus: Corpus, vocabulary: Vocabulary, ids: np.ndarray) -> SkipGramModel:
-    key = {"skipgram": config.skipgram.as_dict(), "seed": config.skipgram_seed,
-           "corpus": config.corpus.as_dict(), "corpus_seed": config.corpus_seed,
-           "min_count": config.min_count, "fingerprint": corpus_fingerprint(corpus)}
-
-    def build():
-        model = train_skipgram(ids, corpus.document, vocabulary.size, config.skipgram,
-                               np.random.default_rng(config.skipgram_seed), drop=SEP_ID)
-        return {"input": model.input_vectors, "output": model.output_vectors, "loss": model.epoch_loss}
-
-    # a few seconds of training on the 2-core machine: the quick tests may build it
-    arrays, _ = cached("ch06-skipgram", key, [skipgram, corpus_module, vocab_module], build, book_sized=False)
-    return SkipGramModel(arrays["input"], arrays["output"], arrays["loss"], config.skipgram)
-
-
-def _typing_probe(corpus: Corpus, ids: np.ndarray, vectors: np.ndarray) -> probe.CrossValidation:
-    typed = np.flatnonzero(corpus.entity > 0)
-    features = vectors[ids[typed]]
-    labels = (corpus.entity[typed] == ENTITY_PRODUCT).astype(np.int64)
-    return probe.cross_validate(features, labels, probe.leave_one_group_out(corpus.alias[typed]))
-
-
 def _position_reader(config: Chapter6Config, corpus: Corpus, positions: np.ndarray) -> dict:
     """Five-fold probe typing kestrel from its window position alone, under both readings.
 
@@ -340,13 +344,6 @@ def _position_reader(config: Chapter6Config, corpus: Corpus, positions: np.ndarr
     centred = probe.cross_validate(eye[np.full(int(mask.sum()), centre_position(config.window_length))],
                                    labels, splits)
     return {"nearest-centre": nearest.accuracy, "centred": centred.accuracy}
-
-
-def _lexicon_probe(vocabulary: Vocabulary, vectors: np.ndarray) -> probe.CrossValidation:
-    words = list(LEXICON)
-    features = vectors[[vocabulary.lookup(word) for word in words]]
-    labels = np.array([int(LEXICON[word] > 0) for word in words])
-    return probe.cross_validate(features, labels, probe.leave_one_group_out(np.arange(len(words))))
 
 
 def _check_results(r) -> None:
@@ -372,16 +369,11 @@ def _config_or_default(config) -> Chapter6Config:
     return config
 
 
-@functools.cache
-def _book_corpus(config: Chapter6Config) -> Corpus:
-    return generate_corpus(config.corpus, np.random.default_rng(config.corpus_seed))
-
-
 def book_corpus(config: Chapter6Config | None = None) -> Corpus:
     """The book's filings, generated as [`results`][mlm_book.experiments.ch06_finance.results] generates them.
 
-    Memoised per config, and cheap (no skip-gram, no probe): what another chapter needs
-    when it only counts the filings.
+    Memoised per config, and cheap (no skip-gram, no probe): the filings of
+    [`mlm_book.artefacts.filings`][mlm_book.artefacts.filings], which another chapter reads there.
 
     Parameters
     ----------
@@ -399,12 +391,7 @@ def book_corpus(config: Chapter6Config | None = None) -> Corpus:
     >>> book_corpus() is book_corpus(Chapter6Config())
     True
     """
-    return _book_corpus(_config_or_default(config))
-
-
-@functools.cache
-def _book_vocabulary(config: Chapter6Config) -> Vocabulary:
-    return build_vocabulary(_book_corpus(config).tokens.tolist(), config.min_count)
+    return filings_artefact.filings(_config_or_default(config).filings).corpus
 
 
 def book_vocabulary(config: Chapter6Config | None = None) -> Vocabulary:
@@ -428,11 +415,13 @@ def book_vocabulary(config: Chapter6Config | None = None) -> Vocabulary:
     >>> vocabulary.size == vocabulary.n_words + 2, vocabulary.words[:2]
     (True, ('[UNK]', '[SEP]'))
     """
-    return _book_vocabulary(_config_or_default(config))
+    return filings_artefact.filings(_config_or_default(config).filings).vocabulary
 
 
 def results(config: Chapter6Config | None = None) -> Chapter6Results:
-    """Build the chapter's static results (memoised per config; skip-gram cached on disk).
+    """Build the chapter's static results (memoised per config; the skip-gram vectors are the artefact
+    [`mlm_book.artefacts.skipgram`][mlm_book.artefacts.skipgram], the filings
+    [`mlm_book.artefacts.filings`][mlm_book.artefacts.filings]).
 
     Raises
     ------
@@ -454,30 +443,32 @@ def results(config: Chapter6Config | None = None) -> Chapter6Results:
 
 @functools.cache
 def _results(config: Chapter6Config) -> Chapter6Results:
-    corpus = book_corpus(config)
-    shortest = int(np.diff(corpus.document_bounds()).min())
-    if config.window_length > shortest:
-        # the nearest-centre reading needs one whole window inside every filing
-        raise ValueError(f"config.window_length must be at most the shortest filing ({shortest} tokens), "
-                         f"got {config.window_length}")
-    vocabulary = book_vocabulary(config)
-    ids = vocabulary.encode(corpus.tokens.tolist())
-    model = _skipgram_model(config, corpus, vocabulary, ids)
-    starts = fixed_windows(corpus.document, length=config.window_length, stride=config.nearest_stride)
-    _, positions = nearest_centre(corpus.document, starts, length=config.window_length)
+    try:
+        book = filings_artefact.filings(config.filings)
+    except ValueError:
+        # the nearest-centre reading needs one whole window inside every filing: say so by the setting's name
+        corpus = filings_artefact.filings(replace(config.filings, window_length=2, nearest_stride=1)).corpus
+        shortest = int(np.diff(corpus.document_bounds()).min())
+        if config.window_length > shortest:
+            raise ValueError(f"config.window_length must be at most the shortest filing ({shortest} tokens), "
+                             f"got {config.window_length}") from None
+        raise
+    corpus, vocabulary, ids = book.corpus, book.vocabulary, book.ids
+    model = skipgram_artefact.trained(config.skipgram_setup())
+    static = baselines(config.filings)
     return Chapter6Results(
         config=config, corpus=corpus, vocabulary=vocabulary, ids=ids,
         counts=_count(corpus, vocabulary, ids),
-        alias_cap=alias_cap(corpus), kestrel_cap=word_cap(corpus, "kestrel"),
-        polarity_words=polarity_words(corpus, config.polarity_min_count),
-        polarity_cap=polarity_cap(corpus, config.polarity_min_count),
+        alias_cap=static.alias_cap, kestrel_cap=static.kestrel_cap,
+        polarity_words=book.polarity_words,
+        polarity_cap=static.polarity_cap,
         skipgram=model,
-        typing=_typing_probe(corpus, ids, model.input_vectors),
-        lexicon_probe=_lexicon_probe(vocabulary, model.input_vectors),
-        orientation=semantic_orientation(corpus),
+        typing=typing_probe(corpus, ids, model.input_vectors),
+        lexicon_probe=lexicon_probe(vocabulary, model.input_vectors),
+        orientation=static.orientation,
         votes=tuple(lexicon_vote(corpus, window) for window in config.vote_windows),
-        nearest_positions=positions, centre=centre_position(config.window_length),
-        position_reader=_position_reader(config, corpus, positions),
+        nearest_positions=book.nearest_positions, centre=centre_position(config.window_length),
+        position_reader=_position_reader(config, corpus, book.nearest_positions),
     )
 
 
@@ -823,81 +814,19 @@ def lexicon_neighbour_agreement(r: Chapter6Results | None = None, k: int = 5) ->
     if k > len(words) - 1:
         raise ValueError(f"k must be at most {len(words) - 1} (the other lexicon words), got {k}")
     r = _given_or_book(r)
-    return _neighbour_agreement(r.skipgram.input_vectors, r.vocabulary, k)
-
-
-def _neighbour_agreement(vectors: np.ndarray, vocabulary: Vocabulary, k: int) -> tuple[float, float]:
-    words = list(LEXICON)
-    polarity = np.array([LEXICON[w] for w in words])
-    vectors = vectors[[vocabulary.lookup(w) for w in words]]
-    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
-    cosine = unit @ unit.T
-    np.fill_diagonal(cosine, -np.inf)
-    nearest = np.argsort(-cosine, axis=1, kind="stable")[:, :k]
-    share = float(np.mean(polarity[nearest] == polarity[:, None]))
-    same = np.array([(polarity == p).sum() - 1 for p in polarity]) / (len(words) - 1)
-    return share, float(same.mean())
+    return neighbour_agreement(r.skipgram.input_vectors, r.vocabulary, k)
 
 
 SKIPGRAM_SEED_COUNT = 5
 """Training seeds of the skip-gram baseline: the book's ``skipgram_seed`` and the next four."""
 
-NEIGHBOURS_K = 5
-"""Nearest lexicon words whose polarity [`SkipGramSeedRun`][mlm_book.experiments.ch06_finance.SkipGramSeedRun] counts."""
-
-
-@dataclass(frozen=True)
-class SkipGramSeedRun:
-    """The skip-gram baseline's learned numbers for one training seed (same filings, same settings).
-
-    Parameters
-    ----------
-    seed : int
-        Seed of the training (initialisation, pair order, noise words).
-    final_loss : float
-        Mean loss per (word, context) pair in the last epoch (nats).
-    typing : float
-        Company/product typing accuracy, leave one alias out.
-    lexicon : float
-        Leave-one-out polarity accuracy on the 35 lexicon words' vectors.
-    neighbour_agreement : float
-        Mean share of a lexicon word's ``NEIGHBOURS_K`` nearest lexicon words with its polarity.
-
-    Raises
-    ------
-    TypeError
-        If ``seed`` is not an integer or a number is not real.
-    ValueError
-        If ``seed`` is negative, ``final_loss`` negative or not finite, or an accuracy or share
-        outside [0, 1].
-
-    Examples
-    --------
-    >>> SkipGramSeedRun(seed=0, final_loss=2.0, typing=0.85, lexicon=1.5, neighbour_agreement=0.5)
-    Traceback (most recent call last):
-    ...
-    ValueError: lexicon must be a finite number in [0.0, 1.0], got 1.5
-    """
-
-    seed: int
-    final_loss: float
-    typing: float
-    lexicon: float
-    neighbour_agreement: float
-
-    def __post_init__(self):
-        check_positive_int(self.seed, "seed", minimum=0)
-        check_real(self.final_loss, "final_loss", low=0.0)
-        for name in ("typing", "lexicon", "neighbour_agreement"):
-            check_real(getattr(self, name), name, low=0.0, high=1.0)
-
-
 def skipgram_seeds(config: Chapter6Config | None = None) -> tuple[SkipGramSeedRun, ...]:
     """The skip-gram baseline trained at ``SKIPGRAM_SEED_COUNT`` seeds, the book's first.
 
     Every seed trains on the same filings with the same settings; only the training seed
-    (initialisation, pair order, noise words) changes. Each model is cached on disk like the
-    book's; the result is memoised per config.
+    (initialisation, pair order, noise words) changes: the artefact
+    [`mlm_book.artefacts.skipgram`][mlm_book.artefacts.skipgram], read by
+    [`filing_baselines.skipgram_seeds`][mlm_book.readings.filing_baselines.skipgram_seeds] (memoised there).
 
     Parameters
     ----------
@@ -920,30 +849,7 @@ def skipgram_seeds(config: Chapter6Config | None = None) -> tuple[SkipGramSeedRu
     >>> [run.seed for run in runs], runs[0].typing == results().typing.accuracy
     ([0, 1, 2, 3, 4], True)
     """
-    return _skipgram_seeds(_config_or_default(config))
-
-
-@functools.cache
-def _skipgram_seeds(config: Chapter6Config) -> tuple[SkipGramSeedRun, ...]:
-    seeds = list(range(config.skipgram_seed, config.skipgram_seed + SKIPGRAM_SEED_COUNT))
-    key = {"skipgram": config.skipgram.as_dict(), "seeds": seeds, "corpus": config.corpus.as_dict(),
-           "corpus_seed": config.corpus_seed, "min_count": config.min_count, "neighbours": NEIGHBOURS_K}
-
-    def build():
-        r = results(config)
-        rows = []
-        for seed in seeds:
-            model = r.skipgram if seed == config.skipgram_seed else \
-                _skipgram_model(replace(config, skipgram_seed=seed), r.corpus, r.vocabulary, r.ids)
-            rows.append((float(model.epoch_loss[-1]), _typing_probe(r.corpus, r.ids, model.input_vectors).accuracy,
-                         _lexicon_probe(r.vocabulary, model.input_vectors).accuracy,
-                         _neighbour_agreement(model.input_vectors, r.vocabulary, NEIGHBOURS_K)[0]))
-        return {"values": np.array(rows)}
-
-    # the two leave-one-out probes per seed take seconds: every process reading the table would repeat them
-    arrays, _ = cached("ch06-skipgram-seeds", key, [skipgram, corpus_module, vocab_module, probe, _typing_probe,
-                                                    _lexicon_probe, _neighbour_agreement, _skipgram_model], build)
-    return tuple(SkipGramSeedRun(seed, *map(float, row)) for seed, row in zip(seeds, arrays["values"]))
+    return filing_baselines.skipgram_seeds(_config_or_default(config).seed_runs)
 
 
 def skipgram_seed_table(config: Chapter6Config | None = None) -> Markdown:
@@ -1159,13 +1065,14 @@ def orientation_reference() -> float:
     return float(next(claim.seed for claim in CLAIMS if claim.id == "S8-38"))
 
 
-ORIENTATION_SEEDS = tuple(range(12))
+ORIENTATION_SEEDS = orientation_corpora.SEEDS
 """Corpus seeds over which the chapter shows the spread of the orientation accuracy (those the
 book's corpus seed was chosen from)."""
 
 
 def orientation_over_corpora(config: Chapter6Config | None = None, seeds: tuple = ORIENTATION_SEEDS) -> np.ndarray:
-    """SO accuracy on the filings of each corpus seed in ``seeds`` (same generator settings); cached on disk.
+    """SO accuracy on the filings of each corpus seed in ``seeds`` (same generator settings): the artefact
+    [`mlm_book.artefacts.orientation_corpora`][mlm_book.artefacts.orientation_corpora].
 
     Raises
     ------
@@ -1186,15 +1093,7 @@ def orientation_over_corpora(config: Chapter6Config | None = None, seeds: tuple 
     if array.size == 0 or array.min() < 0:
         raise ValueError(f"seeds must be one or more non-negative integers, got {array.tolist()!r:.60}")
     seeds = tuple(int(seed) for seed in array)
-
-    def build():
-        return {"accuracy": np.array([semantic_orientation(generate_corpus(config.corpus, np.random.default_rng(seed)))
-                                      .accuracy for seed in seeds])}
-
-    key = {"corpus": config.corpus.as_dict(), "seeds": list(seeds)}
-    arrays, _ = cached("ch06-orientation-seeds", key, [corpus_module, orientation], build,
-                       book_sized=False)
-    return arrays["accuracy"]
+    return orientation_corpora.accuracies(orientation_corpora.OrientationSetup(config.corpus, seeds))
 
 
 # ----------------------------------------------------------------------------- figures

@@ -208,12 +208,12 @@ def figure_input():
     True
     >>> plt.close(fig)
     """
-    from mlm_book.experiments import ch06_finance
+    from mlm_book.artefacts import filings
     from mlm_book.figures import WIDE, subplots
 
     model = pretrain(VARIANTS["nsp"])
     params, config = model.params, model.config
-    words = ch06_finance.results().vocabulary.words
+    words = filings.filings().vocabulary.words
     text = labelled_sentences(TEST_SEED)
     a = int(np.flatnonzero((~text.last) & (text.lengths <= 6) & (text.lengths[np.minimum(
         np.arange(text.count) + 1, text.count - 1)] <= 6))[0])

@@ -60,61 +60,22 @@ from mlm_book.artefacts.span_taggers import (  # noqa: F401
 from mlm_book.artefacts.subword_encoder import matched_bpe
 from mlm_book.finance import corpus as corpus_module
 from mlm_book.ledger import Claim, over_seeds
+from mlm_book.readings.span_scores import (
+    TAGGERS,
+    check_tagger,
+    predicted_spans,
+    predictions,
+    recall_among,
+    scores,
+)
 from mlm_book.validation import check_choice, check_positive_int
 from mlm_book.report import seed_band
 
-__all__ = ["predictions",
-           "TAGGERS", "predicted_spans", "scores", "score_table", "token_accuracies", "bootstrap", "partial_spans",
+__all__ = ["score_table", "token_accuracies", "bootstrap", "partial_spans",
            "io_example", "figure_f1", "figure_sentence", "CLAIMS", "mean_f1", "best_tagger", "COMPARISONS", "BOOTSTRAP_RESAMPLES", "mention_count",
            "unknown_share", "unknown_recall", "known_recall", "example_sentence", "sentence_summary",
            "brute_force_log_partition", "MERGE_COUNTS", "subword_rows", "word_vocabulary_rates", "matched_bpe",
            "matched_statistics", "split_table", "mention_pieces", "figure_subwords", "minimum_count", "unknown_words"]
-
-TAGGERS = {**{f"frozen/{layer}/{decoder}": f"frozen, layer {layer}, {name}" for layer in LAYERS
-              for decoder, name in (("argmax", "argmax"), ("viterbi", "Viterbi"))},
-           f"crf/{CRF_LAYER}/viterbi": f"CRF, layer {CRF_LAYER}",
-           **{f"tuned/{depth}/{decoder}": f"fine-tuned, layer {depth}, {name}" for depth in LAYERS
-              for decoder, name in (("argmax", "argmax"), ("viterbi", "Viterbi"))}}
-"""Every tagger and decoder, by key, with its name in the chapter."""
-
-
-def _check_tagger(key) -> str:
-    return check_choice(key, "key", TAGGERS)
-
-
-def predictions(key: str) -> tuple[np.ndarray, ...]:
-    """Predicted tag ids on the test sentences, shape (N, m), per seed (the book's first); cached, run on a miss."""
-    _check_tagger(key)
-    return tuple(np.array(tagger_predictions(book_run(seed))[key]) for seed in SEEDS)
-
-
-def _spans_of(tag_ids: np.ndarray, lengths: np.ndarray, strict: bool) -> list:
-    return [tagging.spans_from_tags([TAGS[t] for t in row[:n]], SCHEME, strict=strict)
-            for row, n in zip(tag_ids, lengths)]
-
-
-def _decoded(key: str, tag_ids) -> tuple[list, ...]:
-    # each seed's test tag ids read as mentions: an argmax tagger's with conlleval's repair, a Viterbi one's strictly
-    strict = not key.endswith("/argmax")
-    lengths = test_data().text.lengths
-    return tuple(_spans_of(p, lengths, strict) for p in tag_ids)
-
-
-def _entity_scores(found) -> tuple[tagging.EntityScores, ...]:
-    gold = list(test_data().spans)
-    return tuple(tagging.entity_scores(gold, spans) for spans in found)
-
-
-def predicted_spans(key: str) -> tuple[list, ...]:
-    """Each seed's predicted mentions per test sentence (argmax output read with ``conlleval``'s repair)."""
-    return _decoded(key, predictions(key))
-
-
-@functools.cache
-def scores(key: str) -> tuple[tagging.EntityScores, ...]:
-    """Entity scores of each seed's run."""
-    return _entity_scores(predicted_spans(key))
-
 
 def token_accuracies(key: str) -> np.ndarray:
     """Share of test tokens whose tag is right, per seed."""
@@ -137,7 +98,7 @@ BOOTSTRAP_RESAMPLES = 1000
 
 def bootstrap(key_a: str, key_b: str, n_resamples: int = BOOTSTRAP_RESAMPLES) -> tagging.BootstrapResult:
     """Paired bootstrap of tagger A against B on the book seed's runs."""
-    _check_tagger(key_a), _check_tagger(key_b)
+    check_tagger(key_a), check_tagger(key_b)
     gold = list(test_data().spans)
     return tagging.paired_bootstrap(gold, predicted_spans(key_a)[0], predicted_spans(key_b)[0],
                                     np.random.default_rng(TEST_SEED), n_resamples)
@@ -145,7 +106,7 @@ def bootstrap(key_a: str, key_b: str, n_resamples: int = BOOTSTRAP_RESAMPLES) ->
 
 def partial_spans(key: str, kind: str = "PERSON") -> list[tuple[int, tuple, tuple]]:
     """Test sentences where the book seed's tagger found only part of a gold ``kind`` mention: (sentence, gold, predicted)."""
-    _check_tagger(key)
+    check_tagger(key)
     out = []
     for k, (gold, found) in enumerate(zip(test_data().spans, predicted_spans(key)[0])):
         for span in gold:
@@ -165,7 +126,7 @@ def io_example() -> tuple[int, int]:
 
 def mean_f1(key: str) -> float:
     """Entity micro-F1 of a tagger, mean over seeds."""
-    return float(np.mean([s.micro_f1 for s in scores(_check_tagger(key))]))
+    return float(np.mean([s.micro_f1 for s in scores(check_tagger(key))]))
 
 
 def best_tagger() -> tuple[str, str, float]:
@@ -204,22 +165,8 @@ def _check_kind(kind) -> str:
     return check_choice(kind, "kind", corpus_module.MENTION_TYPES)
 
 
-def _recall_among(found: list, kind: str, unknown: bool) -> float:
-    """Share of the test ``kind`` mentions that are (``unknown``) or are not only ``[UNK]`` tokens in chapter 6's
-    vocabulary and that ``found`` (one list of predicted mentions per test sentence) holds exactly."""
-    kind = _check_kind(kind)
-    data, unk = test_data(), _unknown_id()
-    hit = total = 0
-    for k, spans in enumerate(data.spans):
-        for span in spans:
-            if span[2] == kind and bool(np.all(data.text.ids[k, span[0]:span[1]] == unk)) == unknown:
-                total += 1
-                hit += span in found[k]
-    return hit / total if total else float("nan")
-
-
 def _recall(kind: str, unknown: bool, key: str) -> float:
-    return _recall_among(predicted_spans(_check_tagger(key))[0], kind, unknown)
+    return recall_among(predicted_spans(check_tagger(key))[0], kind, unknown)
 
 
 def unknown_recall(kind: str, key: str = f"frozen/{CRF_LAYER}/argmax") -> float:
@@ -248,7 +195,7 @@ def sentence_summary(sentence: int, keys) -> str:
     n = int(data.text.lengths[sentence])
     parts = []
     for key in keys:
-        wrong = int(np.sum(predictions(_check_tagger(key))[0][sentence, :n] != data.tags[sentence, :n]))
+        wrong = int(np.sum(predictions(check_tagger(key))[0][sentence, :n] != data.tags[sentence, :n]))
         parts.append(f"{TAGGERS[key]} {wrong} wrong tag{'s' if wrong != 1 else ''}")
     return "; ".join(parts)
 
@@ -285,9 +232,9 @@ MERGE_COUNTS = (0, 100, 250, 500, 1000, 2000, 4000)
 
 @functools.cache
 def _streams() -> tuple[list[str], list[str]]:
-    from mlm_book.experiments import ch06_finance
-    world = ch06_finance.results()
-    test = corpus_module.generate_corpus(world.config.corpus, np.random.default_rng(TEST_SEED))
+    from mlm_book.artefacts import filings
+    world = filings.filings()
+    test = corpus_module.generate_corpus(world.setup.corpus, np.random.default_rng(TEST_SEED))
     return world.corpus.tokens.tolist(), test.tokens.tolist()
 
 
@@ -308,8 +255,8 @@ def subword_rows() -> tuple:
 
 def word_vocabulary_rates() -> tuple[int, float, float]:
     """Chapter 6's word vocabulary: ``(ids, [UNK] share of chapter 6's word tokens, of the test corpus's)``."""
-    from mlm_book.experiments import ch06_finance
-    vocabulary = ch06_finance.results().vocabulary
+    from mlm_book.artefacts import filings
+    vocabulary = filings.filings().vocabulary
     rates = []
     for stream in _streams():
         words = [w for w in stream if w != corpus_module.SEP]
@@ -325,10 +272,10 @@ def matched_statistics():
 
 def split_table(words):
     """How the word vocabulary and the matched BPE read each of ``words``."""
-    from mlm_book.experiments import ch06_finance
+    from mlm_book.artefacts import filings
     from mlm_book.report import table
     words = [str(w) for w in words]
-    vocabulary, bpe = ch06_finance.results().vocabulary, matched_bpe()
+    vocabulary, bpe = filings.filings().vocabulary, matched_bpe()
     rows = [[word, vocabulary.words[vocabulary.encode([word])[0]],
              " · ".join(piece.replace("</w>", "") for piece in bpe.encode_word(word))] for word in words]
     return table(["word", "word vocabulary", f"BPE, {bpe.vocabulary_size} ids"], rows)
@@ -336,8 +283,8 @@ def split_table(words):
 
 def minimum_count() -> int:
     """How often chapter 6's filings must use a word for its vocabulary to keep it."""
-    from mlm_book.experiments import ch06_finance
-    return int(ch06_finance.results().config.min_count)
+    from mlm_book.artefacts import filings
+    return int(filings.filings().setup.min_count)
 
 
 def unknown_words(sentence: int) -> list[str]:
@@ -414,7 +361,7 @@ def figure_sentence(sentence: int, keys: tuple[str, ...]):
     if sentence >= data.text.count:
         raise ValueError(f"sentence must be below {data.text.count}, got {sentence}")
     for key in keys:
-        _check_tagger(key)
+        check_tagger(key)
     words = data.words[sentence]
     rows = [("gold", data.tags[sentence, :len(words)])] + [
         (TAGGERS[key], predictions(key)[0][sentence, :len(words)]) for key in keys]

@@ -30,7 +30,8 @@ from mlm_book.artefacts.subword_encoder import (  # noqa: F401
     word_log_probs,
 )
 from mlm_book.artefacts import filing_encoder
-from mlm_book.experiments import ch08_spans
+from mlm_book.artefacts.span_taggers import CRF_LAYER, test_data
+from mlm_book.readings import span_scores
 from mlm_book.ledger import Claim, over_seeds
 from mlm_book.report import seed_band
 from mlm_book.validation import check_choice
@@ -80,13 +81,13 @@ def predictions(key: str) -> tuple[np.ndarray, ...]:
 
 @functools.cache
 def _spans(key: str) -> tuple[list, ...]:
-    return ch08_spans._decoded(key, predictions(key))
+    return span_scores.decoded(key, predictions(key))
 
 
 @functools.cache
 def scores(key: str) -> tuple[tagging.EntityScores, ...]:
     """Entity scores of each seed's run (word-level spans against chapter 8's gold)."""
-    return ch08_spans._entity_scores(_spans(_check_tagger(key)))
+    return span_scores.entity_scores(_spans(_check_tagger(key)))
 
 
 def mean_f1(key: str) -> float:
@@ -110,7 +111,7 @@ def unknown_recall(kind: str, key: str) -> tuple[float, float]:
     """Book seed: recall of the test ``kind`` mentions that chapter 6's vocabulary reads only as ``[UNK]``,
     and of the others, by subword tagger ``key``."""
     found = _spans(_check_tagger(key))[0]
-    return ch08_spans._recall_among(found, kind, True), ch08_spans._recall_among(found, kind, False)
+    return span_scores.recall_among(found, kind, True), span_scores.recall_among(found, kind, False)
 
 
 def decoder_gap(name: str) -> tuple[float, int]:
@@ -126,14 +127,14 @@ def decoder_gap(name: str) -> tuple[float, int]:
     return float(np.mean(mean - first)), int(np.sum(mean > first))
 
 
-def split_words(name: str = f"frozen/{ch08_spans.CRF_LAYER}/argmax") -> tuple[float, float, float, float]:
+def split_words(name: str = f"frozen/{CRF_LAYER}/argmax") -> tuple[float, float, float, float]:
     """Book seed: ``(share of test words split into pieces, tag accuracy on split words from the first piece, from
     the mean, and on unsplit words)`` for tagger ``name`` (a key without its decoder; the two decoders agree on an
     unsplit word)."""
     parts = name.split("/") if isinstance(name, str) else None
     if parts is None or len(parts) != 3:
         raise ValueError(f"name must look like 'frozen/2/argmax' (a tagger key without its decoder), got {name!r}")
-    data = ch08_spans.test_data()
+    data = test_data()
     pieces = pieces_of(data)
     counts = np.zeros(data.tags.shape, dtype=np.int64)
     inside = pieces.word >= 0
@@ -154,7 +155,7 @@ def figure_decoders():
     names = [*(f"frozen/{layer}" for layer in LAYERS), f"tuned/{TUNED_DEPTH}"]
     series = [("pieces, first piece", lambda n: scores(f"{n}/first/viterbi"), PALETTE["sky"]),
               ("pieces, mean of pieces", lambda n: scores(f"{n}/mean/viterbi"), PALETTE["blue"]),
-              ("words (chapter 6's encoder)", lambda n: ch08_spans.scores(f"{n}/viterbi"), PALETTE["orange"])]
+              ("words (chapter 6's encoder)", lambda n: span_scores.scores(f"{n}/viterbi"), PALETTE["orange"])]
     width = 0.26
     for j, (label, get, colour) in enumerate(series):
         for k, name in enumerate(names):
@@ -191,7 +192,7 @@ def figure_losses():
 
 # ----------------------------------------------------------------------------- claims
 def _decoder_gap(k: int) -> tuple[float, float]:
-    name = f"frozen/{ch08_spans.CRF_LAYER}"
+    name = f"frozen/{CRF_LAYER}"
     return (scores(f"{name}/first/viterbi")[k].micro_f1, scores(f"{name}/mean/viterbi")[k].micro_f1)
 
 

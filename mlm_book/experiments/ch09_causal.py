@@ -4,7 +4,7 @@ r"""Chapter 9's trained readers: next-token prediction with and without the caus
 without the causal mask the next word sits in plain view one position to the right, and
 the task is copying. With the mask, the best a model can do at position $i$ is the exact
 left-to-right conditional $P(x_{i+1} \mid x_{\le i})$ of chapter 1's HMM, whose expected
-surprisal ([`ch09_directions.left_to_right`][mlm_book.experiments.ch09_directions.left_to_right])
+surprisal ([`directions.left_to_right`][mlm_book.directions.left_to_right])
 is known exactly; so a trained causal reader can be measured against its optimum.
 
 **The recipe**, fixed before any run: the book's HMM encoder
@@ -20,7 +20,8 @@ changes, for the chapter's five-minute training budget:
 * the warm-up keeps its share of the run (67 steps) and the weight decay its total
   $\lambda \sum_t \eta_t$ (chapter 2's recipe, as chapter 6 and chapter 8 rescale theirs).
 
-**What is measured** on held-out sentences of the same language: each reader's next-token
+**What is measured** (the artefact [`mlm_book.artefacts.next_token_measurements`][mlm_book.artefacts.next_token_measurements])
+on held-out sentences of the same language: each reader's next-token
 cross-entropy by position against the exact left-to-right surprisal of the same sentences;
 where the unmasked reader's attention goes (the weight each query puts on the position
 right after it); and a sense probe for *w* at each layer, against the exact sense accuracy
@@ -30,20 +31,19 @@ from the left context alone and from both sides.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
 from mlm_book.artefacts.next_token import READERS, SEEDS, STEPS, trained_reader, training_config  # noqa: F401
 from mlm_book.artefacts.next_token import check_seed as _check_seed
-from mlm_book.experiments import hmm_encoder
+from mlm_book.artefacts import next_token_measurements
 from mlm_book.ledger import Claim, over_seeds
-from mlm_book.nn.train import TrainResult
 from mlm_book.report import Markdown, table
 from mlm_book.validation import as_float_array, check_bool, check_instance, check_real
 from mlm_book.report import seed_band
 
-__all__ = ["EVAL_SENTENCES", "EVAL_SEED", "ATTENTION_SENTENCES", "ReaderScores", "CausalResults", "results",
+__all__ = ["ReaderScores", "CausalResults", "results",
            "reader_table", "probe_table", "collapse_steps", "figure_readers", "figure_copy_head", "COPY_LOSS",
            "REACH", "CLAIMS"]
 
@@ -56,14 +56,6 @@ def _training_losses(causal: bool, seed: int) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- measuring the readers
-EVAL_SENTENCES = 2000
-"""Held-out sentences the readers are scored on (46,000 next-token targets)."""
-EVAL_SEED = hmm_encoder.SETUP.eval_seed
-"""Seed of the held-out sentences (the HMM encoder's evaluation seed: never a training batch's)."""
-ATTENTION_SENTENCES = 400
-"""Held-out sentences whose attention weights are averaged."""
-
-
 @dataclass(frozen=True, eq=False)
 class ReaderScores:
     r"""One next-token reader at one seed, on the held-out sentences.
@@ -185,104 +177,10 @@ def _floats(record, name: str, ndim: int, *, low: float = -np.inf, high: float =
     return value
 
 
-def _held_out():
-    from mlm_book.hmm import default_hmm, sample
-    return sample(default_hmm(), EVAL_SENTENCES, hmm_encoder.SETUP.length, np.random.default_rng(EVAL_SEED))[1]
-
-
-def _exact_surprisal(tokens: np.ndarray) -> np.ndarray:
-    """Exact $-\\log P(x_{i+1} \\mid x_{\\le i})$ for $i = 1 \\ldots n-1$: shape (B, n - 1)."""
-    from mlm_book.experiments.ch09_directions import left_to_right
-    from mlm_book.hmm import default_hmm
-    return left_to_right(default_hmm(), tokens).surprisal[:, 1:]
-
-
-def _reader_losses(result: TrainResult, tokens: np.ndarray) -> np.ndarray:
-    """The reader's cross-entropy at every target: shape (B, n - 1)."""
-    from mlm_book.nn import encoder as enc
-    proba = enc.predict_proba(result.params, result.encoder, tokens)[:, :-1]          # (B, n - 1, V)
-    picked = np.take_along_axis(proba, tokens[:, 1:, None], axis=2)[..., 0]
-    return -np.log(picked)
-
-
-def _next_weight(result: TrainResult, tokens: np.ndarray) -> np.ndarray:
-    from mlm_book.nn import encoder as enc
-    weights = enc.attention_weights(result.params, result.encoder, tokens)           # (L, B, h, n, n)
-    n = tokens.shape[1]
-    return weights[..., np.arange(n - 1), np.arange(1, n)].mean(axis=(1, 3))           # (L, h)
-
-
-def _sense_data():
-    """Chapter 5's train and test splits: the occurrences of w and their senses."""
-    from mlm_book.experiments.ch04_geometry import hmm_split
-    from mlm_book.hmm import default_hmm
-    hmm = default_hmm()
-    out = []
-    for name in ("train", "test"):
-        split = hmm_split(name)
-        where = split.tokens == hmm.shared_token
-        out.append((split.tokens, where, (split.states[where] == hmm.sense_states[1]).astype(np.int64)))
-    return out
-
-
-def _probes(result: TrainResult) -> np.ndarray:
-    from mlm_book import probe
-    from mlm_book.nn import encoder as enc
-    (train_tokens, train_at, train_y), (test_tokens, test_at, test_y) = _sense_data()
-    train_h = enc.hidden_states(result.params, result.encoder, train_tokens)
-    test_h = enc.hidden_states(result.params, result.encoder, test_tokens)
-    return np.array([probe.fit_and_score(np.asarray(a, np.float64)[train_at], train_y,
-                                         np.asarray(b, np.float64)[test_at], test_y).accuracy
-                     for a, b in zip(train_h, test_h)])
-
-
-def _left_sense() -> float:
-    """Exact expected accuracy of the best guess of w's sense from the words up to it, on the test occurrences."""
-    from mlm_book.experiments.ch09_directions import left_to_right
-    from mlm_book.hmm import default_hmm
-    hmm = default_hmm()
-    tokens, where, _ = _sense_data()[1]
-    filtered = left_to_right(hmm, tokens).filtered[where][:, list(hmm.sense_states)]
-    filtered /= filtered.sum(axis=1, keepdims=True)
-    return float(filtered.max(axis=1).mean())
-
-
-def _measure() -> dict:
-    tokens = _held_out()
-    exact = _exact_surprisal(tokens)
-    arrays = {"exact": exact.mean(axis=0), "exact_se": exact.std(axis=0, ddof=1) / np.sqrt(len(exact)),
-              "exact_mean": np.array(exact.mean()), "left_sense": np.array(_left_sense())}
-    for causal in READERS:
-        for seed in SEEDS:
-            result = trained_reader(causal, seed)
-            losses = _reader_losses(result, tokens)
-            excess = (losses - exact).mean(axis=1)                                       # per sentence
-            prefix = f"{READERS[causal]}/{seed}/"
-            arrays[prefix + "position_loss"] = losses.mean(axis=0)
-            arrays[prefix + "excess"] = np.array([excess.mean(), excess.std(ddof=1) / np.sqrt(len(excess))])
-            arrays[prefix + "next_weight"] = _next_weight(result, tokens[:ATTENTION_SENTENCES])
-            arrays[prefix + "probes"] = _probes(result)
-            arrays[prefix + "final_training_loss"] = np.array(result.losses[-100:].mean())
-    book = trained_reader(False, SEEDS[0])
-    block, head = np.unravel_index(np.argmax(arrays[f"{READERS[False]}/{SEEDS[0]}/next_weight"]),
-                                   (book.encoder.n_blocks, book.encoder.n_heads))
-    from mlm_book.nn import encoder as enc
-    weights = enc.attention_weights(book.params, book.encoder, tokens[:ATTENTION_SENTENCES])
-    arrays["mean_attention"] = weights[block, :, head].mean(axis=0)
-    arrays["copy_head"] = np.array([block, head])
-    return arrays
-
-
-def _measurement_key() -> dict:
-    from dataclasses import asdict
-    return {"readers": [[asdict(replace(hmm_encoder.SETUP.encoder, causal=causal)), asdict(training_config(seed))]
-                        for causal in READERS for seed in SEEDS],
-            "eval": [EVAL_SENTENCES, EVAL_SEED, ATTENTION_SENTENCES]}
-
-
 @functools.cache
 def results() -> CausalResults:
-    """Train (if not cached) and measure both readers at every seed (memoised; the measurements are cached on disk).
+    """Both readers at every seed, measured (memoised; the measurements are the artefact
+    [`mlm_book.artefacts.next_token_measurements`][mlm_book.artefacts.next_token_measurements]).
 
     Examples
     --------
@@ -290,15 +188,9 @@ def results() -> CausalResults:
     >>> len(r.readers), r.exact_position.shape, r.mean_attention.shape
     (10, (23,), (24, 24))
     """
-    from mlm_book import artefacts, cache, probe
-    from mlm_book.experiments import ch04_geometry, ch05_probing, ch09_directions
-    from mlm_book.nn import encoder as enc
-    from mlm_book.nn import layers, train
+    from mlm_book.readings import sense_probes
 
-    code = [_held_out, _exact_surprisal, _reader_losses, _next_weight,
-            _sense_data, _probes, _left_sense, _measure, ch09_directions.left_to_right, ch04_geometry.hmm_split,
-            probe, enc, layers, train, artefacts.key_source("next-token")]
-    arrays, _ = cache.cached("ch09-readers", _measurement_key(), code, lambda: (_measure(), {}))
+    arrays = next_token_measurements.measured(next_token_measurements.MEASUREMENTS)
     readers = []
     for causal in READERS:
         for seed in SEEDS:
@@ -312,7 +204,7 @@ def results() -> CausalResults:
                 final_training_loss=float(arrays[prefix + "final_training_loss"])))
     return CausalResults(readers=tuple(readers), exact_position=arrays["exact"], exact_position_se=arrays["exact_se"],
                          exact=float(arrays["exact_mean"]), left_sense=float(arrays["left_sense"]),
-                         both_sense=ch05_probing.probe_table().bayes, mean_attention=arrays["mean_attention"],
+                         both_sense=sense_probes.probe_table().bayes, mean_attention=arrays["mean_attention"],
                          copy_head=tuple(int(v) for v in arrays["copy_head"]))
 
 
@@ -356,7 +248,7 @@ def probe_table(r: CausalResults | None = None) -> Markdown:
     """A Markdown table: the sense probe for *w* at each layer of both readers and of the masked-LM encoder.
 
     Mean ± sd over the seeds (the masked-LM encoder's from
-    [`ch05_probing.seed_probes`][mlm_book.experiments.ch05_probing.seed_probes]), with the exact
+    [`sense_probes.seed_probes`][mlm_book.readings.sense_probes.seed_probes]), with the exact
     accuracies from the left context and from the whole sentence.
 
     Raises
@@ -370,9 +262,9 @@ def probe_table(r: CausalResults | None = None) -> Markdown:
     >>> len(lines), lines[0].split(" | ")[1]
     (7, 'causal reader')
     """
-    from mlm_book.experiments import ch05_probing
+    from mlm_book.readings import sense_probes
     r = _given_or_results(r)
-    masked = np.array(ch05_probing.seed_probes().probes)
+    masked = np.array(sense_probes.seed_probes().probes)
     causal, unmasked = r.over_seeds(True, "probes"), r.over_seeds(False, "probes")
     names = ("0 (input)", "1 (after block 1)", "2 (after block 2)")
     rows = [[names[layer] if layer < len(names) else str(layer), seed_band(causal[:, layer], book=False),

@@ -210,10 +210,10 @@ def span_table(r: SpanMasking | None = None):
 
 def figure_spans(r: SpanMasking | None = None):
     """Expected entropy of the optimum inside a hidden span against its length, with the two readers' levels."""
-    from mlm_book.experiments import ch09_directions
+    from mlm_book.directions import directions_results
     from mlm_book.figures import NARROW, PALETTE, subplots
     r = results() if r is None else r
-    e = ch09_directions.results().entropies
+    e = directions_results().entropies
     fig, ax = subplots(width=NARROW, height=3.2)
     ax.errorbar(r.span_lengths, r.per_position, yerr=2 * r.per_position_se, marker="o", ms=4, capsize=2,
                 color=PALETTE["blue"], label="per hidden position")

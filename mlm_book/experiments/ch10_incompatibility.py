@@ -86,7 +86,7 @@ import numpy as np
 from mlm_book import compat
 from mlm_book.channel import Channel, context_prediction
 from mlm_book.crf_fit import minimize_lbfgs
-from mlm_book.experiments.ch03_pseudo_likelihood import (
+from mlm_book.four_cycles import (
     FOUR_CYCLE,
     FourCycleConfig,
     RhoSweep,
@@ -444,7 +444,7 @@ def share_scan(hmm: HiddenMarkovLanguage, shares, rho: float, draws: compat.Four
     rho : float
         Selection rate in (0, 1].
     draws : compat.FourCycleDraws
-        The cycles (e.g. chapter 3's [`four_cycle_draws`][mlm_book.experiments.ch03_pseudo_likelihood.four_cycle_draws]).
+        The cycles (e.g. chapter 3's [`four_cycle_draws`][mlm_book.four_cycles.four_cycle_draws]).
 
     Returns
     -------

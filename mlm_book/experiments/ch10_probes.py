@@ -5,8 +5,10 @@ that the encoder reads it there. Chapter 5's sense probe on the HMM encoder near
 exact Bayes accuracy from layer 1 on; chapter 6's layer-0 probe types *kestrel* as company or
 product far above the majority share only because the token's window position differs between
 the two kinds of mention (the position leak). Three experiments, each at the five training
-seeds of the encoder involved ([`mlm_book.experiments.hmm_encoder.SEEDS`][mlm_book.artefacts.hmm_encoder.SEEDS],
-[`mlm_book.artefacts.filing_encoder.SEEDS`][mlm_book.artefacts.filing_encoder.SEEDS]).
+seeds of the encoder involved ([`mlm_book.artefacts.hmm_encoder.SEEDS`][mlm_book.artefacts.hmm_encoder.SEEDS],
+[`mlm_book.artefacts.filing_encoder.SEEDS`][mlm_book.artefacts.filing_encoder.SEEDS]), each one run of an
+artefact of [`mlm_book.artefacts.probe_caveats`][mlm_book.artefacts.probe_caveats], where the protocol's
+constants and pieces named below live.
 
 **1. Control tasks** (Hewitt and Liang 2019, on the references page;
 [`control_tasks`][mlm_book.experiments.ch10_probes.control_tasks]). A control task gives every
@@ -16,13 +18,13 @@ probe concerns one type ($w$), on which a per-type label is a constant, so the c
 applied to a probe over *every* token's vector. The task is the hidden regime (a or b) of the
 HMM state at each position: the sense of $w$ generalised to every token, sampled with the
 sequence and known exactly, and its Bayes accuracy $\mathbb{E}\max_k P(\text{regime}_i = k \mid x)$
-is computed by forward–backward ([`regime_posteriors`][mlm_book.experiments.ch10_probes.regime_posteriors]).
+is computed by forward–backward ([`regime_posteriors`][mlm_book.artefacts.probe_caveats.regime_posteriors]).
 Every other token is emitted by one regime only, so the task is a property of the type except at
 $w$, where it needs the context. The control labels a uniformly random
-[`CONTROL_LABELLED`][mlm_book.experiments.ch10_probes.CONTROL_LABELLED] of the 25 types 1 and the
-rest 0 ([`control_labels`][mlm_book.experiments.ch10_probes.control_labels]; the task labels 12
+[`CONTROL_LABELLED`][mlm_book.artefacts.probe_caveats.CONTROL_LABELLED] of the 25 types 1 and the
+rest 0 ([`control_labels`][mlm_book.artefacts.probe_caveats.control_labels]; the task labels 12
 types a, 12 types b and $w$ by context, so both tasks have the same number of types per class),
-[`CONTROL_DRAWS`][mlm_book.experiments.ch10_probes.CONTROL_DRAWS] draws with fixed seeds. Data:
+[`CONTROL_DRAWS`][mlm_book.artefacts.probe_caveats.CONTROL_DRAWS] draws with fixed seeds. Data:
 chapter 4's splits (every token of the 1500 training and 1500 test sequences), the probe and its
 fixed strength of [`mlm_book.probe.fit_and_score`][mlm_book.probe.fit_and_score], layers 0, 1, 2.
 
@@ -33,13 +35,13 @@ flush with its end), at the window where it sits nearest the centre
 ([`mlm_book.finance.windows.fixed_windows`][mlm_book.finance.windows.fixed_windows],
 [`mlm_book.finance.windows.nearest_centre`][mlm_book.finance.windows.nearest_centre]; the book's
 stride is 16). A stride is between 1 and 32 (no gaps); the sweep is
-[`STRIDES`][mlm_book.experiments.ch10_probes.STRIDES]. At each stride the layer-0 vector
+[`STRIDES`][mlm_book.artefacts.probe_caveats.STRIDES]. At each stride the layer-0 vector
 $E[\textit{kestrel}] + P_{\text{slot}}$ of each of *kestrel*'s typed mentions is probed with
 chapter 6's stratified five folds, beside the centred reading (every token at slot 16, chapter
 6's layer 0) and the majority share. The expectation under test: at stride 1 every token can sit
 at the centre, so the leak should vanish as the stride shrinks. That holds only for a token with
 16 tokens of its filing before it and 15 after it; a token nearer a filing's edge can only be read
-at its distance from that edge ([`window_positions`][mlm_book.experiments.ch10_probes.window_positions]).
+at its distance from that edge ([`window_positions`][mlm_book.artefacts.probe_caveats.window_positions]).
 
 **3. One causal test** ([`causal_test`][mlm_book.experiments.ch10_probes.causal_test]; after the
 amnesic probing of Elazar et al. 2021, on the references page). On each HMM encoder
@@ -47,22 +49,22 @@ amnesic probing of Elazar et al. 2021, on the references page). On each HMM enco
 
 * the *sense direction* is the normal of the layer-1 sense probe's boundary in the residual
   stream, $u = W / \sigma$ (the probe's weights over the training occurrences' standard
-  deviations), normalised ([`sense_direction`][mlm_book.experiments.ch10_probes.sense_direction]);
+  deviations), normalised ([`sense_direction`][mlm_book.artefacts.probe_caveats.sense_direction]);
   the probe is chapter 5's, fitted on the training split's occurrences of $w$;
 * the *ablation* sets the component along $\hat u$ of the layer-1 stream, at every position that
   shows $w$, to the training occurrences' mean: $x \mapsto x - ((x - \mu)\cdot\hat u)\,\hat u$
-  ([`ablate`][mlm_book.experiments.ch10_probes.ablate]). The layer-1 probe then reads the same logit
+  ([`ablate`][mlm_book.artefacts.probe_caveats.ablate]). The layer-1 probe then reads the same logit
   (its intercept) at every occurrence;
 * the *control* moves the same positions by the same signed amounts along a random unit direction
   $\hat s$ instead, $x \mapsto x - ((x - \mu)\cdot\hat u)\,\hat s$: every occurrence is displaced by
   exactly the norm the ablation displaces it by, and the sense direction is left intact.
-  [`ABLATION_DRAWS`][mlm_book.experiments.ch10_probes.ABLATION_DRAWS] directions per encoder;
+  [`ABLATION_DRAWS`][mlm_book.artefacts.probe_caveats.ABLATION_DRAWS] directions per encoder;
 * the network is resumed from layer 1 on the modified stream (block 2 and the tied head,
-  [`resume`][mlm_book.experiments.ch10_probes.resume]; unmodified, it reproduces the encoder's
+  [`resume`][mlm_book.artefacts.probe_caveats.resume]; unmodified, it reproduces the encoder's
   logits to rounding);
 * **what is measured, fixed before computing**: the test split's sequences; every position $j$ next
   to an occurrence of $w$ ($x_{j-1} = w$ or $x_{j+1} = w$) that is not itself $w$
-  ([`neighbour_positions`][mlm_book.experiments.ch10_probes.neighbour_positions]), each in its own
+  ([`neighbour_positions`][mlm_book.artefacts.probe_caveats.neighbour_positions]), each in its own
   copy of its clean sequence with ``[MASK]`` at $j$ and every other token shown as it is. At $j$:
   the mean $\operatorname{KL}(q \,\|\, q_{\text{ablated}})$ from the unablated prediction, and the
   change of the mean cross-entropy against the exact posterior of the book's channel
@@ -128,12 +130,16 @@ figures; each statement is checked by ``tests/test_ch10_probes.py``).
 from __future__ import annotations
 
 import functools
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
-from mlm_book import artefacts, probe
-from mlm_book.nn import runtime
+from mlm_book.artefacts import filing_encoder as fe
+from mlm_book.artefacts import hmm_encoder, probe_caveats
+from mlm_book.artefacts.probe_caveats import (
+    CONTROL_DRAWS,
+    STRIDES,
+)
 from mlm_book.ledger import Claim, over_seeds
 from mlm_book.report import Markdown, table
 from mlm_book.report import seed_band
@@ -143,49 +149,17 @@ from mlm_book.validation import (
     check_instance,
     check_positive_int,
     check_probability,
-    check_real,
-    check_tokens,
 )
 
 __all__ = [
-    "CONTROL_DRAWS", "CONTROL_LABELLED", "CONTROL_SEED", "STRIDES", "ABLATION_DRAWS", "ABLATION_SEED",
-    "ABLATION_LAYER", "RESUME_CHECK", "MAX_CONTROL_VOCABULARY", "MAX_CONTROL_DRAWS",
-    "SELECTIVITY_RISE", "LEAK_MARGIN", "CAUSAL_SE",
-    "control_labels", "regime_posteriors", "ControlTasks", "control_tasks",
-    "window_positions", "StrideLeak", "stride_leak",
-    "stream_at", "resume", "sense_direction", "ablate", "neighbour_positions", "CausalTest", "causal_test",
-    "ProbeCaveats", "results", "control_table", "stride_table", "causal_table", "figure_controls",
-    "figure_causal", "PRESTATED", "CLAIMS",
+    "SELECTIVITY_RISE", "LEAK_MARGIN", "CAUSAL_SE", "ControlTasks", "control_tasks", "StrideLeak", "stride_leak",
+    "CausalTest", "causal_test", "ProbeCaveats", "results", "control_table", "stride_table", "causal_table",
+    "figure_controls", "figure_causal", "PRESTATED", "CLAIMS",
 ]
 
 # --------------------------------------------------------------------------------------
 # The protocol and the rules, fixed before any number was computed
 # --------------------------------------------------------------------------------------
-
-CONTROL_DRAWS = 5
-"""Random per-type labellings of the control task, each fitted and scored at every layer and seed."""
-
-CONTROL_LABELLED = 12
-"""Types labelled 1 by each control draw (of the HMM's 25): the task labels 12 types a, 12 types b and
-$w$ by context, so the control has the task's number of types per class, $w$ included at random."""
-
-CONTROL_SEED = 5110
-"""Draw $r$ of the control labels comes from ``numpy.random.default_rng([CONTROL_SEED, r])``."""
-
-STRIDES = (1, 2, 4, 8, 16, 32)
-"""Window strides swept (windows of 32 tokens: every stride from 1 to 32 covers every token; 16 is chapter 6's)."""
-
-ABLATION_DRAWS = 8
-"""Random directions of the causal test's control, per encoder."""
-
-ABLATION_SEED = 5120
-"""Draw $r$ of encoder seed $s$ comes from ``numpy.random.default_rng([ABLATION_SEED, s, r])``."""
-
-RESUME_CHECK = 512
-"""Measured copies on which the resumed pass is compared with the encoder's own forward pass."""
-
-ABLATION_LAYER = 1
-"""The layer whose stream is modified (after block 1): the sense probe reaches its ceiling there (chapter 5)."""
 
 SELECTIVITY_RISE = 0.05
 """Rule of the control tasks: selectivity at layers 1 and 2 at least this much above layer 0's. Why 0.05:
@@ -216,123 +190,16 @@ def _check_seeds(seeds, allowed: tuple, what: str) -> tuple:
 
 
 def _hmm_seeds():
-    from mlm_book.experiments import hmm_encoder
     return hmm_encoder.SEEDS
 
 
 def _filing_seeds():
-    from mlm_book.artefacts import filing_encoder
-    return filing_encoder.SEEDS
+    return fe.SEEDS
 
 
 # --------------------------------------------------------------------------------------
 # 1. Control tasks
 # --------------------------------------------------------------------------------------
-
-
-MAX_CONTROL_VOCABULARY = 10**6
-"""Largest vocabulary `control_labels` labels (the filing vocabulary has under a thousand types)."""
-MAX_CONTROL_DRAWS = 1000
-"""Most control draws `control_labels` makes (the chapter uses five)."""
-
-
-def control_labels(vocab_size: int = 25, draws: int = CONTROL_DRAWS, labelled: int = CONTROL_LABELLED,
-                   seed: int = CONTROL_SEED) -> np.ndarray:
-    r"""Random per-type labels: row $r$ gives label 1 to a uniformly random ``labelled`` of the types.
-
-    A control task in Hewitt and Liang's sense: the label of an occurrence is its type's, so it is
-    constant per type and a probe can learn it only by telling the types apart.
-
-    Parameters
-    ----------
-    vocab_size : int
-        Number of types (at least 2).
-    draws : int
-        Independent labellings (at least 1).
-    labelled : int
-        Types labelled 1 per draw, in ``[1, vocab_size)`` (both labels occur).
-    seed : int
-        Draw $r$ uses ``default_rng([seed, r])``.
-
-    Returns
-    -------
-    numpy.ndarray of int64, shape (draws, vocab_size)
-
-    Raises
-    ------
-    TypeError
-        If an argument is not an integer.
-    ValueError
-        If ``vocab_size`` is below 2 or above ``MAX_CONTROL_VOCABULARY``, ``draws`` below 1 or above
-        ``MAX_CONTROL_DRAWS``, ``labelled`` outside ``[1, vocab_size)`` or ``seed`` negative.
-
-    Examples
-    --------
-    >>> labels = control_labels()
-    >>> labels.shape, labels.sum(axis=1).tolist()
-    ((5, 25), [12, 12, 12, 12, 12])
-    >>> tokens = np.array([[3, 24, 3]])
-    >>> labels[0][tokens].tolist()      # an occurrence takes its type's label
-    [[1, 0, 1]]
-    >>> control_labels(4, labelled=4)
-    Traceback (most recent call last):
-    ...
-    ValueError: labelled must be in [1, vocab_size) = [1, 4) so that both labels occur, got 4
-    """
-    vocab_size = check_positive_int(vocab_size, "vocab_size", minimum=2)
-    draws = check_positive_int(draws, "draws")
-    labelled = check_positive_int(labelled, "labelled")
-    seed = check_positive_int(seed, "seed", minimum=0)
-    if labelled >= vocab_size:
-        raise ValueError(f"labelled must be in [1, vocab_size) = [1, {vocab_size}) so that both labels occur, "
-                         f"got {labelled}")
-    if vocab_size > MAX_CONTROL_VOCABULARY or draws > MAX_CONTROL_DRAWS:
-        raise ValueError(f"vocab_size must be at most {MAX_CONTROL_VOCABULARY} and draws at most "
-                         f"{MAX_CONTROL_DRAWS} (a label per type and draw), got vocab_size={vocab_size}, draws={draws}")
-    out = np.zeros((draws, vocab_size), dtype=np.int64)
-    for r in range(draws):
-        out[r, np.random.default_rng([seed, r]).permutation(vocab_size)[:labelled]] = 1
-    return out
-
-
-def regime_posteriors(tokens) -> np.ndarray:
-    r"""Exact $P(\text{regime}_i = b \mid x)$ at every position of clean sequences of the book's HMM.
-
-    Forward–backward's posterior over the hidden states, summed over regime b's four states.
-    At $w$ it is the sense posterior of chapter 5; at any other token it is 0 or 1 (each regime
-    token is emitted by one regime only).
-
-    Parameters
-    ----------
-    tokens : array_like of int, shape (B, n)
-        Token ids in ``[0, 25)``.
-
-    Returns
-    -------
-    numpy.ndarray, shape (B, n)
-
-    Raises
-    ------
-    TypeError
-        If ``tokens`` does not hold integers.
-    ValueError
-        If ``tokens`` is not 2-D or holds an id outside ``[0, 25)``.
-
-    Examples
-    --------
-    >>> from mlm_book.hmm import default_hmm, sense_posteriors
-    >>> hmm = default_hmm()
-    >>> x = np.array([[0, hmm.shared_token, 13]])
-    >>> p = regime_posteriors(x)
-    >>> p[0, [0, 2]].tolist(), bool(abs(p[0, 1] - sense_posteriors(hmm, x)[0, 1, 1]) < 1e-12)
-    ([0.0, 1.0], True)
-    """
-    from mlm_book.hmm import default_hmm, emission_likelihood, forward_backward
-
-    hmm = default_hmm()
-    tokens = check_tokens(tokens, "tokens", hmm.vocab_size, ndim=2)
-    smoothed = forward_backward(hmm.transition, hmm.initial, emission_likelihood(hmm, tokens))
-    return smoothed.posterior @ (hmm.regime == 1).astype(np.float64)
 
 
 @dataclass(frozen=True, eq=False)
@@ -427,74 +294,19 @@ def _freeze(record, names) -> None:
         object.__setattr__(record, name, value)
 
 
-def _float64(params) -> dict:
-    return {key: np.asarray(value, dtype=np.float64) for key, value in params.items()}
-
-
-def _split_streams(params, config, tokens) -> list[np.ndarray]:
-    """``[(B*n, d)]`` the residual stream after 0, 1, ... blocks (float64 parameters)."""
-    from mlm_book.nn import layers
-
-    x, _ = layers.embedding_forward(tokens, params["E"], params["P"])
-    out = [x]
-    for block in range(config.n_blocks):
-        x, _ = layers.block_forward(x, params, f"blocks.{block}.", config.n_heads, tokens.shape, config.ln_eps)
-        out.append(x)
-    return out
-
-
-def _control_seed(seed: int) -> dict:
-    """Task, controls and task-at-w accuracies of the HMM encoder trained with ``seed``."""
-    from mlm_book.experiments import hmm_encoder
-    from mlm_book.experiments.ch04_geometry import hmm_split
-    from mlm_book.hmm import default_hmm
-
-    hmm = default_hmm()
-    result = hmm_encoder.trained_encoder(hmm_encoder.seed_setup(seed))
-    params = _float64(result.params)
-    train, test = hmm_split("train"), hmm_split("test")
-    controls = control_labels(hmm.vocab_size)
-    streams = {name: _split_streams(params, result.encoder, split.tokens) for name, split in
-               (("train", train), ("test", test))}
-    y_train, y_test = hmm.regime[train.states].ravel(), hmm.regime[test.states].ravel()
-    at_w = test.tokens.ravel() == hmm.shared_token
-    task, task_w, control = [], [], []
-    for layer in range(result.encoder.n_blocks + 1):
-        x_train, x_test = streams["train"][layer], streams["test"][layer]
-        fitted = probe.fit_and_score(x_train, y_train, x_test, y_test)
-        task.append(fitted.accuracy)
-        task_w.append(float(np.mean(fitted.model.predict(x_test[at_w]) == y_test[at_w])))
-        control.append([probe.fit_and_score(x_train, labels[train.tokens.ravel()], x_test,
-                                            labels[test.tokens.ravel()]).accuracy for labels in controls])
-    return {"task": task, "task_at_w": task_w, "control": control}
-
-
-def _control_references() -> dict:
-    from mlm_book.experiments.ch04_geometry import hmm_split
-    from mlm_book.hmm import default_hmm
-
-    hmm = default_hmm()
-    train, test = hmm_split("train"), hmm_split("test")
-    p = regime_posteriors(test.tokens)
-    best = np.maximum(p, 1.0 - p)
-    at_w = test.tokens == hmm.shared_token
-    majority_class = int(np.bincount(hmm.regime[train.states].ravel(), minlength=2).argmax())
-    return {"bayes": float(best.mean()), "bayes_at_w": float(best[at_w].mean()),
-            "majority": float(np.mean(hmm.regime[test.states] == majority_class)), "w_share": float(at_w.mean())}
-
-
 def control_tasks(seeds: tuple | None = None) -> ControlTasks:
     r"""The regime task and the control tasks at layers 0, 1, 2 of the HMM encoder at each seed.
 
     For every seed: the probe of [`mlm_book.probe.fit_and_score`][mlm_book.probe.fit_and_score] on every
     token's vector of chapter 4's training split (36,000 tokens), scored on the test split's, with the
-    sampled regime as the label, and again with each of the [`control_labels`][mlm_book.experiments.ch10_probes.control_labels].
-    Computed once and kept on disk (a cold run takes tens of seconds); memoised per ``seeds``.
+    sampled regime as the label, and again with each of the [`control_labels`][mlm_book.artefacts.probe_caveats.control_labels].
+    The artefact [`probe_caveats.control_tasks`][mlm_book.artefacts.probe_caveats.control_tasks] (a cold run
+    takes tens of seconds); memoised per ``seeds``.
 
     Parameters
     ----------
     seeds : tuple of int, optional
-        Training seeds among [`mlm_book.experiments.hmm_encoder.SEEDS`][mlm_book.artefacts.hmm_encoder.SEEDS]
+        Training seeds among [`mlm_book.artefacts.hmm_encoder.SEEDS`][mlm_book.artefacts.hmm_encoder.SEEDS]
         (all five by default, the book's first).
 
     Returns
@@ -522,33 +334,10 @@ def control_tasks(seeds: tuple | None = None) -> ControlTasks:
     return _control_tasks(_check_seeds(seeds, _hmm_seeds(), "HMM encoder"))
 
 
-def _hmm_key_and_code(seeds, constants: dict, functions) -> tuple[dict, list]:
-    from mlm_book.experiments import ch04_geometry, hmm_encoder
-    from mlm_book.nn import encoder as enc
-    from mlm_book.nn import layers, train
-
-    key = {"setups": [asdict(hmm_encoder.seed_setup(seed)) for seed in seeds],
-           "splits": asdict(ch04_geometry.SPLITS), "strength": probe.PROBE_STRENGTH, **constants}
-    code = [*functions, probe, enc, layers, train, ch04_geometry.hmm_split, artefacts.key_source("hmm-encoder")]
-    return key, code
-
-
 @functools.cache
 def _control_tasks(seeds: tuple) -> ControlTasks:
-    from mlm_book import cache
-    from mlm_book.experiments import hmm_encoder
-
-    def build():
-        hmm_encoder.ensure_trained([hmm_encoder.seed_setup(seed) for seed in seeds])
-        with runtime.blas_threads(1):      # the probes' small products: threads only contend
-            rows = [_control_seed(seed) for seed in seeds]
-        arrays = {name: np.array([row[name] for row in rows]) for name in ("task", "task_at_w", "control")}
-        return arrays, _control_references()
-
-    constants = {"draws": CONTROL_DRAWS, "labelled": CONTROL_LABELLED, "control_seed": CONTROL_SEED}
-    key, code = _hmm_key_and_code(seeds, constants, [control_labels, regime_posteriors, _control_seed,
-                                                     _control_references, _split_streams, _float64])
-    arrays, meta = cache.cached("ch10-control-tasks", key, code, build)
+    setup = probe_caveats.ControlTasksSetup(tuple(hmm_encoder.seed_setup(seed) for seed in seeds))
+    arrays, meta = probe_caveats.control_tasks(setup)
     return ControlTasks(seeds=seeds, task=arrays["task"], control=arrays["control"], task_at_w=arrays["task_at_w"],
                         **{name: float(meta[name]) for name in ("bayes", "bayes_at_w", "majority", "w_share")})
 
@@ -556,67 +345,6 @@ def _control_tasks(seeds: tuple) -> ControlTasks:
 # --------------------------------------------------------------------------------------
 # 2. The position leak against the stride
 # --------------------------------------------------------------------------------------
-
-
-def window_positions(stride: int, length: int = 32) -> np.ndarray:
-    r"""The slot at which chapter 6's nearest-centre reading puts every token of the filings, at ``stride``.
-
-    Chapter 6's own reading generalised from its stride (16) to any: each filing is cut into windows
-    of ``length`` tokens starting every ``stride`` tokens, plus one flush with its end
-    ([`mlm_book.finance.windows.fixed_windows`][mlm_book.finance.windows.fixed_windows]), and a token is
-    read in the window where it sits nearest the centre, ties to the earlier window
-    ([`mlm_book.finance.windows.nearest_centre`][mlm_book.finance.windows.nearest_centre]). At stride 1 a
-    token with at least ``length // 2`` tokens of its filing before it and ``length - length // 2 - 1``
-    after it sits at slot ``length // 2``, the centred reading's; a token nearer an edge cannot.
-
-    Parameters
-    ----------
-    stride : int
-        Between 1 and ``length`` (the windows must cover every token).
-    length : int
-        Window length, 2 to the shortest filing's length (chapter 6's windows hold 32 tokens).
-
-    Returns
-    -------
-    numpy.ndarray of int, shape (n_tokens,)
-        The slot of each token of chapter 6's stream, in ``[0, length)``.
-
-    Raises
-    ------
-    TypeError
-        If ``stride`` or ``length`` is not an integer.
-    ValueError
-        If ``stride`` is not in ``[1, length]`` or ``length`` is below 2 or above the shortest filing.
-
-    Examples
-    --------
-    >>> slots = window_positions(1)
-    >>> from mlm_book.experiments.ch06_finance import results
-    >>> bool(np.array_equal(window_positions(16), results().nearest_positions))     # chapter 6's reading
-    True
-    >>> window_positions(33)
-    Traceback (most recent call last):
-    ...
-    ValueError: stride must be in [1, length] = [1, 32] (windows must cover every token), got 33
-    """
-    length = check_positive_int(length, "length", minimum=2)
-    stride = check_positive_int(stride, "stride")
-    if stride > length:
-        raise ValueError(f"stride must be in [1, length] = [1, {length}] (windows must cover every token), "
-                         f"got {stride}")
-    return _window_positions(stride, length)
-
-
-@functools.cache
-def _window_positions(stride: int, length: int) -> np.ndarray:
-    from mlm_book.experiments.ch06_finance import results
-    from mlm_book.finance.windows import fixed_windows, nearest_centre
-
-    document = results().corpus.document
-    starts = fixed_windows(document, length=length, stride=stride)
-    _, positions = nearest_centre(document, starts, length=length)
-    positions.flags.writeable = False
-    return positions
 
 
 @dataclass(frozen=True, eq=False)
@@ -694,9 +422,9 @@ def stride_leak(seeds: tuple | None = None, strides: tuple = STRIDES) -> StrideL
     r"""Chapter 6's layer-0 *kestrel* probe (S6-11) with windows every ``stride`` tokens, at each seed.
 
     The vectors are $E[\textit{kestrel}] + P_{\text{slot}}$ with the slot of
-    [`window_positions`][mlm_book.experiments.ch10_probes.window_positions], exactly as chapter 6 builds
+    [`window_positions`][mlm_book.artefacts.probe_caveats.window_positions], exactly as chapter 6 builds
     them, and the folds are chapter 6's (stratified, five, seed 0): at stride 16 the accuracy is chapter
-    6's. Kept on disk; memoised.
+    6's. The artefact [`probe_caveats.stride_leak`][mlm_book.artefacts.probe_caveats.stride_leak]; memoised.
 
     Parameters
     ----------
@@ -737,54 +465,14 @@ def stride_leak(seeds: tuple | None = None, strides: tuple = STRIDES) -> StrideL
     return _stride_leak(seeds, strides)
 
 
-def _kestrel() -> tuple[np.ndarray, np.ndarray]:
-    """Stream indices of *kestrel*'s typed mentions and their labels (1 = product), as chapter 6's."""
-    from mlm_book.experiments.ch06_finance import results
-    from mlm_book.finance.world import ENTITY_PRODUCT
-
-    corpus = results().corpus
-    index = np.flatnonzero((corpus.tokens == "kestrel") & (corpus.entity > 0))
-    return index, (corpus.entity[index] == ENTITY_PRODUCT).astype(np.int64)
-
-
-def _stride_seed(seed: int, strides: tuple) -> dict:
-    from mlm_book.artefacts import filing_encoder as fe
-    from mlm_book.experiments.ch06_finance import results
-    from mlm_book.finance.windows import centre_position
-
-    ids = results().ids
-    index, labels = _kestrel()
-    splits = fe.kfold(labels)
-    params = fe.trained_encoder(fe.seed_setup(seed)).params
-    E, P = np.asarray(params["E"], dtype=np.float64), np.asarray(params["P"], dtype=np.float64)
-    nearest = [probe.cross_validate(E[ids[index]] + P[window_positions(stride)[index]], labels, splits).accuracy
-               for stride in strides]
-    centred = E[ids[index]] + P[centre_position(fe.SETUP.length)]
-    return {"nearest": nearest, "centred": probe.cross_validate(centred, labels, splits).accuracy}
-
-
 @functools.cache
 def _stride_leak(seeds: tuple, strides: tuple) -> StrideLeak:
-    from mlm_book import cache
-    from mlm_book.artefacts import filing_encoder as fe
-    from mlm_book.finance import windows as windows_module
-
-    def build():
-        fe.ensure_trained([fe.seed_setup(seed) for seed in seeds])
-        with runtime.blas_threads(1):
-            rows = [_stride_seed(seed, strides) for seed in seeds]
-        return {"nearest": np.array([row["nearest"] for row in rows]),
-                "centred": np.array([row["centred"] for row in rows])}
-
-    key = {"setups": [asdict(fe.seed_setup(seed)) for seed in seeds],
-           "train": [fe.training_config(fe.seed_setup(seed)).to_dict() for seed in seeds],
-           "source": fe.source_key(fe.SETUP), "strides": list(strides), "strength": probe.PROBE_STRENGTH}
-    code = [_stride_seed, _kestrel, _window_positions, fe.kfold, probe, windows_module, fe.training_code()]
-    arrays, _ = cache.cached("ch10-stride-leak", key, code, build)
-    index, labels = _kestrel()
+    setup = probe_caveats.StrideLeakSetup(tuple(fe.seed_setup(seed) for seed in seeds), strides)
+    arrays = probe_caveats.stride_leak(setup)
+    index, labels = probe_caveats.kestrel_mentions()
     counts = np.bincount(labels, minlength=2)
     centre = 32 // 2
-    slots = [window_positions(stride)[index] for stride in strides]
+    slots = [probe_caveats.window_positions(stride)[index] for stride in strides]
     return StrideLeak(seeds=seeds, strides=strides, nearest=arrays["nearest"], centred=arrays["centred"],
                       majority=float(counts.max() / counts.sum()),
                       at_centre=np.array([float(np.mean(s == centre)) for s in slots]),
@@ -795,307 +483,6 @@ def _stride_leak(seeds: tuple, strides: tuple) -> StrideLeak:
 # --------------------------------------------------------------------------------------
 # 3. The causal test
 # --------------------------------------------------------------------------------------
-
-
-def _check_encoder(params, config):
-    from mlm_book.nn import encoder as enc
-
-    check_instance(config, "config", enc.EncoderConfig)
-    return enc.check_params(params, config)
-
-
-def stream_at(params, config, shown, layer: int) -> np.ndarray:
-    r"""The residual stream after ``layer`` blocks, flat: ``(B*n, d)`` in the parameters' dtype.
-
-    Layer 0 is the input $E[x] + P$; layer $\ell$ the stream after block $\ell$ (before the final
-    LayerNorm), as [`mlm_book.nn.encoder.hidden_states`][mlm_book.nn.encoder.hidden_states] but
-    without the cast to float64 and in the flat layout [`resume`][mlm_book.experiments.ch10_probes.resume] reads.
-
-    Parameters
-    ----------
-    params : mapping
-        An encoder's parameters.
-    config : mlm_book.nn.encoder.EncoderConfig
-    shown : array_like of int, shape (B, n)
-        Input ids.
-    layer : int
-        In ``[0, config.n_blocks]``.
-
-    Returns
-    -------
-    numpy.ndarray, shape (B*n, d)
-
-    Raises
-    ------
-    TypeError
-        If ``config`` is not an ``EncoderConfig``, ``params`` does not match it, ``shown`` does not hold
-        integers or ``layer`` is not an integer.
-    ValueError
-        If ``layer`` is outside ``[0, config.n_blocks]`` or ``shown`` is not a 2-D array of input ids.
-
-    Examples
-    --------
-    >>> from mlm_book.nn.encoder import EncoderConfig, init_params, hidden_states
-    >>> cfg = EncoderConfig(vocab_size=5, length=4, d_model=8, n_blocks=2, n_heads=2)
-    >>> p = init_params(cfg, np.random.default_rng(0), dtype=np.float64)
-    >>> x = [[0, 5, 2, 1]]
-    >>> bool(np.array_equal(stream_at(p, cfg, x, 1), hidden_states(p, cfg, x)[1].reshape(4, 8)))
-    True
-    """
-    from mlm_book.nn import encoder as enc
-    from mlm_book.nn import layers
-
-    params = _check_encoder(params, config)
-    shown = enc.check_shown(shown, config)
-    layer = check_positive_int(layer, "layer", minimum=0)
-    if layer > config.n_blocks:
-        raise ValueError(f"layer must be in [0, {config.n_blocks}] (the encoder's blocks), got {layer}")
-    x, _ = layers.embedding_forward(shown, params["E"], params["P"])
-    key_bias = enc.key_bias(config, shown, x.dtype)
-    for block in range(layer):
-        x, _ = layers.block_forward(x, params, f"blocks.{block}.", config.n_heads, shown.shape, config.ln_eps,
-                                    None, key_bias)
-    return x
-
-
-def resume(params, config, shown, stream, *, start: int = 1, rows=None) -> np.ndarray:
-    r"""The rest of the network from the stream after ``start`` blocks: blocks ``start`` .. and the tied head.
-
-    With the stream of [`stream_at`][mlm_book.experiments.ch10_probes.stream_at] unmodified this is
-    [`mlm_book.nn.encoder.logits`][mlm_book.nn.encoder.logits], operation for operation; with a modified
-    stream it is the encoder's answer to an intervention at that layer.
-
-    Parameters
-    ----------
-    params : mapping
-        An encoder's parameters.
-    config : mlm_book.nn.encoder.EncoderConfig
-    shown : array_like of int, shape (B, n)
-        The input ids the stream was computed from (for the [PAD] key mask of an encoder that has one).
-    stream : numpy.ndarray, shape (B*n, d)
-        The residual stream after ``start`` blocks, possibly modified.
-    start : int
-        Blocks already applied, in ``[0, config.n_blocks]``.
-    rows : array_like of int, optional
-        Flat positions ``b * n + i`` whose logits are wanted (attention still reads every position).
-
-    Returns
-    -------
-    numpy.ndarray, shape (B*n, V) or (len(rows), V)
-
-    Raises
-    ------
-    TypeError
-        If ``config`` is not an ``EncoderConfig``, ``params`` does not match it, or an array is of the
-        wrong kind.
-    ValueError
-        If ``start`` is outside ``[0, config.n_blocks]``, ``stream`` is not ``(B*n, d)`` and finite, or a
-        row is outside ``[0, B*n)``.
-
-    Examples
-    --------
-    >>> from mlm_book.nn.encoder import EncoderConfig, init_params, logits
-    >>> cfg = EncoderConfig(vocab_size=5, length=4, d_model=8, n_blocks=2, n_heads=2)
-    >>> p = init_params(cfg, np.random.default_rng(0), dtype=np.float64)
-    >>> x = np.array([[0, 5, 2, 1], [3, 3, 5, 4]])
-    >>> z = resume(p, cfg, x, stream_at(p, cfg, x, 1))
-    >>> float(np.abs(z - logits(p, cfg, x).reshape(8, 5)).max())
-    0.0
-    >>> bool(np.allclose(resume(p, cfg, x, stream_at(p, cfg, x, 1), rows=[1, 6]), z[[1, 6]], atol=1e-12))
-    True
-    """
-    from mlm_book.nn import encoder as enc
-
-    params = _check_encoder(params, config)
-    shown = enc.check_shown(shown, config)
-    start = check_positive_int(start, "start", minimum=0)
-    if start > config.n_blocks:
-        raise ValueError(f"start must be in [0, {config.n_blocks}] (the encoder's blocks), got {start}")
-    total = shown.size
-    x = as_float_array(stream, "stream", ndim=2)
-    if x.shape != (total, config.d_model):
-        raise ValueError(f"stream must have shape (B*n, d) = ({total}, {config.d_model}) for shown of shape "
-                         f"{shown.shape}, got {x.shape}")
-    if rows is not None:
-        rows = as_int_array(rows, "rows", ndim=1)
-        if rows.size == 0 or rows.min() < 0 or rows.max() >= total:
-            raise ValueError(f"rows must hold flat positions in [0, {total})")
-    return _resume(params, config, shown, x, start, rows)
-
-
-def _resume(params, config, shown: np.ndarray, x: np.ndarray, start: int, rows) -> np.ndarray:
-    """`resume` without argument checks (the causal test calls it thousands of rows at a time)."""
-    from mlm_book.nn import encoder as enc
-    from mlm_book.nn import layers
-
-    key_bias = enc.key_bias(config, shown, x.dtype)
-    for block in range(start, config.n_blocks):
-        last = block == config.n_blocks - 1
-        x, _ = layers.block_forward(x, params, f"blocks.{block}.", config.n_heads, shown.shape, config.ln_eps,
-                                    rows if last else None, key_bias)
-    if rows is not None and start == config.n_blocks:
-        x = x[rows]
-    out, _ = layers.head_forward(x, params["ln_f.g"], params["ln_f.b"], params["E"][:config.vocab_size],
-                                 params["b_out"], config.ln_eps)
-    return out
-
-
-def sense_direction(model: probe.ProbeModel) -> tuple[np.ndarray, float]:
-    r"""The unit normal of a two-class probe's boundary in the raw space, and the training mean's coordinate on it.
-
-    The probe reads $W^\top (x - \mu)/\sigma + b$ on standardised features, i.e. $u^\top (x - \mu) + b$
-    with $u = W/\sigma$ in the space of $x$ (zero on features constant in training). Returned:
-    $\hat u = u / \lVert u\rVert$ and $c = \hat u^\top \mu$, so that the probe's logit depends on $x$
-    only through $\hat u^\top x - c$.
-
-    Parameters
-    ----------
-    model : mlm_book.probe.ProbeModel
-        A fitted two-class probe with a non-zero weight vector.
-
-    Returns
-    -------
-    direction : numpy.ndarray, shape (d,)
-    centre : float
-
-    Raises
-    ------
-    TypeError
-        If ``model`` is not a ``ProbeModel``.
-    ValueError
-        If it has more than two classes or its weights are all zero (an intercept-only probe).
-
-    Examples
-    --------
-    The class depends on the first feature only, so the normal is the first axis and the training mean
-    sits at 1 on it:
-
-    >>> x = np.array([[0.0, 5.0], [0.0, 1.0], [2.0, 5.0], [2.0, 1.0]]); y = np.array([0, 0, 1, 1])
-    >>> u, c = sense_direction(probe.fit_probe(x, y))
-    >>> np.round(u, 6).tolist(), round(c, 6)
-    ([1.0, 0.0], 1.0)
-    """
-    check_instance(model, "model", probe.ProbeModel)
-    if model.classes.size != 2:
-        raise ValueError(f"model must be a two-class probe, got {model.classes.size} classes")
-    u = np.where(model.standardizer.active, model.weights[:, 0] / model.standardizer.scale, 0.0)
-    norm = float(np.linalg.norm(u))
-    if norm == 0.0:
-        raise ValueError("model must have a non-zero weight vector (it is intercept-only)")
-    u = u / norm
-    return u, float(u @ model.standardizer.mean)
-
-
-def ablate(stream, rows, direction, centre: float, along=None) -> np.ndarray:
-    r"""Set the stream's coordinate along ``direction`` to ``centre`` at ``rows``; or displace by it along ``along``.
-
-    At each row $x \mapsto x - (\hat u^\top x - c)\,\hat s$ with $\hat s = \hat u$ by default (the
-    coordinate along $\hat u$ becomes $c$: mean ablation of one direction). With another unit vector
-    ``along`` each row moves by exactly the same amount, in that direction instead (the random control).
-    Other rows are unchanged; a new array is returned.
-
-    Parameters
-    ----------
-    stream : numpy.ndarray, shape (N, d)
-    rows : array_like of int or bool, or slice
-        Row indices, a boolean mask of length ``N``, or a slice (``slice(None)``: every row).
-    direction : array_like, shape (d,)
-        A unit vector $\hat u$.
-    centre : float
-        The coordinate $c$ given to the rows.
-    along : array_like, shape (d,), optional
-        A unit vector $\hat s$ to move along instead.
-
-    Returns
-    -------
-    numpy.ndarray, shape (N, d)
-
-    Raises
-    ------
-    TypeError
-        If an argument is of the wrong kind.
-    ValueError
-        If the shapes disagree, ``direction`` or ``along`` is not of unit norm (to 1e-9), or a row is
-        out of range.
-
-    Examples
-    --------
-    >>> x = np.array([[1.0, 2.0], [3.0, 4.0]])
-    >>> ablate(x, [1], [1.0, 0.0], 0.5).tolist()
-    [[1.0, 2.0], [0.5, 4.0]]
-    >>> ablate(x, [1], [1.0, 0.0], 0.5, along=[0.0, 1.0]).tolist()      # moved by 2.5, along the other axis
-    [[1.0, 2.0], [3.0, 1.5]]
-    """
-    x = as_float_array(stream, "stream", ndim=2)
-    d = x.shape[1]
-    vectors = []
-    for name, value in (("direction", direction), ("along", direction if along is None else along)):
-        v = as_float_array(value, name, ndim=1)
-        if v.shape != (d,):
-            raise ValueError(f"{name} must have the stream's width {d}, got shape {v.shape}")
-        if abs(float(np.linalg.norm(v)) - 1.0) > 1e-9:
-            raise ValueError(f"{name} must be a unit vector, got norm {float(np.linalg.norm(v)):.6g}")
-        vectors.append(v)
-    u, s = vectors
-    centre = check_real(centre, "centre")
-    if isinstance(rows, slice):
-        rows = np.arange(x.shape[0])[rows]
-    try:
-        index = np.asarray(rows)
-    except (TypeError, ValueError) as error:
-        raise TypeError(f"rows must be row indices, a boolean mask or a slice, got a ragged "
-                        f"{type(rows).__name__}") from error
-    if index.dtype == bool:
-        if index.shape != (x.shape[0],):
-            raise ValueError(f"rows as a mask must have one entry per row of stream ({x.shape[0]})")
-        index = np.flatnonzero(index)
-    index = as_int_array(index, "rows", ndim=1)
-    if index.size and (index.min() < 0 or index.max() >= x.shape[0]):
-        raise ValueError(f"rows must hold row indices of stream, in [0, {x.shape[0]})")
-    out = x.copy()
-    out[index] -= np.outer(x[index] @ u - centre, s)
-    return out
-
-
-def neighbour_positions(tokens, word: int) -> tuple[np.ndarray, np.ndarray]:
-    r"""Positions next to an occurrence of ``word`` that do not hold ``word`` themselves, in reading order.
-
-    Position $j$ of sequence $b$ is returned once when ``tokens[b, j - 1] == word`` or
-    ``tokens[b, j + 1] == word``, and ``tokens[b, j] != word``.
-
-    Parameters
-    ----------
-    tokens : array_like of int, shape (B, n)
-    word : int
-        A token id.
-
-    Returns
-    -------
-    sequence, position : numpy.ndarray of int, each (m,)
-
-    Raises
-    ------
-    TypeError
-        If ``tokens`` or ``word`` does not hold integers.
-    ValueError
-        If ``tokens`` is not 2-D or holds negative ids.
-
-    Examples
-    --------
-    >>> b, j = neighbour_positions([[7, 24, 3, 24, 24, 1], [24, 0, 0, 0, 0, 0]], 24)
-    >>> list(zip(b.tolist(), j.tolist()))
-    [(0, 0), (0, 2), (0, 5), (1, 1)]
-    """
-    x = as_int_array(tokens, "tokens", ndim=2)
-    if x.size and x.min() < 0:
-        raise ValueError("tokens must hold non-negative ids")
-    if isinstance(word, bool) or not isinstance(word, (int, np.integer)):
-        raise TypeError(f"word must be an integer token id, got {type(word).__name__}")
-    is_word = x == word
-    near = np.zeros_like(is_word)
-    near[:, 1:] |= is_word[:, :-1]
-    near[:, :-1] |= is_word[:, 1:]
-    return np.nonzero(near & ~is_word)
 
 
 @dataclass(frozen=True, eq=False)
@@ -1110,7 +497,7 @@ class CausalTest:
         Measured positions (each a sequence with one ``[MASK]``) and the test sequences they come from.
     resume_gap : numpy.ndarray, shape (S,)
         Largest |resumed logit − encoder logit| with nothing removed (float64), on the first
-        [`RESUME_CHECK`][mlm_book.experiments.ch10_probes.RESUME_CHECK] measured copies.
+        [`RESUME_CHECK`][mlm_book.artefacts.probe_caveats.RESUME_CHECK] measured copies.
     kl_sense : numpy.ndarray, shape (S,)
         Mean $\operatorname{KL}(q \,\|\, q_{\text{ablated}})$ at the measured positions (nats).
     kl_random : numpy.ndarray, shape (S, D)
@@ -1207,114 +594,14 @@ class CausalTest:
         return (self.kl_sense > self.kl_random.max(axis=1)) & (self.ce_sense > CAUSAL_SE * self.ce_sense_se)
 
 
-def _cluster_se(values: np.ndarray, groups: np.ndarray) -> float:
-    """Standard error of the mean of ``values`` with ``groups`` (sequences) as the independent units."""
-    mean = values.mean()
-    _, inverse = np.unique(groups, return_inverse=True)
-    sums = np.bincount(inverse, weights=values)
-    counts = np.bincount(inverse)
-    k = sums.size
-    return float(np.sqrt(((sums - mean * counts) ** 2).sum() * k / (k - 1)) / values.size)
-
-
-def _causal_seed(seed: int) -> dict:
-    """Every number of the causal test on the HMM encoder trained with ``seed``."""
-    from mlm_book.channel import exact_posterior
-    from mlm_book.experiments import hmm_encoder
-    from mlm_book.experiments.ch04_geometry import hmm_split
-    from mlm_book.hmm import default_hmm
-    from mlm_book.nn import encoder as enc
-    from mlm_book.nn import layers
-    from mlm_book.scoring import cross_entropy, kl_divergence
-
-    hmm = default_hmm()
-    setup = hmm_encoder.seed_setup(seed)
-    result = hmm_encoder.trained_encoder(setup)
-    config, params = result.encoder, _float64(result.params)
-    train, test = hmm_split("train"), hmm_split("test")
-    w, n = hmm.shared_token, test.tokens.shape[1]
-
-    # the probes: chapter 5's, on the float64 streams of the clean splits
-    def occurrences(split):
-        streams = _split_streams(params, config, split.tokens)
-        mask = (split.tokens == w).ravel()
-        senses = (split.states.ravel()[mask] == hmm.sense_states[1]).astype(np.int64)
-        return streams, mask, senses
-
-    train_streams, train_mask, train_senses = occurrences(train)
-    test_streams, test_mask, test_senses = occurrences(test)
-    layer1 = probe.fit_probe(train_streams[1][train_mask], train_senses)
-    layer2 = probe.fit_probe(train_streams[2][train_mask], train_senses)
-    u, centre = sense_direction(layer1)
-    rng = np.random.default_rng([ABLATION_SEED, seed])
-    randoms = rng.standard_normal((ABLATION_DRAWS, config.d_model))
-    randoms /= np.linalg.norm(randoms, axis=1, keepdims=True)
-
-    def layer2_accuracy(stream):
-        # block 2 only, at the occurrences of w: the probe reads the stream before the final LayerNorm
-        out, _ = layers.block_forward(stream, params, f"blocks.{ABLATION_LAYER}.", config.n_heads,
-                                      test.tokens.shape, config.ln_eps, np.flatnonzero(test_mask))
-        return float(np.mean(layer2.predict(out) == test_senses))
-
-    clean1 = test_streams[1]
-    probe2_ablated = layer2_accuracy(ablate(clean1, test_mask, u, centre))
-    # diagnostic: a layer-1 probe retrained on the ablated vectors (is the sense gone, or only that direction?)
-    retrained = probe.fit_and_score(ablate(train_streams[1][train_mask], slice(None), u, centre), train_senses,
-                                    ablate(clean1[test_mask], slice(None), u, centre), test_senses).accuracy
-    probe2_random = float(np.mean([layer2_accuracy(ablate(clean1, test_mask, u, centre, along=s)) for s in randoms]))
-
-    # the measured positions: a [MASK] at each neighbour of w in its own copy of its clean test sequence
-    sequence, position = neighbour_positions(test.tokens, w)
-    shown = test.tokens[sequence].copy()
-    shown[np.arange(sequence.size), position] = config.mask_id
-    rows = np.arange(sequence.size) * n + position
-    exact = exact_posterior(hmm, setup.channel(), shown)[np.arange(sequence.size), position]
-    stream = stream_at(params, config, shown, ABLATION_LAYER)
-    base_logits = _resume(params, config, shown, stream, ABLATION_LAYER, rows)
-    # the resumed pass against the encoder's own forward pass, on the first RESUME_CHECK copies (the
-    # identity is per copy; the encoder's full pass over all of them would cost more than the test itself)
-    check = min(RESUME_CHECK, sequence.size)
-    full = enc.logits(params, config, shown[:check])[np.arange(check), position[:check]]
-    resume_gap = float(np.abs(base_logits[:check] - full).max())
-
-    def proba(z):
-        z = z - z.max(axis=1, keepdims=True)
-        q = np.exp(z)
-        return q / q.sum(axis=1, keepdims=True)
-
-    q0 = proba(base_logits)
-    ce0 = cross_entropy(exact, q0)
-    at_w = (shown == w).ravel()
-
-    def effect(modified):
-        q = proba(_resume(params, config, shown, modified, ABLATION_LAYER, rows))
-        change = cross_entropy(exact, q) - ce0
-        return float(kl_divergence(q0, q).mean()), float(change.mean()), _cluster_se(change, sequence)
-
-    kl_sense, ce_sense, ce_se = effect(ablate(stream, at_w, u, centre))
-    random_effects = [effect(ablate(stream, at_w, u, centre, along=s)) for s in randoms]
-    # diagnostic: every coordinate of w's layer-1 vector set to the training occurrences' mean
-    whole = stream.copy()
-    whole[at_w] = layer1.standardizer.mean
-    kl_whole, ce_whole, _ = effect(whole)
-    return {"resume_gap": resume_gap, "kl_sense": kl_sense, "ce_sense": ce_sense, "ce_sense_se": ce_se,
-            "kl_random": [e[0] for e in random_effects], "ce_random": [e[1] for e in random_effects],
-            "kl_exact": float(kl_divergence(exact, q0).mean()),
-            "displacement": float(np.abs(stream[at_w] @ u - centre).mean()),
-            "probe1": float(np.mean(layer1.predict(test_streams[1][test_mask]) == test_senses)),
-            "probe2": float(np.mean(layer2.predict(test_streams[2][test_mask]) == test_senses)),
-            "probe2_ablated": probe2_ablated, "probe2_random": probe2_random, "probe1_retrained": retrained,
-            "kl_whole": kl_whole, "ce_whole": ce_whole,
-            "n_positions": int(sequence.size), "n_sequences": int(np.unique(sequence).size)}
-
-
 def causal_test(seeds: tuple | None = None) -> CausalTest:
-    r"""The causal test at each seed of the HMM encoder (see the module's description; kept on disk, memoised).
+    r"""The causal test at each seed of the HMM encoder (see the module's description; the artefact
+    [`probe_caveats.causal_test`][mlm_book.artefacts.probe_caveats.causal_test], memoised).
 
     Parameters
     ----------
     seeds : tuple of int, optional
-        Among [`mlm_book.experiments.hmm_encoder.SEEDS`][mlm_book.artefacts.hmm_encoder.SEEDS] (all five by
+        Among [`mlm_book.artefacts.hmm_encoder.SEEDS`][mlm_book.artefacts.hmm_encoder.SEEDS] (all five by
         default, the book's first).
 
     Returns
@@ -1340,24 +627,9 @@ def causal_test(seeds: tuple | None = None) -> CausalTest:
 
 @functools.cache
 def _causal_test(seeds: tuple) -> CausalTest:
-    from mlm_book import cache, channel, scoring
-    from mlm_book.experiments import hmm_encoder
-
+    setup = probe_caveats.CausalTestSetup(tuple(hmm_encoder.seed_setup(seed) for seed in seeds))
+    arrays, meta = probe_caveats.causal_test(setup)
     names = CausalTest._PER_SEED + ("kl_random", "ce_random")
-
-    def build():
-        hmm_encoder.ensure_trained([hmm_encoder.seed_setup(seed) for seed in seeds])
-        with runtime.blas_threads(1):
-            rows = [_causal_seed(seed) for seed in seeds]
-        counts = {name: rows[0][name] for name in ("n_positions", "n_sequences")}
-        return {name: np.array([row[name] for row in rows]) for name in names}, counts
-
-    constants = {"draws": ABLATION_DRAWS, "ablation_seed": ABLATION_SEED, "layer": ABLATION_LAYER,
-                 "resume_check": RESUME_CHECK}
-    key, code = _hmm_key_and_code(seeds, constants, [
-        _causal_seed, _cluster_se, stream_at, resume, _resume, sense_direction, ablate, neighbour_positions,
-        _split_streams, _float64, channel, scoring])
-    arrays, meta = cache.cached("ch10-causal-test", key, code, build)
     return CausalTest(seeds=seeds, n_positions=int(meta["n_positions"]), n_sequences=int(meta["n_sequences"]),
                       **{name: arrays[name] for name in names})
 
@@ -1395,7 +667,7 @@ class ProbeCaveats:
 
 @functools.cache
 def results() -> ProbeCaveats:
-    """The chapter's three experiments at every seed (from the cache; a cold run computes and stores them)."""
+    """The chapter's three experiments at every seed (three artefact runs: from the store; a cold run computes and stores them)."""
     return ProbeCaveats(control_tasks(), stride_leak(), causal_test())
 
 

@@ -10,10 +10,11 @@ measured, not only computed.
 **The method.** For every chain and every sample size $N$, ``replicates`` independent exact
 samples of $N$ sequences are drawn (as histograms over the $2^n$ states,
 [`mlm_book.ising.sample_state_counts`][mlm_book.ising.sample_state_counts]) and both estimators
-are fitted to the same samples, by chapter 3's own sweep builder: chain $k$ is sampled by a
-generator seeded with ``seed + k``, so a one-chain study with chapter 3's chain and seed is
-chapter 3's study, estimate for estimate ([`pl_sweep`][mlm_book.experiments.ch10_pseudo_likelihood.pl_sweep],
-cached on disk). Then, per chain ([`consistency_summary`][mlm_book.experiments.ch10_pseudo_likelihood.consistency_summary]):
+are fitted to the same samples, by the computation of chapter 3's study (the artefact
+[`mlm_book.artefacts.ising_estimates`][mlm_book.artefacts.ising_estimates], one run per chain): chain
+$k$ is sampled by a generator seeded with ``seed + k``, so a one-chain study with chapter 3's
+chain and seed is chapter 3's study, estimate for estimate
+([`pl_sweep`][mlm_book.experiments.ch10_pseudo_likelihood.pl_sweep]). Then, per chain ([`consistency_summary`][mlm_book.experiments.ch10_pseudo_likelihood.consistency_summary]):
 
 - the error statistic is the root mean squared Euclidean error over replicates,
   $\mathrm{RMSE}(N) = \bigl(\frac1R \sum_r \lVert\hat\theta_r - \theta\rVert^2\bigr)^{1/2}$, which
@@ -64,8 +65,7 @@ from functools import cache
 import numpy as np
 
 from mlm_book import ising
-from mlm_book.cache import cached
-from mlm_book.experiments import ch03_pseudo_likelihood as ch03
+from mlm_book.artefacts import ising_estimates
 from mlm_book.figures import PALETTE, WIDE, subplots
 from mlm_book.ledger import Claim
 from mlm_book.report import Markdown, table
@@ -161,12 +161,12 @@ class ConsistencyConfig:
     """
 
     n: int = 10
-    fields: tuple[float, ...] = (0.0, 0.2, 0.5)
-    couplings: tuple[float, ...] = (0.25, 0.5, 1.0)
-    sizes: tuple[int, ...] = (100, 300, 1000, 3000, 10000)
-    replicates: int = 1000
+    fields: tuple[float, ...] = ising_estimates.GRID_FIELDS
+    couplings: tuple[float, ...] = ising_estimates.GRID_COUPLINGS
+    sizes: tuple[int, ...] = ising_estimates.GRID_SIZES
+    replicates: int = ising_estimates.GRID_REPLICATES
     bootstrap: int = 1000
-    seed: int = 20260310
+    seed: int = ising_estimates.GRID_SEED
 
     def __post_init__(self):
         if check_positive_int(self.n, "n", minimum=2) > ising.MAX_ENUMERATED_LENGTH:
@@ -195,24 +195,21 @@ class ConsistencyConfig:
         """The chains, ``len(fields) * len(couplings)`` of them, field outer."""
         return tuple(ising.IsingChain(self.n, h, J) for h, J in itertools.product(self.fields, self.couplings))
 
-    def study_config(self, index: int) -> ch03.IsingStudyConfig:
-        """Chapter 3's configuration of chain ``index``: its chain, sizes, replicates and seed ``seed + index``.
-
-        Chapter 3's page sizes are set to the smallest size (they are not read here).
+    def chain_setup(self, index: int) -> ising_estimates.IsingEstimatesSetup:
+        """The estimates of chain ``index``: chapter 3's computation on its chain, with this study's sizes,
+        replicates and seed ``seed + index`` (the artefact [`mlm_book.artefacts.ising_estimates`][mlm_book.artefacts.ising_estimates]).
 
         Examples
         --------
-        >>> ConsistencyConfig().study_config(4).chain
+        >>> ConsistencyConfig().chain_setup(4).chain
         IsingChain(n=10, h=0.2, J=0.5)
         """
         count = len(self.fields) * len(self.couplings)
         index = check_positive_int(index, "index", minimum=0)
         if index >= count:
             raise ValueError(f"index must be below the number of chains {count}, got {index}")
-        chain = self.chains[index]
-        return ch03.IsingStudyConfig(n=chain.n, h=chain.h, J=chain.J, sizes=self.sizes,
-                                     replicates=self.replicates, seed=self.seed + index,
-                                     page_sizes=(self.sizes[0],), page_errors=(0.0,))
+        return ising_estimates.grid_setups(self.n, self.fields, self.couplings, self.sizes, self.replicates,
+                                           self.seed)[index]
 
 
 CONFIG = ConsistencyConfig()
@@ -224,7 +221,7 @@ def _check_config(config) -> ConsistencyConfig:
 
 
 # --------------------------------------------------------------------------------------
-# The sweep (cached on disk)
+# The sweep (the artefact's runs, one per chain)
 # --------------------------------------------------------------------------------------
 
 
@@ -257,7 +254,7 @@ class PseudoLikelihoodSweep:
 
     Examples
     --------
-    >>> sweep = pl_sweep()              # cached on disk
+    >>> sweep = pl_sweep()              # from the store
     >>> sweep.pseudo.shape, sweep.rmse("maximum").shape
     ((9, 5, 1000, 2), (9, 5))
     """
@@ -292,19 +289,13 @@ class PseudoLikelihoodSweep:
         return np.sqrt(self.squared_errors(which).mean(-1))
 
 
-def _build(config: ConsistencyConfig) -> dict[str, np.ndarray]:
-    # chapter 3's builder, chain by chain: same sampler, same estimators, same stream per seed
-    parts = [ch03._build_sweep(config.study_config(index)) for index in range(len(config.chains))]
-    return {"pseudo": np.stack([part["pseudo"] for part in parts]),
-            "maximum": np.stack([part["maximum"] for part in parts])}
-
-
 @cache
 def pl_sweep(config: ConsistencyConfig = CONFIG) -> PseudoLikelihoodSweep:
-    """MPLE and MLE of every chain at every size over ``config.replicates`` exact samples (cached on disk).
+    """MPLE and MLE of every chain at every size over ``config.replicates`` exact samples (memoised).
 
-    The heavy part of the study: with the default config it takes seconds on one core cold,
-    and a warm read is a file load.
+    The heavy part of the study, one artefact run per chain
+    ([`ising_estimates.estimates`][mlm_book.artefacts.ising_estimates.estimates]): with the default
+    config it takes seconds on one core cold, and a warm read is nine file loads.
 
     Raises
     ------
@@ -318,12 +309,9 @@ def pl_sweep(config: ConsistencyConfig = CONFIG) -> PseudoLikelihoodSweep:
     ((9, 5, 1000, 2), True)
     """
     config = _check_config(config)
-    description = {"n": config.n, "fields": list(config.fields), "couplings": list(config.couplings),
-                   "sizes": list(config.sizes), "replicates": config.replicates, "seed": config.seed}
-    arrays, _ = cached("ch10-pl-sweep", description, [_build, ConsistencyConfig.study_config, ch03._build_sweep,
-                                                       ising], lambda: _build(config),
-                       book_sized=False)
-    return PseudoLikelihoodSweep(config, arrays["pseudo"], arrays["maximum"])
+    parts = [ising_estimates.estimates(config.chain_setup(index)) for index in range(len(config.chains))]
+    return PseudoLikelihoodSweep(config, np.stack([part["pseudo"] for part in parts]),
+                                 np.stack([part["maximum"] for part in parts]))
 
 
 # --------------------------------------------------------------------------------------

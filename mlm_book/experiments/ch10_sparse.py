@@ -12,14 +12,15 @@ and a query is scored against a document by the dot product of their weights. SP
 head give: do its weights rank a filing's terms sensibly, and do they *expand* a filing with
 related terms it does not contain?
 
-**The method** (fixed before any weight was computed).
+**The method** (fixed before any weight was computed; the weights of each encoder are one run of the
+artefact [`mlm_book.artefacts.sparse_weights`][mlm_book.artefacts.sparse_weights]).
 
 * *Reading.* Every token of a filing, ``[SEP]`` and ``[UNK]`` included, is read at the centre
   of its own 32-token window, cut at the filing's edge, as chapter 6 reads tokens
   ([`mlm_book.finance.windows.centred_windows`][mlm_book.finance.windows.centred_windows]);
   the head's logits at the centre are pooled by the maximum over the filing's positions
-  ([`splade_weights`][mlm_book.experiments.ch10_sparse.splade_weights]). Two readings
-  ([`READINGS`][mlm_book.experiments.ch10_sparse.READINGS]): ``"shown"``, the token itself at
+  ([`splade_weights`][mlm_book.artefacts.sparse_weights.splade_weights]). Two readings
+  ([`READINGS`][mlm_book.artefacts.sparse_weights.READINGS]): ``"shown"``, the token itself at
   the centre, which is what SPLADE feeds its encoder (the document as written), and ``"masked"``,
   ``[MASK]`` at the centre, where the head says what the context predicts there and nothing
   of the token itself. The rules below are judged on the shown reading; the masked one is the
@@ -27,7 +28,7 @@ related terms it does not contain?
 * *Vocabulary.* The head has one logit per output class: the frequent words, ``[UNK]`` and
   ``[SEP]`` (``[MASK]`` and ``[PAD]`` are input-only and have none). ``[UNK]`` and ``[SEP]``
   are not terms a query can ask for, so their weights are set to zero
-  ([`EXCLUDED_IDS`][mlm_book.experiments.ch10_sparse.EXCLUDED_IDS]).
+  ([`EXCLUDED_IDS`][mlm_book.artefacts.sparse_weights.EXCLUDED_IDS]).
 * *Filings.* The 60 filings held out from every filing encoder's training, at each of the five
   training seeds ([`mlm_book.artefacts.filing_encoder.SEEDS`][mlm_book.artefacts.filing_encoder.SEEDS]).
 * *Gold* ([`filing_gold`][mlm_book.experiments.ch10_sparse.filing_gold]), from the corpus's
@@ -64,7 +65,7 @@ related terms it does not contain?
 * [`RETRIEVAL_RULE`][mlm_book.experiments.ch10_sparse.RETRIEVAL_RULE]: the plural queries'
   mean AUC under the weights is above term frequency's.
 
-**A diagnosis, chosen after the numbers** ([`POOLINGS`][mlm_book.experiments.ch10_sparse.POOLINGS],
+**A diagnosis, chosen after the numbers** ([`POOLINGS`][mlm_book.artefacts.sparse_weights.POOLINGS],
 ``"pmi"``): the maximum over positions of the head's log-probability, which no shift of a position's logits
 changes, less the word's log corpus frequency. No rule judges it.
 
@@ -90,14 +91,6 @@ changes, less the word's log corpus frequency. No rule judges it.
   token takes most of its position's probability; minus log frequency is an idf): it anti-correlates with
   frequency and still does not expand; with ``[MASK]`` shown, its heaviest absent words are more often
   other companies' names than the filer's plural.
-
-Examples
---------
-Max pooling of $\log(1 + \operatorname{ReLU}(z))$ over two positions, three words:
-
->>> w = splade_weights([[2.0, -1.0, 0.0], [0.5, -3.0, np.e - 1]], exclude=())
->>> np.round(w, 6).tolist()
-[1.098612, 0.0, 1.0]
 """
 
 from __future__ import annotations
@@ -108,17 +101,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mlm_book import cache
-from mlm_book.artefacts import filing_encoder
-from mlm_book.finance import corpus as corpus_module
-from mlm_book.finance import vocab as vocab_module
-from mlm_book.finance import windows as windows_module
-from mlm_book.finance.vocab import SEP_ID, UNK_ID
-from mlm_book.finance.windows import centre_position, centred_windows
+from mlm_book.artefacts import filing_encoder, sparse_weights
+from mlm_book.artefacts.sparse_weights import EXCLUDED_IDS, POOLINGS, READINGS
 from mlm_book.finance.world import ASPECTS, COMPANIES
 from mlm_book.ledger import Claim, over_seeds, verify
-from mlm_book.nn import encoder as enc
-from mlm_book.nn import layers
 from mlm_book.report import Markdown, table
 from mlm_book.report import seed_band
 from mlm_book.validation import (
@@ -127,23 +113,15 @@ from mlm_book.validation import (
     check_choice,
     check_instance,
     check_positive_int,
-    check_sequence,
 )
 
-__all__ = ["READINGS", "EXCLUDED_IDS", "GENERIC_SHARE", "TOP_K", "SALIENCE_THRESHOLD", "ASPECT_THRESHOLD",
-           "EXPANSION_SHARE", "RETRIEVAL_RULE", "BASELINES", "POOLINGS", "MEASURES", "splade_weights",
-           "filing_logits", "filing_weights", "rank_auc", "FilingGold", "filing_gold", "Scores",
+__all__ = ["GENERIC_SHARE", "TOP_K", "SALIENCE_THRESHOLD", "ASPECT_THRESHOLD",
+           "EXPANSION_SHARE", "RETRIEVAL_RULE", "BASELINES", "MEASURES", "rank_auc", "FilingGold", "filing_gold", "Scores",
            "score_weights", "baseline_weights", "seed_weights", "positive_share", "bias_spearman",
            "SparseStudy", "results", "example_document", "top_terms_table", "summary_table", "diagnosis_table",
            "rules_table", "figure_sparse", "PRESTATED", "CLAIMS"]
 
 # ----------------------------------------------------------------------------- the rules, fixed first
-READINGS = ("shown", "masked")
-"""How each token is read: itself at the centre of its window (SPLADE's input), or ``[MASK]`` there."""
-
-EXCLUDED_IDS = (UNK_ID, SEP_ID)
-"""Output classes that get no weight: ``[UNK]`` and ``[SEP]`` (``[MASK]`` and ``[PAD]`` have no logit)."""
-
 GENERIC_SHARE = 0.5
 """A word is generic when it occurs in at least this share of the training filings (fixed before computing)."""
 
@@ -169,189 +147,9 @@ RETRIEVAL_RULE = "SPLADE's mean AUC above term frequency's"
 (relevant: the company's own), the mean AUC over the companies of the plural's weight (shown reading) is above
 that of its term frequency. Judged at each seed."""
 
-POOLINGS = ("splade", "pmi")
-"""How a filing's positions are pooled. ``"splade"``: SPLADE v2's $\\max_i \\log(1 + \\operatorname{ReLU}(z_{i,v}))$,
-the method under test. ``"pmi"``: $\\max_i \\log q_i(v) - \\log u(v)$, the head's log-probability (which no
-shift of the logits changes) less the word's log corpus frequency. The second is a diagnosis chosen after the
-first's numbers were seen (is the head's ranking buried under the logits' level and the words' frequency?);
-no rule judges it."""
-
 BASELINES = ("tf", "idf", "tf-idf")
 """Bag-of-words weights of the filing's own words: count in the filing, smoothed idf over the training
 filings $\\log((1 + N) / (1 + n_v)) + 1$, and their product; every absent word weighs zero."""
-
-_BATCH = 512
-
-
-# ----------------------------------------------------------------------------- pooling and reading
-def splade_weights(logits, exclude=EXCLUDED_IDS) -> np.ndarray:
-    r"""SPLADE v2's max pooling: $w_v = \max_i \log(1 + \operatorname{ReLU}(z_{i,v}))$.
-
-    Since $\log(1 + \operatorname{ReLU}(\cdot))$ is non-decreasing, this is
-    $\log(1 + \operatorname{ReLU}(\max_i z_{i,v}))$: non-negative, and zero exactly where every
-    position's logit for $v$ is at most zero.
-
-    Parameters
-    ----------
-    logits : array_like, shape (n, V)
-        A head's logits at the $n \ge 1$ positions of one document.
-    exclude : sequence of int
-        Output classes whose weight is set to zero (default ``[UNK]`` and ``[SEP]``).
-
-    Returns
-    -------
-    numpy.ndarray, shape (V,), float64
-
-    Raises
-    ------
-    TypeError
-        If ``logits`` is not numeric or ``exclude`` does not hold integers.
-    ValueError
-        If ``logits`` is not a finite 2-D array with at least one row, or an ``exclude`` id is
-        outside ``[0, V)``.
-
-    Examples
-    --------
-    >>> splade_weights([[1.0, 5.0, -2.0], [3.0, 0.0, -1.0]]).round(4).tolist()   # ids 0 and 1 excluded
-    [0.0, 0.0, 0.0]
-    >>> splade_weights([[1.0, 5.0, -2.0], [3.0, 0.0, -1.0]], exclude=()).round(4).tolist()
-    [1.3863, 1.7918, 0.0]
-    """
-    z = as_float_array(logits, "logits", ndim=2)
-    if z.shape[0] == 0 or z.shape[1] == 0:
-        raise ValueError(f"logits must have at least one position and one word, got shape {z.shape}")
-    if not isinstance(exclude, np.ndarray):
-        exclude = check_sequence(exclude, "exclude")
-    drop = as_int_array(exclude, "exclude", ndim=1) if len(exclude) else np.zeros(0, dtype=np.int64)
-    if drop.size and (drop.min() < 0 or drop.max() >= z.shape[1]):
-        raise ValueError(f"exclude must hold output classes of logits, in [0, {z.shape[1]}), got {drop.tolist()}")
-    weights = np.log1p(np.maximum(z.max(axis=0), 0.0))
-    weights[drop] = 0.0
-    return weights
-
-
-def _check_result(result):
-    config = getattr(result, "encoder", None)
-    if not isinstance(config, enc.EncoderConfig) or not hasattr(result, "params"):
-        raise TypeError(f"result must be a trained encoder (a TrainResult), got {type(result).__name__}")
-    world = filing_encoder.filing_world()
-    if not (config.pad and config.vocab_size == world.vocabulary.size):
-        raise ValueError(f"result must be a filing encoder (with [PAD], over chapter 6's {world.vocabulary.size} "
-                         f"words), got encoder {config!r}")
-    return result
-
-
-def _check_document(document, name: str = "document") -> int:
-    n = filing_encoder.filing_world().corpus.n_documents
-    document = check_positive_int(document, name, minimum=0)
-    if document >= n:
-        raise ValueError(f"{name} must hold filing indices in [0, {n}), got {document}")
-    return document
-
-
-def _centre_logits(result, select: np.ndarray, reading: str) -> np.ndarray:
-    """Unchecked: ``(m, V)`` centre logits (the parameters' dtype) of the tokens at stream indices ``select``."""
-    world = filing_encoder.filing_world()
-    config = result.encoder
-    windows, _ = centred_windows(world.ids, world.corpus.document, length=config.length, pad_id=config.pad_id,
-                                 select=select)
-    centre = centre_position(config.length)
-    if reading == "masked":
-        windows[:, centre] = config.mask_id
-    rows = []
-    for start in range(0, windows.shape[0], _BATCH):
-        shown = windows[start:start + _BATCH]
-        selected = np.zeros(shown.shape, dtype=bool)
-        selected[:, centre] = True
-        rows.append(enc.forward(result.params, config, shown, selected)[0])
-    return np.concatenate(rows)
-
-
-def _filing_logits(result, document: int, reading: str) -> np.ndarray:
-    """Unchecked: ``(n, V)`` float64 centre logits of every token of ``document``."""
-    bounds = filing_encoder.filing_world().corpus.document_bounds()
-    select = np.arange(bounds[document], bounds[document + 1])
-    return np.asarray(_centre_logits(result, select, reading), dtype=np.float64)
-
-
-def filing_logits(result, document: int, *, reading: str = "shown") -> np.ndarray:
-    """The head's logits at the centre of each token's own window, for every token of one filing.
-
-    Parameters
-    ----------
-    result : TrainResult
-        A trained filing encoder, e.g. [`trained_encoder`][mlm_book.artefacts.filing_encoder.trained_encoder].
-    document : int
-        A filing index of chapter 6's corpus.
-    reading : str
-        ``"shown"`` (the token at the centre) or ``"masked"`` (``[MASK]`` there).
-
-    Returns
-    -------
-    numpy.ndarray, shape (n, V), float64
-        Row $i$ is the logits for the filing's $i$-th token (``[SEP]`` included); $V$ output classes.
-
-    Raises
-    ------
-    TypeError
-        If ``result`` is not a trained encoder, ``document`` not an integer or ``reading`` not a str.
-    ValueError
-        If ``result`` is not a filing encoder, ``document`` is not a filing index, or ``reading``
-        is not one of ``READINGS``.
-
-    Examples
-    --------
-    >>> z = filing_logits(filing_encoder.trained_encoder(), 0)  # doctest: +BOOK
-    >>> z.shape == (int(np.sum(filing_encoder.filing_world().corpus.document == 0)), 867)
-    True
-    """
-    result = _check_result(result)
-    document = _check_document(document)
-    reading = check_choice(reading, "reading", READINGS)
-    return _filing_logits(result, document, reading)
-
-
-def filing_weights(result, documents, *, reading: str = "shown") -> np.ndarray:
-    """SPLADE term weights of each filing: [`splade_weights`][mlm_book.experiments.ch10_sparse.splade_weights] of
-    its [`filing_logits`][mlm_book.experiments.ch10_sparse.filing_logits].
-
-    Parameters
-    ----------
-    result : TrainResult
-        A trained filing encoder.
-    documents : array_like of int, shape (F,)
-        Filing indices.
-    reading : str
-        One of ``READINGS``.
-
-    Returns
-    -------
-    numpy.ndarray, shape (F, V), float64
-        Non-negative; ``[UNK]`` and ``[SEP]`` weigh zero.
-
-    Raises
-    ------
-    TypeError
-        If ``result`` is not a trained encoder, ``documents`` does not hold integers or ``reading`` is not a str.
-    ValueError
-        If ``result`` is not a filing encoder, ``documents`` is empty or holds a non-filing index, or
-        ``reading`` is not one of ``READINGS``.
-
-    Examples
-    --------
-    >>> w = filing_weights(filing_encoder.trained_encoder(), [0])  # doctest: +BOOK
-    >>> w.shape, bool(w.min() >= 0), float(w[0, 0] + w[0, 1])
-    ((1, 867), True, 0.0)
-    """
-    result = _check_result(result)
-    documents = as_int_array(documents, "documents", ndim=1)
-    if documents.size == 0:
-        raise ValueError("documents must hold at least one filing index")
-    for document in documents.tolist():
-        _check_document(document, "documents")
-    reading = check_choice(reading, "reading", READINGS)
-    return np.stack([splade_weights(_filing_logits(result, d, reading)) for d in documents.tolist()])
-
 
 # ----------------------------------------------------------------------------- ranking helpers
 def rank_auc(positive, negative) -> float:
@@ -769,63 +567,17 @@ def _check_seed(seed) -> int:
     return int(seed)
 
 
-def _pooled(result, documents, reading: str) -> dict:
-    """SPLADE and PMI pooling of the held-out filings' centre logits, read in one batched pass, and the share of
-    positive logits at each filing's positions. PMI: $\\max_i \\log q_i(v) - \\log u(v)$ with $u$ the corpus unigram
-    over the output classes; ``[UNK]`` and ``[SEP]`` get the filing's smallest PMI weight."""
-    world = filing_encoder.filing_world()
-    bounds = world.corpus.document_bounds()
-    select = np.concatenate([np.arange(bounds[d], bounds[d + 1]) for d in documents])
-    starts = np.concatenate([[0], np.cumsum([bounds[d + 1] - bounds[d] for d in documents])[:-1]])
-    z = _centre_logits(result, select, reading)
-    V = z.shape[1]
-    keep = np.ones(V, dtype=bool)
-    keep[list(EXCLUDED_IDS)] = False
-    splade = np.log1p(np.maximum(np.maximum.reduceat(z, starts, axis=0), 0.0)).astype(np.float64)
-    splade[:, ~keep] = 0.0
-    top = z.max(axis=1, keepdims=True)
-    log_q = z - (top + np.log(np.exp(z - top).sum(axis=1, keepdims=True)))
-    unigram = np.bincount(world.ids, minlength=V) / world.ids.size
-    pmi = np.maximum.reduceat(log_q, starts, axis=0).astype(np.float64) - np.log(unigram)[None, :]
-    pmi[:, ~keep] = pmi[:, keep].min(axis=1, keepdims=True)
-    positive = np.add.reduceat((z[:, keep] > 0).mean(axis=1), starts) / np.diff(np.append(starts, z.shape[0]))
-    return {"splade": splade, "pmi": pmi, "positive": positive}
-
-
-def _build_weights(seed: int) -> dict:
-    result = filing_encoder.trained_encoder(filing_encoder.seed_setup(seed))
-    documents = filing_gold().documents.tolist()
-    arrays = {}
-    for reading in READINGS:
-        for name, value in _pooled(result, documents, reading).items():
-            arrays[f"{reading}-{name}"] = value
-    return arrays
-
-
-_CODE = (splade_weights, _centre_logits, _pooled, _build_weights, enc, layers, windows_module, corpus_module,
-         vocab_module)
-
-
 @functools.cache
 def _seed_arrays(seed: int) -> dict:
-    from mlm_book.experiments import ch07_pairs
-    key = {"encoder": ch07_pairs.filing_encoder_key(seed), "documents": filing_gold().documents.tolist(),
-           "readings": list(READINGS), "excluded": list(EXCLUDED_IDS), "batch": _BATCH}
-    arrays, _ = cache.cached(f"ch10-sparse-{seed}", key, _CODE, lambda: _one_thread(seed))
-    return arrays
-
-
-def _one_thread(seed: int) -> dict:
-    from mlm_book.nn import runtime
-    with runtime.blas_threads(1):      # many small products: a second thread only contends
-        return _build_weights(seed)
+    documents = tuple(int(d) for d in filing_gold().documents)
+    return sparse_weights.weights(sparse_weights.WeightsSetup(filing_encoder.seed_setup(seed), documents))
 
 
 def seed_weights(seed: int, reading: str = "shown", pooling: str = "splade") -> np.ndarray:
     """Term weights of the held-out filings from the filing encoder at ``seed``.
 
-    All of a seed's weights are computed in one pass (about five seconds of one core) and stored in
-    the cache, keyed on the encoder's setup, schedule and training code and on the code here.
+    All of a seed's weights are computed in one pass (about five seconds of one core): the artefact
+    [`mlm_book.artefacts.sparse_weights`][mlm_book.artefacts.sparse_weights], one run per seed.
 
     Parameters
     ----------
@@ -1061,7 +813,7 @@ def top_terms_table(document: int | None = None, seed: int | None = None, readin
     ('| rank | term | weight | count in the filing | corpus count | role |', 7)
     """
     gold = filing_gold()
-    document = example_document() if document is None else _check_document(document)
+    document = example_document() if document is None else check_positive_int(document, "document", minimum=0)
     if document not in gold.documents.tolist():
         raise ValueError(f"document must be a held-out filing, one of {gold.documents.tolist()}, got {document}")
     seed = filing_encoder.SEEDS[0] if seed is None else _check_seed(seed)

@@ -1,35 +1,40 @@
 r"""The HMM encoder: a small BERT trained on the HMM and measured against the exact posterior.
 
-What the chapters show, built from [`mlm_book.nn`][mlm_book.nn], [`mlm_book.hmm`][mlm_book.hmm] and
-[`mlm_book.channel`][mlm_book.channel]:
+What the chapters show of it (chapters 2 and 3), built from [`mlm_book.nn`][mlm_book.nn],
+[`mlm_book.hmm`][mlm_book.hmm] and [`mlm_book.channel`][mlm_book.channel]:
 
-* `SETUP` (a frozen [`HMMEncoderSetup`][mlm_book.artefacts.hmm_encoder.HMMEncoderSetup]): the encoder's shape, its training
-  settings, the channel and the evaluation sample;
-* [`trained_encoder`][mlm_book.artefacts.hmm_encoder.trained_encoder]: the trained encoder (through [`mlm_book.cache`][mlm_book.cache]; a cold
-  build trains it, in well under a minute);
-* [`evaluation`][mlm_book.experiments.hmm_encoder.evaluation]: on the selected positions of held-out sequences, the cross-entropy of
-  the exact posterior and of the encoder, the mean KL(exact ‖ encoder) overall and by what
-  the position shows, the exact entropy, and Theorem 2 (ii) read off the encoder at kept
-  tokens ([`EncoderEvaluation`][mlm_book.experiments.hmm_encoder.EncoderEvaluation]);
+* the encoder itself, its setup `SETUP` (a frozen
+  [`HMMEncoderSetup`][mlm_book.artefacts.hmm_encoder.HMMEncoderSetup]), its seeds and its training,
+  are the artefact [`mlm_book.artefacts.hmm_encoder`][mlm_book.artefacts.hmm_encoder]
+  ([`trained_encoder`][mlm_book.artefacts.hmm_encoder.trained_encoder]: through
+  [`mlm_book.cache`][mlm_book.cache]; a cold build trains it, in well under a minute);
+* what several chapters and the lab read off it, its held-out
+  [`evaluation`][mlm_book.readings.hmm_encoder.evaluation] against the exact posterior, its
+  [`hidden_states`][mlm_book.readings.hmm_encoder.hidden_states] and
+  [`token_table`][mlm_book.readings.hmm_encoder.token_table], the encoder as a family of
+  conditionals ([`encoder_conditionals`][mlm_book.readings.hmm_encoder.encoder_conditionals]) and
+  the four-cycle test on it ([`four_cycle_summary`][mlm_book.readings.hmm_encoder.four_cycle_summary]),
+  is [`mlm_book.readings.hmm_encoder`][mlm_book.readings.hmm_encoder];
+* [`seed_evaluations`][mlm_book.experiments.hmm_encoder.seed_evaluations]: that evaluation at
+  each training seed, and [`band_cell`][mlm_book.experiments.hmm_encoder.band_cell] to show its
+  spread;
+* [`seed_four_cycles`][mlm_book.experiments.hmm_encoder.seed_four_cycles]: the four-cycle test at
+  each training seed;
 * [`loss_curve_figure`][mlm_book.experiments.hmm_encoder.loss_curve_figure]: the training loss against the exact posterior's entropy floor;
-* [`encoder_conditionals`][mlm_book.experiments.hmm_encoder.encoder_conditionals]: the encoder as a family of conditionals (``[MASK]`` at the
-  queried position) for [`mlm_book.compat`][mlm_book.compat]'s four-cycle test, and
-  [`four_cycle_summary`][mlm_book.experiments.hmm_encoder.four_cycle_summary] for chapter 3;
-* [`hidden_states`][mlm_book.experiments.hmm_encoder.hidden_states] and [`token_table`][mlm_book.experiments.hmm_encoder.token_table] for the geometry and probing chapters.
+* [`key_bias_check`][mlm_book.experiments.hmm_encoder.key_bias_check] and the gradient check.
 """
 
 from __future__ import annotations
 
 import ast
-import math
 import numbers
-from dataclasses import dataclass, field
-from functools import cache, partial
+from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
 from mlm_book import hmm as hmm_module
-from mlm_book.channel import corrupt, exact_posterior, optimum
+from mlm_book.channel import corrupt
 from mlm_book.hmm import default_hmm
 # the encoder's setups and training live on the artefact floor; chapters read them from here too
 from mlm_book.artefacts.hmm_encoder import (  # noqa: F401
@@ -44,32 +49,21 @@ from mlm_book.artefacts.hmm_encoder import (  # noqa: F401
     trained_encoder,
 )
 from mlm_book import report
+from mlm_book.readings.hmm_encoder import EncoderEvaluation, FourCycleSummary, evaluation, four_cycle_summary
 from mlm_book.ledger import Claim, over_seeds, reported_value
 from mlm_book.nn import encoder as enc
 from mlm_book.nn import gradcheck, layers
-from mlm_book.scoring import cross_entropy, entropy, kl_divergence
 from mlm_book.validation import (
-    as_float_array,
-    as_int_array,
     check_bool,
     check_finite_numbers,
     check_format,
     check_instance,
     check_positive_int,
-    check_probability,
     check_real,
-    check_tokens,
 )
 
 __all__ = [
-    "hidden_states",
-    "token_table",
-    "encoder_conditionals",
-    "EncoderEvaluation",
-    "evaluation",
     "loss_curve_figure",
-    "FourCycleSummary",
-    "four_cycle_summary",
     "seed_evaluations",
     "seed_four_cycles",
     "seed_band",
@@ -80,10 +74,6 @@ __all__ = [
     "CLAIMS",
 ]
 
-#: Display kinds of [`mlm_book.channel.corrupt`][mlm_book.channel.corrupt].
-_KINDS = {"mask": 1, "random": 2, "kept": 3}
-
-
 def _has_negative(value) -> bool:
     if isinstance(value, dict):
         return any(_has_negative(item) for item in value.values())
@@ -92,285 +82,13 @@ def _has_negative(value) -> bool:
     return isinstance(value, numbers.Real) and value < 0
 
 
-def hidden_states(tokens) -> list[np.ndarray]:
-    """Hidden states of the book's trained HMM encoder for clean token sequences.
-
-    Parameters
-    ----------
-    tokens : array_like of int, shape (B, n)
-        Token ids in ``[0, 25)`` (``n`` at most 24).
-
-    Returns
-    -------
-    list of ndarray, each (B, n, 32), float64
-        Index 0: the input $E[x] + P$; index 1, 2: the residual stream after block 1, 2
-        (the last one before the final LayerNorm).
-
-    Raises
-    ------
-    TypeError
-        If ``tokens`` does not hold integers.
-    ValueError
-        If ``tokens`` is not 2-D, empty, longer than 24 or holds ids outside ``[0, 26)`` (the
-        25 tokens and the input-only [MASK]).
-
-    Examples
-    --------
-    >>> [h.shape for h in hidden_states([[0, 1, 2]])]  # doctest: +BOOK
-    [(1, 3, 32), (1, 3, 32), (1, 3, 32)]
-    """
-    # checked before the encoder is loaded, with the encoder's own rule (ids up to [MASK])
-    tokens = check_tokens(tokens, "tokens", SETUP.encoder.input_vocab_size, ndim=2)
-    if tokens.shape[1] > SETUP.encoder.length:
-        raise ValueError(f"tokens has length {tokens.shape[1]}, longer than the encoder's {SETUP.encoder.length}")
-    result = trained_encoder()
-    return enc.hidden_states(result.params, result.encoder, tokens)
-
-
-def token_table() -> np.ndarray:
-    """The trained token table $E$ of the 25 real tokens (the [MASK] row excluded), ``(25, 32)`` float64.
-
-    Examples
-    --------
-    >>> table = token_table()  # doctest: +BOOK
-    >>> table.shape, table.dtype
-    ((25, 32), dtype('float64'))
-    """
-    result = trained_encoder()
-    return np.asarray(result.params["E"][:result.encoder.vocab_size], dtype=np.float64)
-
-
-def encoder_conditionals(tokens, positions) -> np.ndarray:
-    r"""The encoder as a family of conditionals: $q_i(\cdot \mid x_{-i})$ with [MASK] at $i$.
-
-    Usable directly by [`mlm_book.compat`][mlm_book.compat] (it writes the [MASK] itself, so passing
-    ``mask_id`` there as well changes nothing).
-
-    Parameters
-    ----------
-    tokens : array_like of int, shape (B, n)
-        Sequences; the other positions are read as shown.
-    positions : array_like of int, shape (B,)
-        The queried position of each row.
-
-    Returns
-    -------
-    ndarray, shape (B, 25)
-
-    Raises
-    ------
-    TypeError
-        If ``tokens`` or ``positions`` does not hold integers.
-    ValueError
-        If ``tokens`` is not 2-D, empty, longer than 24 or holds ids outside ``[0, 26)`` (the
-        25 tokens and [MASK]), or ``positions`` is neither one position nor one per row, or
-        lies outside the sequences.
-
-    Examples
-    --------
-    >>> q = encoder_conditionals([[0, 1, 2, 3], [4, 5, 6, 7]], [1, 3])  # doctest: +BOOK
-    >>> q.shape, bool(np.allclose(q.sum(axis=1), 1.0))
-    ((2, 25), True)
-    """
-    config = SETUP.encoder
-    tokens = check_tokens(tokens, "tokens", config.input_vocab_size, ndim=2)
-    if tokens.shape[1] > config.length:
-        raise ValueError(f"tokens has length {tokens.shape[1]}, longer than the encoder's {config.length}")
-    positions = as_int_array(positions, "positions", ndim=(0, 1))
-    if positions.size not in (1, len(tokens)):
-        raise ValueError(f"positions must hold one position or one per row of tokens ({len(tokens)}), "
-                         f"got {positions.size}")
-    if positions.min() < 0 or positions.max() >= tokens.shape[1]:
-        raise ValueError(f"positions must lie in [0, {tokens.shape[1]}) (the length of tokens), got values from "
-                         f"{positions.min()} to {positions.max()}")
-    return _conditionals(SETUP, tokens, positions)
-
-
-def _conditionals(setup: HMMEncoderSetup, tokens, positions) -> np.ndarray:
-    result = trained_encoder(setup)
-    config = result.encoder
-    tokens = np.array(tokens, dtype=np.int64, copy=True)
-    positions = np.broadcast_to(np.asarray(positions, dtype=np.int64), (len(tokens),))
-    rows = np.arange(len(tokens))
-    tokens[rows, positions] = config.mask_id
-    return enc.predict_proba(result.params, config, tokens)[rows, positions]
-
-
-# --------------------------------------------------------------------------- evaluation
-@dataclass(frozen=True, eq=False)
-class EncoderEvaluation:
-    """The trained encoder against the exact posterior on held-out selected positions.
-
-    All values in nats except probabilities.
-
-    Attributes
-    ----------
-    setup : HMMEncoderSetup
-    n_sequences, n_positions : int
-        Held-out sequences and their selected positions.
-    counts : dict
-        Selected positions by display kind (``mask``, ``random``, ``kept``).
-    exact_ce, encoder_ce : float
-        Mean $-\\log$ probability of the true (clean) token, under the exact posterior and
-        under the encoder: one sampled target per position.
-    exact_ce_se, gap_se : float
-        Standard errors of ``exact_ce`` (per-position spread of $-\\log p - H$) and of the
-        paired difference ``encoder_ce - exact_ce``.
-    mean_entropy : float
-        Mean entropy of the exact posterior.
-    mean_kl : float
-        Mean KL(exact ‖ encoder), distribution against distribution.
-    kl_by_kind : dict
-        Mean KL by display kind.
-    theorem1_gap : float
-        Largest $|\\mathrm{CE}(p, q) - H(p) - \\mathrm{KL}(p \\| q)|$ over the positions
-        (Theorem 1 per position, on the encoder's outputs).
-    kept_encoder, kept_plugin, kept_mask_guess, kept_exact : float
-        At kept positions, the mean probability on the visible token: the encoder's; Theorem
-        2 (ii) applied to the encoder's own guess with [MASK] there; that guess alone; and
-        the exact posterior's.
-
-    Raises
-    ------
-    TypeError
-        If ``setup`` is not an [`HMMEncoderSetup`][mlm_book.artefacts.hmm_encoder.HMMEncoderSetup],
-        ``counts`` or ``kl_by_kind`` not a dict, or a number of the wrong kind.
-    ValueError
-        If a count is not positive (``n_sequences``, ``n_positions``) or negative (``counts``),
-        a cross-entropy, entropy, KL or standard error is negative or not finite (the mean
-        entropy must be positive), or a kept-token mean is not a probability.
-
-    Examples
-    --------
-    >>> ev = evaluation()  # doctest: +BOOK
-    >>> ev.n_sequences, ev.n_positions == sum(ev.counts.values())
-    (400, True)
-    >>> bool(0 < ev.mean_kl < ev.mean_entropy)
-    True
-    """
-
-    setup: HMMEncoderSetup = field(repr=False)
-    n_sequences: int
-    n_positions: int
-    counts: dict
-    exact_ce: float
-    encoder_ce: float
-    exact_ce_se: float
-    gap_se: float
-    mean_entropy: float
-    mean_kl: float
-    kl_by_kind: dict
-    theorem1_gap: float
-    kept_encoder: float
-    kept_plugin: float
-    kept_mask_guess: float
-    kept_exact: float
-
-    def __post_init__(self):
-        check_instance(self.setup, "setup", HMMEncoderSetup)
-        for name in ("n_sequences", "n_positions"):
-            check_positive_int(getattr(self, name), name)
-        for name in ("counts", "kl_by_kind"):
-            check_instance(getattr(self, name), name, dict)
-        for count in self.counts.values():
-            check_positive_int(count, "counts", minimum=0)
-        for value in self.kl_by_kind.values():
-            check_real(value, "kl_by_kind", low=0.0)
-        for name in ("exact_ce", "encoder_ce", "exact_ce_se", "gap_se", "mean_kl", "theorem1_gap"):
-            check_real(getattr(self, name), name, low=0.0)
-        check_real(self.mean_entropy, "mean_entropy", low=0.0)
-        if self.mean_entropy == 0:
-            raise ValueError("mean_entropy must be > 0 (kl_share divides by it)")
-        for name in ("kept_encoder", "kept_plugin", "kept_mask_guess", "kept_exact"):
-            check_probability(getattr(self, name), name)
-
-    @property
-    def ce_gap(self) -> float:
-        """Sampled cross-entropy gap, encoder minus exact."""
-        return self.encoder_ce - self.exact_ce
-
-    @property
-    def kl_share(self) -> float:
-        """Mean KL as a fraction of the mean exact entropy."""
-        return self.mean_kl / self.mean_entropy
-
-    def table(self) -> str:
-        """A Markdown table of the numbers."""
-        rows = [("selected positions", f"{self.n_positions} (of {self.n_sequences} sequences)"),
-                ("cross-entropy, exact posterior", f"{self.exact_ce:.3f} nats"),
-                ("cross-entropy, encoder", f"{self.encoder_ce:.3f} nats"),
-                ("sampled gap", f"{self.ce_gap:.3f} ± {self.gap_se:.3f} nats"),
-                ("mean KL(exact ‖ encoder)", f"{self.mean_kl:.3f} nats"),
-                ("mean exact entropy", f"{self.mean_entropy:.3f} nats"),
-                ("KL / entropy", f"{100 * self.kl_share:.1f} %")]
-        rows += [(f"mean KL at {kind} ({self.counts[kind]} positions)", f"{value:.3f} nats")
-                 for kind, value in self.kl_by_kind.items()]
-        rows += [("kept token: encoder's probability", f"{self.kept_encoder:.3f}"),
-                 ("kept token: Thm 2 (ii) on the encoder's [MASK] guess", f"{self.kept_plugin:.3f}"),
-                 ("kept token: the [MASK] guess alone", f"{self.kept_mask_guess:.3f}"),
-                 ("kept token: exact posterior", f"{self.kept_exact:.3f}")]
-        return "\n".join(["| quantity | value |", "|---|---|"] + [f"| {a} | {b} |" for a, b in rows])
-
-
-@cache
-def evaluation(setup: HMMEncoderSetup = SETUP) -> EncoderEvaluation:
-    """Evaluate the trained encoder on ``setup.eval_sequences`` held-out corrupted sequences.
-
-    Returns
-    -------
-    EncoderEvaluation
-    """
-    hmm = default_hmm()
-    result = trained_encoder(setup)
-    config, params = result.encoder, result.params
-    channel = setup.channel()
-    rng = np.random.default_rng(setup.eval_seed)
-    _, tokens = hmm_module.sample(hmm, setup.eval_sequences, setup.length, rng)
-    batch = corrupt(channel, tokens, rng)
-    selected = batch.selected
-    exact = exact_posterior(hmm, channel, batch.shown)[selected]          # (N, V)
-    model = enc.predict_proba(params, config, batch.shown)[selected]      # (N, V)
-    targets = tokens[selected]
-    kind = batch.kind[selected]
-    rows = np.arange(len(targets))
-    log_p = np.log(exact[rows, targets])
-    log_q = np.log(model[rows, targets])
-    H = entropy(exact)
-    kl = kl_divergence(exact, model)
-    theorem1 = float(np.max(np.abs(cross_entropy(exact, model) - H - kl)))
-    n = len(targets)
-
-    # kept positions: the encoder, its own [MASK] guess, and Theorem 2 (ii) on that guess
-    kept = np.flatnonzero(kind == _KINDS["kept"])
-    seq, pos = np.nonzero(selected)
-    seq, pos = seq[kept], pos[kept]
-    masked = batch.shown[seq].copy()
-    masked[np.arange(len(kept)), pos] = config.mask_id
-    guess = enc.predict_proba(params, config, masked)[np.arange(len(kept)), pos]     # (K, V)
-    visible = targets[kept]
-    plugin = optimum(guess, visible, channel)[np.arange(len(kept)), visible]
-
-    return EncoderEvaluation(
-        setup=setup, n_sequences=setup.eval_sequences, n_positions=n,
-        counts={k: int(np.sum(kind == v)) for k, v in _KINDS.items()},
-        exact_ce=float(-log_p.mean()), encoder_ce=float(-log_q.mean()),
-        exact_ce_se=float(np.std(-log_p - H, ddof=1) / math.sqrt(n)),
-        gap_se=float(np.std(log_p - log_q, ddof=1) / math.sqrt(n)),
-        mean_entropy=float(H.mean()), mean_kl=float(kl.mean()),
-        kl_by_kind={k: float(kl[kind == v].mean()) for k, v in _KINDS.items()},
-        theorem1_gap=theorem1,
-        kept_encoder=float(model[kept, visible].mean()), kept_plugin=float(plugin.mean()),
-        kept_mask_guess=float(guess[np.arange(len(kept)), visible].mean()),
-        kept_exact=float(exact[kept, visible].mean()))
-
-
 def loss_curve_figure(setup: HMMEncoderSetup = SETUP, window: int = 50):
     """The training loss per step against the exact posterior's entropy floor, with the other seeds' averages.
 
     The loss of each step is the mean $-\\log q$ on that step's fresh batch, an unbiased
     estimate of the encoder's risk; no predictor's risk is below the mean entropy of the
     exact posterior (Theorem 1), drawn as the floor (estimated on the held-out positions
-    of [`evaluation`][mlm_book.experiments.hmm_encoder.evaluation]). For the book's setup the
+    of [`evaluation`][mlm_book.readings.hmm_encoder.evaluation]). For the book's setup the
     moving averages of the other [`SEEDS`][mlm_book.artefacts.hmm_encoder.SEEDS] are drawn faint.
 
     Parameters
@@ -426,56 +144,7 @@ def loss_curve_figure(setup: HMMEncoderSetup = SETUP, window: int = 50):
     return fig
 
 
-# --------------------------------------------------------------------------- four-cycle test
-@dataclass(frozen=True, eq=False)
-class FourCycleSummary:
-    """The four-cycle gaps of the encoder's conditionals and of Theorem 2's population optimum.
-
-    Attributes
-    ----------
-    encoder, population : ndarray, shape (count,)
-        Per-draw gaps $\\delta$ on the same draws (chapter 3's protocol).
-
-    Raises
-    ------
-    TypeError
-        If ``encoder`` or ``population`` is not an array of real numbers.
-    ValueError
-        If either is not 1-D, is empty or not finite, or their lengths differ.
-
-    Examples
-    --------
-    >>> summary = FourCycleSummary(encoder=np.array([0.1, -0.4, 0.2]), population=np.array([0.0, 0.01, -0.02]))
-    >>> summary.encoder_median, summary.encoder_max, summary.population_median
-    (0.2, 0.4, 0.01)
-    """
-
-    encoder: np.ndarray = field(repr=False)
-    population: np.ndarray = field(repr=False)
-
-    def __post_init__(self):
-        for name in ("encoder", "population"):
-            gaps = as_float_array(getattr(self, name), name, ndim=1)
-            if gaps.size == 0:
-                raise ValueError(f"{name} must hold at least one gap")
-            object.__setattr__(self, name, gaps)
-        if self.encoder.shape != self.population.shape:
-            raise ValueError(f"encoder and population must hold gaps of the same draws, got {self.encoder.size} "
-                             f"and {self.population.size}")
-
-    @property
-    def encoder_median(self) -> float:
-        return float(np.median(np.abs(self.encoder)))
-
-    @property
-    def encoder_max(self) -> float:
-        return float(np.max(np.abs(self.encoder)))
-
-    @property
-    def population_median(self) -> float:
-        return float(np.median(np.abs(self.population)))
-
-
+# --------------------------------------------------------------------------- the key bias
 @dataclass(frozen=True)
 class KeyBiasCheck:
     r"""Why the key bias of self-attention is inert, measured on the trained encoder.
@@ -580,30 +249,10 @@ def key_bias_check(setup: HMMEncoderSetup = SETUP, sequences: int = 400, seed: i
     return KeyBiasCheck(gradients, values, difference, sequences)
 
 
-@cache
-def four_cycle_summary(setup: HMMEncoderSetup = SETUP) -> FourCycleSummary:
-    """Chapter 3's four-cycle protocol on the encoder (query: [MASK] at i, x_j set to b, rest clean).
-
-    Parameters
-    ----------
-    setup : HMMEncoderSetup, optional
-        Which trained encoder (default the book's; [`seed_setup`][mlm_book.artefacts.hmm_encoder.seed_setup]
-        for another training seed). The draws are the same for every encoder.
-    """
-    from mlm_book.experiments import ch03_pseudo_likelihood as ch03
-
-    if not isinstance(setup, HMMEncoderSetup):
-        raise TypeError(f"setup must be an HMMEncoderSetup, got {type(setup).__name__}")
-    deltas = ch03.four_cycle_deltas(partial(_conditionals, setup), mask_id=setup.encoder.mask_id)
-    families = ch03.exact_families()
-    population = next(value for key, value in families.items() if key.startswith("population"))
-    return FourCycleSummary(encoder=deltas, population=population)
-
-
 # --------------------------------------------------------------------------- seed spread
 @cache
 def seed_evaluations() -> tuple[EncoderEvaluation, ...]:
-    """[`evaluation`][mlm_book.experiments.hmm_encoder.evaluation] of the encoder at each of
+    """[`evaluation`][mlm_book.readings.hmm_encoder.evaluation] of the encoder at each of
     [`SEEDS`][mlm_book.artefacts.hmm_encoder.SEEDS], the book's seed first: same held-out
     sample, same channel, only the training seed differs.
 
@@ -618,7 +267,7 @@ def seed_evaluations() -> tuple[EncoderEvaluation, ...]:
 
 @cache
 def seed_four_cycles() -> tuple[FourCycleSummary, ...]:
-    """[`four_cycle_summary`][mlm_book.experiments.hmm_encoder.four_cycle_summary] at each of
+    """[`four_cycle_summary`][mlm_book.readings.hmm_encoder.four_cycle_summary] at each of
     [`SEEDS`][mlm_book.artefacts.hmm_encoder.SEEDS], the book's seed first (the same 200 draws)."""
     return tuple(four_cycle_summary(seed_setup(seed)) for seed in SEEDS)
 

@@ -17,7 +17,7 @@ computes. The claims here read that payload:
   visible word, Theorem 2's plug-in) to the payload's four significant digits;
 * Figure B for *kestrel*: every measure and probe shown must equal chapter 6's
   ([`filing_encoder.seed_results`][mlm_book.artefacts.filing_encoder.seed_results], the
-  majority shares of [`ch06_finance.results`][mlm_book.experiments.ch06_finance.results])
+  majority shares of [`filing_baselines.baselines`][mlm_book.readings.filing_baselines.baselines])
   exactly, and layer 0 must be shown as the one point it is;
 * the payload is deterministic: recomputed from scratch it gives the same JSON, byte for byte.
   That the page holds exactly this JSON is checked by the site's browser test
@@ -53,8 +53,8 @@ def default_example() -> dict:
 
 
 def _caption() -> dict:
-    from mlm_book.experiments import hmm_encoder
     from mlm_book.lab import viz_payload
+    from mlm_book.readings import hmm_encoder
 
     caption = viz_payload()["hmm"]["caption"]
     evaluation = hmm_encoder.evaluation()
@@ -73,19 +73,19 @@ def figure_b_default(layer: int = 1) -> dict:
     ValueError
         If ``layer`` is not one of the clouds' layers 0, 1, 2.
     """
-    from mlm_book.experiments import ch04_geometry, ch05_probing
     from mlm_book.lab import viz_payload
+    from mlm_book.readings import hmm_encoder, sense_probes
     from mlm_book.validation import check_positive_int
 
     # checked before the payload is built (seconds on a warm cache)
-    layers = len(ch04_geometry.LAYER_NAMES)
+    layers = len(hmm_encoder.LAYER_NAMES)
     if check_positive_int(layer, "layer", minimum=0) >= layers:
         raise ValueError(f"layer must be one of the clouds' layers 0 to {layers - 1}, got {layer}")
 
     clouds = viz_payload()["clouds"]
     shown = clouds["layers"][layer]
-    g = ch04_geometry.geometry_table().rows[layer].geometry
-    probes = ch05_probing.probe_table()
+    g = hmm_encoder.geometry_table().rows[layer].geometry
+    probes = sense_probes.probe_table()
     values = {"self-similarity": shown["self_similarity"], "baseline": shown["baseline"],
               "adjusted": shown["adjusted"], "MEV": shown["mev"], "probe": shown["probe"], "cap": clouds["cap"],
               "Bayes": clouds["bayes"]}
@@ -101,20 +101,20 @@ def layers_read_at_seeds() -> list[bool]:
     the layer-0 probe and its control at most 0.015 above the static cap, the layer-1 probe
     within [Bayes − 0.02, Bayes + 0.005] and its control at most 0.015 above the cap.
     """
-    from mlm_book.experiments import ch05_probing
+    from mlm_book.readings import sense_probes
 
-    table, seeds = ch05_probing.probe_table(), ch05_probing.seed_probes()
+    table, seeds = sense_probes.probe_table(), sense_probes.seed_probes()
     cap, bayes = table.cap, seeds.bayes
     return [probes[0] <= cap + 0.015 and controls[0] <= cap + 0.015
-            and bayes - 0.02 <= probes[1] <= bayes + ch05_probing.ABOVE_BAYES and controls[1] <= cap + 0.015
-            for probes, controls in zip(seeds.probes, ch05_probing.seed_controls())]
+            and bayes - 0.02 <= probes[1] <= bayes + sense_probes.ABOVE_BAYES and controls[1] <= cap + 0.015
+            for probes, controls in zip(seeds.probes, sense_probes.seed_controls())]
 
 
 def _layers_read_over_seeds():
-    from mlm_book.experiments import ch05_probing
     from mlm_book.ledger import over_seeds
+    from mlm_book.readings import sense_probes
 
-    seeds = ch05_probing.seed_probes()
+    seeds = sense_probes.seed_probes()
     return over_seeds([(probes[0], probes[1]) for probes in seeds.probes], sum(layers_read_at_seeds()))
 
 
@@ -173,12 +173,12 @@ def filing_centres() -> dict:
 
 def kestrel_shown() -> dict:
     """Figure B's *kestrel* numbers as the payload has them, and whether they equal chapter 6's."""
-    from mlm_book.experiments import ch06_finance
     from mlm_book.artefacts import filing_encoder as fe
     from mlm_book.lab import viz_payload
+    from mlm_book.readings.filing_baselines import baselines
 
     kestrel = viz_payload()["kestrel"]
-    book, runs, static = fe.seed_results(), fe.all_seed_results(), ch06_finance.results()
+    book, runs, static = fe.seed_results(), fe.all_seed_results(), baselines()
     keys = ("self_similarity", "baseline", "adjusted", "mev", "token_mev", "isotropic_mev")
     equal = kestrel["majority"] == static.kestrel_cap.accuracy and kestrel["alias_majority"] == static.alias_cap.accuracy
     for entry in kestrel["layers"]:
@@ -198,9 +198,7 @@ def recomputed_identically() -> dict:
     from mlm_book import lab
 
     first = lab.payload_json(lab.viz_payload())
-    for cached in (lab._hmm_view, lab._cycle_view, lab._cloud_view, lab._filing_windows, lab._filing_view,
-                   lab._kestrel_view, lab.default_sentence):
-        cached.cache_clear()
+    lab.clear_caches()
     second = lab.payload_json(lab.viz_payload())
     return {"identical": first == second, "kB": len(second.encode("utf-8")) / 1000}
 

@@ -1,0 +1,94 @@
+"""The span taggers' entity scores on the test sentences: what chapter 8's two halves (words and subwords) both read.
+
+The taggers' runs are the artefacts [`mlm_book.artefacts.span_taggers`][mlm_book.artefacts.span_taggers]
+(on chapter 6's filing encoder) and [`mlm_book.artefacts.subword_encoder`][mlm_book.artefacts.subword_encoder]
+(on the subword encoders); here their predicted tag ids on the test sentences are read as mentions
+([`decoded`][mlm_book.readings.span_scores.decoded]: an argmax tagger's with ``conlleval``'s repair of
+invalid sequences, a Viterbi one's strictly) and scored by entity against the gold
+([`entity_scores`][mlm_book.readings.span_scores.entity_scores]: a predicted span counts only if its
+start, end and type equal a gold span's), and the recall of mentions made only of ``[UNK]`` tokens is
+told apart from the others' ([`recall_among`][mlm_book.readings.span_scores.recall_among]).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from mlm_book import tagging
+from mlm_book.artefacts.span_taggers import (CRF_LAYER, LAYERS, SCHEME, SEEDS, TAGS, book_run, tagger_predictions,
+                                             test_data)
+from mlm_book.finance import corpus as corpus_module
+from mlm_book.finance.vocab import UNK_ID
+from mlm_book.validation import check_choice
+
+__all__ = ["TAGGERS", "check_tagger", "predictions", "decoded", "entity_scores", "predicted_spans", "scores", "recall_among"]
+
+TAGGERS = {**{f"frozen/{layer}/{decoder}": f"frozen, layer {layer}, {name}" for layer in LAYERS
+              for decoder, name in (("argmax", "argmax"), ("viterbi", "Viterbi"))},
+           f"crf/{CRF_LAYER}/viterbi": f"CRF, layer {CRF_LAYER}",
+           **{f"tuned/{depth}/{decoder}": f"fine-tuned, layer {depth}, {name}" for depth in LAYERS
+              for decoder, name in (("argmax", "argmax"), ("viterbi", "Viterbi"))}}
+"""Every tagger and decoder, by key, with its name in the chapter."""
+
+
+def check_tagger(key) -> str:
+    """``key`` if it names one of `TAGGERS` (a ``ValueError`` naming ``key`` otherwise)."""
+    return check_choice(key, "key", TAGGERS)
+
+
+def predictions(key: str) -> tuple[np.ndarray, ...]:
+    """Predicted tag ids on the test sentences, shape (N, m), per seed (the book's first); cached, run on a miss."""
+    check_tagger(key)
+    return tuple(np.array(tagger_predictions(book_run(seed))[key]) for seed in SEEDS)
+
+
+def _spans_of(tag_ids: np.ndarray, lengths: np.ndarray, strict: bool) -> list:
+    return [tagging.spans_from_tags([TAGS[t] for t in row[:n]], SCHEME, strict=strict)
+            for row, n in zip(tag_ids, lengths)]
+
+
+def decoded(key: str, tag_ids) -> tuple[list, ...]:
+    """Each seed's test tag ids read as mentions: an argmax tagger's (``key`` ends in ``/argmax``) with
+    ``conlleval``'s repair, any other strictly (a Viterbi tagger's output is valid)."""
+    strict = not key.endswith("/argmax")
+    lengths = test_data().text.lengths
+    return tuple(_spans_of(p, lengths, strict) for p in tag_ids)
+
+
+def entity_scores(found) -> tuple[tagging.EntityScores, ...]:
+    """Entity scores of each seed's mentions (one list per test sentence) against the test gold."""
+    gold = list(test_data().spans)
+    return tuple(tagging.entity_scores(gold, spans) for spans in found)
+
+
+def predicted_spans(key: str) -> tuple[list, ...]:
+    """Each seed's predicted mentions per test sentence (argmax output read with ``conlleval``'s repair)."""
+    return decoded(key, predictions(key))
+
+
+@functools.cache
+def scores(key: str) -> tuple[tagging.EntityScores, ...]:
+    """Entity scores of each seed's run."""
+    return entity_scores(predicted_spans(key))
+
+
+def _check_kind(kind) -> str:
+    return check_choice(kind, "kind", corpus_module.MENTION_TYPES)
+
+
+def recall_among(found: list, kind: str, unknown: bool) -> float:
+    """Share of the test ``kind`` mentions that are (``unknown``) or are not only ``[UNK]`` tokens in chapter 6's
+    vocabulary and that ``found`` (one list of predicted mentions per test sentence) holds exactly."""
+    kind = _check_kind(kind)
+    data, unk = test_data(), UNK_ID
+    hit = total = 0
+    for k, spans in enumerate(data.spans):
+        for span in spans:
+            if span[2] == kind and bool(np.all(data.text.ids[k, span[0]:span[1]] == unk)) == unknown:
+                total += 1
+                hit += span in found[k]
+    return hit / total if total else float("nan")
+
+
