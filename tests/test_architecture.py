@@ -12,9 +12,8 @@ The rules:
   module no reading or chapter module; a reading module no chapter module;
 * no chapter module imports another chapter's module (what a later chapter reads of an earlier
   one's results lives on the artefact floor, in a reading or in the core);
-* no ``module._name`` read across modules, except of ``mlm_book.nn``'s and ``mlm_book.crf``'s
-  internals by their neighbours, whose renaming is under way (held to today's count; lower it as
-  they go).
+* no ``module._name`` read across modules (94 before the artefact floor; none since the encoder's,
+  the CRF's and the runtime's building blocks became public).
 """
 
 from __future__ import annotations
@@ -28,10 +27,6 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mlm_book"
 
 #: The chapter modules that import each other in a cycle today (the ceiling: none may join).
 CYCLE_TODAY: frozenset[str] = frozenset()
-#: The modules whose private names their neighbours still read (the encoder's and the CRF's internals).
-PRIVATE_READS_ALLOWED_IN = ("mlm_book.nn.", "mlm_book.crf")
-#: Cross-module reads of those private names today (the ceiling).
-PRIVATE_READS_TODAY = 37
 #: The entry points, which may import the chapter modules: the command line.
 ENTRY_POINTS = frozenset({"mlm_book.cli"})
 #: The layers, from the bottom; a module not named here is core (layer 0). The lab's payload reads
@@ -171,22 +166,10 @@ def test_only_the_entry_points_import_a_chapter_module_from_outside_the_chapters
     assert not offenders, offenders
 
 
-def _allowed_private(target: str) -> bool:
-    return any(target.startswith(prefix) for prefix in PRIVATE_READS_ALLOWED_IN)
-
-
-def test_no_private_read_across_modules_outside_the_encoder_and_the_crf():
+def test_no_private_read_across_modules():
     _, private = _scan()
-    offenders = sorted(set((reader, target) for reader, target in private if not _allowed_private(target)))
+    offenders = sorted(set(private))
     assert not offenders, f"private names read from another module (make them public, or move the reader): {offenders}"
-
-
-def test_private_reads_of_the_encoder_and_the_crf_do_not_grow():
-    _, private = _scan()
-    allowed = [target for _, target in private if _allowed_private(target)]
-    assert len(allowed) <= PRIVATE_READS_TODAY, (
-        f"{len(allowed)} private reads across modules, over the ceiling of {PRIVATE_READS_TODAY}; the most read: "
-        f"{collections.Counter(allowed).most_common(5)}")
 
 
 #: The entry points' layer, above the chapters.
