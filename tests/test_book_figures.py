@@ -28,7 +28,7 @@ pytestmark = pytest.mark.book  # the figures read trained encoders and the skip-
 
 # Named like figure functions but returning data: what each returns instead.
 NOT_FIGURES = {
-    "lab_figures.figure_b_default": "the values the lab's Figure B shows by default (a dict; the lab draws it)",
+    "lab_figures.clouds_default": "the values the lab's Figure D shows by default (a dict; the lab draws it)",
 }
 
 # Functions that need data the chapter computes first: the arguments the chapter passes.

@@ -196,6 +196,6 @@ def test_substitutes_never_repeat_the_token():
 
 
 @pytest.mark.parametrize("layer, error", [(3, ValueError), (-1, ValueError), (1.0, TypeError), (None, TypeError)])
-def test_figure_b_default_checks_layer_before_building_the_payload(layer, error):
+def test_clouds_default_checks_layer_before_building_the_payload(layer, error):
     with pytest.raises(error, match="layer"):
-        lab_figures.figure_b_default(layer)
+        lab_figures.clouds_default(layer)

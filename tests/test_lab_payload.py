@@ -201,7 +201,7 @@ def test_claims_read_the_payload(stub, payload):
     example = lab_figures.default_example()
     view = payload["hmm"]["views"][example["position"]]["mask"]
     assert example["kl"] == view["kl"] and example["sense_a"] == payload["hmm"]["sense_posterior"][0][0]
-    assert lab_figures.figure_b_default()["equal to the tables"]
+    assert lab_figures.clouds_default()["equal to the tables"]
     assert lab_figures.recomputed_identically()["identical"]
     assert lab_figures.filing_structure()["every word has its guesses"]
     assert lab_figures.filing_centres()["equal to chapter 6's reading"]

@@ -9,13 +9,13 @@ computes. The claims here read that payload:
   illustrative: each is reported and judged only as what it is (finite, a probability), the
   encoder's probability also as close to the exact one;
 * the caption's held-out mean KL and entropy, which must be chapter 2's exactly;
-* Figure B's numbers at layer 1, which must equal chapter 4's and chapter 5's tables exactly,
+* Figure D's numbers at layer 1, which must equal chapter 4's and chapter 5's tables exactly,
   and its caption's reading of layers 0 and 1 (chance, then almost Bayes);
-* Figure A's filing view: four windows, the five best guesses at every word that is not
+* Figure B's filing windows: four windows, the five best guesses at every word that is not
   [PAD] (structural), and its readout at each window's centre, which must be chapter 6's
   visible-word reading of that word (the encoder's masked guess, the probability kept on the
   visible word, Theorem 2's plug-in) to the payload's four significant digits;
-* Figure B for *kestrel*: every measure and probe shown must equal chapter 6's
+* Figure D for *kestrel*: every measure and probe shown must equal chapter 6's
   ([`filing_encoder.seed_results`][mlm_book.artefacts.filing_encoder.seed_results], the
   majority shares of [`filing_baselines.baselines`][mlm_book.readings.filing_baselines.baselines])
   exactly, and layer 0 must be shown as the one point it is;
@@ -23,7 +23,7 @@ computes. The claims here read that payload:
   That the page holds exactly this JSON is checked by the site's browser test
   (``tests/test_lab.py``).
 
-Figure B's MEV of random tokens ("MEV (its baseline)") is chapter 4's claim S7-15
+Figure D's MEV of random tokens ("MEV (its baseline)") is chapter 4's claim S7-15
 ([`mlm_book.experiments.ch04_geometry`][mlm_book.experiments.ch04_geometry]); the payload copies it.
 """
 
@@ -33,7 +33,7 @@ import math
 
 from mlm_book.ledger import Claim
 
-__all__ = ["PAYLOAD_LIMIT", "default_example", "figure_b_default", "filing_structure", "filing_centres",
+__all__ = ["PAYLOAD_LIMIT", "default_example", "clouds_default", "filing_structure", "filing_centres",
            "kestrel_shown", "recomputed_identically", "CLAIMS"]
 
 PAYLOAD_LIMIT = 1_500_000
@@ -63,8 +63,8 @@ def _caption() -> dict:
             and caption["mean_entropy"] == evaluation.mean_entropy}
 
 
-def figure_b_default(layer: int = 1) -> dict:
-    """Figure B's numbers at ``layer`` as the payload has them, and whether they equal the chapters' tables.
+def clouds_default(layer: int = 1) -> dict:
+    """Figure D's numbers at ``layer`` as the payload has them, and whether they equal the chapters' tables.
 
     Raises
     ------
@@ -119,7 +119,7 @@ def _layers_read_over_seeds():
 
 
 def filing_structure() -> dict:
-    """Figure A's filing view as the payload has it: windows, guesses per word, and whether every word has them."""
+    """Figure B's filing windows as the payload has it: windows, guesses per word, and whether every word has them."""
     from mlm_book.lab import FILING_TOP, viz_payload
 
     filings = viz_payload()["filings"]
@@ -172,7 +172,7 @@ def filing_centres() -> dict:
 
 
 def kestrel_shown() -> dict:
-    """Figure B's *kestrel* numbers as the payload has them, and whether they equal chapter 6's."""
+    """Figure D's *kestrel* numbers as the payload has them, and whether they equal chapter 6's."""
     from mlm_book.artefacts import filing_encoder as fe
     from mlm_book.lab import viz_payload
     from mlm_book.readings.filing_baselines import baselines
@@ -208,18 +208,18 @@ def _probability(x) -> bool:
 
 
 CLAIMS = (
-    Claim("S7-03", "Lab, Figure A filing view: filing windows from chapter 6's held-out filings; clicking a word "
+    Claim("S7-03", "Lab, Figure B: filing windows from chapter 6's held-out filings; clicking a word "
           "shows the filing encoder's best guesses with that word masked", seed="4 windows, top-5",
           rule="structural: 4 windows; 5 guesses at every word that is not [PAD]",
           compute=filing_structure,
           accept=lambda v: v["windows"] == 4 and v["top"] == 5 and v["every word has its guesses"]
           and v["no [PAD] word"]),
-    Claim("S7-04", "Lab, Figure A filing readout: the encoder's probability of the visible word beside Theorem 2's "
+    Claim("S7-04", "Lab, Figure B filing readout: the encoder's probability of the visible word beside Theorem 2's "
           "plug-in from its own [MASK] guess (at each window's centre word)", seed="—",
           rule="structural: at each window's centre, chapter 6's visible-word reading of that word (S8-43 to S8-45) "
           "to the payload's 4 significant digits",
           compute=filing_centres, accept=lambda v: v["equal to chapter 6's reading"]),
-    Claim("S7-06", "Lab, Figure B for kestrel: its mentions at layers 0-2 on their own principal axes beside "
+    Claim("S7-06", "Lab, Figure D for kestrel: its mentions at layers 0-2 on their own principal axes beside "
           "Definition 3's measures, the probes and the majority shares", seed="—",
           rule="every number exactly chapter 6's (book seed, and mean ± sd over its seeds); layer 0 shown as one point",
           compute=kestrel_shown, accept=lambda v: v["equal to chapter 6"] and v["layer 0 one point"]),
@@ -241,11 +241,11 @@ CLAIMS = (
           "positions, and the mean entropy (chapter 2's evaluation)", seed="0.032 vs 1.874 nats",
           rule="exactly chapter 2's numbers (S3-25, S3-26); KL < entropy",
           compute=_caption, accept=lambda v: v["equal to chapter 2"] and v["KL"] < v["entropy"]),
-    Claim("S7-14", "Lab, Figure B default (w, layer 1): self-similarity, baseline, adjusted, MEV, sense probe, "
+    Claim("S7-14", "Lab, Figure D default (w, layer 1): self-similarity, baseline, adjusted, MEV, sense probe, "
           "static cap, exact Bayes", seed="0.620, 0.152, 0.467, 0.638, 0.963, 0.509, 0.970",
           rule="each exactly the chapters' table value (S5-09 to S5-12, S6-04, S2-16, S2-19)",
-          compute=figure_b_default, accept=lambda v: v["equal to the tables"]),
-    Claim("S7-16", "Lab, Figure B caption: the layer-0 probe sits at chance, the layer-1 probe almost at the "
+          compute=clouds_default, accept=lambda v: v["equal to the tables"]),
+    Claim("S7-16", "Lab, Figure D caption: the layer-0 probe sits at chance, the layer-1 probe almost at the "
           "exact Bayes accuracy (each training seed of chapter 5's table)", seed="—",
           rule="S6-03's and S6-04's rules together: layer-0 probe and control ≤ cap + 0.015; layer-1 probe in "
                "[Bayes − 0.02, Bayes + 0.005] and its control ≤ cap + 0.015",
