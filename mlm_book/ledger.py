@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from mlm_book.validation import (
+    as_float_array,
     check_bool,
     check_format,
     check_instance,
@@ -112,7 +113,8 @@ VERDICTS = ("reproduced", "seed-dependent", "not reproduced")
 """Verdicts of a learned claim over its training seeds: its rule holds for every seed, for some, for none."""
 
 
-def over_seeds(values, holding: int, *, fmt: str = ".3f", sd_fmt: str | None = None) -> dict:
+def over_seeds(values, holding: int | None = None, *, margins=None, fmt: str = ".3f",
+               sd_fmt: str | None = None) -> dict:
     """A learned claim's value: the book seed's value, mean ± sd per number over the seeds, and how many hold.
 
     Parameters
@@ -120,18 +122,41 @@ def over_seeds(values, holding: int, *, fmt: str = ".3f", sd_fmt: str | None = N
     values : sequence
         One value per training seed, the book's first: a number, a tuple of numbers or a
         mapping of numbers (the same keys at every seed).
-    holding : int
-        How many of the seeds satisfy the claim's rule.
+    holding : int, optional
+        How many of the seeds satisfy the claim's rule. It may be left out when ``margins``
+        is given, which then counts it.
+    margins : sequence of float, optional
+        One per seed: how far that seed sits from the rule's threshold, in the rule's own
+        units, non-negative where the rule holds and negative where it does not (for a rule
+        of several conditions, the smallest of theirs). Given, the value gains ``"margin"``,
+        the worst and the best seed's margins, so that a reader sees how close a verdict is
+        to changing.
     fmt, sd_fmt : str
         Formats of the means and of the standard deviations (default ``fmt``), float format
         specifications with width and precision at most 100 (see
         [`check_format`][mlm_book.validation.check_format]). A standard deviation below 1e-12
         (an exact quantity, equal at every seed up to rounding) shows as 0.
 
+    Raises
+    ------
+    ValueError
+        If neither ``holding`` nor ``margins`` is given, if ``margins`` is not one finite
+        number per seed, or if ``holding`` is not the number of non-negative margins.
+
     Examples
     --------
     >>> over_seeds([(1.0, 2.0), (3.0, 2.0)], 1)
     {'book': (1.0, 2.0), 'mean ± sd': '2.000 ± 1.414 / 2.000 ± 0.000', 'seeds holding': '1 of 2'}
+
+    A rule "accuracy ≥ 0.9", with its margins:
+
+    >>> accuracies = [0.93, 0.95, 0.89]
+    >>> over_seeds(accuracies, margins=[a - 0.9 for a in accuracies])["margin"]
+    'worst -0.01, best +0.05'
+    >>> over_seeds(accuracies, 3, margins=[a - 0.9 for a in accuracies])
+    Traceback (most recent call last):
+    ...
+    ValueError: holding is 3, but 2 of the 3 margins are non-negative: the rule and its margins disagree
     """
     values = check_sequence(values, "values")
     if len(values) < 2:
@@ -147,11 +172,27 @@ def over_seeds(values, holding: int, *, fmt: str = ".3f", sd_fmt: str | None = N
     sd_fmt = fmt if sd_fmt is None else sd_fmt
     check_format(fmt, "fmt")
     check_format(sd_fmt, "sd_fmt")
+    if margins is not None:
+        margins = as_float_array(margins, "margins")
+        if margins.shape != (len(values),) or not np.all(np.isfinite(margins)):
+            raise ValueError(f"margins must hold one finite number per seed ({len(values)}), got shape "
+                             f"{margins.shape}")
+        counted = int(np.sum(margins >= 0))
+        if holding is None:
+            holding = counted
+        elif isinstance(holding, numbers.Integral) and not isinstance(holding, bool) and holding != counted:
+            raise ValueError(f"holding is {holding}, but {counted} of the {len(values)} margins are non-negative: "
+                             "the rule and its margins disagree")
+    elif holding is None:
+        raise ValueError("holding must be given (the number of seeds whose rule holds), or margins to count it")
     if isinstance(holding, bool) or not isinstance(holding, numbers.Integral) or not 0 <= holding <= len(values):
         raise ValueError(f"holding must be an integer count in [0, {len(values)}], got {holding!r:.40}")
     spreads = " / ".join(f"{column.mean():{fmt}} ± {column.std(ddof=1) if column.std() > 1e-12 else 0:{sd_fmt}}"
                          for column in columns.T)
-    return {"book": values[0], "mean ± sd": spreads, "seeds holding": f"{holding} of {len(values)}"}
+    value = {"book": values[0], "mean ± sd": spreads, "seeds holding": f"{holding} of {len(values)}"}
+    if margins is not None:
+        value["margin"] = f"worst {margins.min():+.3g}, best {margins.max():+.3g}"
+    return value
 
 
 def seed_verdict(value: Any) -> tuple[str, str] | None:
@@ -659,8 +700,10 @@ def _value_html(value: Any, fmt: str) -> str:
                  f"{html.escape(str(value['mean ± sd']))} (mean ± sd)"]
         if "seeds holding" in value:
             lines.append(f"{html.escape(str(value['seeds holding']))} seeds hold")
+        if "margin" in value:
+            lines.append(f"distance from the rule's threshold: {html.escape(str(value['margin']))}")
         lines += [f"{html.escape(str(key))} {html.escape(_format(item, fmt))}" for key, item in value.items()
-                  if key not in _OVER_SEEDS]
+                  if key not in (*_OVER_SEEDS, "margin")]
         return "<br>".join(lines)
     if isinstance(value, Mapping) and value and all(_over_seeds_value(item) for item in value.values()):
         return "<br>".join(f"<b>{html.escape(str(key))}</b>: {_value_html(item, fmt).replace('<br>', '; ')}"

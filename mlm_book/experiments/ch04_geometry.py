@@ -898,8 +898,21 @@ def _filing_layer_pair(key: str) -> dict:
     from mlm_book.artefacts import filing_encoder
     pair = lambda m: (m.geometry["kestrel"]["0"][key], m.geometry["kestrel"]["1"][key])  # noqa: E731
     holds = (lambda p: p[1] < p[0]) if key == "adjusted" else (lambda p: p[1] > p[0])
+    margin = (lambda p: p[0] - p[1]) if key == "adjusted" else (lambda p: p[1] - p[0])
     seeds = filing_encoder.all_seed_results()
-    return over_seeds([pair(m) for m in seeds], sum(holds(pair(m)) for m in seeds))
+    return over_seeds([pair(m) for m in seeds], sum(holds(pair(m)) for m in seeds),
+                      margins=[margin(pair(m)) for m in seeds])
+
+
+# each registered rule of SeedRobustness.count: the column it reads and a seed's margin to it (the smallest of its
+# conditions' distances from their thresholds, non-negative where the rule holds; a strict inequality fails at 0)
+_RULE_MARGINS = {
+    "s509": ("self_similarity", lambda v: min(v[0] - v[1], v[0] - v[2])),
+    "s510": ("mev", lambda v: min(v[0] - v[1], v[0] - v[2], *(x - 1 / 32 for x in v), *(1 - x for x in v))),
+    "s512": ("adjusted", lambda v: min(v[0] - v[1], v[0] - v[2], v[2] + 0.02 - v[1])),
+    "s520": ("adjusted", lambda v: v[0] - v[1]),
+    "baseline_rises": ("baseline", lambda v: v[1] - v[0]),
+}
 
 
 def _book_seed_with_robustness(column: str, rule: str) -> dict:
@@ -910,7 +923,9 @@ def _book_seed_with_robustness(column: str, rule: str) -> dict:
     so that the Claims page says how far the ordering depends on the training seed.
     """
     robustness = seed_robustness()
-    value = over_seeds([getattr(row, column) for row in robustness.rows], robustness.count(rule))
+    judged, margin = _RULE_MARGINS[rule]
+    value = over_seeds([getattr(row, column) for row in robustness.rows], robustness.count(rule),
+                       margins=[margin(getattr(row, judged)) for row in robustness.rows])
     # the book's value as the layer table prints it (its encoder is the first row's)
     return {**value, "book": geometry_table().column(column)}
 
@@ -977,6 +992,7 @@ CLAIMS = (
           "has occurrences, vs w's MEV (each training seed of the seed table)", seed="0.373 (w: 0.638)",
           rule="w's MEV > token MEV",
           compute=lambda: over_seeds([(row.mev[1], row.token_mev[1]) for row in seed_robustness().rows],
-                                     sum(row.mev[1] > row.token_mev[1] for row in seed_robustness().rows)),
+                                     sum(row.mev[1] > row.token_mev[1] for row in seed_robustness().rows),
+                                     margins=[row.mev[1] - row.token_mev[1] for row in seed_robustness().rows]),
           accept=lambda v: True, expected="reproduced"),
 )

@@ -347,10 +347,11 @@ def _expected_occurrences() -> float:
 
 
 
-def _over_seeds(id_, quantity, *, seed, rule, getter, holds, expected, controls=False):
+def _over_seeds(id_, quantity, *, seed, rule, getter, holds, margin, expected, controls=False):
     """A probe claim judged at each training seed of [`seed_probes`][mlm_book.readings.sense_probes.seed_probes]:
-    ``getter(probes, bayes)`` (``getter(probes, controls)`` with ``controls=True``) gives one seed's value and
-    ``holds`` judges it; the claim passes when the verdict over the seeds is ``expected``, the one chapter 5
+    ``getter(probes, bayes)`` (``getter(probes, controls)`` with ``controls=True``) gives one seed's value,
+    ``holds`` judges it and ``margin`` gives its signed distance from the rule's threshold (non-negative exactly
+    where ``holds``, which [`over_seeds`][mlm_book.ledger.over_seeds] checks); the claim passes when the verdict over the seeds is ``expected``, the one chapter 5
     states. The value is [`over_seeds`][mlm_book.ledger.over_seeds]': the book seed's, mean ± sd over the
     seeds and how many hold, as the other chapters' learned claims show theirs."""
     def compute():
@@ -359,7 +360,7 @@ def _over_seeds(id_, quantity, *, seed, rule, getter, holds, expected, controls=
             values = [getter(probes, control) for probes, control in zip(seeds.probes, seed_controls())]
         else:
             values = [getter(probes, seeds.bayes) for probes in seeds.probes]
-        return over_seeds(values, sum(bool(holds(v)) for v in values))
+        return over_seeds(values, sum(bool(holds(v)) for v in values), margins=[margin(v) for v in values])
     return Claim(id_, f"{quantity} (each training seed of the table)", seed=seed,
                  rule=rule, compute=compute, accept=lambda v: True, expected=expected)
 
@@ -367,15 +368,17 @@ CLAIMS = (
     _over_seeds("S1-10", "Exact Bayes sense accuracy minus the probe's, at layers 1 / 2 (HMM test split)",
                 seed="0.007 / 0.008", rule="≤ 0.02 at layers 1 and 2, and no probe above Bayes by more than 0.005",
                 getter=lambda probes, bayes: tuple(bayes - p for p in probes[1:]),
-                holds=lambda v: all(-ABOVE_BAYES <= x <= 0.02 for x in v), expected="seed-dependent"),
+                holds=lambda v: all(-ABOVE_BAYES <= x <= 0.02 for x in v),
+                margin=lambda v: min(min(x - -ABOVE_BAYES, 0.02 - x) for x in v), expected="seed-dependent"),
     _over_seeds("S1-11", "Layer-2 probe vs the static cap", seed="0.962 vs 0.509", rule="probe ≥ cap + 0.3",
                 getter=lambda probes, bayes: (probes[2], probe_table().cap), holds=lambda v: v[0] >= v[1] + 0.3,
-                expected="reproduced"),
+                margin=lambda v: v[0] - (v[1] + 0.3), expected="reproduced"),
     _over_seeds("S2-15", "Cor 1: probes on static inputs vs the cap: the token table E[w] (one vector for every "
                 "occurrence, so the training majority at any seed: S2-17) and layer 0 = E[w] + P at the position",
                 seed="≤ cap", rule="each ≤ cap + 0.015",
                 getter=lambda probes, bayes: (probe_table().token_table, probes[0], probe_table().cap),
-                holds=lambda v: v[0] <= v[2] + 0.015 and v[1] <= v[2] + 0.015, expected="reproduced"),
+                holds=lambda v: v[0] <= v[2] + 0.015 and v[1] <= v[2] + 0.015,
+                margin=lambda v: min(v[2] + 0.015 - v[0], v[2] + 0.015 - v[1]), expected="reproduced"),
     Claim("S2-17", "Token-table probe (E[w] for every occurrence) vs the test share of the training-majority "
           "sense, and the cap", seed="attains the cap",
           rule="equal to the majority share exactly; within ±0.015 of the cap",
@@ -384,6 +387,7 @@ CLAIMS = (
     _over_seeds("S2-18", "Sense probe on HMM-encoder layer 2, test split", seed="0.962",
                 rule="≥ Bayes − 0.02 and ≥ cap + 0.3", getter=lambda probes, bayes: probes[2],
                 holds=lambda v: v >= probe_table().bayes - 0.02 and v >= probe_table().cap + 0.3,
+                margin=lambda v: min(v - (probe_table().bayes - 0.02), v - (probe_table().cap + 0.3)),
                 expected="seed-dependent"),
     Claim("S6-01", "Ridge strength lambda of the probe (mean log-loss + lambda/2 ||W||^2, intercept unpenalised), "
           "a module constant fixed a priori and used by every probe", seed="unstated",
@@ -397,22 +401,28 @@ CLAIMS = (
     _over_seeds("S6-03", "Probe / shuffled control at layer 0 (E[x] + P at the occurrence's position)",
                 seed="0.501 / 0.504", rule="both ≤ cap + 0.015",
                 getter=lambda probes, controls: (probes[0], controls[0]),
-                holds=lambda v: max(v) <= probe_table().cap + 0.015, expected="reproduced", controls=True),
+                holds=lambda v: max(v) <= probe_table().cap + 0.015,
+                margin=lambda v: probe_table().cap + 0.015 - max(v), expected="reproduced", controls=True),
     _over_seeds("S6-04", "Probe / shuffled control at layer 1", seed="0.963 / 0.499",
                 rule="probe ≥ Bayes − 0.02 and ≤ Bayes + 0.005; control ≤ cap + 0.015",
                 getter=lambda probes, controls: (probes[1], controls[1]),
                 holds=lambda v: probe_table().bayes - 0.02 <= v[0] <= probe_table().bayes + ABOVE_BAYES
-                and v[1] <= probe_table().cap + 0.015, expected="seed-dependent", controls=True),
+                and v[1] <= probe_table().cap + 0.015,
+                margin=lambda v: min(v[0] - (probe_table().bayes - 0.02), probe_table().bayes + ABOVE_BAYES - v[0],
+                                     probe_table().cap + 0.015 - v[1]), expected="seed-dependent", controls=True),
     _over_seeds("S6-05", "Probe / shuffled control at layer 2", seed="0.962 / 0.505",
                 rule="as S6-04; abs(L2 − L1) ≤ 0.01",
                 getter=lambda probes, controls: (probes[2], controls[2], probes[1]),
                 holds=lambda v: probe_table().bayes - 0.02 <= v[0] <= probe_table().bayes + ABOVE_BAYES
                 and v[1] <= probe_table().cap + 0.015 and abs(v[0] - v[2]) <= 0.01,
+                margin=lambda v: min(v[0] - (probe_table().bayes - 0.02), probe_table().bayes + ABOVE_BAYES - v[0],
+                                     probe_table().cap + 0.015 - v[1], 0.01 - abs(v[0] - v[2])),
                 expected="seed-dependent", controls=True),
     _over_seeds("S6-06", "Reference rows: static cap and exact Bayes accuracy, and the largest probe of the table",
                 seed="0.509; 0.970", rule="cap = max_k pi_k exactly, in [0.50, 0.55]; every probe ≤ Bayes + 0.005",
                 getter=lambda probes, bayes: (probe_table().cap, bayes, max(probes)),
-                holds=lambda v: 0.50 <= v[0] <= 0.55 and v[2] <= v[1] + ABOVE_BAYES, expected="reproduced"),
+                holds=lambda v: 0.50 <= v[0] <= 0.55 and v[2] <= v[1] + ABOVE_BAYES,
+                margin=lambda v: min(v[0] - 0.50, 0.55 - v[0], v[1] + ABOVE_BAYES - v[2]), expected="reproduced"),
     Claim("S6-07", "Probe data: training sequences / test sequences / test occurrences of w", seed="1500 / 1500 / 6663",
           rule="1500 / 1500 exactly; occurrences within 5% of their expectation 36000 P(w)",
           compute=lambda: (SPLITS.n_train, SPLITS.n_test, probe_table().n_test),
@@ -421,9 +431,10 @@ CLAIMS = (
     _over_seeds("S6-08", "Shuffled-label control (trained and scored on permuted senses: training and test labels "
                 "each permuted within their split) at layers 0 / 1 / 2", seed="0.504 / 0.499 / 0.505",
                 rule="each ≤ cap + 0.015", getter=lambda probes, controls: tuple(controls),
-                holds=lambda v: max(v) <= probe_table().cap + 0.015, expected="reproduced", controls=True),
+                holds=lambda v: max(v) <= probe_table().cap + 0.015,
+                margin=lambda v: probe_table().cap + 0.015 - max(v), expected="reproduced", controls=True),
     _over_seeds("S6-10", "One attention block reads off almost all the sense information: layer-1 probe vs Bayes",
                 seed="0.963 vs 0.970", rule="probe(L1) ≥ Bayes − 0.02",
                 getter=lambda probes, bayes: (probes[1], bayes), holds=lambda v: v[0] >= v[1] - 0.02,
-                expected="seed-dependent"),
+                margin=lambda v: v[0] - (v[1] - 0.02), expected="seed-dependent"),
 )

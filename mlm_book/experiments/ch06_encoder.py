@@ -135,9 +135,11 @@ def _count(rule) -> int:
     return sum(bool(rule(r)) for r in seeds())
 
 
-def _judged(getter, rule):
-    """A claim's value: the book seed's number(s), mean ± sd over the seeds, and how many seeds satisfy ``rule``."""
-    return over_seeds([getter(r) for r in seeds()], _count(rule))
+def _judged(getter, rule, margin=None):
+    """A claim's value: the book seed's number(s), mean ± sd over the seeds, and how many seeds satisfy ``rule``;
+    with ``margin``, each seed's signed distance from the rule's threshold (non-negative exactly where it holds)."""
+    margins = None if margin is None else [margin(r) for r in seeds()]
+    return over_seeds([getter(r) for r in seeds()], _count(rule), margins=margins)
 
 
 # ----------------------------------------------------------------------------- tables
@@ -548,8 +550,8 @@ def figure_visible():
 
 
 # ----------------------------------------------------------------------------- claims
-def _c(getter, rule):
-    return lambda: _judged(getter, rule)
+def _c(getter, rule, margin=None):
+    return lambda: _judged(getter, rule, margin)
 
 
 def _ok(rule):
@@ -565,9 +567,10 @@ def _reported(id_, quantity, seed, getter, fmt=".3f"):
     return reported_value(id_, quantity + " (5 training seeds)", seed, _c(getter, lambda m: True), fmt=fmt)
 
 
-def _claim(id_, quantity, seed, rule_text, getter, rule, expected="reproduced", fmt=".3f"):
-    """A learned claim measured at the five seeds; it passes when its verdict is ``expected`` (what chapter 6 states)."""
-    return Claim(id_, quantity + " (5 training seeds)", seed=seed, rule=rule_text, compute=_c(getter, rule),
+def _claim(id_, quantity, seed, rule_text, getter, rule, margin, expected="reproduced", fmt=".3f"):
+    """A learned claim measured at the five seeds; it passes when its verdict is ``expected`` (what chapter 6 states).
+    ``margin`` is a seed's signed distance from ``rule``'s threshold, non-negative exactly where the rule holds."""
+    return Claim(id_, quantity + " (5 training seeds)", seed=seed, rule=rule_text, compute=_c(getter, rule, margin),
                  accept=_ok(rule), fmt=fmt, expected=expected)
 
 
@@ -579,36 +582,46 @@ CLAIMS = (
            "[MASK] only (training fit)", "1.843 / 1.851", "≤ unigram − 2.5 nats; mask-only within 0.1 of all",
            lambda m: (m.ce["train"]["all"], m.ce["train"]["mask"]),
            lambda m: m.ce["train"]["all"] <= m.ce["train"]["unigram"] - 2.5
-           and abs(m.ce["train"]["mask"] - m.ce["train"]["all"]) <= 0.1),
+           and abs(m.ce["train"]["mask"] - m.ce["train"]["all"]) <= 0.1,
+           lambda m: min(m.ce["train"]["unigram"] - 2.5 - m.ce["train"]["all"],
+                         0.1 - abs(m.ce["train"]["mask"] - m.ce["train"]["all"]))),
     _claim("S8-06", "Held-out filings: cross-entropy at all / [MASK] positions (the reference reports only a fit)",
            "—", "held-out all ≤ unigram − 1 nat (a real gain on unseen filings)",
            lambda m: (m.ce["test"]["all"], m.ce["test"]["mask"]),
-           lambda m: m.ce["test"]["all"] <= m.ce["test"]["unigram"] - 1.0),
+           lambda m: m.ce["test"]["all"] <= m.ce["test"]["unigram"] - 1.0,
+           lambda m: m.ce["test"]["unigram"] - 1.0 - m.ce["test"]["all"]),
     Claim("S8-07", "Largest distance between two of kestrel's layer-0 vectors read at the window centre "
           "(every seed)", seed="0 (static)", rule="exactly 0 at every seed",
           compute=lambda: max(m.layer0_spread for m in seeds()), accept=lambda v: v == 0.0, fmt=".1e"),
     _claim("S8-14", "Leave-one-alias-out typing on encoder layer 0 (centred, static)", "0.852",
-           "≤ per-alias cap + 0.005", lambda m: m.typing["0"], lambda m: m.typing["0"] <= _CAP() + 0.005),
+           "≤ per-alias cap + 0.005", lambda m: m.typing["0"], lambda m: m.typing["0"] <= _CAP() + 0.005,
+           lambda m: _CAP() + 0.005 - m.typing["0"]),
     _claim("S8-15", "Leave-one-alias-out typing on encoder layer 1", "0.948", "≥ per-alias cap + 0.05",
-           lambda m: m.typing["1"], lambda m: m.typing["1"] >= _CAP() + 0.05),
+           lambda m: m.typing["1"], lambda m: m.typing["1"] >= _CAP() + 0.05,
+           lambda m: m.typing["1"] - (_CAP() + 0.05)),
     _claim("S8-16", "Leave-one-alias-out typing on encoder layer 2", "0.966",
            "≥ per-alias cap + 0.05 and ≥ layer 1 − 0.02", lambda m: m.typing["2"],
-           lambda m: m.typing["2"] >= _CAP() + 0.05 and m.typing["2"] >= m.typing["1"] - 0.02, expected="seed-dependent"),
+           lambda m: m.typing["2"] >= _CAP() + 0.05 and m.typing["2"] >= m.typing["1"] - 0.02,
+           lambda m: min(m.typing["2"] - (_CAP() + 0.05), m.typing["2"] - (m.typing["1"] - 0.02)),
+           expected="seed-dependent"),
     # stratified folds with an intercept-only probe score the majority share exactly at every seed
     _reported("S8-18", "kestrel: five-fold (stratified) accuracy on layer 0, an intercept-only probe", "0.339",
               lambda m: m.kestrel["0"]),
     _claim("S8-19", "kestrel: five-fold accuracy on layers 1 and 2", "1.000 and 1.000", "≥ 0.97 at both",
-           lambda m: (m.kestrel["1"], m.kestrel["2"]), lambda m: min(m.kestrel["1"], m.kestrel["2"]) >= 0.97),
+           lambda m: (m.kestrel["1"], m.kestrel["2"]), lambda m: min(m.kestrel["1"], m.kestrel["2"]) >= 0.97,
+           lambda m: min(m.kestrel["1"], m.kestrel["2"]) - 0.97),
     Claim("S8-20", "Layer 0 on kestrel, fold by fold: every fold predicts its training majority, so a fold's "
           "accuracy is its share of that class (book seed)", seed="—",
           rule="each fold's accuracy equals its test share of the training majority (to 1e-12)",
           compute=lambda: _folds_match(), accept=lambda v: v <= 1e-12, fmt=".1e"),
     _claim("S1-04", "Five-fold accuracy typing kestrel's occurrences on encoder layers 1 / 2", "1.000",
            "≥ 0.97 at layer 1 or 2", lambda m: (m.kestrel["1"], m.kestrel["2"]),
-           lambda m: max(m.kestrel["1"], m.kestrel["2"]) >= 0.97),
+           lambda m: max(m.kestrel["1"], m.kestrel["2"]) >= 0.97,
+           lambda m: max(m.kestrel["1"], m.kestrel["2"]) - 0.97),
     _claim("S6-11", "Position leak: layer 0 at the nearest-centre position, five-fold on kestrel", "0.907",
            "≥ majority + 0.2 and above the centred layer 0", lambda m: m.leak["nearest"],
-           lambda m: m.leak["nearest"] >= static().kestrel_cap.accuracy + 0.2 and m.leak["nearest"] > m.leak["centred"]),
+           lambda m: m.leak["nearest"] >= static().kestrel_cap.accuracy + 0.2 and m.leak["nearest"] > m.leak["centred"],
+           lambda m: min(m.leak["nearest"] - (static().kestrel_cap.accuracy + 0.2), m.leak["nearest"] - m.leak["centred"])),
     Claim("S6-12", "Nearest-centre slots of kestrel's PRODUCT mentions (windows every 16 tokens): lowest, highest, "
           "and how many of them", seed="61 of 61 at slots 22-24",
           rule="every PRODUCT mention at slots 22-24, as stated (the filing lengths and the window stride, "
@@ -619,27 +632,37 @@ CLAIMS = (
           seed="16 of 32", rule="one slot, 16 (0-based)", compute=lambda: _centred_slots(),
           accept=lambda v: v == (16, 1), fmt="d"),
     _claim("S8-27", "News polarity, pooled per-word five-fold, layer 0 (centred, static)", "0.518", "≤ per-word cap",
-           lambda m: m.polarity["pooled"]["0"], lambda m: m.polarity["pooled"]["0"] <= _POLCAP() + 1e-12),
+           lambda m: m.polarity["pooled"]["0"], lambda m: m.polarity["pooled"]["0"] <= _POLCAP() + 1e-12,
+           lambda m: _POLCAP() + 1e-12 - m.polarity["pooled"]["0"]),
     _claim("S8-28", "News polarity, pooled, layer 1", "0.868", "≥ per-word cap + 0.2",
-           lambda m: m.polarity["pooled"]["1"], lambda m: m.polarity["pooled"]["1"] >= _POLCAP() + 0.2),
+           lambda m: m.polarity["pooled"]["1"], lambda m: m.polarity["pooled"]["1"] >= _POLCAP() + 0.2,
+           lambda m: m.polarity["pooled"]["1"] - (_POLCAP() + 0.2)),
     _claim("S8-29", "News polarity, pooled, layer 2", "0.863", "≥ cap + 0.2 and |layer 2 − layer 1| ≤ 0.03",
            lambda m: m.polarity["pooled"]["2"],
            lambda m: m.polarity["pooled"]["2"] >= _POLCAP() + 0.2
-           and abs(m.polarity["pooled"]["2"] - m.polarity["pooled"]["1"]) <= 0.03),
+           and abs(m.polarity["pooled"]["2"] - m.polarity["pooled"]["1"]) <= 0.03,
+           lambda m: min(m.polarity["pooled"]["2"] - (_POLCAP() + 0.2),
+                         0.03 - abs(m.polarity["pooled"]["2"] - m.polarity["pooled"]["1"]))),
     _claim("S8-30", "Shuffled-label control, layer 1", "0.536", "≤ per-word cap + 0.02",
-           lambda m: m.polarity["control1"], lambda m: m.polarity["control1"] <= _POLCAP() + 0.02),
+           lambda m: m.polarity["control1"], lambda m: m.polarity["control1"] <= _POLCAP() + 0.02,
+           lambda m: _POLCAP() + 0.02 - m.polarity["control1"]),
     _claim("S8-31", "The six direction words: lowest layer-1 accuracy among them", "0.945–0.991", "each ≥ 0.90",
            lambda m: min(m.polarity["words"][w]["accuracy"] for w in m.polarity["words"] if w in DIRECTION_WORDS),
            lambda m: min(m.polarity["words"][w]["accuracy"] for w in m.polarity["words"] if w in DIRECTION_WORDS)
-           >= 0.90, expected="not reproduced"),
+           >= 0.90,
+           lambda m: min(m.polarity["words"][w]["accuracy"] for w in m.polarity["words"] if w in DIRECTION_WORDS)
+           - 0.90, expected="not reproduced"),
     _claim("S8-32", "Evaluative verbs pooled vs direction words pooled, layer 1", "0.357–0.853 vs 0.945–0.991",
            "verbs ≤ direction words − 0.15", lambda m: (m.polarity["verbs_pooled"], _group(m, DIRECTION_WORDS)),
-           lambda m: m.polarity["verbs_pooled"] <= _group(m, DIRECTION_WORDS) - 0.15),
+           lambda m: m.polarity["verbs_pooled"] <= _group(m, DIRECTION_WORDS) - 0.15,
+           lambda m: _group(m, DIRECTION_WORDS) - 0.15 - m.polarity["verbs_pooled"]),
     _claim("S8-34", "Sample-size control: direction words subsampled to the verbs' smallest / median / largest "
            "counts (layer 1), vs the verbs pooled", "≈ 0.88 / 0.91 / 0.94 vs 0.550",
            "every subsample ≥ verbs pooled + 0.2",
            lambda m: tuple(m.polarity["subsampled"].values()) + (m.polarity["verbs_pooled"],),
-           lambda m: min(m.polarity["subsampled"].values()) >= m.polarity["verbs_pooled"] + 0.2, expected="seed-dependent"),
+           lambda m: min(m.polarity["subsampled"].values()) >= m.polarity["verbs_pooled"] + 0.2,
+           lambda m: min(m.polarity["subsampled"].values()) - (m.polarity["verbs_pooled"] + 0.2),
+           expected="seed-dependent"),
     # a probability is in (0, 1); the plug-in exceeds its guess for every guess in (0, 1); any shortfall passes
     _reported("S8-43", "Visible-word check on 512 held-out words: mean probability of the [MASK] guess on the word",
               "0.591", lambda m: m.visible["guess"]),
@@ -653,20 +676,28 @@ CLAIMS = (
            "layer 0 = 1 to 1e-12; layers 1-2 < 0.95",
            lambda m: tuple(m.geometry["kestrel"][k]["self_similarity"] for k in _LAYERS),
            lambda m: abs(m.geometry["kestrel"]["0"]["self_similarity"] - 1) <= 1e-12
-           and max(m.geometry["kestrel"][k]["self_similarity"] for k in ("1", "2")) < 0.95),
+           and max(m.geometry["kestrel"][k]["self_similarity"] for k in ("1", "2")) < 0.95,
+           lambda m: min(1e-12 - abs(m.geometry["kestrel"]["0"]["self_similarity"] - 1),
+                         0.95 - max(m.geometry["kestrel"][k]["self_similarity"] for k in ("1", "2")))),
     _claim("S5-14", "kestrel MEV at layers 0 / 1 / 2", "1.000 / 0.868 / 0.862", "layer 0 = 1 to 1e-12; layers 1-2 < 0.95",
            lambda m: tuple(m.geometry["kestrel"][k]["mev"] for k in _LAYERS),
            lambda m: abs(m.geometry["kestrel"]["0"]["mev"] - 1) <= 1e-12
-           and max(m.geometry["kestrel"][k]["mev"] for k in ("1", "2")) < 0.95),
+           and max(m.geometry["kestrel"][k]["mev"] for k in ("1", "2")) < 0.95,
+           lambda m: min(1e-12 - abs(m.geometry["kestrel"]["0"]["mev"] - 1),
+                         0.95 - max(m.geometry["kestrel"][k]["mev"] for k in ("1", "2")))),
     _claim("S5-15", "Anisotropy baseline (1000 uniformly drawn tokens, centred) at layers 0 / 1 / 2",
            "0.182 / 0.320 / 0.048", "layer 1 > layer 0 (layer 2 < layer 1 reported either way)",
            lambda m: tuple(m.geometry["kestrel"][k]["baseline"] for k in _LAYERS),
-           lambda m: m.geometry["kestrel"]["1"]["baseline"] > m.geometry["kestrel"]["0"]["baseline"], expected="not reproduced"),
+           lambda m: m.geometry["kestrel"]["1"]["baseline"] > m.geometry["kestrel"]["0"]["baseline"],
+           lambda m: m.geometry["kestrel"]["1"]["baseline"] - m.geometry["kestrel"]["0"]["baseline"],
+           expected="not reproduced"),
     _claim("S5-16", "kestrel adjusted self-similarity at layers 0 / 1 / 2", "0.818 / 0.542 / 0.798",
            "layer 1 < layer 0, and layer 1 the minimum",
            lambda m: tuple(m.geometry["kestrel"][k]["adjusted"] for k in _LAYERS),
            lambda m: m.geometry["kestrel"]["1"]["adjusted"] < m.geometry["kestrel"]["0"]["adjusted"]
-           and m.geometry["kestrel"]["1"]["adjusted"] <= m.geometry["kestrel"]["2"]["adjusted"]),
+           and m.geometry["kestrel"]["1"]["adjusted"] <= m.geometry["kestrel"]["2"]["adjusted"],
+           lambda m: min(m.geometry["kestrel"]["0"]["adjusted"] - m.geometry["kestrel"]["1"]["adjusted"],
+                         m.geometry["kestrel"]["2"]["adjusted"] - m.geometry["kestrel"]["1"]["adjusted"])),
     Claim("S5-19", "kestrel's layer-0 vectors: self-similarity − 1 and MEV − 1 (one point), worst seed",
           seed="single point", rule="both 0 to 1e-12 at every seed",
           compute=lambda: max(max(abs(m.geometry["kestrel"]["0"]["self_similarity"] - 1),
@@ -674,7 +705,8 @@ CLAIMS = (
           accept=lambda v: v <= 1e-12, fmt=".1e"),
     _claim("S5-22", "Filing baseline at layer 2 vs layer 1", "0.048 vs 0.320", "layer 2 < layer 1",
            lambda m: (m.geometry["kestrel"]["2"]["baseline"], m.geometry["kestrel"]["1"]["baseline"]),
-           lambda m: m.geometry["kestrel"]["2"]["baseline"] < m.geometry["kestrel"]["1"]["baseline"]),
+           lambda m: m.geometry["kestrel"]["2"]["baseline"] < m.geometry["kestrel"]["1"]["baseline"],
+           lambda m: m.geometry["kestrel"]["1"]["baseline"] - m.geometry["kestrel"]["2"]["baseline"]),
     Claim("S5-23", "A cloud with mean cosine near 0 that is not isotropic: 1000 vectors in 64 dimensions, half "
           "along +u and half along −u (plus unit noise): mean cosine, and MEV against the isotropic reference",
           seed="(logical)", rule="|mean cosine| ≤ 0.01 and MEV ≥ 10 × the isotropic reference",
@@ -682,7 +714,8 @@ CLAIMS = (
     _claim("S5-24", "MEV of 1000 uniformly drawn top-layer token vectors vs the isotropic 1000 × 64 reference",
            "0.093 vs 0.0156", "≥ 2 × the finite-sample isotropic reference",
            lambda m: (m.geometry["pool_mev"], m.geometry["isotropic_mev"]),
-           lambda m: m.geometry["pool_mev"] >= 2 * m.geometry["isotropic_mev"]),
+           lambda m: m.geometry["pool_mev"] >= 2 * m.geometry["isotropic_mev"],
+           lambda m: m.geometry["pool_mev"] - 2 * m.geometry["isotropic_mev"]),
 )
 
 

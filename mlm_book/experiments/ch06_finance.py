@@ -482,10 +482,15 @@ def _lexicon_all() -> dict:
     def near_chance(values):
         return all(abs(x - 0.5) <= 0.17 for x in values)
 
+    def margin(values):
+        return min(0.17 - abs(x - 0.5) for x in values)
+
     encoders = filing_encoder.all_seed_results()
-    return {"skip-gram": _skipgram_judged(lambda run: run.lexicon, lambda run: near_chance([run.lexicon])),
+    return {"skip-gram": _skipgram_judged(lambda run: run.lexicon, lambda run: near_chance([run.lexicon]),
+                                          lambda run: margin([run.lexicon])),
             "encoder layers 0 / 1 / 2": over_seeds([layers(m) for m in encoders],
-                                                   sum(near_chance(layers(m)) for m in encoders))}
+                                                   sum(near_chance(layers(m)) for m in encoders),
+                                                   margins=[margin(layers(m)) for m in encoders])}
 
 
 # ----------------------------------------------------------------------------- tables
@@ -1365,10 +1370,17 @@ def _chance_ok(v) -> bool:
     return abs(v[1] - 0.0845) < 1e-4 and v[2] < 0.5 + 2 * v[1]
 
 
-def _skipgram_judged(getter, rule) -> dict:
-    """A skip-gram claim's value over the training seeds of [`skipgram_seeds`][mlm_book.experiments.ch06_finance.skipgram_seeds]."""
+def _chance_margin(v) -> float:
+    """`_chance_ok`'s margin: the smaller of its two conditions' distances from their thresholds."""
+    return min(1e-4 - abs(v[1] - 0.0845), 0.5 + 2 * v[1] - v[2])
+
+
+def _skipgram_judged(getter, rule, margin) -> dict:
+    """A skip-gram claim's value over the training seeds of [`skipgram_seeds`][mlm_book.experiments.ch06_finance.skipgram_seeds]:
+    ``rule(run)`` judges a seed and ``margin(run)`` is its signed distance from the rule's threshold."""
     runs = skipgram_seeds()
-    return over_seeds([getter(run) for run in runs], sum(bool(rule(run)) for run in runs))
+    return over_seeds([getter(run) for run in runs], sum(bool(rule(run)) for run in runs),
+                      margins=[margin(run) for run in runs])
 
 
 def _votes(decided: bool) -> tuple:
@@ -1422,7 +1434,8 @@ CLAIMS = (
     Claim("S8-13", "Leave-one-alias-out company/product typing on skip-gram vectors (±2, d = 25), "
           "ridge-logistic probe (each of the 5 skip-gram training seeds)", seed="0.852",
           rule="<= per-alias cap + 0.005", compute=lambda: _skipgram_judged(
-              lambda run: run.typing, lambda run: run.typing <= results().alias_cap.accuracy + 0.005),
+              lambda run: run.typing, lambda run: run.typing <= results().alias_cap.accuracy + 0.005,
+              lambda run: results().alias_cap.accuracy + 0.005 - run.typing),
           accept=lambda v: True, expected="reproduced"),
     Claim("S8-17", "kestrel alone: ORG / PRODUCT counts and the majority share", seed="57 / 61, 0.517",
           rule="majority share = max(ORG, PRODUCT) / total exactly",
@@ -1457,7 +1470,8 @@ CLAIMS = (
           "skip-gram training seeds)", seed="0.5 ± 0.085",
           rule="SE = sqrt(0.25/35) = 0.0845 (to 1e-4); skip-gram LOO < 0.5 + 2 SE",
           compute=lambda: _skipgram_judged(lambda run: _chance(run.lexicon),
-                                           lambda run: _chance_ok(_chance(run.lexicon))),
+                                           lambda run: _chance_ok(_chance(run.lexicon)),
+                                           lambda run: _chance_margin(_chance(run.lexicon))),
           accept=lambda v: True, expected="reproduced"),
     Claim("S8-38", "Document-pooled semantic orientation on the 35 lexicon words (seeds good/excellent/"
           "successful vs bad/poor/unsuccessful)", seed="0.829", rule=">= 0.70",

@@ -228,12 +228,12 @@ def figure_inference():
 def _relation_recalls() -> dict:
     values = recalls("nsp", "1000 steps")
     rows = [tuple(float(v) for v in row) for row in values]
-    return over_seeds(rows, int(np.sum(values.min(axis=1) >= 0.5)))
+    return over_seeds(rows, int(np.sum(values.min(axis=1) >= 0.5)), margins=values.min(axis=1) - 0.5)
 
 
 def _pair_accuracy() -> dict:
     values = accuracies("nsp", "1000 steps")
-    return over_seeds([float(v) for v in values], int(np.sum(values >= 0.5)))
+    return over_seeds([float(v) for v in values], int(np.sum(values >= 0.5)), margins=values - 0.5)
 
 
 CLAIMS = (

@@ -393,9 +393,11 @@ def _partial_counts() -> tuple[int, int, int]:
     return int(found.tp.sum()), int(found.fp.sum()), int(found.fn.sum())
 
 
-def _learned(getter, rule) -> dict:
+def _learned(getter, rule, margin) -> dict:
+    """``over_seeds`` of ``getter(k)`` at each seed ``k``, counting the seeds where ``rule`` holds; ``margin(v)`` is a
+    seed's signed distance from the rule's threshold."""
     values = [getter(k) for k in range(len(SEEDS))]
-    return over_seeds(values, sum(bool(rule(v)) for v in values))
+    return over_seeds(values, sum(bool(rule(v)) for v in values), margins=[margin(v) for v in values])
 
 
 def _crf_gain(k: int) -> tuple[float, float]:
@@ -416,10 +418,12 @@ CLAIMS = (
           rule="(0, 1, 1)", compute=_partial_counts, accept=lambda v: v == (0, 1, 1)),
     Claim("D-39", f"A CRF over the top layer against per-token argmax on the same frozen layer: entity micro-F1 "
           f"({len(SEEDS)} seeds)", seed="—", rule="CRF ≥ argmax + 0.01",
-          compute=lambda: _learned(_crf_gain, lambda v: v[0] >= v[1] + 0.01), accept=lambda v: True,
+          compute=lambda: _learned(_crf_gain, lambda v: v[0] >= v[1] + 0.01, lambda v: v[0] - (v[1] + 0.01)),
+          accept=lambda v: True,
           expected="reproduced"),
     Claim("D-41", f"Token accuracy flatters a tagger: token accuracy against entity micro-F1, frozen top layer, "
           f"argmax ({len(SEEDS)} seeds)", seed="—", rule="token accuracy ≥ micro-F1 + 0.05",
-          compute=lambda: _learned(_flattery, lambda v: v[0] >= v[1] + 0.05), accept=lambda v: True,
+          compute=lambda: _learned(_flattery, lambda v: v[0] >= v[1] + 0.05, lambda v: v[0] - (v[1] + 0.05)),
+          accept=lambda v: True,
           expected="not reproduced"),
 )

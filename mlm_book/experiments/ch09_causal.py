@@ -397,12 +397,13 @@ reached it, fixed before any run."""
 
 def _mask_claim() -> dict:
     r = results()
-    values, holding = [], 0
+    values, holding, margins = [], 0, []
     for seed in SEEDS:
         unmasked, causal = r.reader(False, seed), r.reader(True, seed)
         values.append({"unmasked loss": unmasked.loss, "causal excess": causal.excess})
         holding += unmasked.loss < COPY_LOSS and -3 * causal.excess_se <= causal.excess <= REACH
-    return over_seeds(values, holding)
+        margins.append(min(COPY_LOSS - unmasked.loss, causal.excess - -3 * causal.excess_se, REACH - causal.excess))
+    return over_seeds(values, holding, margins=margins)
 
 
 CLAIMS = (

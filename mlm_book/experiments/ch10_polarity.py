@@ -507,12 +507,15 @@ def _pooled_rule(kind: str, radius=None) -> dict:
     r = results()
     values = r.document if kind == "document" else r.neighbour[:, list(RADII).index(radius)]
     rows = [{f"layer {layer}": float(values[i, layer]) for layer in CONTEXT_LAYERS} for i in range(len(r.seeds))]
-    return over_seeds(rows, int(r.recovers(values).sum()))
+    # the rule's margin at a seed: its best context layer's distance above THRESHOLD (the rule asks for either)
+    margins = (np.asarray(values)[:, list(CONTEXT_LAYERS)] - THRESHOLD).max(axis=1)
+    return over_seeds(rows, int(r.recovers(values).sum()), margins=margins)
 
 
 def _head_rule() -> dict:
     r = results()
-    return over_seeds([float(v) for v in r.head_accuracy], int(np.sum(r.head_accuracy > THRESHOLD)))
+    return over_seeds([float(v) for v in r.head_accuracy], int(np.sum(r.head_accuracy > THRESHOLD)),
+                      margins=np.asarray(r.head_accuracy) - THRESHOLD)
 
 
 _RULE = f"accuracy > 0.5 + 2·√(0.25/35) = {THRESHOLD:.3f} at layer 1 or at layer 2"

@@ -864,28 +864,33 @@ def figure_causal(test: CausalTest | None = None):
 def _selectivity_positive() -> dict:
     c = control_tasks()
     values = [{"layer 1": float(row[1]), "layer 2": float(row[2])} for row in c.selectivity]
-    return over_seeds(values, sum(row[1] > 0 and row[2] > 0 for row in c.selectivity), fmt="+.3f", sd_fmt=".3f")
+    return over_seeds(values, sum(row[1] > 0 and row[2] > 0 for row in c.selectivity),
+                      margins=[min(row[1], row[2]) for row in c.selectivity], fmt="+.3f", sd_fmt=".3f")
 
 
 def _selectivity_rise() -> dict:
     c = control_tasks()
     values = [{"layer 0": float(row[0]), "layer 1": float(row[1]), "layer 2": float(row[2])} for row in c.selectivity]
     holding = sum(row[1] >= row[0] + SELECTIVITY_RISE and row[2] >= row[0] + SELECTIVITY_RISE for row in c.selectivity)
-    return over_seeds(values, holding, fmt="+.3f", sd_fmt=".3f")
+    margins = [min(row[1] - (row[0] + SELECTIVITY_RISE), row[2] - (row[0] + SELECTIVITY_RISE)) for row in c.selectivity]
+    return over_seeds(values, holding, margins=margins, fmt="+.3f", sd_fmt=".3f")
 
 
 def _leak_vanishes() -> dict:
     s = stride_leak()
     first = s.column(min(s.strides))
     values = [{"stride 1": float(v), "majority": s.majority} for v in first]
-    return over_seeds(values, int(np.sum(first <= s.majority + LEAK_MARGIN)))
+    return over_seeds(values, int(np.sum(first <= s.majority + LEAK_MARGIN)),
+                      margins=(s.majority + LEAK_MARGIN) - np.asarray(first))
 
 
 def _causal() -> dict:
     t = causal_test()
     values = [{"KL sense": float(t.kl_sense[i]), "largest KL random": float(t.kl_random[i].max()),
                "ΔCE sense": float(t.ce_sense[i]), "its SE": float(t.ce_sense_se[i])} for i in range(len(t.seeds))]
-    return over_seeds(values, int(t.holds.sum()), fmt=".4f")
+    # CausalTest.holds' two conditions, each as its distance above its threshold (both in nats)
+    margins = np.minimum(t.kl_sense - t.kl_random.max(axis=1), t.ce_sense - CAUSAL_SE * t.ce_sense_se)
+    return over_seeds(values, int(t.holds.sum()), margins=margins, fmt=".4f")
 
 
 PRESTATED = (

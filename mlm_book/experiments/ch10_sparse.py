@@ -976,26 +976,28 @@ def figure_sparse(study: SparseStudy | None = None):
 
 
 # ----------------------------------------------------------------------------- claims
-def _rule_value(measure: str, holds) -> dict:
+def _rule_value(measure: str, holds, margin) -> dict:
+    """``over_seeds`` of ``measure``, counting the seeds where ``holds``; ``margin(v)`` is a seed's signed distance
+    from the rule's threshold."""
     values = results().values("shown", measure)
-    return over_seeds(values, sum(bool(holds(v)) for v in values))
+    return over_seeds(values, sum(bool(holds(v)) for v in values), margins=[margin(v) for v in values])
 
 
 def _salience_claim() -> dict:
-    return _rule_value("mean_own_auc", lambda v: v > SALIENCE_THRESHOLD)
+    return _rule_value("mean_own_auc", lambda v: v > SALIENCE_THRESHOLD, lambda v: v - SALIENCE_THRESHOLD)
 
 
 def _aspect_claim() -> dict:
-    return _rule_value("mean_aspect_auc", lambda v: v > ASPECT_THRESHOLD)
+    return _rule_value("mean_aspect_auc", lambda v: v > ASPECT_THRESHOLD, lambda v: v - ASPECT_THRESHOLD)
 
 
 def _expansion_claim() -> dict:
-    return _rule_value("top_k_share", lambda v: v >= EXPANSION_SHARE)
+    return _rule_value("top_k_share", lambda v: v >= EXPANSION_SHARE, lambda v: v - EXPANSION_SHARE)
 
 
 def _retrieval_claim() -> dict:
     tf = results().baselines["tf"].mean_retrieval_auc
-    return _rule_value("mean_retrieval_auc", lambda v: v > tf)
+    return _rule_value("mean_retrieval_auc", lambda v: v > tf, lambda v: v - tf)
 
 
 _RULE_NAMES = ("own terms above generic words", "aspect words above generic words",

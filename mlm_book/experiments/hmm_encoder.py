@@ -325,10 +325,13 @@ def band_cell(getter, fmt: str = ".3f", results=None, *, with_range: bool = True
     return report.seed_band(_seed_values(getter, results), fmt, book=False, with_range=with_range)
 
 
-def _judged(getter, rule, results=None) -> dict:
-    """A claim's value: the book seed's value, and how many of the seeds satisfy ``rule``."""
+def _judged(getter, rule, results=None, margin=None) -> dict:
+    """A claim's value: the book seed's value, and how many of the seeds satisfy ``rule``; with ``margin``, each
+    seed's signed distance from the rule's threshold (non-negative exactly where the rule holds)."""
     results = seed_evaluations() if results is None else results
-    return over_seeds([getter(r) for r in results], sum(bool(rule(r)) for r in results), fmt=".3g", sd_fmt=".2g")
+    margins = None if margin is None else [margin(r) for r in results]
+    return over_seeds([getter(r) for r in results], sum(bool(rule(r)) for r in results), margins=margins,
+                      fmt=".3g", sd_fmt=".2g")
 
 
 # --------------------------------------------------------------------------- checks
@@ -418,12 +421,13 @@ def _ev() -> EncoderEvaluation:
     return evaluation()
 
 
-def _seeded(id_, quantity, *, seed, rule, getter, holds, results=seed_evaluations, fmt=".3f",
+def _seeded(id_, quantity, *, seed, rule, getter, holds, margin, results=seed_evaluations, fmt=".3f",
             expected="reproduced"):
     """A learned claim judged at every training seed: it passes when its verdict is ``expected``
-    (what chapters 2 and 3 state), and shows the book seed's value with the count of seeds."""
+    (what chapters 2 and 3 state), and shows the book seed's value with the count of seeds and the margins
+    (``margin``: a seed's signed distance from the threshold of ``holds``)."""
     return Claim(id_, f"{quantity} ({len(SEEDS)} training seeds)", seed=seed, rule=rule,
-                 compute=lambda: _judged(getter, holds, results()), accept=lambda v: True, fmt=fmt,
+                 compute=lambda: _judged(getter, holds, results(), margin), accept=lambda v: True, fmt=fmt,
                  expected=expected)
 
 
@@ -452,16 +456,19 @@ CLAIMS = (
     _seeded("S3-23", "Cross-entropy of the HMM encoder on the same positions", seed="1.917 nats",
             rule="encoder CE − exact CE ∈ [0, 0.1] nats",
             getter=lambda e: {"encoder": e.encoder_ce, "exact": e.exact_ce},
-            holds=lambda e: 0.0 <= e.encoder_ce - e.exact_ce <= 0.1),
+            holds=lambda e: 0.0 <= e.encoder_ce - e.exact_ce <= 0.1,
+            margin=lambda e: min(e.encoder_ce - e.exact_ce - 0.0, 0.1 - (e.encoder_ce - e.exact_ce))),
     _seeded("S3-24", "Sampled CE gap, encoder − exact, with its paired standard error and the mean KL",
             seed="0.022", rule="gap > 0 and |gap − mean KL| ≤ 3 SE",
             getter=lambda e: {"gap": e.ce_gap, "SE": e.gap_se, "KL": e.mean_kl},
-            holds=lambda e: e.ce_gap > 0 and abs(e.ce_gap - e.mean_kl) <= 3 * e.gap_se),
+            holds=lambda e: e.ce_gap > 0 and abs(e.ce_gap - e.mean_kl) <= 3 * e.gap_se,
+            margin=lambda e: min(e.ce_gap - 0, 3 * e.gap_se - abs(e.ce_gap - e.mean_kl))),
     _seeded("S3-25", "Mean KL(exact posterior ‖ HMM encoder) over the held-out selected positions; its share of "
             "the mean entropy; Thm 1 per position on the encoder's outputs (max |CE − H − KL|)", seed="0.032 nats",
             rule="KL ≤ 0.06 nats and share < 3 %; Thm 1 gap ≤ 1e-10",
             getter=lambda e: {"KL": e.mean_kl, "share": e.kl_share, "Thm 1 gap": e.theorem1_gap},
-            holds=lambda e: e.mean_kl <= 0.06 and e.kl_share < 0.03 and e.theorem1_gap <= 1e-10, fmt=".3g"),
+            holds=lambda e: e.mean_kl <= 0.06 and e.kl_share < 0.03 and e.theorem1_gap <= 1e-10,
+            margin=lambda e: min(0.06 - e.mean_kl, 0.03 - e.kl_share, 1e-10 - e.theorem1_gap), fmt=".3g"),
     # an entropy lies in (0, log 25) by definition, and the share's bound is S3-25's rule
     reported_value("S3-26", f"Mean entropy of the exact posterior over those positions, and KL as a share of it "
                    f"({len(SEEDS)} training seeds)", "1.874 nats; 1.7 %",
@@ -472,24 +479,31 @@ CLAIMS = (
             getter=lambda e: dict(e.kl_by_kind),
             holds=lambda e: e.kl_by_kind["mask"] < e.kl_by_kind["kept"] < e.kl_by_kind["random"]
             and e.kl_by_kind["mask"] <= 2.5 * 0.021 and e.kl_by_kind["random"] <= 2.5 * 0.098
-            and e.kl_by_kind["kept"] <= 2.5 * 0.040),
+            and e.kl_by_kind["kept"] <= 2.5 * 0.040,
+            margin=lambda e: min(e.kl_by_kind["kept"] - e.kl_by_kind["mask"], e.kl_by_kind["random"] - e.kl_by_kind["kept"],
+                                 2.5 * 0.021 - e.kl_by_kind["mask"], 2.5 * 0.098 - e.kl_by_kind["random"],
+                                 2.5 * 0.040 - e.kl_by_kind["kept"])),
     _seeded("S3-28", "Mean probability the encoder puts on the visible token at kept positions", seed="0.747",
             rule="within 0.05 of S3-29", getter=lambda e: {"encoder": e.kept_encoder, "plug-in": e.kept_plugin},
-            holds=lambda e: abs(e.kept_encoder - e.kept_plugin) <= 0.05),
+            holds=lambda e: abs(e.kept_encoder - e.kept_plugin) <= 0.05,
+            margin=lambda e: 0.05 - abs(e.kept_encoder - e.kept_plugin)),
     _seeded("S3-29", "Thm 2 (ii) applied to the encoder's own [MASK] guess at those positions (V = 25, κ = r = 0.1), "
             "averaged", seed="0.761", rule="within 0.05 of S3-28",
             getter=lambda e: {"plug-in": e.kept_plugin, "encoder": e.kept_encoder},
-            holds=lambda e: abs(e.kept_encoder - e.kept_plugin) <= 0.05),
+            holds=lambda e: abs(e.kept_encoder - e.kept_plugin) <= 0.05,
+            margin=lambda e: 0.05 - abs(e.kept_encoder - e.kept_plugin)),
     _seeded("S3-30", "Mean probability the encoder's [MASK] guess alone puts on that token", seed="0.176",
             rule="encoder's kept-token probability and the plug-in both ≥ 2 × the guess",
             getter=lambda e: {"guess": e.kept_mask_guess, "encoder": e.kept_encoder, "plug-in": e.kept_plugin},
-            holds=lambda e: e.kept_encoder >= 2 * e.kept_mask_guess and e.kept_plugin >= 2 * e.kept_mask_guess),
+            holds=lambda e: e.kept_encoder >= 2 * e.kept_mask_guess and e.kept_plugin >= 2 * e.kept_mask_guess,
+            margin=lambda e: min(e.kept_encoder - 2 * e.kept_mask_guess, e.kept_plugin - 2 * e.kept_mask_guess)),
     _seeded("S4-16", "Four-cycle |δ| of the trained HMM encoder's conditionals ([MASK] at i, x_j set to b), same 200 "
             "draws: median, max, and the population optimum's median", seed="median 0.130, max 1.623",
             rule="median ≥ 0.02 and > the population optimum's median",
             getter=lambda f: {"median": f.encoder_median, "max": f.encoder_max,
                               "population median": f.population_median},
             holds=lambda f: f.encoder_median >= 0.02 and f.encoder_median > f.population_median,
+            margin=lambda f: min(f.encoder_median - 0.02, f.encoder_median - f.population_median),
             results=seed_four_cycles, fmt=".3g"),
     Claim("S10-04", "Both encoders (HMM and filings) are trained from scratch in NumPy with hand-written gradients: "
           "autograd imports in the package; gradient-check error with and without padded keys", seed="2 encoders",

@@ -110,12 +110,25 @@ def layers_read_at_seeds() -> list[bool]:
             for probes, controls in zip(seeds.probes, sense_probes.seed_controls())]
 
 
+def _layers_read_margins() -> list[float]:
+    """Each seed's margin to [`layers_read_at_seeds`][mlm_book.experiments.lab_figures.layers_read_at_seeds]'
+    rule: the smallest of its five conditions' distances from their thresholds, non-negative exactly where it holds."""
+    from mlm_book.readings import sense_probes
+
+    table, seeds = sense_probes.probe_table(), sense_probes.seed_probes()
+    cap, bayes = table.cap, seeds.bayes
+    return [min(cap + 0.015 - probes[0], cap + 0.015 - controls[0], probes[1] - (bayes - 0.02),
+                bayes + sense_probes.ABOVE_BAYES - probes[1], cap + 0.015 - controls[1])
+            for probes, controls in zip(seeds.probes, sense_probes.seed_controls())]
+
+
 def _layers_read_over_seeds():
     from mlm_book.ledger import over_seeds
     from mlm_book.readings import sense_probes
 
     seeds = sense_probes.seed_probes()
-    return over_seeds([(probes[0], probes[1]) for probes in seeds.probes], sum(layers_read_at_seeds()))
+    return over_seeds([(probes[0], probes[1]) for probes in seeds.probes], sum(layers_read_at_seeds()),
+                      margins=_layers_read_margins())
 
 
 def filing_structure() -> dict:
