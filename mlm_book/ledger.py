@@ -127,10 +127,13 @@ def over_seeds(values, holding: int | None = None, *, margins=None, fmt: str = "
         is given, which then counts it.
     margins : sequence of float, optional
         One per seed: how far that seed sits from the rule's threshold, in the rule's own
-        units, non-negative where the rule holds and negative where it does not (for a rule
-        of several conditions, the smallest of theirs). Given, the value gains ``"margin"``,
-        the worst and the best seed's margins, so that a reader sees how close a verdict is
-        to changing.
+        units, non-negative where the rule holds and negative where it does not. For a rule of
+        several conditions, the smallest of theirs, leaving out a condition that holds by
+        construction or is exact to rounding (an identity checked to 1e-12, a bound on a
+        constant): its tolerance says nothing about how close the learned result is, and should
+        it fail, ``holding`` and the margins disagree and this raises. Given, the value gains
+        ``"margin"``, the worst and the best seed's margins, so that a reader sees how close a
+        verdict is to changing.
     fmt, sd_fmt : str
         Formats of the means and of the standard deviations (default ``fmt``), float format
         specifications with width and precision at most 100 (see

@@ -677,14 +677,12 @@ CLAIMS = (
            lambda m: tuple(m.geometry["kestrel"][k]["self_similarity"] for k in _LAYERS),
            lambda m: abs(m.geometry["kestrel"]["0"]["self_similarity"] - 1) <= 1e-12
            and max(m.geometry["kestrel"][k]["self_similarity"] for k in ("1", "2")) < 0.95,
-           lambda m: min(1e-12 - abs(m.geometry["kestrel"]["0"]["self_similarity"] - 1),
-                         0.95 - max(m.geometry["kestrel"][k]["self_similarity"] for k in ("1", "2")))),
+           lambda m: 0.95 - max(m.geometry["kestrel"][k]["self_similarity"] for k in ("1", "2"))),
     _claim("S5-14", "kestrel MEV at layers 0 / 1 / 2", "1.000 / 0.868 / 0.862", "layer 0 = 1 to 1e-12; layers 1-2 < 0.95",
            lambda m: tuple(m.geometry["kestrel"][k]["mev"] for k in _LAYERS),
            lambda m: abs(m.geometry["kestrel"]["0"]["mev"] - 1) <= 1e-12
            and max(m.geometry["kestrel"][k]["mev"] for k in ("1", "2")) < 0.95,
-           lambda m: min(1e-12 - abs(m.geometry["kestrel"]["0"]["mev"] - 1),
-                         0.95 - max(m.geometry["kestrel"][k]["mev"] for k in ("1", "2")))),
+           lambda m: 0.95 - max(m.geometry["kestrel"][k]["mev"] for k in ("1", "2"))),
     _claim("S5-15", "Anisotropy baseline (1000 uniformly drawn tokens, centred) at layers 0 / 1 / 2",
            "0.182 / 0.320 / 0.048", "layer 1 > layer 0 (layer 2 < layer 1 reported either way)",
            lambda m: tuple(m.geometry["kestrel"][k]["baseline"] for k in _LAYERS),
