@@ -39,6 +39,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import contextvars
+import functools
 import hashlib
 import inspect
 import io
@@ -172,6 +173,7 @@ def without_prose(source: str) -> str:
     return _code_without_prose(source)
 
 
+@functools.lru_cache(maxsize=1024)  # a pure function of the text; every key of a build re-reads the same modules
 def _code_without_prose(source: str) -> str:
     # Cut by position from the text itself: ast.unparse would re-render the code, and it
     # renders f-strings differently across Python versions (so keys would too).
