@@ -603,6 +603,12 @@ Markdown(
 # ### The position leak, with the encoder's own layer 0
 
 # %% tags=["hide-input"]
+def over_the_seeds(getter) -> str:
+    """How one number varies over the five training seeds, in words (the tables give the bands)."""
+    _, mean, sd = ch6e.band(getter)
+    return "the same at every training seed" if sd < 5e-4 else f"mean {mean:.3f} over the five training seeds"
+
+
 products = r.nearest_positions[(r.corpus.tokens == "kestrel") & (r.corpus.entity == 2)]
 Markdown(
     f"Read at the nearest-centre position instead, *kestrel*'s layer-0 vector is $E[x] + P_i$ with $i$ its slot, "
@@ -610,7 +616,7 @@ Markdown(
     f"where a filing's last token lands in its last window is fixed by the filing lengths and the window stride, so "
     f"another corpus puts the same leak at other slots. A "
     f"five-fold probe on these layer-0 vectors types *kestrel* with accuracy **{m.leak['nearest']:.3f}** "
-    f"({ch6e.band_text(lambda x: x.leak['nearest'])}) without reading any context, against "
+    f"({over_the_seeds(lambda x: x.leak['nearest'])}) without reading any context, against "
     f"**{m.leak['centred']:.3f}** at the centred reading. The position table is the whole cue. Centring removes it "
     f"because every token then has the same position row: $P_{{16}}$ adds the same vector to every word and "
     f"carries no information about where in the filing the word was."
@@ -643,7 +649,7 @@ Markdown(
     f"Pooled over the {m.polarity['n']} labelled occurrences, layer 0 scores **{m.polarity['pooled']['0']:.3f}**, "
     f"below the per-word cap of {r.polarity_cap.accuracy:.3f} (a static vector under cross-validation, as for "
     f"*kestrel*). Layer 1 reads the news: **{m.polarity['pooled']['1']:.3f}** "
-    f"({ch6e.band_text(lambda x: x.polarity['pooled']['1'])}), and layer 2 "
+    f"({over_the_seeds(lambda x: x.polarity['pooled']['1'])}), and layer 2 "
     f"{m.polarity['pooled']['2']:.3f}. The same probe trained on shuffled labels scores "
     f"{m.polarity['control1']:.3f}: the probe finds no structure in noise.\n\n"
     f"The pooled number hides two populations. The direction words, whose aspect is the token right before them, "
@@ -719,8 +725,9 @@ short = m.visible["plugin"] - m.visible["visible"]
 Markdown(
     f"The encoder's masked guess puts **{m.visible['guess']:.3f}** on the word, on average; the plug-in from that "
     f"guess is **{m.visible['plugin']:.3f}**, and the encoder keeps **{m.visible['visible']:.3f}** on the word when "
-    f"it is visible: a shortfall of {short:.3f} ({ch6e.band_text(lambda x: x.visible['plugin'] - x.visible['visible'])} "
-    f"over seeds). On the HMM the same check came within {abs(hmm_eval.kept_plugin - hmm_eval.kept_encoder):.3f} "
+    f"it is visible: a shortfall of {short:.3f} "
+    f"({over_the_seeds(lambda x: x.visible['plugin'] - x.visible['visible'])}). On the HMM the same check came "
+    f"within {abs(hmm_eval.kept_plugin - hmm_eval.kept_encoder):.3f} "
     f"({hmm_eval.kept_encoder:.3f} against {hmm_eval.kept_plugin:.3f}, [chapter 2](02_objective.html)). What "
     f"explains it here?\n\n"
     f"* **Frequency.** By corpus-frequency thirds of the 512 words, the shortfall is "
