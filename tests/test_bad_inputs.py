@@ -442,6 +442,7 @@ def test_generated_values_get_clear_errors(key, data):
     assert fault is None, f"{key}({parameter}={describe(value)}): {fault}"
 
 
+@pytest.mark.slow  # it records every doctest's calls, as the sweeps do: 6 s
 def test_report():
     """The sweep still covers what the docstring reports (a shrinking table would hide faults)."""
     driven = [key for key in drivable() if key in examples()]

@@ -29,6 +29,7 @@ def test_sampled_expectations_agree_with_enumeration():
     assert abs(r.centre[0] - exact[1]) < 4 * r.centre_se[0]
 
 
+@pytest.mark.slow  # the book's span-masking study, exactly: 6 s
 def test_the_books_spans_grow_harder_and_stay_below_the_marginal():
     r = S.results()
     assert np.all(np.diff(r.per_position) > 0)

@@ -168,6 +168,7 @@ def _hf_tokenizer(bpe: BPE):
     return tokenizer
 
 
+@pytest.mark.slow  # a tokenizer library over every word of the filings
 @pytest.mark.parametrize("n_merges", [0, 300, None])
 def test_tokenizers_cuts_every_word_of_the_filings_as_we_do(tokens, bpe, n_merges):
     """The same vocabulary and merges in ``tokenizers.models.BPE`` (``end_of_word_suffix``,

@@ -187,6 +187,7 @@ def _random_tags(rng, length, scheme, valid=True):
     return ["O" if rng.random() < 0.3 else f"{rng.choice(prefixes)}-{rng.choice(['A', 'B'])}" for _ in range(length)]
 
 
+@pytest.mark.slow  # seqeval over the whole corpus: 8 s
 @pytest.mark.parametrize("scheme", ["BIO", "BIOES", "IO"])
 def test_not_strict_reading_is_conllevals_as_in_seqeval_get_entities(scheme):
     pytest.importorskip("seqeval")
