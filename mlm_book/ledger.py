@@ -38,7 +38,7 @@ from mlm_book.validation import (
 
 __all__ = ["reported_value", "VERDICTS", "over_seeds", "seed_verdict", "verdict_counts", "Claim", "ClaimResult", "ChapterSummary", "all_claims",
            "verify", "format_value", "to_markdown", "to_html", "to_text", "chapter_summary", "typeset",
-           "claim_modules"]
+           "claim_modules", "verdict_text"]
 
 # S<section>-<n>: the reference text's claims; D-<n>: the study notes' concepts that the
 # reference text leaves out (claims list section D), judged by rules the book states;
@@ -177,7 +177,7 @@ def over_seeds(values, holding: int | None = None, *, margins=None, fmt: str = "
     check_format(sd_fmt, "sd_fmt")
     if margins is not None:
         margins = as_float_array(margins, "margins")
-        if margins.shape != (len(values),) or not np.all(np.isfinite(margins)):
+        if margins.shape != (len(values),):  # as_float_array has refused NaN and infinities
             raise ValueError(f"margins must hold one finite number per seed ({len(values)}), got shape "
                              f"{margins.shape}")
         counted = int(np.sum(margins >= 0))
@@ -714,6 +714,22 @@ def _value_html(value: Any, fmt: str) -> str:
     return html.escape(_format(value, fmt))
 
 
+def verdict_text(counts: Mapping[str, int]) -> str:
+    """[`verdict_counts`][mlm_book.ledger.verdict_counts] in words, leaving out the verdicts no claim got.
+
+    Examples
+    --------
+    >>> verdict_text(verdict_counts(verify(only="S2-16")))
+    '1 checked on a single value'
+    """
+    parts = [f"{counts[v]} {v}" for v in VERDICTS if counts[v]]
+    if counts["single value"]:
+        parts.append(f"{counts['single value']} checked on a single value")
+    if counts["failing"]:
+        parts.append(f"{counts['failing']} failing")
+    return ", ".join(parts) or "none"
+
+
 def to_html(results: Iterable[ClaimResult], claims_page: str | None = None) -> str:
     """An HTML table of results: claim, quantity, reference, book, rule, verdict.
 
@@ -792,12 +808,7 @@ class ChapterSummary:
         reported = counts["reported"]
         total = len(self.results) - reported
         noun = "claim" if total == 1 else "claims"
-        parts = [f"{counts[v]} {v}" for v in VERDICTS if counts[v]]
-        if counts["single value"]:
-            parts.append(f"{counts['single value']} checked on a single value")
-        if counts["failing"]:
-            parts.append(f"{counts['failing']} failing")
-        text = f"The book checks {total} {noun} of this chapter, each by a rule fixed in advance: {', '.join(parts)}."
+        text = f"The book checks {total} {noun} of this chapter, each by a rule fixed in advance: {verdict_text(counts)}."
         if counts["failing"]:
             text += (f" {'The failing claim does' if counts['failing'] == 1 else 'The failing claims do'} not get "
                      "the verdict the chapter states, or could not be computed: the Claims page says which.")

@@ -92,9 +92,11 @@ for key in sorted(groups, key=lambda key: (isinstance(key, str), str(key).zfill(
     claims = [result for result in group if not result.claim.reported]
     reported = [result for result in group if result.claim.reported]
     page.append({"chapter": key, "counts": ledger.verdict_counts(group),
+                 "text": ledger.verdict_text(ledger.verdict_counts(group)),
                  "claims": ledger.to_html(claims) if claims else "",
                  "reported": ledger.to_html(reported) if reported else ""})
 print(json.dumps({"groups": page, "counts": ledger.verdict_counts(results),
+                  "text": ledger.verdict_text(ledger.verdict_counts(results)),
                   "passed": sum(result.passed for result in judged), "judged": len(judged),
                   "failed": [result.claim.id for result in results if not result.passed]}))
 """
@@ -108,16 +110,6 @@ def _chapter_heading(key, root: Path) -> tuple[str, str]:
     title = next(line[4:].strip() for line in script.read_text(encoding="utf-8").splitlines()
                  if line.startswith("# # "))
     return title, f"chapters/{script.name}"
-
-
-def _counts_text(counts: dict) -> str:
-    parts = [f"{counts[verdict]} {verdict}" for verdict in ("reproduced", "seed-dependent", "not reproduced")
-             if counts[verdict]]
-    if counts["single value"]:
-        parts.append(f"{counts['single value']} checked on a single value")
-    if counts["failing"]:
-        parts.append(f"**{counts['failing']} failing**")
-    return ", ".join(parts) or "none"
 
 
 def _judged() -> dict:
@@ -151,7 +143,7 @@ def on_page_markdown(markdown, page, config, files):
         return markdown
     judged = _judged()
     counts, passed = judged["counts"], judged["passed"]
-    summary = (f"**{passed} of {judged['judged']} claims pass:** {_counts_text(counts)}. "
+    summary = (f"**{passed} of {judged['judged']} claims pass:** {judged['text']}. "
                f"**{counts['reported']}** more numbers are reported with no rule.\n\n")
     sections = []
     for group in judged["groups"]:
@@ -159,7 +151,7 @@ def on_page_markdown(markdown, page, config, files):
         group_counts = group["counts"]
         total = sum(group_counts[key] for key in ("reproduced", "seed-dependent", "not reproduced", "single value"))
         text = [f"## {title}\n", f"[{title.split(' — ')[0]}]({page_path}) makes {total} "
-                f"claim{'s' if total != 1 else ''}: {_counts_text(group_counts)}.\n"]
+                f"claim{'s' if total != 1 else ''}: {group['text']}.\n"]
         if group["claims"]:
             text.append(f'<div class="claims-table">{group["claims"]}</div>\n')
         if group["reported"]:
