@@ -1,7 +1,9 @@
 """Fixtures shared by the site tests: the built book and a real Chromium.
 
-The book is built once per session (``mkdocs build --strict``, executing every chapter)
-into a temporary folder, once for all workers of a distributed (pytest-xdist) run. The browser is the first found of ``$CHROMIUM``, ``chromium``,
+The tests read ``site/`` when ``make book`` built it from the sources as they are now;
+otherwise the book is built once per session (``mkdocs build --strict``, executing every
+chapter) into a temporary folder, once for all workers of a distributed (pytest-xdist)
+run. The browser is the first found of ``$CHROMIUM``, ``chromium``,
 ``chromium-browser`` and ``google-chrome``; with none, the browser tests are skipped with
 one line saying how to get one, except under CI (``CI`` set), where that is an error.
 """
@@ -9,6 +11,7 @@ one line saying how to get one, except under CI (``CI`` set), where that is an e
 from __future__ import annotations
 
 import fcntl
+import importlib.util
 import json
 import os
 import shutil
@@ -60,7 +63,7 @@ def pytest_sessionstart(session) -> None:
     if reporter is not None and trained:
         reporter.write_line(f"trained {trained} encoders missing from the cache in "
                             f"{time.perf_counter() - start:.0f} s (one pool, both cores)")
-    if not config.option.keyword:
+    if not config.option.keyword and _current_site() is None:
         _start_background_build()
 
 
@@ -81,6 +84,17 @@ with open(os.path.join(folder, "build.tmp"), "w") as stream:
     json.dump(saved, stream)
 os.replace(os.path.join(folder, "build.tmp"), os.path.join(folder, "build.json"))
 """
+
+
+def _current_site() -> tuple[Path, subprocess.CompletedProcess] | None:
+    """``site/`` and its build's log when ``make book`` built it from the sources as they are now."""
+    spec = importlib.util.spec_from_file_location("mlm_book_build_site", ROOT / "docs" / "hooks" / "build_site.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    record = module.recorded_build(ROOT / "site")
+    if record is None:
+        return None
+    return ROOT / "site", subprocess.CompletedProcess(record["args"], 0, record["stdout"], record["stderr"])
 
 
 def _start_background_build() -> None:
@@ -146,11 +160,15 @@ def build_site(config: Path, site: Path, cwd: Path, store: Path | None = None) -
 def built(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
     """The real book, built once for the whole session from the repository root, and its log.
 
-    A whole run started the build in the background at session start (``$MLM_BOOK_TEST_SITE``
+    ``site/`` itself when ``make book`` built it from the sources as they are now (its
+    record, ``site/.build.json``, holds their digest and the build's log). Otherwise a whole run started the build in the background at session start (``$MLM_BOOK_TEST_SITE``
     names its folder): wait for it. Otherwise, under pytest-xdist the workers share one build:
     the first to need it builds it into the controller's temporary folder while holding a
     lock, and the others wait for it and read it.
     """
+    current = _current_site()
+    if current is not None:
+        return current
     background = os.environ.get(_BACKGROUND)
     if background:
         result = _background_result(Path(background))
