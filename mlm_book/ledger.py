@@ -32,6 +32,7 @@ from mlm_book.validation import (
     check_bool,
     check_format,
     check_instance,
+    check_positive_int,
     check_real,
     check_sequence,
 )
@@ -717,11 +718,24 @@ def _value_html(value: Any, fmt: str) -> str:
 def verdict_text(counts: Mapping[str, int]) -> str:
     """[`verdict_counts`][mlm_book.ledger.verdict_counts] in words, leaving out the verdicts no claim got.
 
+    Raises
+    ------
+    TypeError
+        If ``counts`` is not a mapping, or a count is not an int.
+    ValueError
+        If a count ``verdict_counts`` gives is missing, or one is negative.
+
     Examples
     --------
     >>> verdict_text(verdict_counts(verify(only="S2-16")))
     '1 checked on a single value'
     """
+    check_instance(counts, "counts", Mapping)
+    needed = (*VERDICTS, "single value", "failing")
+    missing = [key for key in needed if key not in counts]
+    if missing:
+        raise ValueError(f"counts must hold a count for each of {needed} (verdict_counts' keys), missing {missing}")
+    counts = {key: check_positive_int(counts[key], f"counts[{key!r}]", minimum=0) for key in needed}
     parts = [f"{counts[v]} {v}" for v in VERDICTS if counts[v]]
     if counts["single value"]:
         parts.append(f"{counts['single value']} checked on a single value")
