@@ -357,8 +357,8 @@ Markdown(
     f"Pooled orientation gets **{r.orientation.accuracy:.3f}** of the signs right "
     f"({round(r.orientation.accuracy * n_lex)} of {n_lex} words; wrong: "
     f"{', '.join('*' + w + '*' for w in wrong) or 'none'}). The skip-gram probe gets "
-    f"**{r.lexicon_probe.accuracy:.3f}** ({np.mean(sg_lexicon):.3f} ± {np.std(sg_lexicon, ddof=1):.3f} over the "
-    f"{len(sg_runs)} seeds, each within two standard errors of chance), as the templates predicted: "
+    f"**{r.lexicon_probe.accuracy:.3f}** (seeds {min(sg_lexicon):.3f} to {max(sg_lexicon):.3f}, each within two "
+    f"standard errors of chance), as the templates predicted: "
     f"the vectors have learned which slot a lexicon word fills, not which way it points."
 )
 
@@ -534,11 +534,16 @@ show(ch6e.figure_typing(),
              "band: mean ± sd over the five. Dashed: the static cap.")
 
 # %% tags=["hide-input"]
-lo1, mean1, sd1 = ch6e.band(lambda x: x.typing["1"])
+def over_the_seeds(getter) -> str:
+    """How one number varies over the five training seeds, in words (the tables give the bands)."""
+    _, mean, sd = ch6e.band(getter)
+    return "the same at every training seed" if sd < 5e-4 else f"mean {mean:.3f} over the five training seeds"
+
+
 Markdown(
     f"Across aliases, layer 0 scores **{m.typing['0']:.3f}**, which is what answering ORG for every held-out "
     f"alias scores, like skip-gram: a static vector, however it was trained, cannot type a held-out alias. One "
-    f"attention block lifts it to **{m.typing['1']:.3f}** ({mean1:.3f} ± {sd1:.3f} over seeds), "
+    f"attention block lifts it to **{m.typing['1']:.3f}** ({over_the_seeds(lambda x: x.typing['1'])}), "
     f"{m.typing['1'] - r.alias_cap.accuracy:+.3f} over the per-alias cap, and the second block keeps it at "
     f"{m.typing['2']:.3f} (within 0.02 of layer 1 at "
     f"{sum(x.typing['2'] >= x.typing['1'] - 0.02 for x in runs)} of {len(runs)} seeds: the second block sometimes "
@@ -603,12 +608,6 @@ Markdown(
 # ### The position leak, with the encoder's own layer 0
 
 # %% tags=["hide-input"]
-def over_the_seeds(getter) -> str:
-    """How one number varies over the five training seeds, in words (the tables give the bands)."""
-    _, mean, sd = ch6e.band(getter)
-    return "the same at every training seed" if sd < 5e-4 else f"mean {mean:.3f} over the five training seeds"
-
-
 products = r.nearest_positions[(r.corpus.tokens == "kestrel") & (r.corpus.entity == 2)]
 Markdown(
     f"Read at the nearest-centre position instead, *kestrel*'s layer-0 vector is $E[x] + P_i$ with $i$ its slot, "
@@ -661,7 +660,7 @@ Markdown(
     f"verbs' failure. Distance is the likelier cause, but this experiment does not isolate it: the verbs also "
     f"differ from the direction words in their templates.\n\n"
     f"How robust is this across seeds? In the case study the direction words each reach 0.945 to 0.991; here the "
-    f"weakest of the six is {ch6e.band_text(lambda x: min(v['accuracy'] for w, v in x.polarity['words'].items() if w in DIRECTION_WORDS))}, "
+    f"weakest of the six is {ch6e.in_words(lambda x: min(v['accuracy'] for w, v in x.polarity['words'].items() if w in DIRECTION_WORDS))}, "
     f"and at {sum(min(v['accuracy'] for w, v in x.polarity['words'].items() if w in DIRECTION_WORDS) >= 0.9 for x in runs)} "
     f"of {len(runs)} seeds do all six reach 0.90. The verbs' gap to the subsampled direction words exceeds 0.2 at "
     f"{sum(min(x.polarity['subsampled'].values()) >= x.polarity['verbs_pooled'] + 0.2 for x in runs)} of "

@@ -35,7 +35,7 @@ from mlm_book.experiments import ch10_incompatibility as incompatible
 from mlm_book.experiments import ch10_pseudo_likelihood as pl
 from mlm_book.figures import show
 from mlm_book.ledger import chapter_summary, verify
-from mlm_book.report import Markdown, answer
+from mlm_book.report import Markdown, answer, seed_words
 
 surface = fixed.results()
 consistency = pl.consistency_summary()
@@ -126,7 +126,12 @@ pl.consistency_table()
 # %% tags=["hide-input"]
 q2 = verify(claims=pl.CLAIMS)[0]
 Markdown(
-    f"The rule fixed from theory before the sweep ran was: {q2.claim.rule}. **It holds** ({q2.book}). The error of "
+    f"Before the sweep ran, a rule was fixed from theory: on every chain the MPLE's slope lies within "
+    f"{pl.SLOPE_TOLERANCE} of −1/2, and every empirical variance ratio within {pl.RATIO_TOLERANCE:.0%} of its "
+    f"asymptotic value. **It holds**: the slopes differ from −1/2 by at most "
+    f"{q2.value['largest |MPLE slope + 1/2|']:.3f} for the MPLE and {q2.value['largest |MLE slope + 1/2|']:.3f} for "
+    f"the MLE, and the ratios from their asymptotic values by at most "
+    f"{q2.value['largest |empirical / asymptotic ratio - 1|']:.0%}. The error of "
     f"both estimators falls at the rate $1/\\sqrt N$ on every chain, and the efficiency lost to maximum likelihood "
     f"grows with the coupling, up to an asymptotic variance ratio of {consistency.asymptotic_ratio.max():.2f}. "
     f"**Answer:** chapter 3's chain is not an exception; the pseudo-likelihood is consistent at the usual rate "
@@ -212,11 +217,6 @@ rules = verify(claims=probes.PRESTATED)
 causal_rule = verify(claims=probes.CLAIMS)[0]
 
 
-def band(values, fmt=".3f"):
-    """The book seed's value, then mean ± sd over the training seeds in brackets."""
-    values = np.asarray(values)
-    return f"{values[0]:{fmt}} ({values.mean():{fmt}} ± {values.std(ddof=1):{fmt.lstrip('+')}})"
-
 
 # %% tags=["hide-input"]
 Markdown(
@@ -265,22 +265,22 @@ sel = controls.selectivity
 stride_1 = leak.column(min(leak.strides))
 product = leak.product_slots[0]
 Markdown(
-    f"Each learned number below is the book seed's, with its mean ± sd over the {len(controls.seeds)} training "
-    f"seeds in brackets.\n\n"
+    f"Each learned number below is the book seed's; where the {len(controls.seeds)} training seeds differ, the "
+    f"smallest and largest follow in brackets (the tables give the mean and standard deviation).\n\n"
     f"**Control tasks.** The random per-type labels are learned almost perfectly at every layer: "
-    f"{band(controls.control_mean[:, 0])} at layer 0 and {band(controls.control_mean[:, 1])} at layer 1. The "
+    f"{seed_words(controls.control_mean[:, 0])} at layer 0 and {seed_words(controls.control_mean[:, 1])} at layer 1. The "
     f"types are linearly separable in the residual stream, so the regime probe, whose task is mostly the type, "
-    f"is *less* accurate than its control everywhere: its selectivity is {band(sel[:, 0], '+.3f')} at layer 0 "
-    f"and {band(sel[:, 1], '+.3f')} at layer 1. What the probe says about context is the rise from layer 0 to "
+    f"is *less* accurate than its control everywhere: its selectivity is {seed_words(sel[:, 0], '+.3f')} at layer 0 "
+    f"and {seed_words(sel[:, 1], '+.3f')} at layer 1. What the probe says about context is the rise from layer 0 to "
     f"layers 1 and 2, which is the contextual reading of $w$: on $w$'s occurrences alone the same probe goes "
-    f"from {band(controls.task_at_w[:, 0])} to {band(controls.task_at_w[:, 1])}, below the exact Bayes "
+    f"from {seed_words(controls.task_at_w[:, 0])} to {seed_words(controls.task_at_w[:, 1])}, below the exact Bayes "
     f"accuracy there ({controls.bayes_at_w:.3f}). Two rules were fixed before the numbers. That the selectivity "
     f"is above zero at layers 1 and 2: **it does not hold** ({selective.value['seeds holding']} seeds). That it "
     f"is at least {probes.SELECTIVITY_RISE} above layer 0's at layers 1 and 2: **it holds** "
     f"({rise.value['seeds holding']} seeds).\n\n"
     f"**The stride.** The leak does not vanish at any stride. With windows every token the layer-0 probe still "
-    f"types the mentions with accuracy {band(stride_1)}, against a majority share of {leak.majority:.3f}; it is "
-    f"the same at every seed, because any seed's position table tells the slots apart. Only "
+    f"types the mentions with accuracy {seed_words(stride_1)}, against a majority share of {leak.majority:.3f}: "
+    f"any seed's position table tells the slots apart. Only "
     f"{100 * leak.at_centre[0]:.0f} % of *kestrel*'s mentions can be read at the centre even then: every product "
     f"mention lies within a few tokens of its filing's end and is read at slots {product[0]}–{product[1]} at "
     f"every stride, where no company mention is read below stride {leak.strides[-1]}. The stride moves the "
@@ -308,20 +308,20 @@ probes.causal_table()
 # %% tags=["hide-input"]
 Markdown(
     f"**The causal test.** Removing the sense direction moves the predictions next to $w$ by "
-    f"{band(causal.kl_sense, '.1e')} nats, no more than equal shifts along random directions (the largest of "
+    f"{seed_words(causal.kl_sense, '.1e', 'nats')}, no more than equal shifts along random directions (the largest of "
     f"those reaches {causal.kl_random.max():.1e}), and changes their cross-entropy against the exact posterior by "
     f"amounts of the same size and of either sign, while the encoder's own divergence from the exact posterior "
-    f"there is {band(causal.kl_exact)} nats. The rule fixed before the numbers, that removing the sense direction "
+    f"there is {seed_words(causal.kl_exact, unit='nats')}. The rule fixed before the numbers, that removing the sense direction "
     f"moves the predictions more than every random direction does *and* raises their cross-entropy by more than "
     f"{probes.CAUSAL_SE:g} standard errors, **does not hold** ({causal_rule.value['seeds holding']} seeds). Two diagnostics say why. A probe retrained on the "
-    f"ablated layer-1 vectors still reads the sense, with accuracy {band(causal.probe1_retrained)} against "
-    f"{band(causal.probe1)} before: one direction does not hold it, which is why iterative removal "
+    f"ablated layer-1 vectors still reads the sense, with accuracy {seed_words(causal.probe1_retrained)} against "
+    f"{seed_words(causal.probe1)} before: one direction does not hold it, which is why iterative removal "
     f"([Ravfogel et al. 2020](../references.html#ravfogel-2020)) takes out directions until no probe can read "
     f"the property. And even replacing $w$'s *whole* layer-1 vector by its mean moves the neighbours' predictions "
     f"by at most {causal.kl_whole.max():.0e} nats: when block 2 predicts a neighbour of $w$ it barely reads "
     f"$w$'s layer-1 vector, and the prediction rests on what block 1 gathered at the neighbour, from $w$'s input "
     f"vector and the rest of the context. The removal does reach $w$ itself: chapter 5's layer-2 probe on $w$ falls from "
-    f"{band(causal.probe2)} to {band(causal.probe2_ablated)}.\n\n"
+    f"{seed_words(causal.probe2)} to {seed_words(causal.probe2_ablated)}.\n\n"
     f"**Answer:** a probe finds what can be read, not what is used: a random label per word type is read as "
     f"well as the regime, the position leak is read at every stride, and the sense that the layer-1 probe reads "
     f"at $w$ is not what the HMM encoder uses to predict $w$'s neighbours."
@@ -416,18 +416,17 @@ Markdown(
     f"of the {int(book.mean_nonzero)} words gets a positive weight, in every filing at every seed and in both "
     f"readings; a bag of words weighs {np.mean(tf.nonzero):.0f} words on average.\n\n"
     f"**The weight is mostly frequency.** Over a filing's words, the weight's Spearman correlation with the word's "
-    f"corpus count is {spearman[0]:.2f} at the book's seed ({np.mean(spearman):.2f} ± {np.std(spearman, ddof=1):.2f} "
-    f"over the seeds), against {tf.mean_spearman:.2f} for term frequency. Generic words come first: the mean AUC "
-    f"of a filing's own terms against them is {own[0]:.2f} ({np.mean(own):.2f} ± {np.std(own, ddof=1):.2f}), and "
-    f"that of its aspect words {aspect[0]:.2f} ({np.mean(aspect):.2f} ± {np.std(aspect, ddof=1):.2f}). Term "
+    f"corpus count is {seed_words(spearman, '.2f')}, against {tf.mean_spearman:.2f} for term frequency. Generic words come first: the mean AUC "
+    f"of a filing's own terms against them is {seed_words(own, '.2f')}, and "
+    f"that of its aspect words {seed_words(aspect, '.2f')}. Term "
     f"frequency reaches {tf.mean_own_auc:.2f} and {tf.mean_aspect_auc:.2f}, and idf reaches {idf.mean_own_auc:.0f} "
     f"(by the definition of a generic word). Showing `[MASK]` instead of the token changes little.\n\n"
     f"**No expansion.** In the {int(lacking.sum())} filings that lack their plural, it ranks at a median of "
     f"{np.median(book.plural_rank[lacking]):.0f} among a median of {np.median(book.absent_terms[lacking]):.0f} "
     f"absent words at the book's seed. Its mean reciprocal rank, {book.reciprocal_rank:.4f}, is below the "
     f"{book.chance_reciprocal_rank:.4f} of a random order: the plural is a rare word, and rare words weigh "
-    f"little. As a one-word query it ranks its company's filings with a mean AUC of {retrieval[0]:.3f} "
-    f"({np.mean(retrieval):.3f} ± {np.std(retrieval, ddof=1):.3f}), below the {tf.mean_retrieval_auc:.3f} of "
+    f"little. As a one-word query it ranks its company's filings with a mean AUC of {seed_words(retrieval)}, "
+    f"below the {tf.mean_retrieval_auc:.3f} of "
     f"counting the word."
 )
 
@@ -565,19 +564,19 @@ Markdown(
     f"most {max(k8[:, 1:].max(), k16[:, 1:].max(), k32[:, 1:].max()):.3f} at layers 1 and 2 and pass at no seed "
     f"({', '.join(rule.value['seeds holding'] for rule in windows_rules)}). This agrees with chapter 6's "
     f"lexicon-neighbour voting: the words near an occurrence barely say which polarity it has. Only layer 0, "
-    f"which no rule judges, rises with $k$: from {band(recovery.neighbour[:, 0, 0])} for the own vector to "
-    f"{band(k32[:, 0])} within {filing_polarity.RADII[3]} tokens.\n\n"
+    f"which no rule judges, rises with $k$: from {seed_words(recovery.neighbour[:, 0, 0])} for the own vector to "
+    f"{seed_words(k32[:, 0])} within {filing_polarity.RADII[3]} tokens.\n\n"
     f"**The whole filing, averaged, sometimes does.** The rule holds at {whole_rule.value['seeds holding']} "
-    f"seeds, so its verdict is *{whole_rule.verdict}*: at layer 1 the accuracy is {band(whole[:, 1])}, and at "
-    f"layer 2 it is {band(whole[:, 2])}. Layer 0, the static table plus a position, does at least as well: "
-    f"{band(whole[:, 0])}. What whole-filing pooling recovers is which words share a filing, the "
+    f"seeds, so its verdict is *{whole_rule.verdict}*: at layer 1 the accuracy is {seed_words(whole[:, 1])}, and at "
+    f"layer 2 it is {seed_words(whole[:, 2])}. Layer 0, the static table plus a position, does at least as well: "
+    f"{seed_words(whole[:, 0])}. What whole-filing pooling recovers is which words share a filing, the "
     f"co-occurrence that orientation counts, not anything the encoder adds by reading context.\n\n"
-    f"**The head's orientation** is right for {band(recovery.head_accuracy)} of the words and passes the "
+    f"**The head's orientation** is right for {seed_words(recovery.head_accuracy)} of the words and passes the "
     f"threshold at {head_rule.value['seeds holding']} seeds (*{head_rule.verdict}*). Orientation from observed "
     f"counts reaches {recovery.reference_accuracy:.3f}, and the two orientations have a rank correlation of "
-    f"{band(recovery.head_spearman, '.2f')}. At a masked seed slot the head is sure that a seed word stands "
-    f"there: it puts {band(recovery.slot_mass)} of its mass on the seed words. But it barely knows which "
-    f"polarity: the more probable one is right at {band(recovery.slot_accuracy)} of the slots. What "
+    f"{seed_words(recovery.head_spearman, '.2f')}. At a masked seed slot the head is sure that a seed word stands "
+    f"there: it puts {seed_words(recovery.slot_mass)} of its mass on the seed words. But it barely knows which "
+    f"polarity: the more probable one is right at {seed_words(recovery.slot_accuracy)} of the slots. What "
     f"survives is a weak signal at each slot, summed over many filings.\n\n"
     f"**Answer:** no representation built from the filing encoder reliably recovers a word's dictionary "
     f"polarity. Pooled over whole filings, its vectors recover it at some seeds only, and no better than its "

@@ -28,7 +28,7 @@ import numpy as np
 
 from mlm_book.validation import as_float_array, check_bool, check_format, check_sequence
 
-__all__ = ["Markdown", "table", "seed_band", "Answer", "answer"]
+__all__ = ["Markdown", "table", "seed_band", "seed_words", "Answer", "answer"]
 
 
 class Markdown(str):
@@ -165,6 +165,53 @@ def seed_band(values, fmt: str = ".3f", *, book: bool = True, signed: bool = Fal
     spread = f"{lead(array.mean())} ± {array.std(ddof=1):{fmt}}"
     text = f"{lead(array[0])} ({spread})" if book else spread
     return text + (f" ({array.min():{fmt}}–{array.max():{fmt}})" if with_range else "")
+
+
+def seed_words(values, fmt: str = ".3f", unit: str = "") -> str:
+    """One per-seed number as prose gives it: the book's seed's value, and how far the seeds spread.
+
+    A sentence cannot carry a band inside a band: it gives the book's seed's value and, when
+    the seeds do not all print the same, the smallest and largest of them. The mean and
+    standard deviation stay in the tables (:func:`seed_band`).
+
+    Parameters
+    ----------
+    values : sequence of float, shape (seeds,)
+        One value per seed, the book's seed first; at least two.
+    fmt : str
+        Format of every number.
+    unit : str
+        Written after the book's value (``"nats"``), before the seeds' range.
+
+    Raises
+    ------
+    TypeError
+        If ``values`` does not hold real numbers, or ``unit`` is not a str.
+    ValueError
+        If ``values`` holds fewer than two numbers or a NaN or infinity, or ``fmt`` is no float format.
+
+    Examples
+    --------
+    >>> seed_words([0.9912, 0.9908, 0.9911])
+    '0.991 at every seed'
+    >>> seed_words([0.686, 0.404, 0.8, 0.55, 0.61])
+    '0.686 (seeds 0.404 to 0.800)'
+    >>> seed_words([1.4e-6, 4.9e-6, 1.3e-6], ".1e", unit="nats")
+    '1.4e-06 nats (seeds 1.3e-06 to 4.9e-06)'
+    """
+    array = as_float_array(check_sequence(values, "values"), "values", ndim=1)
+    if array.size < 2:
+        raise ValueError(f"values must hold one number per seed, at least two, got {array.size}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError("values must be finite")
+    check_format(fmt, "fmt")
+    if not isinstance(unit, str):
+        raise TypeError(f"unit must be a str, got {type(unit).__name__}")
+    printed = [f"{value:{fmt}}" for value in array]
+    lead = f"{printed[0]} {unit}".rstrip()
+    if len(set(printed)) == 1:
+        return f"{lead} at every seed"
+    return f"{lead} (seeds {array.min():{fmt}} to {array.max():{fmt}})"
 
 
 def _inline(text: str) -> str:

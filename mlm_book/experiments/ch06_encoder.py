@@ -18,11 +18,11 @@ from mlm_book.figures import NARROW, PALETTE, SENSE_COLORS, WIDE, subplots
 from mlm_book.finance.world import DIRECTION_WORDS, EVALUATIVE_VERBS
 from mlm_book.ledger import Claim, over_seeds, reported_value
 from mlm_book.readings import filing_baselines
-from mlm_book.report import seed_band, Markdown, table
+from mlm_book.report import Markdown, seed_band, seed_words, table
 from mlm_book.validation import check_format, check_instance, check_real, check_sequence
 
 __all__ = [
-    "seeds", "book", "band", "band_text", "static", "training_table", "ce_table", "typing_table",
+    "seeds", "book", "band", "band_text", "in_words", "static", "training_table", "ce_table", "typing_table",
     "kestrel_table", "kestrel_folds_table", "polarity_table", "polarity_words_table", "lexicon_table",
     "visible_table", "visible_by_frequency", "geometry_table", "layer0_baseline_parts", "figure_loss", "figure_typing", "figure_cue",
     "figure_polarity_words", "figure_visible", "CLAIMS",
@@ -125,6 +125,26 @@ def band_text(getter, fmt: str = ".3f", runs=None) -> str:
     """
     check_format(fmt, "fmt")
     return seed_band(_seed_values(getter, runs), fmt)
+
+
+def in_words(getter, fmt: str = ".3f", runs=None) -> str:
+    """A measurement over the five seeds as a sentence gives it ([`seed_words`][mlm_book.report.seed_words]).
+
+    Raises
+    ------
+    TypeError
+        If ``getter`` is not callable (or returns no real number), or ``fmt`` is not a str.
+    ValueError
+        If ``fmt`` is not a float format spec, or ``getter`` returns NaN or an infinity.
+
+    Examples
+    --------
+    >>> import types
+    >>> in_words(lambda run: run.x, runs=[types.SimpleNamespace(x=1.0), types.SimpleNamespace(x=3.0)])
+    '1.000 (seeds 1.000 to 3.000)'
+    """
+    check_format(fmt, "fmt")
+    return seed_words(_seed_values(getter, runs), fmt)
 
 
 def _skipgram_runs() -> tuple:
