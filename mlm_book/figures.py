@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from cycler import cycler  # matplotlib's own dependency
 
 __all__ = ["WIDE", "NARROW", "MIN_FONT_SIZE", "PALETTE", "SENSE_COLORS", "STYLE", "style", "subplots",
-           "svg_bytes", "FigureHTML", "show"]
+           "svg_bytes", "FigureHTML", "DescribedFigure", "describe", "show"]
 
 WIDE = 8.8
 """Width in inches of a figure that spans the content column (about 845 CSS pixels)."""
@@ -207,16 +207,80 @@ class FigureHTML:
                 f"{caption}</figure>")
 
 
-def show(fig, alt: str, caption: str = "") -> FigureHTML:
+def _checked_text(alt, caption) -> tuple[str, str]:
+    if not isinstance(alt, str) or not isinstance(caption, str):
+        raise TypeError("alt and caption must be strings")
+    alt = " ".join(alt.split())
+    if len(alt) < 20 or "$" in alt:
+        raise ValueError(f"alt must describe the figure in plain text (at least 20 characters, no '$'), got {alt!r}")
+    return alt, " ".join(caption.split())
+
+
+@dataclass(frozen=True)
+class DescribedFigure:
+    """A figure with the words that go with it: what a figure function of the book returns.
+
+    The function that draws a figure knows its data, so it writes the alt text (computed from
+    that data) and the caption too, and a chapter shows the result with
+    ``show(module.figure_name())``. Made by [`describe`][mlm_book.figures.describe].
+
+    Attributes
+    ----------
+    figure : matplotlib.figure.Figure
+        The drawing.
+    alt : str
+        What the figure shows, in plain text.
+    caption : str
+        Printed under the figure; may hold ``$...$`` math.
+    """
+
+    figure: object
+    alt: str
+    caption: str = ""
+
+    def __post_init__(self):
+        from matplotlib.figure import Figure
+
+        if not isinstance(self.figure, Figure):
+            raise TypeError(f"figure must be a matplotlib Figure, got {type(self.figure).__name__}")
+        alt, caption = _checked_text(self.alt, self.caption)
+        object.__setattr__(self, "alt", alt)
+        object.__setattr__(self, "caption", caption)
+
+
+def describe(fig, alt: str, caption: str = "") -> DescribedFigure:
+    """``fig`` with its alt text and caption, checked as [`show`][mlm_book.figures.show] checks them.
+
+    Raises
+    ------
+    TypeError
+        If ``fig`` is not a matplotlib figure, or ``alt`` or ``caption`` is not a string.
+    ValueError
+        If ``alt`` is shorter than 20 characters or contains ``$``.
+
+    Examples
+    --------
+    >>> fig, ax = subplots(width=NARROW, height=2.0)
+    >>> _ = ax.plot([0, 1], [0, 1])
+    >>> drawn = describe(fig, alt="A rising straight line from (0, 0) to (1, 1).", caption="A line.")
+    >>> show(drawn).alt, show(drawn).caption
+    ('A rising straight line from (0, 0) to (1, 1).', 'A line.')
+    """
+    return DescribedFigure(fig, alt, caption)
+
+
+def show(fig, alt: str | None = None, caption: str | None = None) -> FigureHTML:
     """The figure as the book shows it: SVG at its page size, ``alt`` text and a caption.
 
     Parameters
     ----------
-    fig : matplotlib.figure.Figure
-        The figure; it is closed once rendered.
+    fig : matplotlib.figure.Figure or DescribedFigure
+        The figure; a [`DescribedFigure`][mlm_book.figures.DescribedFigure] brings its own
+        alt text and caption. It is closed once rendered.
     alt : str
         What the figure shows, in plain text (no ``$``: screen readers read it aloud). At
-        least 20 characters: a description, not a title.
+        least 20 characters: a description, not a title. Required for a bare figure, refused
+        for a described one.
     caption : str, optional
         Printed under the figure; may hold ``$...$`` math.
 
@@ -228,17 +292,21 @@ def show(fig, alt: str, caption: str = "") -> FigureHTML:
     Raises
     ------
     TypeError
-        If ``alt`` or ``caption`` is not a string, or ``fig`` is not a matplotlib figure.
+        If ``alt`` or ``caption`` is not a string, ``fig`` is neither a matplotlib figure nor
+        a described one, a bare figure comes without ``alt``, or a described one with ``alt``
+        or ``caption`` besides its own.
     ValueError
         If ``alt`` is shorter than 20 characters or contains ``$``.
     """
     from matplotlib.figure import Figure
 
+    if isinstance(fig, DescribedFigure):
+        if alt is not None or caption is not None:
+            raise TypeError("a DescribedFigure brings its own alt and caption: pass neither")
+        return FigureHTML(svg_bytes(fig.figure), fig.alt, fig.caption)
     if not isinstance(fig, Figure):
-        raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
-    if not isinstance(alt, str) or not isinstance(caption, str):
-        raise TypeError("alt and caption must be strings")
-    alt = " ".join(alt.split())
-    if len(alt) < 20 or "$" in alt:
-        raise ValueError(f"alt must describe the figure in plain text (at least 20 characters, no '$'), got {alt!r}")
-    return FigureHTML(svg_bytes(fig), alt, " ".join(caption.split()))
+        raise TypeError(f"fig must be a matplotlib Figure or a DescribedFigure, got {type(fig).__name__}")
+    if alt is None:
+        raise TypeError("alt is required for a bare figure: describe what it shows")
+    alt, caption = _checked_text(alt, "" if caption is None else caption)
+    return FigureHTML(svg_bytes(fig), alt, caption)

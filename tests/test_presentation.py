@@ -57,6 +57,20 @@ def test_show_refuses_what_is_not_a_figure():
         figures.show("figure.png", alt=ALT)
 
 
+def test_a_described_figure_brings_its_words_and_refuses_others():
+    described = figures.describe(_line_figure(), alt=ALT, caption="A line.")
+    html = figures.show(described)._repr_html_()
+    assert f'alt="{ALT}"' in html and "<figcaption>A line.</figcaption>" in html
+    with pytest.raises(TypeError, match="alt"):
+        figures.show(figures.describe(_line_figure(), alt=ALT), alt=ALT)
+    with pytest.raises(TypeError, match="alt is required"):
+        figures.show(_line_figure())
+    with pytest.raises(ValueError, match="alt"):
+        figures.describe(_line_figure(), alt="a line")
+    with pytest.raises(TypeError, match="figure"):
+        figures.describe("figure.png", alt=ALT)
+
+
 @pytest.mark.parametrize("width", [0, -1, 13, "wide", True])
 def test_subplots_refuses_sizes_that_are_not_page_inches(width):
     with pytest.raises(ValueError, match="width"):
