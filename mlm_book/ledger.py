@@ -533,11 +533,19 @@ def _sections(claims: Iterable[Claim]) -> list[str]:
     return sorted(names, key=lambda section: order.get(section, None) or int(section[1:]))
 
 
+def _id_starts_with(claim_id: str, prefix: str) -> bool:
+    """Whether ``claim_id`` starts with ``prefix`` and does not go on with a digit of the prefix's last number."""
+    if not claim_id.startswith(prefix):
+        return False
+    rest = claim_id[len(prefix):]
+    return not (prefix[-1].isdigit() and rest[:1].isdigit())
+
+
 def verify(only: str | Iterable[str] | None = None, claims: Iterable[Claim] | None = None) -> list[ClaimResult]:
     """Evaluate the claims whose id starts with ``only`` (a prefix or several), or all.
 
-    A bare section such as ``"S1"`` means that section (``S1-``), not every id that starts
-    with those characters (``S10-``, ``S11-``).
+    A prefix ends where a number ends: ``"S1"`` means section 1 (``S1-``), not ``S10-``, and
+    ``"Q1"`` means Q1 (and its parts, such as ``Q1b``), not Q10 to Q14.
 
     Raises
     ------
@@ -567,8 +575,7 @@ def verify(only: str | Iterable[str] | None = None, claims: Iterable[Claim] | No
         claims = tuple(check_sequence(claims, "claims", of=Claim))
     claims = all_claims() if claims is None else claims
     if only is not None:
-        prefixes = tuple(prefix + "-" if re.fullmatch(r"S\d+|D", prefix) else prefix for prefix in given)
-        selected = tuple(claim for claim in claims if claim.id.startswith(prefixes))
+        selected = tuple(claim for claim in claims if any(_id_starts_with(claim.id, prefix) for prefix in given))
         if not selected:
             among = "none of the claims given" if given_claims else "no registered claim"
             raise ValueError(f"only={only!r} matches {among}; the sections are "

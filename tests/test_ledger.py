@@ -59,6 +59,13 @@ def test_a_bare_section_is_that_section_only_and_unknown_ones_list_the_sections(
         ledger.verify(only="S3", claims=claims)
 
 
+def test_a_numbered_question_is_that_question_and_its_parts_only():
+    claims = [_claim(id_, 1.0, bool) for id_ in ("Q1", "Q10", "Q14", "Q8", "Q8a", "Q8c")]
+    assert [r.claim.id for r in ledger.verify(only="Q1", claims=claims)] == ["Q1"]
+    assert [r.claim.id for r in ledger.verify(only="Q8", claims=claims)] == ["Q8", "Q8a", "Q8c"]
+    assert [r.claim.id for r in ledger.verify(only="Q", claims=claims)] == ["Q1", "Q10", "Q14", "Q8", "Q8a", "Q8c"]
+
+
 def test_study_note_ids_sort_after_the_reference_sections_and_select_as_a_section():
     claims = [_claim("D-18", 1.0, bool), _claim("S10-01", 1.0, bool), _claim("D-02", 1.0, bool)]
     assert [c.id for c in sorted(claims, key=lambda c: c.sort_key)] == ["S10-01", "D-02", "D-18"]
