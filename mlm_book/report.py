@@ -122,7 +122,8 @@ def seed_band(values, fmt: str = ".3f", *, book: bool = True, signed: bool = Fal
 
     Every learned number in the book is measured at each training seed; a table cell shows the
     book's seed's value (the first of ``values``) and, in brackets, the mean and sample
-    standard deviation over all of them.
+    standard deviation over all of them. When every seed prints the same, the cell says so
+    (``"1.000 at every seed"``) instead of showing a band of width zero.
 
     Parameters
     ----------
@@ -152,6 +153,8 @@ def seed_band(values, fmt: str = ".3f", *, book: bool = True, signed: bool = Fal
     '0.60 ± 0.10 (0.50–0.70)'
     >>> seed_band([-0.5, 0.7, 0.6], signed=True)
     '-0.500 (+0.267 ± 0.666)'
+    >>> seed_band([0.99991, 1.0, 0.99998])
+    '1.000 at every seed'
     """
     array = as_float_array(check_sequence(values, "values"), "values", ndim=1)
     if array.size < 2:
@@ -162,6 +165,8 @@ def seed_band(values, fmt: str = ".3f", *, book: bool = True, signed: bool = Fal
     book, signed, with_range = (check_bool(flag, name) for flag, name in
                                 ((book, "book"), (signed, "signed"), (with_range, "with_range")))
     lead = f"{{:{'+' if signed else ''}{fmt}}}".format
+    if len({lead(value) for value in array}) == 1:  # a band of zero width says less than the words do
+        return f"{lead(array[0])} at every seed"
     spread = f"{lead(array.mean())} ± {array.std(ddof=1):{fmt}}"
     text = f"{lead(array[0])} ({spread})" if book else spread
     return text + (f" ({array.min():{fmt}}–{array.max():{fmt}})" if with_range else "")

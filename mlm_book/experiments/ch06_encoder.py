@@ -118,7 +118,7 @@ def band_text(getter, fmt: str = ".3f", runs=None) -> str:
     Examples
     --------
     >>> band_text(lambda r: 0.5)  # doctest: +BOOK
-    '0.500 (0.500 ± 0.000)'
+    '0.500 at every seed'
     >>> import types
     >>> band_text(lambda run: run.x, runs=[types.SimpleNamespace(x=1.0), types.SimpleNamespace(x=3.0)])
     '1.000 (2.000 ± 1.414)'
@@ -365,7 +365,7 @@ def geometry_table() -> Markdown:
     --------
     >>> rows = geometry_table().splitlines()  # doctest: +BOOK
     >>> len(rows), rows[2].split(" | ")[1]        # layer 0: every kestrel vector is the same point
-    (5, '1.000 (1.000 ± 0.000)')
+    (5, '1.000 at every seed')
     """
     rows = []
     for layer in _LAYERS:
