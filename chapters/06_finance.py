@@ -148,16 +148,7 @@ Markdown(
 ch6.window_table(r, per_row=per_row)
 
 # %%
-org_slots = np.unique(r.nearest_positions[r.corpus.entity == 1])
-product_slots = np.unique(r.nearest_positions[r.corpus.entity == 2])
-show(ch6.figure_positions(r),
-     alt=f"Histograms of the window slot at which each alias occurrence is read under nearest-centre reading. "
-         f"Company mentions spread over slots {org_slots.min()} to {org_slots.max()}. Product mentions sit only "
-         f"at slots {', '.join(map(str, product_slots))}, near the window's end. A dashed vertical line marks "
-         f"slot {r.centre}, where centred reading puts every token.",
-     caption="Where an alias lands in its window when each filing is cut into fixed windows and each token is "
-             "read in the window whose centre it is nearest. Under centred reading every token is at the "
-             "dashed line.")
+show(ch6.figure_positions(r))
 
 # %% tags=["hide-input"]
 leak = r.position_reader
@@ -180,12 +171,7 @@ Markdown(
 # ([`mlm_book.finance.caps`](../api/mlm_book.finance.caps.html)).
 
 # %%
-show(ch6.figure_aliases(r),
-     alt=f"Stacked bars of company and product mentions for each of the {len(r.alias_cap.groups)} aliases. Every "
-         "alias is mostly company mentions with a small product part, except kestrel, the first bar, whose "
-         "product part is about as large as its company part.",
-     caption="Gold types of the alias occurrences. A reader with one vector per alias can at best answer each "
-             "bar's larger part.")
+show(ch6.figure_aliases(r))
 
 # %% tags=["hide-input"]
 k_org, k_product = c.kestrel[1], c.kestrel[2]
@@ -343,13 +329,7 @@ Markdown(
 ch6.orientation_table(r)
 
 # %%
-show(ch6.figure_polarity(r),
-     alt=(lambda so: f"Bar chart of the semantic orientation of the {len(so.words)} lexicon words, sorted from most "
-          "negative to most positive. Words on the wrong side of zero, hatched: "
-          + (", ".join(w for w, score, truth in zip(so.words, so.score, so.truth) if np.sign(score) != truth)
-             or "none") + ".")(r.orientation),
-     caption=r"Semantic orientation $\operatorname{SO}(w)$ of each lexicon word, pooled over all filings. "
-             r"Colour is the word's polarity in the lexicon; a hatched bar is on the wrong side of zero.")
+show(ch6.figure_polarity(r))
 
 # %% tags=["hide-input"]
 wrong = [w for w, s, t in zip(r.orientation.words, r.orientation.score, r.orientation.truth) if np.sign(s) != t]
@@ -417,13 +397,7 @@ Markdown(
 ch6.voting_table(r)
 
 # %%
-show(ch6.figure_voting(r),
-     alt=f"Accuracy of lexicon-neighbour voting against the voters' window: from {r.votes[0].accuracy:.2f} for "
-         f"the nearest voters to {r.votes[-1].accuracy:.2f} over the whole filing, about the same with ties set "
-         f"aside. A grey band around 0.5 shows chance, and a dotted line at {r.orientation.accuracy:.2f} shows "
-         f"pooled orientation.",
-     caption="Lexicon-neighbour voting, one occurrence at a time, against pooled semantic orientation (which "
-             "scores words, not occurrences).")
+show(ch6.figure_voting(r))
 
 # %% tags=["hide-input"]
 v8, v32, vdoc = r.votes
@@ -481,14 +455,7 @@ Markdown(
 ch6e.training_table()
 
 # %%
-show(ch6e.figure_loss(),
-     alt=f"Training loss against step for the five seeds of the book's encoder, falling from about "
-         f"{fe.trained_encoder().losses[:50].mean():.1f} nats to about {fe.trained_encoder().losses[-100:].mean():.1f}, "
-         f"the five curves almost on top of each other, and for the 40-pass encoder, which stops at step "
-         f"{bert40.steps} near {fe.trained_encoder(fe.BERT_PASSES).losses[-50:].mean():.1f} nats while still falling. "
-         f"A dashed line marks the unigram's {m.ce['train']['unigram']:.2f} nats.",
-     caption="Training loss of the filing encoders, 50-step means of fresh batches (each batch is new "
-             "corruptions of new windows, so the curve estimates the population risk of the training filings).")
+show(ch6e.figure_loss())
 
 # %% tags=["hide-input"]
 gain_train = m.ce["train"]["unigram"] - m.ce["train"]["all"]
@@ -523,15 +490,7 @@ ch6e.ce_table()
 ch6e.typing_table()
 
 # %%
-show(ch6e.figure_typing(),
-     alt=f"Two panels of accuracy against layer. Left, typing across the 21 aliases with one alias held out: "
-         f"layer 0 at {m.typing['0']:.2f}, level with the per-alias majority line at {r.alias_cap.accuracy:.2f}, "
-         f"then layer 1 at {m.typing['1']:.2f} and layer 2 at {m.typing['2']:.2f}; skip-gram at "
-         f"{r.typing.accuracy:.2f}. Right, kestrel alone with five folds: layer 0 at {m.kestrel['0']:.2f}, on the "
-         f"majority line at {r.kestrel_cap.accuracy:.2f}, layers 1 and 2 at {m.kestrel['1']:.2f} and "
-         f"{m.kestrel['2']:.2f}. The five seeds' band is narrow at every layer.",
-     caption="Company or product, by layer of the filing encoder. Lines: the book's seed and the other four; "
-             "band: mean ± sd over the five. Dashed: the static cap.")
+show(ch6e.figure_typing())
 
 # %% tags=["hide-input"]
 def over_the_seeds(getter) -> str:
@@ -557,13 +516,7 @@ Markdown(
 )
 
 # %%
-show(ch6e.figure_cue(),
-     alt=f"Layer-2 accuracy on kestrel with one window position masked, for positions 0 to 31 except 16 where "
-         f"kestrel sits. The book seed's accuracy stays near {m.kestrel['2']:.2f} everywhere except next to kestrel: "
-         f"{m.cue[15]:.2f} with position 15 masked and {m.cue[17]:.2f} with position 17 masked; the five seeds' band "
-         f"widens only at those two positions.",
-     caption="What the probe reads: layer-2 accuracy on kestrel with one window position shown as [MASK] at a "
-             "time (probes trained on clean windows).")
+show(ch6e.figure_cue())
 
 # %% tags=["hide-input"]
 cue_all = np.array([[np.nan if v is None else v for v in x.cue] for x in runs])
@@ -631,14 +584,7 @@ ch6e.kestrel_table()
 ch6e.polarity_table()
 
 # %%
-show(ch6e.figure_polarity_words(),
-     alt=(lambda pw: f"Bar chart of layer-1 polarity accuracy for each of the {len(pw)} probe words, with seed "
-          f"error bars. The six direction words reach between {min(v['accuracy'] for w, v in pw.items() if w in DIRECTION_WORDS):.2f} "
-          f"and {max(v['accuracy'] for w, v in pw.items() if w in DIRECTION_WORDS):.2f} on the book seed; the seven "
-          f"evaluative verbs between {min(v['accuracy'] for w, v in pw.items() if w in EVALUATIVE_VERBS):.2f} and "
-          f"{max(v['accuracy'] for w, v in pw.items() if w in EVALUATIVE_VERBS):.2f}, around the 0.5 line.")(m.polarity["words"]),
-     caption="News polarity at layer 1, word by word (labelled occurrences in brackets). Bars: mean ± sd over the "
-             "five seeds; dots: the book's seed.")
+show(ch6e.figure_polarity_words())
 
 # %% tags=["hide-input"]
 direction = ch6e._group(m, DIRECTION_WORDS)
@@ -706,13 +652,7 @@ Markdown(
 ch6e.visible_table()
 
 # %%
-show(ch6e.figure_visible(),
-     alt=f"Scatter of 512 held-out words: the encoder's probability of the visible word against the plug-in from "
-         f"its masked guess. Most plug-ins sit near 1; the encoder's probabilities spread from near 0 to 1, mostly "
-         f"below the diagonal. Mean plug-in {m.visible['plugin']:.2f}, mean encoder {m.visible['visible']:.2f}.",
-     caption="The visible-word check, word by word (book seed). On the diagonal the encoder would keep exactly "
-             "what Theorem 2 says the optimum keeps, given its own masked guess; colour is the word's corpus "
-             "frequency.")
+show(ch6e.figure_visible())
 
 # %% tags=["hide-input"]
 from mlm_book.readings import hmm_encoder
