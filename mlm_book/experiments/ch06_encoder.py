@@ -496,9 +496,10 @@ def figure_typing() -> DescribedFigure:
     for ax, getter, cap, cap_label, title, skipgram in panels:
         first, mean, sd, values = _layer_band(getter)
         widest = max(widest, float(sd.max()))
-        for row in values[1:]:
-            ax.plot(x, row, color=PALETTE["sky"], lw=1, alpha=0.8)
-        ax.fill_between(x, mean - sd, mean + sd, color=PALETTE["sky"], alpha=0.3, lw=0, label="mean ± sd, 5 seeds")
+        for k, row in enumerate(values[1:]):
+            ax.plot(x, row, color=PALETTE["sky"], lw=1, alpha=0.8, label=None if k else f"{len(values) - 1} more seeds")
+        ax.fill_between(x, mean - sd, mean + sd, color=PALETTE["sky"], alpha=0.3, lw=0, label="± sd")
+        ax.plot(x, mean, color=PALETTE["black"], marker="_", ms=12, ls="none", label=f"mean of {len(values)} seeds")
         ax.plot(x, first, color=PALETTE["blue"], marker="o", lw=2, label="book seed")
         ax.axhline(cap, color=PALETTE["black"], ls="--", lw=1, label=cap_label)
         if skipgram is not None:
@@ -507,7 +508,9 @@ def figure_typing() -> DescribedFigure:
         ax.set_xticks(x, ["layer 0", "layer 1", "layer 2"])
         ax.set_title(title)
         ax.set_ylim(0.3, 1.02)
-        ax.legend(loc="lower right")
+    # in regions free of data: below the curves on the left, between the curves and kestrel's majority on the right
+    axes[0].legend(loc="lower right")
+    axes[1].legend(loc="upper right", bbox_to_anchor=(1.0, 0.88))
     axes[0].set_ylabel("accuracy (company vs product)")
     m, sg = book(), sorted({round(run.typing, 2) for run in _skipgram_runs()})
     sg_text = (f"{sg[0]:.2f} at all {len(_skipgram_runs())} seeds" if len(sg) == 1
@@ -519,8 +522,8 @@ def figure_typing() -> DescribedFigure:
            f"majority line at {r.kestrel_cap.accuracy:.2f}, layers 1 and 2 at {m.kestrel['1']:.2f} and "
            f"{m.kestrel['2']:.2f}. The five seeds' standard deviation is at most {widest:.2f} at any layer.")
     return describe(fig, alt=alt, caption="Company or product, by layer of the filing encoder. Lines: the book's "
-                                          "seed and the other four; band: mean ± sd over the five. Dashed: the "
-                                          "static cap.")
+                                          "seed and the other four; short bars: the five seeds' mean; band: ± sd. "
+                                          "Dashed: the static cap.")
 
 
 def figure_cue() -> DescribedFigure:
@@ -535,7 +538,7 @@ def figure_cue() -> DescribedFigure:
     --------
     >>> import matplotlib.pyplot as plt  # doctest: +BOOK
     >>> drawn = figure_cue()
-    >>> len(drawn.figure.axes[0].lines[0].get_xdata())     # the book seed's curve: one point per window position
+    >>> len(drawn.figure.axes[0].lines[1].get_xdata())     # the book seed's curve: one point per window position
     32
     >>> drawn.alt.split(": ")[1].split(". ")[0]
     '0.99 with position 15 masked and 0.47 with position 17 masked'
@@ -548,7 +551,8 @@ def figure_cue() -> DescribedFigure:
     mean, sd = np.full(values.shape[1], np.nan), np.full(values.shape[1], np.nan)
     mean[read], sd[read] = values[:, read].mean(axis=0), values[:, read].std(axis=0, ddof=1)
     ax.fill_between(positions, mean - sd, mean + sd, color=PALETTE["sky"], alpha=0.35, lw=0,
-                    label="mean ± sd, 5 seeds")
+                    label=f"± sd, {len(values)} seeds")
+    ax.plot(positions, mean, color=PALETTE["black"], marker="_", ms=6, ls="none", label=f"mean of {len(values)} seeds")
     ax.plot(positions, values[0], color=PALETTE["blue"], marker="o", ms=3, lw=1.5, label="book seed")
     ax.axhline(np.nanmean([m.kestrel["2"] for m in seeds()]), color=PALETTE["black"], ls="--", lw=1,
                label="nothing masked (mean)")
@@ -593,15 +597,17 @@ def figure_polarity_words() -> DescribedFigure:
     x = np.arange(len(words))
     colours = [PALETTE["green"] if w in DIRECTION_WORDS else PALETTE["vermillion"] for w in words]
     ax.bar(x, values.mean(axis=0), yerr=values.std(axis=0, ddof=1), color=colours, capsize=3, alpha=0.85)
-    ax.plot(x, values[0], ls="none", marker="o", color=PALETTE["black"], ms=4, label="book seed")
-    ax.axhline(0.5, color=PALETTE["black"], lw=0.8, ls=":")
+    book_dots, = ax.plot(x, values[0], ls="none", marker="o", color=PALETTE["black"], ms=4, label="book seed")
+    coin = ax.axhline(0.5, color=PALETTE["black"], lw=0.8, ls=":", label="0.5: a coin")
     ax.set_xticks(x, [f"{w}\n({book().polarity['words'][w]['n']})" for w in words], rotation=60)
     ax.set_ylabel("layer-1 accuracy")
     ax.set_ylim(0, 1.05)
     from matplotlib.patches import Patch
-    handles = [Patch(color=PALETTE["green"], label="direction words"),
-               Patch(color=PALETTE["vermillion"], label="evaluative verbs")]
-    ax.legend(handles=handles + ax.get_legend_handles_labels()[0][:1], loc="lower left")
+    handles = [Patch(color=PALETTE["green"], label=f"direction words, mean ± sd of {len(values)} seeds"),
+               Patch(color=PALETTE["vermillion"], label=f"evaluative verbs, mean ± sd of {len(values)} seeds"),
+               book_dots, coin]
+    # above the axes: every bar reaches from 0, so no region inside them is free of data
+    ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
     book_seed = dict(zip(words, values[0]))
     direction = [book_seed[w] for w in words if w in DIRECTION_WORDS]
     verbs = [book_seed[w] for w in words if w in EVALUATIVE_VERBS]
