@@ -1190,12 +1190,15 @@ def figure_positions(r: Chapter6Results | None = None) -> DescribedFigure:
     ax.set_ylabel("share of occurrences")
     ax.set_title(f"Nearest-centre reading (windows every {r.config.nearest_stride} tokens)")
     ax.legend(loc="upper left")
-    org = np.unique(r.nearest_positions[corpus.entity == ENTITY_ORG])
+    org = r.nearest_positions[corpus.entity == ENTITY_ORG]
     product = np.unique(r.nearest_positions[corpus.entity == ENTITY_PRODUCT])
+    late = org[org >= product.min()]
     alt = (f"Histograms of the window slot at which each alias occurrence is read under nearest-centre reading. "
-           f"Company mentions spread over slots {org.min()} to {org.max()}. Product mentions sit only at slots "
-           f"{', '.join(map(str, product))}, near the window's end. A dashed vertical line marks slot {r.centre}, "
-           f"where centred reading puts every token.")
+           f"Company mentions spread over slots {org.min()} to {org[org < product.min()].max()}"
+           + (f", all but {late.size} of them, which sit at slot {', '.join(map(str, np.unique(late)))}"
+              if late.size else "")
+           + f". Product mentions sit only at slots {', '.join(map(str, product))}, near the window's end. A dashed "
+           f"vertical line marks slot {r.centre}, where centred reading puts every token.")
     return describe(fig, alt=alt, caption="Where an alias lands in its window when each filing is cut into fixed "
                                           "windows and each token is read in the window whose centre it is "
                                           "nearest. Under centred reading every token is at the dashed line.")
