@@ -41,11 +41,12 @@ import numpy as np
 from mlm_book.artefacts import filing_encoder
 from mlm_book.experiments import ch06_encoder, ch06_finance
 from mlm_book.figures import show
-from mlm_book.finance.caps import word_cap
+from mlm_book.finance.caps import polarity_cap, word_cap
 from mlm_book.finance.corpus import generate_corpus
 from mlm_book.finance.orientation import semantic_orientation
 from mlm_book.finance.skipgram import cosine_neighbours
 from mlm_book.finance.vocab import SEP_ID, UNK_ID
+from mlm_book.finance.voting import lexicon_vote
 from mlm_book.finance.world import COMPANIES, DIRECTION_WORDS, EVALUATIVE_VERBS, LEXICON
 from mlm_book.ledger import chapter_summary, verify
 from mlm_book.readings import hmm_encoder
@@ -121,6 +122,14 @@ Markdown(
 )
 
 # %% [markdown]
+# Encoding is a lookup: `[UNK]` is id 0 and `[SEP]` id 1, and the other ids go to the words in
+# order of decreasing count, so a word's id is its frequency rank. A town's name from the
+# filler is too rare to get one:
+
+# %%
+r.vocabulary.encode(["kestrel", "rose", "strong", "uxhaven", "[SEP]"])
+
+# %% [markdown]
 # ## Reading a token from a window
 #
 # An encoder reads a window of tokens, and how a token is placed in its window decides what
@@ -174,6 +183,14 @@ Markdown(
 # %%
 show(ch06_finance.figure_aliases(r))
 
+# %% [markdown]
+# The cap of one alias is one call; `kestrel` can be replaced by any of the aliases on the
+# figure's axis:
+
+# %%
+cap = word_cap(r.corpus, "kestrel")
+cap.counts, cap.accuracy
+
 # %% tags=["hide-input"]
 k_org, k_product = c.kestrel[1], c.kestrel[2]
 Markdown(
@@ -221,6 +238,13 @@ Markdown(
 # %%
 ch06_finance.news_table(r)
 
+# %% [markdown]
+# The cap pooled over the words with at least `min_count` labelled occurrences (raise it to
+# keep only the direction words):
+
+# %%
+polarity_cap(r.corpus, min_count=r.config.polarity_min_count).accuracy
+
 # %% tags=["hide-input"]
 Markdown(
     f"The **{len(r.polarity_words)}** words have **{r.polarity_cap.n}** labelled occurrences. One vector per "
@@ -256,6 +280,13 @@ Markdown(
 
 # %%
 ch06_finance.neighbours_table(r)
+
+# %% [markdown]
+# The neighbours of any other word of the vocabulary, here *rose*:
+
+# %%
+ids, cosines = cosine_neighbours(r.skipgram.input_vectors, r.vocabulary.lookup("rose"), 5, exclude=(UNK_ID, SEP_ID))
+[(r.vocabulary.words[i], round(float(cosine), 3)) for i, cosine in zip(ids, cosines)]
 
 # %% tags=["hide-input"]
 k_near = 5
@@ -329,6 +360,13 @@ Markdown(
 # %%
 ch06_finance.orientation_table(r)
 
+# %% [markdown]
+# Orientation is one call on the filings, and its smoothing $\alpha$ and its seed words
+# (`positive=`, `negative=`) are arguments to vary. Here with a heavier smoothing than the book's:
+
+# %%
+semantic_orientation(r.corpus, smoothing=5.0).accuracy
+
 # %%
 show(ch06_finance.figure_polarity(r))
 
@@ -399,6 +437,12 @@ ch06_finance.voting_table(r)
 
 # %%
 show(ch06_finance.figure_voting(r))
+
+# %% [markdown]
+# One vote at any window (in words; `None` is the whole filing):
+
+# %%
+lexicon_vote(r.corpus, window=16)
 
 # %% tags=["hide-input"]
 v8, v32, vdoc = r.votes
@@ -651,6 +695,14 @@ ch06_encoder.visible_table()
 
 # %%
 show(ch06_encoder.figure_visible())
+
+# %% [markdown]
+# The same check at a single occurrence: the book's encoder reads the occurrence's window with
+# the word masked, then with the word shown. Any word of the vocabulary and any of its
+# occurrences can be read this way:
+
+# %%
+ch06_encoder.read_word("rose", occurrence=0, k=5)
 
 # %% tags=["hide-input"]
 hmm_eval = hmm_encoder.evaluation()

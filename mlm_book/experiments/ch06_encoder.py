@@ -14,17 +14,19 @@ import math
 import numpy as np
 
 from mlm_book.artefacts import filing_encoder as fe
+from mlm_book.channel import optimum
 from mlm_book.figures import NARROW, PALETTE, SENSE_COLORS, WIDE, DescribedFigure, describe, subplots
+from mlm_book.finance.windows import centre_position, centred_windows
 from mlm_book.finance.world import DIRECTION_WORDS, EVALUATIVE_VERBS
 from mlm_book.ledger import Claim, over_seeds, reported_value
 from mlm_book.readings import filing_baselines
 from mlm_book.report import Markdown, seed_band, seed_words, table
-from mlm_book.validation import check_format, check_instance, check_real, check_sequence
+from mlm_book.validation import check_format, check_instance, check_positive_int, check_real, check_sequence
 
 __all__ = [
     "seeds", "book", "band", "band_text", "in_words", "static", "training_table", "ce_table", "typing_table",
     "kestrel_table", "kestrel_folds_table", "polarity_table", "polarity_words_table", "lexicon_table",
-    "visible_table", "visible_by_frequency", "geometry_table", "layer0_baseline_parts", "figure_loss", "figure_typing", "figure_cue",
+    "visible_table", "visible_by_frequency", "geometry_table", "layer0_baseline_parts", "read_word", "figure_loss", "figure_typing", "figure_cue",
     "figure_polarity_words", "figure_visible", "CLAIMS",
 ]
 
@@ -406,6 +408,79 @@ def layer0_baseline_parts(setup: fe.FilingEncoderSetup = fe.SETUP) -> dict:
     P16 = np.asarray(result.params["P"], dtype=np.float64)[setup.length // 2]
     return {"tokens only": geometry.anisotropy_baseline(E), "with P16": geometry.anisotropy_baseline(E + P16),
             "norm P16": float(np.linalg.norm(P16)), "mean norm E": float(np.linalg.norm(E, axis=1).mean())}
+
+
+def read_word(word: str = "rose", occurrence: int = 0, k: int = 5) -> Markdown:
+    """What the book's encoder guesses at one occurrence of ``word``, read at the centre of its own window.
+
+    The window is shown as the encoder reads it (``[UNK]`` for a word outside the vocabulary,
+    ``[PAD]`` beyond the filing), then the encoder's ``k`` likeliest words at the centre twice: with
+    the word shown as ``[MASK]`` and with the word visible. Under the table, the word's own
+    probability both ways and Theorem 2's plug-in from the masked guess (what the optimum keeps
+    on a visible word, [`optimum`][mlm_book.channel.optimum]): the visible-word check of the
+    chapter, for one occurrence.
+
+    Parameters
+    ----------
+    word : str
+        A word of the filings' vocabulary.
+    occurrence : int
+        Which occurrence of ``word``, counted from 0 in corpus order.
+    k : int
+        Guesses shown.
+
+    Returns
+    -------
+    Markdown
+        The window, a table of the guesses, and a line with the three probabilities of ``word``.
+
+    Raises
+    ------
+    TypeError
+        If ``word`` is not a string, or ``occurrence`` or ``k`` not an integer.
+    ValueError
+        If ``word`` is not in the vocabulary, or ``occurrence`` or ``k`` is out of range.
+
+    Examples
+    --------
+    >>> text = read_word("rose", occurrence=0, k=3)  # doctest: +BOOK
+    >>> text.splitlines()[2]
+    '| rank | with [MASK] at the centre | with rose visible |'
+    >>> text.splitlines()[-1].startswith("p(rose): ")
+    True
+    """
+    if not isinstance(word, str):
+        raise TypeError(f"word must be a word of the filings (str), got {type(word).__name__}")
+    occurrence = check_positive_int(occurrence, "occurrence", minimum=0)
+    k = check_positive_int(k, "k")
+    world = fe.filing_world()
+    words = world.vocabulary.words
+    if word not in words[2:]:
+        raise ValueError(f"word must be one of the {len(words) - 2} words of the filings' vocabulary, got {word!r}")
+    found = np.flatnonzero(world.corpus.tokens == word)
+    if occurrence >= found.size:
+        raise ValueError(f"occurrence must be below {found.size}, the occurrences of {word!r}, got {occurrence}")
+    if k > len(words):
+        raise ValueError(f"k must be at most the vocabulary's {len(words)} words, got {k}")
+    index = int(found[occurrence])
+    result = fe.trained_encoder()
+    masked, visible = (fe.centre_proba(result, [index], mask_centre=hide)[0] for hide in (True, False))
+    own = int(world.ids[index])
+    plugin = float(optimum(masked, own, fe.SETUP.channel(result.encoder.vocab_size))[own])
+    _, valid = centred_windows(world.ids, world.corpus.document, length=result.encoder.length,
+                               pad_id=world.vocabulary.pad_id, select=[index])
+    centre = centre_position(result.encoder.length)
+    read = [words[world.ids[index + i - centre]] if ok else "[PAD]" for i, ok in enumerate(valid[0])]
+    shown = [f"**{w}**" if i == centre else (f"`{w}`" if w.startswith("[") else w) for i, w in enumerate(read)]
+    held = "held-out" if world.corpus.document[index] in fe.split().test_documents else "training"
+    top = [np.argsort(-dist, kind="stable")[:k] for dist in (masked, visible)]
+    rows = [(rank + 1, *(f"{words[top[j][rank]]} ({dist[top[j][rank]]:.3f})" for j, dist in enumerate((masked, visible))))
+            for rank in range(k)]
+    return Markdown(
+        f"Occurrence {occurrence} of {found.size}, in a {held} filing: {' '.join(shown)}\n\n"
+        + table(("rank", "with [MASK] at the centre", f"with {word} visible"), rows)
+        + f"\n\np({word}): {masked[own]:.3f} with [MASK], {visible[own]:.3f} visible; Theorem 2's plug-in from the "
+          f"masked guess: {plugin:.3f}")
 
 
 # ----------------------------------------------------------------------------- figures
