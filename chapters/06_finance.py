@@ -38,18 +38,21 @@ from dataclasses import replace
 
 import numpy as np
 
-from mlm_book.experiments import ch06_finance as ch6
+from mlm_book.artefacts import filing_encoder
+from mlm_book.experiments import ch06_encoder, ch06_finance
 from mlm_book.figures import show
-from mlm_book.finance.caps import word_cap
+from mlm_book.finance.caps import polarity_cap, word_cap
 from mlm_book.finance.corpus import generate_corpus
 from mlm_book.finance.orientation import semantic_orientation
 from mlm_book.finance.skipgram import cosine_neighbours
 from mlm_book.finance.vocab import SEP_ID, UNK_ID
+from mlm_book.finance.voting import lexicon_vote
 from mlm_book.finance.world import COMPANIES, DIRECTION_WORDS, EVALUATIVE_VERBS, LEXICON
 from mlm_book.ledger import chapter_summary, verify
-from mlm_book.report import Markdown, answer, table
+from mlm_book.readings import hmm_encoder
+from mlm_book.report import Markdown, answer
 
-r = ch6.results()
+r = ch06_finance.results()
 c = r.counts
 settings = r.config.corpus
 
@@ -90,7 +93,7 @@ Markdown(
 )
 
 # %%
-ch6.settings_table(r)
+ch06_finance.settings_table(r)
 
 # %% [markdown]
 # Here is one filing written by Kestrel, with its gold labels: `[ORG]` / `[PRODUCT]` on
@@ -99,13 +102,13 @@ ch6.settings_table(r)
 # not shown).
 
 # %%
-ch6.example_filing_table(r)
+ch06_finance.example_filing_table(r)
 
 # %% [markdown]
 # The counts that matter for the case study:
 
 # %%
-ch6.counts_table(r)
+ch06_finance.counts_table(r)
 
 # %% tags=["hide-input"]
 Markdown(
@@ -119,6 +122,14 @@ Markdown(
 )
 
 # %% [markdown]
+# Encoding is a lookup: `[UNK]` is id 0 and `[SEP]` id 1, and the other ids go to the words in
+# order of decreasing count, so a word's id is its frequency rank. A town's name from the
+# filler is too rare to get one:
+
+# %%
+r.vocabulary.encode(["kestrel", "rose", "strong", "uxhaven", "[SEP]"])
+
+# %% [markdown]
 # ## Reading a token from a window
 #
 # An encoder reads a window of tokens, and how a token is placed in its window decides what
@@ -126,7 +137,6 @@ Markdown(
 
 # %% tags=["hide-input"]
 L, centre = r.config.window_length, r.centre
-per_row = L // 4
 Markdown(
     f"The book reads every analysed token at the **centre of its own window** "
     f"([`mlm_book.finance.windows`](../api/mlm_book.finance.windows.html)): the token sits at slot {centre} "
@@ -140,24 +150,15 @@ Markdown(
     f"land near a window's edge. Products close a filing, so under this *nearest-centre* reading the "
     f"**position alone** tells products from company mentions: a cue that a layer 0 with no context at all can "
     f"pick up. This is the kind of leak that the [probing chapter](05_probing.html) warns a probe can exploit.\n\n"
-    f"The centred window of the product mention that closes the example filing, {per_row} slots a row; the "
+    f"The centred window of the product mention that closes the example filing, row by row; the "
     f"centre token is in bold, and `[PAD]` marks slots beyond the filing's end:"
 )
 
 # %%
-ch6.window_table(r, per_row=per_row)
+ch06_finance.window_table(r, per_row=8)
 
 # %%
-org_slots = np.unique(r.nearest_positions[r.corpus.entity == 1])
-product_slots = np.unique(r.nearest_positions[r.corpus.entity == 2])
-show(ch6.figure_positions(r),
-     alt=f"Histograms of the window slot at which each alias occurrence is read under nearest-centre reading. "
-         f"Company mentions spread over slots {org_slots.min()} to {org_slots.max()}. Product mentions sit only "
-         f"at slots {', '.join(map(str, product_slots))}, near the window's end. A dashed vertical line marks "
-         f"slot {r.centre}, where centred reading puts every token.",
-     caption="Where an alias lands in its window when each filing is cut into fixed windows and each token is "
-             "read in the window whose centre it is nearest. Under centred reading every token is at the "
-             "dashed line.")
+show(ch06_finance.figure_positions(r))
 
 # %% tags=["hide-input"]
 leak = r.position_reader
@@ -180,12 +181,15 @@ Markdown(
 # ([`mlm_book.finance.caps`](../api/mlm_book.finance.caps.html)).
 
 # %%
-show(ch6.figure_aliases(r),
-     alt=f"Stacked bars of company and product mentions for each of the {len(r.alias_cap.groups)} aliases. Every "
-         "alias is mostly company mentions with a small product part, except kestrel, the first bar, whose "
-         "product part is about as large as its company part.",
-     caption="Gold types of the alias occurrences. A reader with one vector per alias can at best answer each "
-             "bar's larger part.")
+show(ch06_finance.figure_aliases(r))
+
+# %% [markdown]
+# The cap of one alias is one call; `kestrel` can be replaced by any of the aliases on the
+# figure's axis:
+
+# %%
+cap = word_cap(r.corpus, "kestrel")
+cap.counts, cap.accuracy
 
 # %% tags=["hide-input"]
 k_org, k_product = c.kestrel[1], c.kestrel[2]
@@ -203,7 +207,7 @@ Markdown(
 )
 
 # %%
-ch6.caps_table(r)
+ch06_finance.caps_table(r)
 
 # %% tags=["hide-input"]
 all_org = c.aliases[1] / c.aliases[0]
@@ -224,7 +228,7 @@ Markdown(
 # news about equally often.
 
 # %% tags=["hide-input"]
-d_min, _, v_min, v_max = ch6.news_distances(r)
+d_min, _, v_min, v_max = ch06_finance.news_distances(r)
 Markdown(
     f"The probe set is the words with at least {r.config.polarity_min_count} labelled occurrences: all "
     f"{len(DIRECTION_WORDS)} direction words and all {len(EVALUATIVE_VERBS)} evaluative verbs. The last column "
@@ -232,7 +236,14 @@ Markdown(
 )
 
 # %%
-ch6.news_table(r)
+ch06_finance.news_table(r)
+
+# %% [markdown]
+# The cap pooled over the words with at least `min_count` labelled occurrences (raise it to
+# keep only the direction words):
+
+# %%
+polarity_cap(r.corpus, min_count=r.config.polarity_min_count).accuracy
 
 # %% tags=["hide-input"]
 Markdown(
@@ -254,7 +265,7 @@ Markdown(
 # words. It is trained on the same filings with `[SEP]` removed. Its settings:
 
 # %%
-ch6.skipgram_table(r)
+ch06_finance.skipgram_table(r)
 
 # %% tags=["hide-input"]
 loss = r.skipgram.epoch_loss
@@ -268,11 +279,18 @@ Markdown(
 )
 
 # %%
-ch6.neighbours_table(r)
+ch06_finance.neighbours_table(r)
+
+# %% [markdown]
+# The neighbours of any other word of the vocabulary, here *rose*:
+
+# %%
+ids, cosines = cosine_neighbours(r.skipgram.input_vectors, r.vocabulary.lookup("rose"), 5, exclude=(UNK_ID, SEP_ID))
+[(r.vocabulary.words[i], round(float(cosine), 3)) for i, cosine in zip(ids, cosines)]
 
 # %% tags=["hide-input"]
 k_near = 5
-share, chance = ch6.lexicon_neighbour_agreement(r, k=k_near)
+share, chance = ch06_finance.lexicon_neighbour_agreement(r, k=k_near)
 Markdown(
     f"The lexicon words sit together too, positive and negative mixed. Among each lexicon word's {k_near} "
     f"nearest lexicon words, the share that have its polarity is **{share:.3f}** on average; drawing the "
@@ -282,16 +300,16 @@ Markdown(
 # %% tags=["hide-input"]
 Markdown(
     "Skip-gram's training is random too: the initial vectors, the order of the pairs and the noise words all come "
-    f"from its seed. The skip-gram numbers of this chapter, for the book's seed and {ch6.SKIPGRAM_SEED_COUNT - 1} "
+    f"from its seed. The skip-gram numbers of this chapter, for the book's seed and {ch06_finance.SKIPGRAM_SEED_COUNT - 1} "
     "more, on the same filings with the same settings "
     "([`skipgram_seeds`](../api/mlm_book.experiments.ch06_finance.html#mlm_book.experiments.ch06_finance.skipgram_seeds)):"
 )
 
 # %%
-ch6.skipgram_seed_table()
+ch06_finance.skipgram_seed_table()
 
 # %% tags=["hide-input"]
-sg_runs = ch6.skipgram_seeds()
+sg_runs = ch06_finance.skipgram_seeds()
 sg_typing = {round(run.typing, 12) for run in sg_runs}
 sg_lexicon = [run.lexicon for run in sg_runs]
 sg_agree = [run.neighbour_agreement for run in sg_runs]
@@ -340,16 +358,17 @@ Markdown(
 )
 
 # %%
-ch6.orientation_table(r)
+ch06_finance.orientation_table(r)
+
+# %% [markdown]
+# Orientation is one call on the filings, and its smoothing $\alpha$ and its seed words
+# (`positive=`, `negative=`) are arguments to vary. Here with a heavier smoothing than the book's:
 
 # %%
-show(ch6.figure_polarity(r),
-     alt=(lambda so: f"Bar chart of the semantic orientation of the {len(so.words)} lexicon words, sorted from most "
-          "negative to most positive. Words on the wrong side of zero, hatched: "
-          + (", ".join(w for w, score, truth in zip(so.words, so.score, so.truth) if np.sign(score) != truth)
-             or "none") + ".")(r.orientation),
-     caption=r"Semantic orientation $\operatorname{SO}(w)$ of each lexicon word, pooled over all filings. "
-             r"Colour is the word's polarity in the lexicon; a hatched bar is on the wrong side of zero.")
+semantic_orientation(r.corpus, smoothing=5.0).accuracy
+
+# %%
+show(ch06_finance.figure_polarity(r))
 
 # %% tags=["hide-input"]
 wrong = [w for w, s, t in zip(r.orientation.words, r.orientation.score, r.orientation.truth) if np.sign(s) != t]
@@ -369,9 +388,9 @@ Markdown(
 # and on how many co-occurrences are pooled. The generator makes both favourable.
 
 # %% tags=["hide-input"]
-e = ch6.orientation_explained(r)
-over = ch6.orientation_over_corpora(r.config)
-reference = ch6.orientation_reference()
+e = ch06_finance.orientation_explained(r)
+over = ch06_finance.orientation_over_corpora(r.config)
+reference = ch06_finance.orientation_reference()
 Markdown(
     f"Every filing holds exactly one seed word, and it is tied to the same hidden tone as the lexicon words: "
     f"the seed has the filing's tone in **{e.seed_agrees_with_tone:.3f}** of the filings and a lexicon word in "
@@ -386,8 +405,8 @@ Markdown(
     f"negative word {e.with_positive_seed[1]:.3f}. If each word's occurrences fell independently at these rates, "
     f"a sign test per word would be right **{e.predicted_accuracy:.3f}** of the time on average.\n\n"
     f"The score is a count out of {n_lex} words, so it moves in steps of {1 / n_lex:.3f} and varies between "
-    f"corpora. Over the {over.size} corpora that the same settings write with seeds {min(ch6.ORIENTATION_SEEDS)} "
-    f"to {max(ch6.ORIENTATION_SEEDS)}, it ranges from **{over.min():.3f}** to **{over.max():.3f}** (median "
+    f"corpora. Over the {over.size} corpora that the same settings write with seeds {min(ch06_finance.ORIENTATION_SEEDS)} "
+    f"to {max(ch06_finance.ORIENTATION_SEEDS)}, it ranges from **{over.min():.3f}** to **{over.max():.3f}** (median "
     f"{np.median(over):.3f}); the book's corpus, chosen on its counts alone, "
     + ("sits at the top. " if r.orientation.accuracy >= over.max() else
        f"scores {r.orientation.accuracy:.3f}. ")
@@ -414,16 +433,16 @@ Markdown(
 # the case of no voter at all, scores one half; the second column sets ties aside.
 
 # %%
-ch6.voting_table(r)
+ch06_finance.voting_table(r)
 
 # %%
-show(ch6.figure_voting(r),
-     alt=f"Accuracy of lexicon-neighbour voting against the voters' window: from {r.votes[0].accuracy:.2f} for "
-         f"the nearest voters to {r.votes[-1].accuracy:.2f} over the whole filing, about the same with ties set "
-         f"aside. A grey band around 0.5 shows chance, and a dotted line at {r.orientation.accuracy:.2f} shows "
-         f"pooled orientation.",
-     caption="Lexicon-neighbour voting, one occurrence at a time, against pooled semantic orientation (which "
-             "scores words, not occurrences).")
+show(ch06_finance.figure_voting(r))
+
+# %% [markdown]
+# One vote at any window (in words; `None` is the whole filing):
+
+# %%
+lexicon_vote(r.corpus, window=16)
 
 # %% tags=["hide-input"]
 v8, v32, vdoc = r.votes
@@ -446,14 +465,11 @@ Markdown(
 # on the filings alone and then probed exactly as the static vectors were.
 
 # %% tags=["hide-input"]
-import mlm_book.experiments.ch06_encoder as ch6e
-import mlm_book.artefacts.filing_encoder as fe
-
-m = ch6e.book()
-runs = ch6e.seeds()
-setup, cfg = fe.SETUP, fe.training_config()
-held = fe.split()
-bert40 = fe.training_config(fe.BERT_PASSES)
+m = ch06_encoder.book()
+runs = ch06_encoder.seeds()
+setup, cfg = filing_encoder.SETUP, filing_encoder.training_config()
+held = filing_encoder.split()
+bert40 = filing_encoder.training_config(filing_encoder.BERT_PASSES)
 Markdown(
     f"**Data.** The vocabulary is this chapter's ({c.vocabulary_size} output classes, `[UNK]` and `[SEP]` "
     f"included) plus two input-only ids: `[MASK]`, and `[PAD]` for the slots of a window beyond its filing's "
@@ -478,24 +494,17 @@ Markdown(
 )
 
 # %%
-ch6e.training_table()
+ch06_encoder.training_table()
 
 # %%
-show(ch6e.figure_loss(),
-     alt=f"Training loss against step for the five seeds of the book's encoder, falling from about "
-         f"{fe.trained_encoder().losses[:50].mean():.1f} nats to about {fe.trained_encoder().losses[-100:].mean():.1f}, "
-         f"the five curves almost on top of each other, and for the 40-pass encoder, which stops at step "
-         f"{bert40.steps} near {fe.trained_encoder(fe.BERT_PASSES).losses[-50:].mean():.1f} nats while still falling. "
-         f"A dashed line marks the unigram's {m.ce['train']['unigram']:.2f} nats.",
-     caption="Training loss of the filing encoders, 50-step means of fresh batches (each batch is new "
-             "corruptions of new windows, so the curve estimates the population risk of the training filings).")
+show(ch06_encoder.figure_loss())
 
 # %% tags=["hide-input"]
 gain_train = m.ce["train"]["unigram"] - m.ce["train"]["all"]
 gain_test = m.ce["test"]["unigram"] - m.ce["test"]["all"]
 Markdown(
     f"**Fit and held-out.** On {m.ce['train']['positions']:,} selected positions of fresh corruptions of "
-    f"{fe.EVAL_WINDOWS:,} training windows the encoder's cross-entropy is **{m.ce['train']['all']:.3f}** nats "
+    f"{filing_encoder.EVAL_WINDOWS:,} training windows the encoder's cross-entropy is **{m.ce['train']['all']:.3f}** nats "
     f"({m.ce['train']['mask']:.3f} at the `[MASK]` positions alone), against **{m.ce['train']['unigram']:.3f}** "
     f"for the corpus unigram at the same positions: a gain of {gain_train:.2f} nats. That is a fit. On windows "
     f"of the held-out filings the cross-entropy is **{m.ce['test']['all']:.3f}** ({m.ce['test']['mask']:.3f} at "
@@ -505,7 +514,7 @@ Markdown(
 )
 
 # %%
-ch6e.ce_table()
+ch06_encoder.ce_table()
 
 # %% [markdown]
 # ### Layer 0 is static
@@ -520,23 +529,15 @@ ch6e.ce_table()
 # ### A company or its product, in context
 
 # %%
-ch6e.typing_table()
+ch06_encoder.typing_table()
 
 # %%
-show(ch6e.figure_typing(),
-     alt=f"Two panels of accuracy against layer. Left, typing across the 21 aliases with one alias held out: "
-         f"layer 0 at {m.typing['0']:.2f}, level with the per-alias majority line at {r.alias_cap.accuracy:.2f}, "
-         f"then layer 1 at {m.typing['1']:.2f} and layer 2 at {m.typing['2']:.2f}; skip-gram at "
-         f"{r.typing.accuracy:.2f}. Right, kestrel alone with five folds: layer 0 at {m.kestrel['0']:.2f}, on the "
-         f"majority line at {r.kestrel_cap.accuracy:.2f}, layers 1 and 2 at {m.kestrel['1']:.2f} and "
-         f"{m.kestrel['2']:.2f}. The five seeds' band is narrow at every layer.",
-     caption="Company or product, by layer of the filing encoder. Lines: the book's seed and the other four; "
-             "band: mean ± sd over the five. Dashed: the static cap.")
+show(ch06_encoder.figure_typing())
 
 # %% tags=["hide-input"]
 def over_the_seeds(getter) -> str:
     """How one number varies over the five training seeds, in words (the tables give the bands)."""
-    _, mean, sd = ch6e.band(getter)
+    _, mean, sd = ch06_encoder.band(getter)
     return "the same at every training seed" if sd < 5e-4 else f"mean {mean:.3f} over the five training seeds"
 
 
@@ -557,13 +558,7 @@ Markdown(
 )
 
 # %%
-show(ch6e.figure_cue(),
-     alt=f"Layer-2 accuracy on kestrel with one window position masked, for positions 0 to 31 except 16 where "
-         f"kestrel sits. The book seed's accuracy stays near {m.kestrel['2']:.2f} everywhere except next to kestrel: "
-         f"{m.cue[15]:.2f} with position 15 masked and {m.cue[17]:.2f} with position 17 masked; the five seeds' band "
-         f"widens only at those two positions.",
-     caption="What the probe reads: layer-2 accuracy on kestrel with one window position shown as [MASK] at a "
-             "time (probes trained on clean windows).")
+show(ch06_encoder.figure_cue())
 
 # %% tags=["hide-input"]
 cue_all = np.array([[np.nan if v is None else v for v in x.cue] for x in runs])
@@ -593,7 +588,7 @@ Markdown(
 # layer-0 score far *below* the majority. Fold by fold:
 
 # %%
-ch6e.kestrel_folds_table()
+ch06_encoder.kestrel_folds_table()
 
 # %% tags=["hide-input"]
 Markdown(
@@ -622,26 +617,19 @@ Markdown(
 )
 
 # %%
-ch6e.kestrel_table()
+ch06_encoder.kestrel_table()
 
 # %% [markdown]
 # ### The news a word reports, in context
 
 # %%
-ch6e.polarity_table()
+ch06_encoder.polarity_table()
 
 # %%
-show(ch6e.figure_polarity_words(),
-     alt=(lambda pw: f"Bar chart of layer-1 polarity accuracy for each of the {len(pw)} probe words, with seed "
-          f"error bars. The six direction words reach between {min(v['accuracy'] for w, v in pw.items() if w in DIRECTION_WORDS):.2f} "
-          f"and {max(v['accuracy'] for w, v in pw.items() if w in DIRECTION_WORDS):.2f} on the book seed; the seven "
-          f"evaluative verbs between {min(v['accuracy'] for w, v in pw.items() if w in EVALUATIVE_VERBS):.2f} and "
-          f"{max(v['accuracy'] for w, v in pw.items() if w in EVALUATIVE_VERBS):.2f}, around the 0.5 line.")(m.polarity["words"]),
-     caption="News polarity at layer 1, word by word (labelled occurrences in brackets). Bars: mean ± sd over the "
-             "five seeds; dots: the book's seed.")
+show(ch06_encoder.figure_polarity_words())
 
 # %% tags=["hide-input"]
-direction = ch6e._group(m, DIRECTION_WORDS)
+direction = ch06_encoder._group(m, DIRECTION_WORDS)
 sizes = list(m.polarity["subsampled"])
 subsampled = ", ".join(f"{m.polarity['subsampled'][size]:.3f}" for size in sizes)
 Markdown(
@@ -655,12 +643,12 @@ Markdown(
     f"score **{direction:.3f}** together; the evaluative verbs, whose aspect sits {v_min} to {v_max} tokens back, "
     f"score **{m.polarity['verbs_pooled']:.3f}**, near chance. The verbs also have fewer occurrences, so the "
     f"direction words were subsampled to the verbs' smallest, median and largest counts ({', '.join(sizes)}; "
-    f"{fe.SUBSAMPLE_REPEATS} draws each): they still score "
+    f"{filing_encoder.SUBSAMPLE_REPEATS} draws each): they still score "
     f"{subsampled}. Sample size alone does not explain the "
     f"verbs' failure. Distance is the likelier cause, but this experiment does not isolate it: the verbs also "
     f"differ from the direction words in their templates.\n\n"
     f"How robust is this across seeds? In the case study the direction words each reach 0.945 to 0.991; here the "
-    f"weakest of the six is {ch6e.in_words(lambda x: min(v['accuracy'] for w, v in x.polarity['words'].items() if w in DIRECTION_WORDS))}, "
+    f"weakest of the six is {ch06_encoder.in_words(lambda x: min(v['accuracy'] for w, v in x.polarity['words'].items() if w in DIRECTION_WORDS))}, "
     f"and at {sum(min(v['accuracy'] for w, v in x.polarity['words'].items() if w in DIRECTION_WORDS) >= 0.9 for x in runs)} "
     f"of {len(runs)} seeds do all six reach 0.90. The verbs' gap to the subsampled direction words exceeds 0.2 at "
     f"{sum(min(x.polarity['subsampled'].values()) >= x.polarity['verbs_pooled'] + 0.2 for x in runs)} of "
@@ -668,7 +656,7 @@ Markdown(
 )
 
 # %%
-ch6e.polarity_words_table()
+ch06_encoder.polarity_words_table()
 
 # %% [markdown]
 # ### Is *strong* a positive word, in context?
@@ -677,14 +665,14 @@ ch6e.polarity_words_table()
 # (its occurrences read at their centres, averaged), layer by layer:
 
 # %%
-ch6e.lexicon_table()
+ch06_encoder.lexicon_table()
 
 # %% tags=["hide-input"]
 best = max(m.lexicon.values())
 best_any = max(max(x.lexicon.values()) for x in runs)
 Markdown(
     f"No layer comes within reach: the best is {best:.3f} on the book's seed and {best_any:.3f} over all "
-    f"{len(runs)} seeds and layers, against a two-standard-error bar of {0.5 + 2 * se:.3f} (skip-gram's {ch6.SKIPGRAM_SEED_COUNT} seeds "
+    f"{len(runs)} seeds and layers, against a two-standard-error bar of {0.5 + 2 * se:.3f} (skip-gram's {ch06_finance.SKIPGRAM_SEED_COUNT} seeds "
     f"stay below it too). The encoder reads what an occurrence reports (the news, the type of a name) because the "
     f"sentence writes it; whether *strong* is a positive word the sentence does not write, and averaging "
     f"occurrences cannot find what no occurrence holds. Only pooling co-occurrences across filings, as semantic "
@@ -703,23 +691,23 @@ Markdown(
 # each read in its clean centred window, once with the word masked and once visible.
 
 # %%
-ch6e.visible_table()
+ch06_encoder.visible_table()
 
 # %%
-show(ch6e.figure_visible(),
-     alt=f"Scatter of 512 held-out words: the encoder's probability of the visible word against the plug-in from "
-         f"its masked guess. Most plug-ins sit near 1; the encoder's probabilities spread from near 0 to 1, mostly "
-         f"below the diagonal. Mean plug-in {m.visible['plugin']:.2f}, mean encoder {m.visible['visible']:.2f}.",
-     caption="The visible-word check, word by word (book seed). On the diagonal the encoder would keep exactly "
-             "what Theorem 2 says the optimum keeps, given its own masked guess; colour is the word's corpus "
-             "frequency.")
+show(ch06_encoder.figure_visible())
+
+# %% [markdown]
+# The same check at a single occurrence: the book's encoder reads the occurrence's window with
+# the word masked, then with the word shown. Any word of the vocabulary and any of its
+# occurrences can be read this way:
+
+# %%
+ch06_encoder.read_word("rose", occurrence=0, k=5)
 
 # %% tags=["hide-input"]
-from mlm_book.readings import hmm_encoder
-
 hmm_eval = hmm_encoder.evaluation()
-freq = ch6e.visible_by_frequency()
-longer, kept2 = fe.seed_results(fe.LONGER).visible, fe.seed_results(fe.MORE_KEPT).visible
+freq = ch06_encoder.visible_by_frequency()
+longer, kept2 = filing_encoder.seed_results(filing_encoder.LONGER).visible, filing_encoder.seed_results(filing_encoder.MORE_KEPT).visible
 short = m.visible["plugin"] - m.visible["visible"]
 Markdown(
     f"The encoder's masked guess puts **{m.visible['guess']:.3f}** on the word, on average; the plug-in from that "
@@ -757,16 +745,16 @@ Markdown(
 # ### The geometry of *kestrel*
 
 # %%
-ch6e.geometry_table()
+ch06_encoder.geometry_table()
 
 # %% tags=["hide-input"]
 g = m.geometry
-parts = ch6e.layer0_baseline_parts()
+parts = ch06_encoder.layer0_baseline_parts()
 Markdown(
     f"At layer 0 *kestrel*'s {g['kestrel']['0']['n_occurrences']} vectors are one point: self-similarity and MEV "
     f"are exactly 1. Context spreads them: self-similarity falls to "
     f"{g['kestrel']['1']['self_similarity']:.3f} and {g['kestrel']['2']['self_similarity']:.3f} at layers 1 and "
-    f"2. The anisotropy baseline, the mean cosine between {fe.POOL_TOKENS} uniformly drawn tokens, is "
+    f"2. The anisotropy baseline, the mean cosine between {filing_encoder.POOL_TOKENS} uniformly drawn tokens, is "
     f"{g['kestrel']['0']['baseline']:.3f} at layer 0, {g['kestrel']['1']['baseline']:.3f} at layer 1 and "
     f"{g['kestrel']['2']['baseline']:.3f} at layer 2"
     + (f": it falls from layer 0 to layer 1, at {sum(x.geometry['kestrel']['1']['baseline'] < x.geometry['kestrel']['0']['baseline'] for x in runs)} "
@@ -795,7 +783,7 @@ Markdown(
     f"vectors do not even reach the cap on company/product typing ({r.typing.accuracy:.3f} against "
     f"{r.alias_cap.accuracy:.3f}), and neither does the encoder's own static layer 0 ({m.typing['0']:.3f}). One "
     f"attention block over the window reaches {m.typing['1']:.3f} across aliases and {m.kestrel['1']:.3f} on "
-    f"*kestrel*, and reads the news a direction word reports ({ch6e._group(m, DIRECTION_WORDS):.3f}); it does much "
+    f"*kestrel*, and reads the news a direction word reports ({ch06_encoder._group(m, DIRECTION_WORDS):.3f}); it does much "
     f"worse for evaluative verbs, whose aspect sits further back ({m.polarity['verbs_pooled']:.3f}). The third "
     f"question, whether *strong* is positive, is not written in the sentence at all: neither skip-gram vectors, "
     f"nor neighbouring lexicon words, nor the encoder's layers recover it ({max(m.lexicon.values()):.3f} at best), "
@@ -830,13 +818,13 @@ answer(f"`word_cap(generate_corpus(replace(settings, kestrel_product_share=0.0),
 
 # %% tags=["hide-input"]
 loose = generate_corpus(replace(settings, seed_tone_agreement=0.6), np.random.default_rng(r.config.corpus_seed))
-loose_e = ch6.orientation_explained(corpus=loose)
+loose_e = ch06_finance.orientation_explained(corpus=loose)
 answer(f"The seed of an occurrence's filing now has the occurrence's polarity "
        f"**{loose_e.lexicon_agrees_with_seed:.3f}** of the time (against {e.lexicon_agrees_with_seed:.3f}), and "
        f"orientation gets **{semantic_orientation(loose).accuracy:.3f}** of the signs right (against "
        f"{r.orientation.accuracy:.3f}); the binomial model predicts {loose_e.predicted_accuracy:.3f}. Pooling "
        f"still helps, but a weaker vote needs many more occurrences per word to settle the sign. "
-       f"(`ch6.orientation_explained(corpus=...)` computes the rates for any corpus.)")
+       f"(`ch06_finance.orientation_explained(corpus=...)` computes the rates for any corpus.)")
 
 # %% [markdown]
 # **Exercise 3.** Where does *weak* rank among the nearest skip-gram neighbours of
@@ -859,4 +847,4 @@ answer(f"*weak* is neighbour number **{ranked.index('weak') + 1}** of *strong*, 
 # ## Claims
 
 # %% tags=["hide-input"]
-chapter_summary(verify(claims=ch6.CLAIMS + ch6e.CLAIMS))
+chapter_summary(verify(claims=ch06_finance.CLAIMS + ch06_encoder.CLAIMS))

@@ -143,6 +143,26 @@ def test_band_text_format_is_checked_before_reading_the_seeds(fmt, error):
         enc.band_text(lambda m: 0.5, fmt)
 
 
+@pytest.mark.parametrize("arguments, error, name", [
+    ((3,), TypeError, "word"), ((None,), TypeError, "word"), (("rose", 1.5), TypeError, "occurrence"),
+    (("rose", -1), ValueError, "occurrence"), (("rose", 0, 0), ValueError, "k"), (("rose", 0, "5"), TypeError, "k"),
+])
+def test_read_word_names_a_bad_argument_before_reading_the_encoder(arguments, error, name):
+    with pytest.raises(error, match=name):
+        enc.read_word(*arguments)
+
+
+@pytest.mark.book  # reads the book's filing encoder (trained when the store lacks it)
+def test_read_word_refuses_a_word_or_occurrence_the_filings_lack():
+    with pytest.raises(ValueError, match="word must be one of"):
+        enc.read_word("nightingale")
+    with pytest.raises(ValueError, match="occurrence must be below"):
+        enc.read_word("rose", 10**6)
+    with pytest.raises(ValueError, match="k must be at most"):
+        enc.read_word("rose", 0, 10**6)
+    assert enc.read_word("rose", 0, 2).count("\n| ") == 3      # the header and two guesses
+
+
 def test_encoder_record_arguments_are_named():
     with pytest.raises(TypeError, match="m must be FilingMeasurements"):
         enc.visible_by_frequency("text")

@@ -14,17 +14,19 @@ import math
 import numpy as np
 
 from mlm_book.artefacts import filing_encoder as fe
-from mlm_book.figures import NARROW, PALETTE, SENSE_COLORS, WIDE, subplots
+from mlm_book.channel import optimum
+from mlm_book.figures import NARROW, PALETTE, SENSE_COLORS, WIDE, DescribedFigure, describe, subplots
+from mlm_book.finance.windows import centre_position, centred_windows
 from mlm_book.finance.world import DIRECTION_WORDS, EVALUATIVE_VERBS
 from mlm_book.ledger import Claim, over_seeds, reported_value
 from mlm_book.readings import filing_baselines
 from mlm_book.report import Markdown, seed_band, seed_words, table
-from mlm_book.validation import check_format, check_instance, check_real, check_sequence
+from mlm_book.validation import check_format, check_instance, check_positive_int, check_real, check_sequence
 
 __all__ = [
     "seeds", "book", "band", "band_text", "in_words", "static", "training_table", "ce_table", "typing_table",
     "kestrel_table", "kestrel_folds_table", "polarity_table", "polarity_words_table", "lexicon_table",
-    "visible_table", "visible_by_frequency", "geometry_table", "layer0_baseline_parts", "figure_loss", "figure_typing", "figure_cue",
+    "visible_table", "visible_by_frequency", "geometry_table", "layer0_baseline_parts", "read_word", "figure_loss", "figure_typing", "figure_cue",
     "figure_polarity_words", "figure_visible", "CLAIMS",
 ]
 
@@ -408,22 +410,102 @@ def layer0_baseline_parts(setup: fe.FilingEncoderSetup = fe.SETUP) -> dict:
             "norm P16": float(np.linalg.norm(P16)), "mean norm E": float(np.linalg.norm(E, axis=1).mean())}
 
 
+def read_word(word: str = "rose", occurrence: int = 0, k: int = 5) -> Markdown:
+    """What the book's encoder guesses at one occurrence of ``word``, read at the centre of its own window.
+
+    The window is shown as the encoder reads it (``[UNK]`` for a word outside the vocabulary,
+    ``[PAD]`` beyond the filing), then the encoder's ``k`` likeliest words at the centre twice: with
+    the word shown as ``[MASK]`` and with the word visible. Under the table, the word's own
+    probability both ways and Theorem 2's plug-in from the masked guess (what the optimum keeps
+    on a visible word, [`optimum`][mlm_book.channel.optimum]): the visible-word check of the
+    chapter, for one occurrence.
+
+    Parameters
+    ----------
+    word : str
+        A word of the filings' vocabulary.
+    occurrence : int
+        Which occurrence of ``word``, counted from 0 in corpus order.
+    k : int
+        Guesses shown.
+
+    Returns
+    -------
+    Markdown
+        The window, a table of the guesses, and a line with the three probabilities of ``word``.
+
+    Raises
+    ------
+    TypeError
+        If ``word`` is not a string, or ``occurrence`` or ``k`` not an integer.
+    ValueError
+        If ``word`` is not in the vocabulary, or ``occurrence`` or ``k`` is out of range.
+
+    Examples
+    --------
+    >>> text = read_word("rose", occurrence=0, k=3)  # doctest: +BOOK
+    >>> text.splitlines()[2]
+    '| rank | with [MASK] at the centre | with rose visible |'
+    >>> text.splitlines()[-1].startswith("p(rose): ")
+    True
+    """
+    if not isinstance(word, str):
+        raise TypeError(f"word must be a word of the filings (str), got {type(word).__name__}")
+    occurrence = check_positive_int(occurrence, "occurrence", minimum=0)
+    k = check_positive_int(k, "k")
+    world = fe.filing_world()
+    words = world.vocabulary.words
+    if word not in words[2:]:
+        raise ValueError(f"word must be one of the {len(words) - 2} words of the filings' vocabulary, got {word!r}")
+    found = np.flatnonzero(world.corpus.tokens == word)
+    if occurrence >= found.size:
+        raise ValueError(f"occurrence must be below {found.size}, the occurrences of {word!r}, got {occurrence}")
+    if k > len(words):
+        raise ValueError(f"k must be at most the vocabulary's {len(words)} words, got {k}")
+    index = int(found[occurrence])
+    result = fe.trained_encoder()
+    masked, visible = (fe.centre_proba(result, [index], mask_centre=hide)[0] for hide in (True, False))
+    own = int(world.ids[index])
+    plugin = float(optimum(masked, own, fe.SETUP.channel(result.encoder.vocab_size))[own])
+    _, valid = centred_windows(world.ids, world.corpus.document, length=result.encoder.length,
+                               pad_id=world.vocabulary.pad_id, select=[index])
+    centre = centre_position(result.encoder.length)
+    read = [words[world.ids[index + i - centre]] if ok else "[PAD]" for i, ok in enumerate(valid[0])]
+    shown = [f"**{w}**" if i == centre else (f"`{w}`" if w.startswith("[") else w) for i, w in enumerate(read)]
+    held = "held-out" if world.corpus.document[index] in fe.split().test_documents else "training"
+    top = [np.argsort(-dist, kind="stable")[:k] for dist in (masked, visible)]
+    rows = [(rank + 1, *(f"{words[top[j][rank]]} ({dist[top[j][rank]]:.3f})" for j, dist in enumerate((masked, visible))))
+            for rank in range(k)]
+    return Markdown(
+        f"Occurrence {occurrence} of {found.size}, in a {held} filing: {' '.join(shown)}\n\n"
+        + table(("rank", "with [MASK] at the centre", f"with {word} visible"), rows)
+        + f"\n\np({word}): {masked[own]:.3f} with [MASK], {visible[own]:.3f} visible; Theorem 2's plug-in from the "
+          f"masked guess: {plugin:.3f}")
+
+
 # ----------------------------------------------------------------------------- figures
 def _layer_band(getter):
     values = np.array([[getter(m, layer) for layer in _LAYERS] for m in seeds()])
     return values[0], values.mean(axis=0), values.std(axis=0, ddof=1), values
 
 
-def figure_loss():
+def figure_loss() -> DescribedFigure:
     """Training loss (nats per selected position, 50-step means) of the five seeds and of the 40-pass contrast.
+
+    Returns
+    -------
+    DescribedFigure
+        The curves, with alt text that gives where they start and end.
 
     Examples
     --------
     >>> import matplotlib.pyplot as plt  # doctest: +BOOK
-    >>> fig = figure_loss()
-    >>> len(fig.axes[0].lines), fig.axes[0].get_xlabel()      # five seeds, the 40-pass run, the unigram
+    >>> drawn = figure_loss()
+    >>> len(drawn.figure.axes[0].lines), drawn.figure.axes[0].get_xlabel()  # five seeds, the 40-pass run, the unigram
     (7, 'step')
-    >>> plt.close(fig)
+    >>> drawn.alt.split(". ")[1]
+    'The 40-pass encoder stops at step 499 near 4.0 nats, still falling by 0.2 nats over its last 100 steps'
+    >>> plt.close(drawn.figure)
     """
     fig, ax = subplots(width=WIDE, height=3.2)
     window = 50
@@ -432,31 +514,51 @@ def figure_loss():
         n = losses.size // window * window
         return np.arange(n // window) * window + window / 2, losses[:n].reshape(-1, window).mean(axis=1)
 
-    for k, seed in enumerate(fe.SEEDS):
-        x, y = smooth(fe.trained_encoder(fe.seed_setup(seed)).losses)
+    runs = [fe.trained_encoder(fe.seed_setup(seed)).losses for seed in fe.SEEDS]
+    for k, losses in enumerate(runs):
+        x, y = smooth(losses)
         ax.plot(x, y, color=PALETTE["blue"] if k == 0 else PALETTE["sky"], lw=2 if k == 0 else 1,
                 label="book seed" if k == 0 else ("four more seeds" if k == 1 else None))
-    x, y = smooth(fe.trained_encoder(fe.BERT_PASSES).losses)
-    ax.plot(x, y, color=PALETTE["vermillion"], lw=1.5, label=f"BERT's 40 passes ({fe.training_config(fe.BERT_PASSES).steps} steps)")
+    bert = fe.trained_encoder(fe.BERT_PASSES).losses
+    bert_steps = fe.training_config(fe.BERT_PASSES).steps
+    x, y = smooth(bert)
+    ax.plot(x, y, color=PALETTE["vermillion"], lw=1.5, label=f"BERT's 40 passes ({bert_steps} steps)")
     unigram = book().ce["train"]["unigram"]
     ax.axhline(unigram, color=PALETTE["black"], ls="--", lw=1, label="unigram")
     ax.set_xlabel("step")
     ax.set_ylabel("loss (nats per selected position)")
     ax.set_ylim(0, unigram + 1.5)
-    ax.legend(loc="upper right")
-    return fig
+    ax.legend(loc="center right")  # the late steps' empty middle: every curve is near 1 nat there
+    ends = [losses[-100:].mean() for losses in runs]
+    drop = bert[-200:-100].mean() - bert[-100:].mean()
+    alt = (f"Training loss against step for the {len(runs)} seeds of the book's encoder, falling from about "
+           f"{runs[0][:50].mean():.1f} nats to between {min(ends):.2f} and {max(ends):.2f} after "
+           f"{runs[0].size} steps, the curves almost on top of each other. The 40-pass encoder stops at step "
+           f"{bert_steps} near {bert[-50:].mean():.1f} nats, "
+           + (f"still falling by {drop:.1f} nats over its last 100 steps" if drop > 0.05 else "levelling off")
+           + f". A dashed line marks the unigram's {unigram:.2f} nats.")
+    return describe(fig, alt=alt, caption="Training loss of the filing encoders, 50-step means of fresh batches "
+                                          "(each batch is new corruptions of new windows, so the curve estimates "
+                                          "the population risk of the training filings).")
 
 
-def figure_typing():
+def figure_typing() -> DescribedFigure:
     """Company vs product by layer, with seed bands: across aliases (left) and *kestrel* alone (right).
+
+    Returns
+    -------
+    DescribedFigure
+        The two panels, with alt text that gives each layer's accuracy and the static caps.
 
     Examples
     --------
     >>> import matplotlib.pyplot as plt  # doctest: +BOOK
-    >>> fig = figure_typing()
-    >>> [ax.get_title() for ax in fig.axes]
+    >>> drawn = figure_typing()
+    >>> [ax.get_title() for ax in drawn.figure.axes]
     ['21 aliases, leave one alias out', 'kestrel alone, five folds']
-    >>> plt.close(fig)
+    >>> drawn.alt.split(". ")[1]
+    'Left, typing across the 21 aliases with one alias held out: layer 0 at 0.85, level with the per-alias majority line at 0.85, then layer 1 at 1.00 and layer 2 at 0.96; skip-gram at 0.85 at all 5 seeds'
+    >>> plt.close(drawn.figure)
     """
     r = static()
     fig, axes = subplots(1, 2, width=WIDE, height=3.4, sharey=True)
@@ -465,11 +567,14 @@ def figure_typing():
                "21 aliases, leave one alias out", [run.typing for run in _skipgram_runs()]),
               (axes[1], lambda m, layer: m.kestrel[layer], r.kestrel_cap.accuracy, "majority share",
                "kestrel alone, five folds", None))
+    widest = 0.0
     for ax, getter, cap, cap_label, title, skipgram in panels:
         first, mean, sd, values = _layer_band(getter)
-        for row in values[1:]:
-            ax.plot(x, row, color=PALETTE["sky"], lw=1, alpha=0.8)
-        ax.fill_between(x, mean - sd, mean + sd, color=PALETTE["sky"], alpha=0.3, lw=0, label="mean ± sd, 5 seeds")
+        widest = max(widest, float(sd.max()))
+        for k, row in enumerate(values[1:]):
+            ax.plot(x, row, color=PALETTE["sky"], lw=1, alpha=0.8, label=None if k else f"{len(values) - 1} more seeds")
+        ax.fill_between(x, mean - sd, mean + sd, color=PALETTE["sky"], alpha=0.3, lw=0, label="± sd")
+        ax.plot(x, mean, color=PALETTE["black"], marker="_", ms=12, ls="none", label=f"mean of {len(values)} seeds")
         ax.plot(x, first, color=PALETTE["blue"], marker="o", lw=2, label="book seed")
         ax.axhline(cap, color=PALETTE["black"], ls="--", lw=1, label=cap_label)
         if skipgram is not None:
@@ -478,21 +583,41 @@ def figure_typing():
         ax.set_xticks(x, ["layer 0", "layer 1", "layer 2"])
         ax.set_title(title)
         ax.set_ylim(0.3, 1.02)
-        ax.legend(loc="lower right")
+    # in regions free of data: below the curves on the left, between the curves and kestrel's majority on the right
+    axes[0].legend(loc="lower right")
+    axes[1].legend(loc="upper right", bbox_to_anchor=(1.0, 0.88))
     axes[0].set_ylabel("accuracy (company vs product)")
-    return fig
+    m, sg = book(), sorted({round(run.typing, 2) for run in _skipgram_runs()})
+    sg_text = (f"{sg[0]:.2f} at all {len(_skipgram_runs())} seeds" if len(sg) == 1
+               else f"{sg[0]:.2f} to {sg[-1]:.2f} over {len(_skipgram_runs())} seeds")
+    alt = (f"Two panels of accuracy against layer. Left, typing across the {len(r.alias_cap.groups)} aliases with one "
+           f"alias held out: layer 0 at {m.typing['0']:.2f}, level with the per-alias majority line at "
+           f"{r.alias_cap.accuracy:.2f}, then layer 1 at {m.typing['1']:.2f} and layer 2 at {m.typing['2']:.2f}; "
+           f"skip-gram at {sg_text}. Right, kestrel alone with five folds: layer 0 at {m.kestrel['0']:.2f}, on the "
+           f"majority line at {r.kestrel_cap.accuracy:.2f}, layers 1 and 2 at {m.kestrel['1']:.2f} and "
+           f"{m.kestrel['2']:.2f}. The five seeds' standard deviation is at most {widest:.2f} at any layer.")
+    return describe(fig, alt=alt, caption="Company or product, by layer of the filing encoder. Lines: the book's "
+                                          "seed and the other four; short bars: the five seeds' mean; band: ± sd. "
+                                          "Dashed: the static cap.")
 
 
-def figure_cue():
+def figure_cue() -> DescribedFigure:
     """Layer-2 *kestrel* accuracy when one window position is masked, position by position (seed band).
+
+    Returns
+    -------
+    DescribedFigure
+        The curve and band, with alt text that gives the accuracy next to *kestrel*.
 
     Examples
     --------
     >>> import matplotlib.pyplot as plt  # doctest: +BOOK
-    >>> fig = figure_cue()
-    >>> len(fig.axes[0].lines[0].get_xdata())     # the book seed's curve: one point per window position
+    >>> drawn = figure_cue()
+    >>> len(drawn.figure.axes[0].lines[1].get_xdata())     # the book seed's curve: one point per window position
     32
-    >>> plt.close(fig)
+    >>> drawn.alt.split(": ")[1].split(". ")[0]
+    '0.99 with position 15 masked and 0.47 with position 17 masked'
+    >>> plt.close(drawn.figure)
     """
     values = np.array([[np.nan if v is None else v for v in m.cue] for m in seeds()], dtype=float)
     positions = np.arange(values.shape[1])
@@ -501,7 +626,8 @@ def figure_cue():
     mean, sd = np.full(values.shape[1], np.nan), np.full(values.shape[1], np.nan)
     mean[read], sd[read] = values[:, read].mean(axis=0), values[:, read].std(axis=0, ddof=1)
     ax.fill_between(positions, mean - sd, mean + sd, color=PALETTE["sky"], alpha=0.35, lw=0,
-                    label="mean ± sd, 5 seeds")
+                    label=f"± sd, {len(values)} seeds")
+    ax.plot(positions, mean, color=PALETTE["black"], marker="_", ms=6, ls="none", label=f"mean of {len(values)} seeds")
     ax.plot(positions, values[0], color=PALETTE["blue"], marker="o", ms=3, lw=1.5, label="book seed")
     ax.axhline(np.nanmean([m.kestrel["2"] for m in seeds()]), color=PALETTE["black"], ls="--", lw=1,
                label="nothing masked (mean)")
@@ -511,19 +637,34 @@ def figure_cue():
     ax.set_xlabel("window position shown as [MASK] (0-based; kestrel sits at 16)")
     ax.set_ylabel("layer-2 accuracy")
     ax.legend(loc="lower left")
-    return fig
+    m = book()
+    wide = [int(i) for i in positions[read] if sd[i] > 0.05]
+    alt = (f"Layer-2 accuracy on kestrel with one window position masked, for positions 0 to {positions[-1]} except "
+           f"{centre} where kestrel sits. The book seed's accuracy stays near {m.kestrel['2']:.2f} everywhere except "
+           f"next to kestrel: {m.cue[centre - 1]:.2f} with position {centre - 1} masked and {m.cue[centre + 1]:.2f} "
+           f"with position {centre + 1} masked. The five seeds' band is wide only at position"
+           + (f"s {' and '.join(map(str, wide))}." if len(wide) > 1 else f" {wide[0]}." if wide else "s: none."))
+    return describe(fig, alt=alt, caption="What the probe reads: layer-2 accuracy on kestrel with one window "
+                                          "position shown as [MASK] at a time (probes trained on clean windows).")
 
 
-def figure_polarity_words():
+def figure_polarity_words() -> DescribedFigure:
     """Layer-1 polarity accuracy of each word (mean ± sd over seeds), direction words against verbs.
+
+    Returns
+    -------
+    DescribedFigure
+        The bars, with alt text that gives the range of each group on the book's seed.
 
     Examples
     --------
     >>> import matplotlib.pyplot as plt  # doctest: +BOOK
-    >>> fig = figure_polarity_words()
-    >>> len(fig.axes[0].patches)                   # one bar per polarity word
+    >>> drawn = figure_polarity_words()
+    >>> len(drawn.figure.axes[0].patches)                   # one bar per polarity word
     13
-    >>> plt.close(fig)
+    >>> drawn.alt.split("; ")[1]
+    'the 7 evaluative verbs between 0.24 and 0.62, around the 0.5 line.'
+    >>> plt.close(drawn.figure)
     """
     words = sorted(book().polarity["words"], key=lambda w: (w not in DIRECTION_WORDS, w))
     values = np.array([[m.polarity["words"][w]["accuracy"] for w in words] for m in seeds()])
@@ -531,28 +672,45 @@ def figure_polarity_words():
     x = np.arange(len(words))
     colours = [PALETTE["green"] if w in DIRECTION_WORDS else PALETTE["vermillion"] for w in words]
     ax.bar(x, values.mean(axis=0), yerr=values.std(axis=0, ddof=1), color=colours, capsize=3, alpha=0.85)
-    ax.plot(x, values[0], ls="none", marker="o", color=PALETTE["black"], ms=4, label="book seed")
-    ax.axhline(0.5, color=PALETTE["black"], lw=0.8, ls=":")
+    book_dots, = ax.plot(x, values[0], ls="none", marker="o", color=PALETTE["black"], ms=4, label="book seed")
+    coin = ax.axhline(0.5, color=PALETTE["black"], lw=0.8, ls=":", label="0.5: a coin")
     ax.set_xticks(x, [f"{w}\n({book().polarity['words'][w]['n']})" for w in words], rotation=60)
     ax.set_ylabel("layer-1 accuracy")
     ax.set_ylim(0, 1.05)
     from matplotlib.patches import Patch
-    handles = [Patch(color=PALETTE["green"], label="direction words"),
-               Patch(color=PALETTE["vermillion"], label="evaluative verbs")]
-    ax.legend(handles=handles + ax.get_legend_handles_labels()[0][:1], loc="lower left")
-    return fig
+    handles = [Patch(color=PALETTE["green"], label=f"direction words, mean ± sd of {len(values)} seeds"),
+               Patch(color=PALETTE["vermillion"], label=f"evaluative verbs, mean ± sd of {len(values)} seeds"),
+               book_dots, coin]
+    # above the axes: every bar reaches from 0, so no region inside them is free of data
+    ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
+    book_seed = dict(zip(words, values[0]))
+    direction = [book_seed[w] for w in words if w in DIRECTION_WORDS]
+    verbs = [book_seed[w] for w in words if w in EVALUATIVE_VERBS]
+    alt = (f"Bar chart of layer-1 polarity accuracy for each of the {len(words)} probe words, the mean over "
+           f"{len(values)} seeds with standard-deviation error bars and a dot for the book's seed. On the book's "
+           f"seed the {len(direction)} direction words reach between {min(direction):.2f} and {max(direction):.2f}; "
+           f"the {len(verbs)} evaluative verbs between {min(verbs):.2f} and {max(verbs):.2f}, around the 0.5 line.")
+    return describe(fig, alt=alt, caption="News polarity at layer 1, word by word (labelled occurrences in "
+                                          "brackets). Bars: mean ± sd over the five seeds; dots: the book's seed.")
 
 
-def figure_visible():
+def figure_visible() -> DescribedFigure:
     """Per held-out word: the encoder's visible-word probability against Theorem 2's plug-in (book seed).
+
+    Returns
+    -------
+    DescribedFigure
+        The scatter, with alt text that gives the means and how many words fall below the diagonal.
 
     Examples
     --------
     >>> import matplotlib.pyplot as plt  # doctest: +BOOK
-    >>> fig = figure_visible()
-    >>> len(fig.axes), len(fig.axes[0].collections[0].get_offsets())   # scatter and colour bar; 512 words
+    >>> drawn = figure_visible()
+    >>> len(drawn.figure.axes), len(drawn.figure.axes[0].collections[0].get_offsets())  # scatter, colour bar; 512 words
     (2, 512)
-    >>> plt.close(fig)
+    >>> drawn.alt.split(". ")[-1]
+    'Mean plug-in 0.97, mean encoder 0.81.'
+    >>> plt.close(drawn.figure)
     """
     v = book().visible
     fig, ax = subplots(width=NARROW, height=4.2)
@@ -566,7 +724,16 @@ def figure_visible():
     bar = fig.colorbar(points, ax=ax)
     bar.set_label("log10 corpus count of the word")
     ax.legend(loc="upper left")
-    return fig
+    plugin, visible = np.asarray(v["per_plugin"]), np.asarray(v["per_visible"])
+    alt = (f"Scatter of {plugin.size} held-out words: the encoder's probability of the visible word against the "
+           f"plug-in from its masked guess. {np.mean(plugin > 0.9):.0%} of the plug-ins are above 0.9; the encoder's "
+           f"probabilities spread from {visible.min():.2f} to {visible.max():.2f}, {np.mean(visible < 0.5):.0%} of "
+           f"them below 0.5, and "
+           + ("every word sits" if np.all(visible < plugin) else f"{np.sum(visible < plugin)} of them sit")
+           + f" below the diagonal. Mean plug-in {v['plugin']:.2f}, mean encoder {v['visible']:.2f}.")
+    return describe(fig, alt=alt, caption="The visible-word check, word by word (book seed). On the diagonal the "
+                                          "encoder would keep exactly what Theorem 2 says the optimum keeps, given "
+                                          "its own masked guess; colour is the word's corpus frequency.")
 
 
 # ----------------------------------------------------------------------------- claims

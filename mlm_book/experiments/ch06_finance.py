@@ -42,7 +42,7 @@ from mlm_book.finance.voting import Vote, lexicon_vote
 from mlm_book.finance.windows import centre_position, centred_windows
 from mlm_book.finance.word_vectors import lexicon_probe, neighbour_agreement, typing_probe
 from mlm_book.finance.world import COMPANIES, DIRECTION_WORDS, ENTITY_ORG, ENTITY_PRODUCT, EVALUATIVE_VERBS, LEXICON
-from mlm_book.figures import NARROW, PALETTE, SENSE_COLORS, WIDE, subplots
+from mlm_book.figures import NARROW, PALETTE, SENSE_COLORS, WIDE, DescribedFigure, describe, subplots
 from mlm_book.ledger import Claim, over_seeds, reported_value
 from mlm_book.readings.filing_baselines import SkipGramSeedRun, baselines
 from mlm_book.readings import filing_baselines
@@ -1104,12 +1104,13 @@ def orientation_over_corpora(config: Chapter6Config | None = None, seeds: tuple 
 # ----------------------------------------------------------------------------- figures
 
 
-def figure_aliases(r: Chapter6Results | None = None):
+def figure_aliases(r: Chapter6Results | None = None) -> DescribedFigure:
     """ORG and PRODUCT occurrences of each of the 21 aliases, stacked, with each alias's majority share.
 
     Returns
     -------
-    matplotlib.figure.Figure
+    DescribedFigure
+        The bars, with alt text that names the one balanced alias and its counts.
 
     Raises
     ------
@@ -1119,10 +1120,12 @@ def figure_aliases(r: Chapter6Results | None = None):
     Examples
     --------
     >>> import matplotlib.pyplot as plt
-    >>> fig = figure_aliases()
-    >>> len(fig.axes), len(fig.axes[0].patches)      # 21 aliases, two stacked bars each
+    >>> drawn = figure_aliases()
+    >>> len(drawn.figure.axes), len(drawn.figure.axes[0].patches)      # 21 aliases, two stacked bars each
     (1, 42)
-    >>> plt.close(fig)
+    >>> drawn.alt.split(". ")[-1]
+    'The exception is kestrel, bar 1, with 55 company and 61 product mentions: its two parts are about the same size.'
+    >>> plt.close(drawn.figure)
     """
     r = _given_or_book(r)
     counts = r.alias_cap.counts  # (21, 2): ORG, PRODUCT
@@ -1138,15 +1141,24 @@ def figure_aliases(r: Chapter6Results | None = None):
     ax.set_title(f"Gold types of the {len(names)} aliases: the per-alias majority is right "
                  f"{r.alias_cap.accuracy:.3f} of the time")
     ax.legend(loc="upper right")
-    return fig
+    share = counts[:, 1] / counts.sum(axis=1)
+    balanced = int(np.argmax(share))
+    others = np.delete(share, balanced)
+    alt = (f"Stacked bars of company and product mentions for each of the {len(names)} aliases. Every alias but "
+           f"{names[balanced]} is mostly company mentions, with a product part of {others.min():.0%} to "
+           f"{others.max():.0%}. The exception is {names[balanced]}, bar {balanced + 1}, with {counts[balanced, 0]} "
+           f"company and {counts[balanced, 1]} product mentions: its two parts are about the same size.")
+    return describe(fig, alt=alt, caption="Gold types of the alias occurrences. A reader with one vector per alias "
+                                          "can at best answer each bar's larger part.")
 
 
-def figure_positions(r: Chapter6Results | None = None):
+def figure_positions(r: Chapter6Results | None = None) -> DescribedFigure:
     """Window positions of alias occurrences under nearest-centre reading, ORG against PRODUCT.
 
     Returns
     -------
-    matplotlib.figure.Figure
+    DescribedFigure
+        The histograms, with alt text that gives the slots each type is read at.
 
     Raises
     ------
@@ -1156,10 +1168,12 @@ def figure_positions(r: Chapter6Results | None = None):
     Examples
     --------
     >>> import matplotlib.pyplot as plt
-    >>> fig = figure_positions()
-    >>> fig.axes[0].get_title()
+    >>> drawn = figure_positions()
+    >>> drawn.figure.axes[0].get_title()
     'Nearest-centre reading (windows every 16 tokens)'
-    >>> plt.close(fig)
+    >>> drawn.alt[drawn.alt.index("Product mentions"):].split(",")[0]
+    'Product mentions sit only at slots 28'
+    >>> plt.close(drawn.figure)
     """
     r = _given_or_book(r)
     corpus, length = r.corpus, r.config.window_length
@@ -1176,15 +1190,27 @@ def figure_positions(r: Chapter6Results | None = None):
     ax.set_ylabel("share of occurrences")
     ax.set_title(f"Nearest-centre reading (windows every {r.config.nearest_stride} tokens)")
     ax.legend(loc="upper left")
-    return fig
+    org = r.nearest_positions[corpus.entity == ENTITY_ORG]
+    product = np.unique(r.nearest_positions[corpus.entity == ENTITY_PRODUCT])
+    late = org[org >= product.min()]
+    alt = (f"Histograms of the window slot at which each alias occurrence is read under nearest-centre reading. "
+           f"Company mentions spread over slots {org.min()} to {org[org < product.min()].max()}"
+           + (f", all but {late.size} of them, which sit at slot {', '.join(map(str, np.unique(late)))}"
+              if late.size else "")
+           + f". Product mentions sit only at slots {', '.join(map(str, product))}, near the window's end. A dashed "
+           f"vertical line marks slot {r.centre}, where centred reading puts every token.")
+    return describe(fig, alt=alt, caption="Where an alias lands in its window when each filing is cut into fixed "
+                                          "windows and each token is read in the window whose centre it is "
+                                          "nearest. Under centred reading every token is at the dashed line.")
 
 
-def figure_polarity(r: Chapter6Results | None = None):
+def figure_polarity(r: Chapter6Results | None = None) -> DescribedFigure:
     """Document-pooled semantic orientation of the lexicon words, sorted, coloured by dictionary polarity.
 
     Returns
     -------
-    matplotlib.figure.Figure
+    DescribedFigure
+        The bars, with alt text that names the words on the wrong side of zero.
 
     Raises
     ------
@@ -1194,10 +1220,12 @@ def figure_polarity(r: Chapter6Results | None = None):
     Examples
     --------
     >>> import matplotlib.pyplot as plt
-    >>> fig = figure_polarity()
-    >>> len(fig.axes[0].patches)                      # one bar per lexicon word
+    >>> drawn = figure_polarity()
+    >>> len(drawn.figure.axes[0].patches)                      # one bar per lexicon word
     35
-    >>> plt.close(fig)
+    >>> drawn.alt.split(". ")[1]
+    '34 of them are on the side of zero their lexicon polarity says'
+    >>> plt.close(drawn.figure)
     """
     from matplotlib.patches import Patch
 
@@ -1220,15 +1248,22 @@ def figure_polarity(r: Chapter6Results | None = None):
                ax.get_lines()[0]]
     ax.get_lines()[0].set_label("SO = 0: above it, predicted positive")
     ax.legend(handles=handles, loc="upper left")
-    return fig
+    wrong_words = [so.words[i] for i in order[wrong]]
+    alt = (f"Bar chart of the semantic orientation of the {order.size} lexicon words, sorted from most negative "
+           f"to most positive. {order.size - len(wrong_words)} of them are on the side of zero their lexicon "
+           f"polarity says. Words on the wrong side, hatched: {', '.join(wrong_words) or 'none'}.")
+    return describe(fig, alt=alt, caption=r"Semantic orientation $\operatorname{SO}(w)$ of each lexicon word, pooled "
+                                          r"over all filings. Colour is the word's polarity in the lexicon; a hatched "
+                                          r"bar is on the wrong side of zero.")
 
 
-def figure_voting(r: Chapter6Results | None = None):
+def figure_voting(r: Chapter6Results | None = None) -> DescribedFigure:
     """Lexicon-neighbour voting accuracy by window, against pooled orientation and chance.
 
     Returns
     -------
-    matplotlib.figure.Figure
+    DescribedFigure
+        The curves, with alt text that gives the accuracies at the smallest and largest window.
 
     Raises
     ------
@@ -1238,10 +1273,12 @@ def figure_voting(r: Chapter6Results | None = None):
     Examples
     --------
     >>> import matplotlib.pyplot as plt
-    >>> fig = figure_voting()
-    >>> [len(line.get_xdata()) for line in fig.axes[0].lines]   # two curves over 3 windows, one level
+    >>> drawn = figure_voting()
+    >>> [len(line.get_xdata()) for line in drawn.figure.axes[0].lines]   # two curves over 3 windows, one level
     [3, 3, 2]
-    >>> plt.close(fig)
+    >>> drawn.alt.split(": ")[1].split(",")[0]
+    'from 0.49 for voters within 8 words to 0.58 over the whole filing'
+    >>> plt.close(drawn.figure)
     """
     r = _given_or_book(r)
     labels = ["filing" if v.window is None else str(v.window) for v in r.votes]
@@ -1260,7 +1297,15 @@ def figure_voting(r: Chapter6Results | None = None):
     ax.set_ylabel("accuracy")
     ax.set_ylim(0.4, 1.02)
     ax.legend(loc="upper left", bbox_to_anchor=(0.0, 0.93))
-    return fig
+    first, last = r.votes[0], r.votes[-1]
+    alt = (f"Accuracy of lexicon-neighbour voting against the voters' window: from {first.accuracy:.2f} for voters "
+           f"within {first.window} words to {last.accuracy:.2f} over the whole filing, and from "
+           f"{first.accuracy_decided:.2f} to {last.accuracy_decided:.2f} with ties set aside. A grey band around "
+           f"0.5 shows chance, and a dotted line at {r.orientation.accuracy:.2f} shows pooled orientation"
+           + (", far above every vote." if r.orientation.accuracy > max(v.accuracy_decided for v in r.votes) + 0.1
+              else "."))
+    return describe(fig, alt=alt, caption="Lexicon-neighbour voting, one occurrence at a time, against pooled "
+                                          "semantic orientation (which scores words, not occurrences).")
 
 
 # ----------------------------------------------------------------------------- claims
