@@ -74,15 +74,7 @@ Markdown(
 )
 
 # %%
-show(ch9.figure_directions(),
-     alt=f"Expected entropy by position 1 to {e.length}. Left-to-right: {e.left[0]:.2f} nats at position 1, "
-         f"{e.left[2]:.2f} at position 3, {e.left[e.length // 2]:.2f} in the middle and {e.left[-1]:.2f} at the end. "
-         f"Bidirectional: {e.both[0]:.2f} at both ends and {e.both[e.length // 2]:.2f} in the middle. At a [MASK] "
-         f"with BERT's channel elsewhere: {e.mask[0]:.2f} at the ends, {e.mask[e.length // 2]:.2f} in the middle. "
-         f"The gap falls from {e.gap[0]:.2f} at position 1 to about {e.gap[e.length // 2]:.2f} and is 0 at the last "
-         f"position.",
-     caption="What each reader faces, position by position: expected entropy of the exact conditional (bands: "
-             "± 2 standard errors), and the gap between the left-to-right and the bidirectional reader.")
+show(ch9.figure_directions())
 
 # %%
 ch9.entropy_table()
@@ -152,15 +144,7 @@ Markdown(
 )
 
 # %%
-show(readers.figure_readers(trained),
-     alt="Two panels. Top: training loss curves on a log scale; the causal reader's curves flatten just above a "
-         "dashed line at the exact left-to-right surprisal, while the unmasked reader's curves fall far below it "
-         "towards zero. Bottom: held-out loss by predicted position; the causal reader follows the exact "
-         "surprisal at every position, and the unmasked reader stays near zero at every position.",
-     caption="Next-token prediction with and without the causal mask, five seeds each. Top: training loss "
-             "(20-step means; the book's seed drawn thicker). Bottom: held-out loss by predicted position $i$ "
-             "(mean over seeds, band: their range) against the exact $-\\log P(x_i \\mid x_{<i})$ of the same "
-             "words (grey band: ± 2 standard errors).")
+show(readers.figure_readers(trained))
 
 # %%
 readers.reader_table(trained)
@@ -188,11 +172,7 @@ Markdown(
 # weights over held-out sentences for the head that looks one step ahead most.
 
 # %%
-show(readers.figure_copy_head(trained),
-     alt="A 24 by 24 grid of mean attention weights, query position against key position. Nearly all the "
-         "weight lies on the diagonal just right of the main one: each position reads the next position.",
-     caption="The unmasked reader's copying head (book seed): mean attention weight of each query position on "
-             "each key position over held-out sentences. The last position has no next word to read.")
+show(readers.figure_copy_head(trained))
 
 # %% tags=["hide-input"]
 block, head = trained.copy_head
@@ -256,15 +236,7 @@ Markdown(
 # as above, and each hidden position is scored.
 
 # %%
-show(spans.figure_spans(),
-     alt=f"Expected entropy of the span-masking optimum against span length "
-         f"{', '.join(str(int(m)) for m in span_result.span_lengths)}: per hidden position it rises from "
-         f"{span_result.per_position[0]:.2f} nats for one word to {span_result.per_position[-2]:.2f} for "
-         f"{int(span_result.span_lengths[-2])} words and {span_result.per_position[-1]:.2f} when the whole sentence "
-         f"is hidden; the span's centre is a little harder than its average position. Dashed: the bidirectional "
-         f"reader in the middle, {e.both[e.length // 2]:.2f}; dotted: the marginal, {e.left[0]:.2f}.",
-     caption="The exact optimum inside a hidden span: expected entropy per hidden position and at the span's "
-             "centre (± 2 standard errors), against the span's length.")
+show(spans.figure_spans())
 
 # %%
 spans.span_table()
@@ -314,14 +286,7 @@ Markdown(
 langs.sampling_table()
 
 # %%
-show(langs.figure_sampling(),
-     alt=f"Left: sampling share against α from 1 to 0 for the {len(shares)} languages; the largest falls from "
-         f"{shares.max():g} to {1 / len(shares):g} and the smallest rises from {shares.min():g} to "
-         f"{1 / len(shares):g}. Right: passes over each language's data per corpus-sized budget, on a log scale: "
-         f"1 for every language at α = 1, and at α = 0 from {langs.passes(shares, 0.0).min():.2f} for the largest "
-         f"to {langs.passes(shares, 0.0).max():.2f} for the smallest.",
-     caption="Sampling shares and passes over each language's own data as α goes from the data's proportions "
-             "(α = 1) to uniform (α = 0); dots mark the α values of the table.")
+show(langs.figure_sampling())
 
 # %% tags=["hide-input"]
 q3, n3 = langs.sampling_shares(shares, 0.3), langs.passes(shares, 0.3)

@@ -209,9 +209,35 @@ def span_table(r: SpanMasking | None = None):
 
 
 def figure_spans(r: SpanMasking | None = None):
-    """Expected entropy of the optimum inside a hidden span against its length, with the two readers' levels."""
+    """Expected entropy of the optimum inside a hidden span against its length, with the two readers' levels.
+
+    Per hidden position and at the span's centre (± 2 standard errors), against the
+    bidirectional reader in the middle of a sentence and the marginal entropy of one token
+    (chapter 9's [`directions_results`][mlm_book.directions.directions_results]).
+
+    Parameters
+    ----------
+    r : SpanMasking, optional
+        Defaults to [`results`][mlm_book.experiments.ch09_span_masking.results].
+
+    Returns
+    -------
+    DescribedFigure
+        The figure with its alt text (the entropies from one hidden word to the whole
+        sentence, read off ``r``) and its caption.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> drawn = figure_spans()
+    >>> drawn.figure.axes[0].get_ylabel()
+    'expected entropy (nats)'
+    >>> f"{results().per_position[-1]:.2f}" in drawn.alt
+    True
+    >>> plt.close(drawn.figure)
+    """
     from mlm_book.directions import directions_results
-    from mlm_book.figures import NARROW, PALETTE, subplots
+    from mlm_book.figures import NARROW, PALETTE, describe, subplots
     r = results() if r is None else r
     e = directions_results().entropies
     fig, ax = subplots(width=NARROW, height=3.2)
@@ -229,7 +255,20 @@ def figure_spans(r: SpanMasking | None = None):
     ax.set_xlabel(f"span length $m$ (centred in a sentence of {r.length})")
     ax.set_ylabel("expected entropy (nats)")
     ax.legend(frameon=False)
-    return fig
+    lengths = [int(m) for m in r.span_lengths]
+    harder = [m for m, c, c_se, v, v_se in zip(lengths, r.centre, r.centre_se, r.per_position, r.per_position_se)
+              if c - v > 2 * np.hypot(c_se, v_se)]
+    centre = (f"the span's centre lies above the average position for spans of {harder[0]} to {harder[-1]} words"
+              if harder else "the span's centre is no harder than its average position")
+    alt = (f"Expected entropy of the span-masking optimum against span length {', '.join(map(str, lengths))}, on a "
+           f"logarithmic axis. Per hidden position it rises from {r.per_position[0]:.2f} nats for one word to "
+           f"{r.per_position[-2]:.2f} for {lengths[-2]} words and {r.per_position[-1]:.2f} when the whole sentence "
+           f"is hidden; {centre}. "
+           f"A dashed line marks the bidirectional reader in the middle of a sentence, {e.both[middle]:.2f}, which "
+           f"the span of one meets; a dotted line the marginal, {e.left[0]:.2f}, which the whole sentence meets.")
+    caption = ("The exact optimum inside a hidden span: expected entropy per hidden position and at the span's "
+               "centre (± 2 standard errors), against the span's length.")
+    return describe(fig, alt=alt, caption=caption)
 
 
 def _monotone() -> tuple[float, ...]:
