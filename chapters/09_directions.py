@@ -24,21 +24,21 @@
 # %%
 import numpy as np
 
-from mlm_book.readings import sense_probes
 from mlm_book.artefacts import next_token_measurements
 from mlm_book.artefacts.hmm_encoder import SETUP as hmm_setup
 from mlm_book.experiments import ch09_causal as readers
-from mlm_book.experiments import ch09_directions as ch9
-from mlm_book.experiments import ch09_languages as langs
+from mlm_book.experiments import ch09_directions as directions
+from mlm_book.experiments import ch09_languages as languages
 from mlm_book.experiments import ch09_span_masking as spans
 from mlm_book.figures import show
 from mlm_book.ledger import chapter_summary, verify
+from mlm_book.readings import sense_probes
 from mlm_book.report import Markdown, answer, seed_band
 
-r = ch9.results()
+r = directions.results()       # the exact readers on the HMM: entropies and sense accuracies by position
 e, senses = r.entropies, r.senses
-trained = readers.results()
-span_result = spans.results()
+trained = readers.results()    # the next-token readers, trained with and without the causal mask
+span_result = spans.results()  # the exact optimum inside a hidden span
 
 # %% [markdown]
 # ## Two readers of one sentence
@@ -74,10 +74,10 @@ Markdown(
 )
 
 # %%
-show(ch9.figure_directions())
+show(directions.figure_directions())
 
 # %%
-ch9.entropy_table()
+directions.entropy_table()
 
 # %% tags=["hide-input"]
 middle = e.length // 2
@@ -107,7 +107,7 @@ Markdown(f"The sampled numbers are checked against enumeration. For sentences of
          f"code, run on every listed sentence, must give them to rounding:")
 
 # %%
-ch9.exact_table()
+directions.exact_table()
 
 # %% [markdown]
 # ## Why the encoder needs a mask
@@ -189,7 +189,7 @@ Markdown(
 # ## The sense of *w*, from one side and from both
 
 # %%
-ch9.sense_table()
+directions.sense_table()
 
 # %% tags=["hide-input"]
 Markdown(
@@ -269,8 +269,8 @@ Markdown(
 # uniform, and XLM-R uses $\alpha = 0.3$. Everything here is exact.
 
 # %% tags=["hide-input"]
-family = langs.language_family()
-shares = np.asarray(langs.DATA_SHARES)
+family = languages.language_family()
+shares = np.asarray(languages.DATA_SHARES)
 Markdown(
     f"The book's version is a family of {len(family.languages)} HMM languages, L1 to L{len(family.languages)}, with "
     f"data shares {' / '.join(f'{p:g}' for p in shares)}. They share chapter 1's hidden dynamics and each writes its own "
@@ -283,19 +283,19 @@ Markdown(
 )
 
 # %%
-langs.sampling_table()
+languages.sampling_table()
 
 # %%
-show(langs.figure_sampling())
+show(languages.figure_sampling())
 
 # %% tags=["hide-input"]
-q3, n3 = langs.sampling_shares(shares, 0.3), langs.passes(shares, 0.3)
-absent = langs.absent_probability(shares, 1.0, langs.BATCH)
+q3, n3 = languages.sampling_shares(shares, 0.3), languages.passes(shares, 0.3)
+absent = languages.absent_probability(shares, 1.0, languages.BATCH)
 Markdown(
     f"At $\\alpha = 0.3$ the smallest language's share rises from {shares.min():.2f} to {q3.min():.3f}, "
     f"{q3.min() / shares.min():.1f} times its data, and the largest falls from {shares.max():.2f} to {q3.max():.3f}: the budget that passes once "
     f"over the corpus passes {n3.max():.1f} times over the smallest language and {n3.min():.2f} times over the "
-    f"largest. At $\\alpha = 1$ a batch of {langs.BATCH} sentences holds no sentence of the smallest language "
+    f"largest. At $\\alpha = 1$ a batch of {languages.BATCH} sentences holds no sentence of the smallest language "
     f"{100 * absent[-1]:.0f} % of the time. Lowering $\\alpha$ always moves share from larger languages to smaller "
     f"ones, because $q_k / p_k = p_k^{{\\alpha - 1}} / \\sum_j p_j^\\alpha$ falls with $p_k$ when $\\alpha < 1$. "
     f"What a share buys an encoder, measured against each language's known optimum, is a question for training."
@@ -324,7 +324,7 @@ answer(f"$E\\,H(x_1 \\mid x_{{2..n}}) = H(x_{{1..n}}) - H(x_{{2..n}})$ and "
 rng = np.random.default_rng(9)
 random_shares = rng.dirichlet(np.ones(4))
 order = np.argsort(random_shares)
-ratios = langs.passes(random_shares, 0.5)
+ratios = languages.passes(random_shares, 0.5)
 answer(f"$q_k / p_k = p_k^{{\\alpha - 1}} / \\sum_j p_j^\\alpha$; the denominator is the same for every $k$ and "
        f"$p^{{\\alpha - 1}}$ falls in $p$ when $\\alpha < 1$. Shares "
        f"{', '.join(f'{p:.3f}' for p in random_shares[order])} (sorted) get passes "
@@ -334,4 +334,4 @@ answer(f"$q_k / p_k = p_k^{{\\alpha - 1}} / \\sum_j p_j^\\alpha$; the denominato
 # ## Claims
 
 # %% tags=["hide-input"]
-chapter_summary(verify(claims=ch9.CLAIMS + readers.CLAIMS + spans.CLAIMS + langs.CLAIMS))
+chapter_summary(verify(claims=directions.CLAIMS + readers.CLAIMS + spans.CLAIMS + languages.CLAIMS))
