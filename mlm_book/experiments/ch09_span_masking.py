@@ -246,15 +246,19 @@ def figure_spans(r: SpanMasking | None = None):
     ax.errorbar(r.span_lengths, r.centre, yerr=2 * r.centre_se, marker="s", ms=4, capsize=2,
                 color=PALETTE["vermillion"], label="at the span's centre")
     middle = r.length // 2
-    ax.axhline(e.both[middle], color=PALETTE["orange"], ls="--", lw=1,
-               label="bidirectional reader, middle position")
-    ax.axhline(e.left[0], color=PALETTE["grey"], ls=":", lw=1, label="one token alone (marginal)")
+    # the two levels are labelled on their lines, the legend keeps to the empty lower right
+    ax.axhline(e.both[middle], color=PALETTE["orange"], ls="--", lw=1)
+    ax.annotate("bidirectional reader, middle position", (1.0, e.both[middle]), xycoords=("axes fraction", "data"),
+                xytext=(-2, 2), textcoords="offset points", ha="right", va="bottom", color=PALETTE["orange"])
+    ax.axhline(e.left[0], color=PALETTE["grey"], ls=":", lw=1)
+    ax.annotate("one token alone (marginal)", (0.0, e.left[0]), xycoords=("axes fraction", "data"),
+                xytext=(4, -2), textcoords="offset points", ha="left", va="top", color=PALETTE["grey"])
     ax.set_xscale("log", base=2)
     ax.set_xticks(list(r.span_lengths), [str(int(m)) for m in r.span_lengths])
     ax.minorticks_off()
     ax.set_xlabel(f"span length $m$ (centred in a sentence of {r.length})")
     ax.set_ylabel("expected entropy (nats)")
-    ax.legend(frameon=False)
+    ax.legend(frameon=False, loc="lower right", bbox_to_anchor=(1.0, 0.1))
     lengths = [int(m) for m in r.span_lengths]
     harder = [m for m, c, c_se, v, v_se in zip(lengths, r.centre, r.centre_se, r.per_position, r.per_position_se)
               if c - v > 2 * np.hypot(c_se, v_se)]
