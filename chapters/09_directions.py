@@ -26,11 +26,13 @@ import numpy as np
 
 from mlm_book.artefacts import next_token_measurements
 from mlm_book.artefacts.hmm_encoder import SETUP as hmm_setup
+from mlm_book.directions import position_entropies, sense_by_position
 from mlm_book.experiments import ch09_causal as readers
 from mlm_book.experiments import ch09_directions as directions
 from mlm_book.experiments import ch09_languages as languages
 from mlm_book.experiments import ch09_span_masking as spans
 from mlm_book.figures import show
+from mlm_book.hmm import default_hmm
 from mlm_book.ledger import chapter_summary, verify
 from mlm_book.readings import sense_probes
 from mlm_book.report import Markdown, answer, seed_band
@@ -110,6 +112,15 @@ Markdown(f"The sampled numbers are checked against enumeration. For sentences of
 directions.exact_table()
 
 # %% [markdown]
+# The whole measurement is one call. A smaller run of it, which a reader can change and
+# rerun (another length, fewer sentences, another seed), gives the left-to-right entropies,
+# the bidirectional ones and the gap by position:
+
+# %%
+short_run = position_entropies(default_hmm(), length=8, sequences=2_000, rng=np.random.default_rng(1))
+short_run.left.round(3), short_run.both.round(3), short_run.gap.round(3)
+
+# %% [markdown]
 # ## Why the encoder needs a mask
 #
 # Train the encoder as it is, with attention over the whole input, to predict the **next**
@@ -186,6 +197,13 @@ Markdown(
 )
 
 # %% [markdown]
+# Every measured field of either reader can be read at every seed, the book's seed first
+# (try `causal=False`, or `field="loss"`):
+
+# %%
+trained.over_seeds(causal=True, field="excess").round(4)
+
+# %% [markdown]
 # ## The sense of *w*, from one side and from both
 
 # %%
@@ -201,6 +219,13 @@ Markdown(
     f"sides. A left-to-right model's vector for $w$ can only hold what the left context says, so a sense probe on "
     f"it is capped by the left column."
 )
+
+# %% [markdown]
+# The sense accuracies come from one call too; a short run, from the left and from both sides:
+
+# %%
+short_senses = sense_by_position(default_hmm(), length=8, sequences=5_000, rng=np.random.default_rng(1))
+short_senses.left.round(3), short_senses.both.round(3)
 
 # %% [markdown]
 # The trained readers of the previous section can be asked the same question: a sense probe
@@ -254,6 +279,13 @@ Markdown(
 )
 
 # %% [markdown]
+# The measurement for other spans and a shorter sentence, per hidden position:
+
+# %%
+spans.span_masking(default_hmm(), length=12, span_lengths=[1, 3, 6, 12], sequences=2_000,
+                   rng=np.random.default_rng(1)).per_position.round(3)
+
+# %% [markdown]
 # ## One encoder, many languages: how often to show each
 #
 # A multilingual encoder is trained on a mixture of languages with very unequal amounts of
@@ -300,6 +332,13 @@ Markdown(
     f"ones, because $q_k / p_k = p_k^{{\\alpha - 1}} / \\sum_j p_j^\\alpha$ falls with $p_k$ when $\\alpha < 1$. "
     f"What a share buys an encoder, measured against each language's known optimum, is a question for training."
 )
+
+# %% [markdown]
+# Other data shares and another $\alpha$: the sampling shares $q_k$ and the passes $q_k / p_k$.
+
+# %%
+other_shares = [0.5, 0.3, 0.15, 0.05]
+languages.sampling_shares(other_shares, alpha=0.3).round(3), languages.passes(other_shares, alpha=0.3).round(2)
 
 # %% [markdown]
 # ## Exercises
