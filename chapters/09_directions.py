@@ -24,21 +24,23 @@
 # %%
 import numpy as np
 
-from mlm_book.readings import sense_probes
 from mlm_book.artefacts import next_token_measurements
 from mlm_book.artefacts.hmm_encoder import SETUP as hmm_setup
+from mlm_book.directions import position_entropies, sense_by_position
 from mlm_book.experiments import ch09_causal as readers
-from mlm_book.experiments import ch09_directions as ch9
-from mlm_book.experiments import ch09_languages as langs
+from mlm_book.experiments import ch09_directions as directions
+from mlm_book.experiments import ch09_languages as languages
 from mlm_book.experiments import ch09_span_masking as spans
 from mlm_book.figures import show
+from mlm_book.hmm import default_hmm
 from mlm_book.ledger import chapter_summary, verify
+from mlm_book.readings import sense_probes
 from mlm_book.report import Markdown, answer, seed_band
 
-r = ch9.results()
+r = directions.results()       # the exact readers on the HMM: entropies and sense accuracies by position
 e, senses = r.entropies, r.senses
-trained = readers.results()
-span_result = spans.results()
+trained = readers.results()    # the next-token readers, trained with and without the causal mask
+span_result = spans.results()  # the exact optimum inside a hidden span
 
 # %% [markdown]
 # ## Two readers of one sentence
@@ -74,18 +76,10 @@ Markdown(
 )
 
 # %%
-show(ch9.figure_directions(),
-     alt=f"Expected entropy by position 1 to {e.length}. Left-to-right: {e.left[0]:.2f} nats at position 1, "
-         f"{e.left[2]:.2f} at position 3, {e.left[e.length // 2]:.2f} in the middle and {e.left[-1]:.2f} at the end. "
-         f"Bidirectional: {e.both[0]:.2f} at both ends and {e.both[e.length // 2]:.2f} in the middle. At a [MASK] "
-         f"with BERT's channel elsewhere: {e.mask[0]:.2f} at the ends, {e.mask[e.length // 2]:.2f} in the middle. "
-         f"The gap falls from {e.gap[0]:.2f} at position 1 to about {e.gap[e.length // 2]:.2f} and is 0 at the last "
-         f"position.",
-     caption="What each reader faces, position by position: expected entropy of the exact conditional (bands: "
-             "± 2 standard errors), and the gap between the left-to-right and the bidirectional reader.")
+show(directions.figure_directions())
 
 # %%
-ch9.entropy_table()
+directions.entropy_table()
 
 # %% tags=["hide-input"]
 middle = e.length // 2
@@ -115,7 +109,16 @@ Markdown(f"The sampled numbers are checked against enumeration. For sentences of
          f"code, run on every listed sentence, must give them to rounding:")
 
 # %%
-ch9.exact_table()
+directions.exact_table()
+
+# %% [markdown]
+# The whole measurement is one call. A smaller run of it, which a reader can change and
+# rerun (another length, fewer sentences, another seed), gives the left-to-right entropies,
+# the bidirectional ones and the gap by position:
+
+# %%
+short_run = position_entropies(default_hmm(), length=8, sequences=2_000, rng=np.random.default_rng(1))
+short_run.left.round(3), short_run.both.round(3), short_run.gap.round(3)
 
 # %% [markdown]
 # ## Why the encoder needs a mask
@@ -152,15 +155,7 @@ Markdown(
 )
 
 # %%
-show(readers.figure_readers(trained),
-     alt="Two panels. Top: training loss curves on a log scale; the causal reader's curves flatten just above a "
-         "dashed line at the exact left-to-right surprisal, while the unmasked reader's curves fall far below it "
-         "towards zero. Bottom: held-out loss by predicted position; the causal reader follows the exact "
-         "surprisal at every position, and the unmasked reader stays near zero at every position.",
-     caption="Next-token prediction with and without the causal mask, five seeds each. Top: training loss "
-             "(20-step means; the book's seed drawn thicker). Bottom: held-out loss by predicted position $i$ "
-             "(mean over seeds, band: their range) against the exact $-\\log P(x_i \\mid x_{<i})$ of the same "
-             "words (grey band: ± 2 standard errors).")
+show(readers.figure_readers(trained))
 
 # %%
 readers.reader_table(trained)
@@ -188,11 +183,7 @@ Markdown(
 # weights over held-out sentences for the head that looks one step ahead most.
 
 # %%
-show(readers.figure_copy_head(trained),
-     alt="A 24 by 24 grid of mean attention weights, query position against key position. Nearly all the "
-         "weight lies on the diagonal just right of the main one: each position reads the next position.",
-     caption="The unmasked reader's copying head (book seed): mean attention weight of each query position on "
-             "each key position over held-out sentences. The last position has no next word to read.")
+show(readers.figure_copy_head(trained))
 
 # %% tags=["hide-input"]
 block, head = trained.copy_head
@@ -206,10 +197,17 @@ Markdown(
 )
 
 # %% [markdown]
+# Every measured field of either reader can be read at every seed, the book's seed first
+# (try `causal=False`, or `field="loss"`):
+
+# %%
+trained.over_seeds(causal=True, field="excess").round(4)
+
+# %% [markdown]
 # ## The sense of *w*, from one side and from both
 
 # %%
-ch9.sense_table()
+directions.sense_table()
 
 # %% tags=["hide-input"]
 Markdown(
@@ -221,6 +219,13 @@ Markdown(
     f"sides. A left-to-right model's vector for $w$ can only hold what the left context says, so a sense probe on "
     f"it is capped by the left column."
 )
+
+# %% [markdown]
+# The sense accuracies come from one call too; a short run, from the left and from both sides:
+
+# %%
+short_senses = sense_by_position(default_hmm(), length=8, sequences=5_000, rng=np.random.default_rng(1))
+short_senses.left.round(3), short_senses.both.round(3)
 
 # %% [markdown]
 # The trained readers of the previous section can be asked the same question: a sense probe
@@ -256,15 +261,7 @@ Markdown(
 # as above, and each hidden position is scored.
 
 # %%
-show(spans.figure_spans(),
-     alt=f"Expected entropy of the span-masking optimum against span length "
-         f"{', '.join(str(int(m)) for m in span_result.span_lengths)}: per hidden position it rises from "
-         f"{span_result.per_position[0]:.2f} nats for one word to {span_result.per_position[-2]:.2f} for "
-         f"{int(span_result.span_lengths[-2])} words and {span_result.per_position[-1]:.2f} when the whole sentence "
-         f"is hidden; the span's centre is a little harder than its average position. Dashed: the bidirectional "
-         f"reader in the middle, {e.both[e.length // 2]:.2f}; dotted: the marginal, {e.left[0]:.2f}.",
-     caption="The exact optimum inside a hidden span: expected entropy per hidden position and at the span's "
-             "centre (± 2 standard errors), against the span's length.")
+show(spans.figure_spans())
 
 # %%
 spans.span_table()
@@ -282,6 +279,13 @@ Markdown(
 )
 
 # %% [markdown]
+# The measurement for other spans and a shorter sentence, per hidden position:
+
+# %%
+spans.span_masking(default_hmm(), length=12, span_lengths=[1, 3, 6, 12], sequences=2_000,
+                   rng=np.random.default_rng(1)).per_position.round(3)
+
+# %% [markdown]
 # ## One encoder, many languages: how often to show each
 #
 # A multilingual encoder is trained on a mixture of languages with very unequal amounts of
@@ -297,8 +301,8 @@ Markdown(
 # uniform, and XLM-R uses $\alpha = 0.3$. Everything here is exact.
 
 # %% tags=["hide-input"]
-family = langs.language_family()
-shares = np.asarray(langs.DATA_SHARES)
+family = languages.language_family()
+shares = np.asarray(languages.DATA_SHARES)
 Markdown(
     f"The book's version is a family of {len(family.languages)} HMM languages, L1 to L{len(family.languages)}, with "
     f"data shares {' / '.join(f'{p:g}' for p in shares)}. They share chapter 1's hidden dynamics and each writes its own "
@@ -311,30 +315,30 @@ Markdown(
 )
 
 # %%
-langs.sampling_table()
+languages.sampling_table()
 
 # %%
-show(langs.figure_sampling(),
-     alt=f"Left: sampling share against α from 1 to 0 for the {len(shares)} languages; the largest falls from "
-         f"{shares.max():g} to {1 / len(shares):g} and the smallest rises from {shares.min():g} to "
-         f"{1 / len(shares):g}. Right: passes over each language's data per corpus-sized budget, on a log scale: "
-         f"1 for every language at α = 1, and at α = 0 from {langs.passes(shares, 0.0).min():.2f} for the largest "
-         f"to {langs.passes(shares, 0.0).max():.2f} for the smallest.",
-     caption="Sampling shares and passes over each language's own data as α goes from the data's proportions "
-             "(α = 1) to uniform (α = 0); dots mark the α values of the table.")
+show(languages.figure_sampling())
 
 # %% tags=["hide-input"]
-q3, n3 = langs.sampling_shares(shares, 0.3), langs.passes(shares, 0.3)
-absent = langs.absent_probability(shares, 1.0, langs.BATCH)
+q3, n3 = languages.sampling_shares(shares, 0.3), languages.passes(shares, 0.3)
+absent = languages.absent_probability(shares, 1.0, languages.BATCH)
 Markdown(
     f"At $\\alpha = 0.3$ the smallest language's share rises from {shares.min():.2f} to {q3.min():.3f}, "
     f"{q3.min() / shares.min():.1f} times its data, and the largest falls from {shares.max():.2f} to {q3.max():.3f}: the budget that passes once "
     f"over the corpus passes {n3.max():.1f} times over the smallest language and {n3.min():.2f} times over the "
-    f"largest. At $\\alpha = 1$ a batch of {langs.BATCH} sentences holds no sentence of the smallest language "
+    f"largest. At $\\alpha = 1$ a batch of {languages.BATCH} sentences holds no sentence of the smallest language "
     f"{100 * absent[-1]:.0f} % of the time. Lowering $\\alpha$ always moves share from larger languages to smaller "
     f"ones, because $q_k / p_k = p_k^{{\\alpha - 1}} / \\sum_j p_j^\\alpha$ falls with $p_k$ when $\\alpha < 1$. "
     f"What a share buys an encoder, measured against each language's known optimum, is a question for training."
 )
+
+# %% [markdown]
+# Other data shares and another $\alpha$: the sampling shares $q_k$ and the passes $q_k / p_k$.
+
+# %%
+other_shares = [0.5, 0.3, 0.15, 0.05]
+languages.sampling_shares(other_shares, alpha=0.3).round(3), languages.passes(other_shares, alpha=0.3).round(2)
 
 # %% [markdown]
 # ## Exercises
@@ -359,7 +363,7 @@ answer(f"$E\\,H(x_1 \\mid x_{{2..n}}) = H(x_{{1..n}}) - H(x_{{2..n}})$ and "
 rng = np.random.default_rng(9)
 random_shares = rng.dirichlet(np.ones(4))
 order = np.argsort(random_shares)
-ratios = langs.passes(random_shares, 0.5)
+ratios = languages.passes(random_shares, 0.5)
 answer(f"$q_k / p_k = p_k^{{\\alpha - 1}} / \\sum_j p_j^\\alpha$; the denominator is the same for every $k$ and "
        f"$p^{{\\alpha - 1}}$ falls in $p$ when $\\alpha < 1$. Shares "
        f"{', '.join(f'{p:.3f}' for p in random_shares[order])} (sorted) get passes "
@@ -369,4 +373,4 @@ answer(f"$q_k / p_k = p_k^{{\\alpha - 1}} / \\sum_j p_j^\\alpha$; the denominato
 # ## Claims
 
 # %% tags=["hide-input"]
-chapter_summary(verify(claims=ch9.CLAIMS + readers.CLAIMS + spans.CLAIMS + langs.CLAIMS))
+chapter_summary(verify(claims=directions.CLAIMS + readers.CLAIMS + spans.CLAIMS + languages.CLAIMS))

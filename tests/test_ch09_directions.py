@@ -235,7 +235,9 @@ def test_tables_and_figure(r):
     assert entropies.count("\n") == 2 + 8 + 2 - 1 and f"{r.entropies.left[0]:.3f}" in entropies
     assert ch9.sense_table(r, positions=[1, 12]).count("\n") == 2 + 2 + 2 - 1
     assert ch9.exact_table(r).count("\n") == 2 + 2 + 3 + 4 - 1
-    fig = ch9.figure_directions(r)
+    drawn = ch9.figure_directions(r)
+    assert f"{r.entropies.gap[0]:.2f}" in drawn.alt and "$" not in drawn.alt and drawn.caption
+    fig = drawn.figure
     with figures.style():
         fig.savefig(io.BytesIO(), format="svg")
     small = [text.get_text() for text in fig.findobj(Text)

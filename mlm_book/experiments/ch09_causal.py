@@ -304,9 +304,15 @@ def collapse_steps(r: CausalResults | None = None) -> np.ndarray:
 def figure_readers(r: CausalResults | None = None):
     r"""Both readers' training curves and held-out loss by position, against the exact left-to-right surprisal.
 
-    Top: training loss (20-step means, log scale) of every seed, with the exact surprisal
-    as a line. Bottom: held-out cross-entropy by predicted position, seeds' mean with their
-    range, and the exact surprisal of the same targets with ± 2 standard errors.
+    Top: training loss (20-step means, log scale) of every seed and the seeds' mean, with the
+    exact surprisal as a line. Bottom: held-out cross-entropy by predicted position, seeds'
+    mean with their range, and the exact surprisal of the same targets with ± 2 standard errors.
+
+    Returns
+    -------
+    DescribedFigure
+        The figure with its alt text (where each reader's losses end up and when copying takes
+        over, read off ``r``) and its caption.
 
     Raises
     ------
@@ -316,26 +322,33 @@ def figure_readers(r: CausalResults | None = None):
     Examples
     --------
     >>> import matplotlib.pyplot as plt  # doctest: +BOOK
-    >>> fig = figure_readers()
-    >>> [ax.get_ylabel() for ax in fig.axes]
+    >>> drawn = figure_readers()
+    >>> [ax.get_ylabel() for ax in drawn.figure.axes]
     ['training loss (nats)', 'held-out loss (nats)']
-    >>> plt.close(fig)
+    >>> f"{results().exact:.2f}" in drawn.alt
+    True
+    >>> plt.close(drawn.figure)
     """
-    from mlm_book.figures import PALETTE, WIDE, subplots
+    from mlm_book.figures import PALETTE, WIDE, describe, subplots
     r = _given_or_results(r)
     fig, (top, bottom) = subplots(2, 1, width=WIDE, height=6.4)
     colors = {True: PALETTE["blue"], False: PALETTE["vermillion"]}
+    final = {}
     for causal in READERS:
-        for k, seed in enumerate(SEEDS):
-            curve = _smoothed(_training_losses(causal, seed))
-            top.plot(np.arange(curve.size) + 20, curve, color=colors[causal], linewidth=1.6 if k == 0 else 0.7,
-                     alpha=1.0 if k == 0 else 0.6, label=f"{READERS[causal]} reader" if k == 0 else None)
+        curves = np.array([_smoothed(_training_losses(causal, seed)) for seed in SEEDS])
+        steps = np.arange(curves.shape[1]) + 20
+        for k, curve in enumerate(curves):
+            top.plot(steps, curve, color=colors[causal], linewidth=1.6 if k == 0 else 0.7,
+                     alpha=1.0 if k == 0 else 0.6, label=f"{READERS[causal]} reader (book seed thicker)" if k == 0 else None)
+        top.plot(steps, curves.mean(axis=0), color="black", linestyle=":", linewidth=1.2,
+                 label=f"mean of the {len(SEEDS)} seeds" if causal else None)
+        final[causal] = curves[:, -1].mean()
     top.axhline(r.exact, color="black", linestyle="--", linewidth=1.0,
                 label=f"exact left-to-right surprisal ({r.exact:.3f})")
     top.set_yscale("log")
     top.set_xlabel("Adam step")
     top.set_ylabel("training loss (nats)")
-    top.legend(loc="lower left")
+    top.legend(loc="center right")
     x = np.arange(2, r.exact_position.size + 2)
     bottom.plot(x, r.exact_position, color="black", linestyle="--", linewidth=1.0,
                 label=r"exact $-\log P(x_{i} \mid x_{<i})$")
@@ -350,11 +363,31 @@ def figure_readers(r: CausalResults | None = None):
     bottom.set_ylabel("held-out loss (nats)")
     bottom.set_xticks(sorted({2, *range(4, x[-1] + 1, 4), int(x[-1])}))
     bottom.legend(loc="center right")
-    return fig
+    causal_loss, unmasked_loss = r.over_seeds(True, "position_loss"), r.over_seeds(False, "position_loss")
+    copying = collapse_steps(r)
+    alt = (f"Two panels. Top: training loss against Adam step on a log scale, {len(SEEDS)} seeds of each reader "
+           f"and their mean. The causal reader's curves flatten at about {final[True]:.3f} nats, beside a dashed "
+           f"line at the exact left-to-right surprisal, {r.exact:.3f}; the unmasked reader's curves follow "
+           f"them at first, then fall away between steps {copying.min()} and {copying.max()} and end near "
+           f"{final[False]:.3f}. Bottom: held-out loss by predicted position 2 to {x[-1]}: the causal reader's mean "
+           f"lies on the exact surprisal at every position (between {causal_loss.mean(axis=0).min():.2f} and "
+           f"{causal_loss.mean(axis=0).max():.2f}), the unmasked reader's stays below "
+           f"{unmasked_loss.max():.3f} at every position.")
+    caption = (f"Next-token prediction with and without the causal mask, {len(SEEDS)} seeds each. Top: training "
+               "loss (20-step means; the book's seed drawn thicker, the seeds' mean dotted). Bottom: held-out loss "
+               "by predicted position $i$ (mean over seeds, band: their range) against the exact "
+               "$-\\log P(x_i \\mid x_{<i})$ of the same words (grey band: ± 2 standard errors).")
+    return describe(fig, alt=alt, caption=caption)
 
 
 def figure_copy_head(r: CausalResults | None = None):
     """The unmasked reader's attention map for its copying head (book seed), averaged over held-out sentences.
+
+    Returns
+    -------
+    DescribedFigure
+        The figure with its alt text (the head, and the mean weight a query puts on the next
+        position, read off ``r``) and its caption.
 
     Raises
     ------
@@ -364,12 +397,15 @@ def figure_copy_head(r: CausalResults | None = None):
     Examples
     --------
     >>> import matplotlib.pyplot as plt  # doctest: +BOOK
-    >>> fig = figure_copy_head()
-    >>> fig.axes[0].get_xlabel(), fig.axes[0].get_ylabel()
+    >>> drawn = figure_copy_head()
+    >>> drawn.figure.axes[0].get_xlabel(), drawn.figure.axes[0].get_ylabel()
     ('key position (read)', 'query position (reading)')
-    >>> plt.close(fig)
+    >>> block, head = results().copy_head
+    >>> f"block {block + 1}, head {head + 1}" in drawn.alt
+    True
+    >>> plt.close(drawn.figure)
     """
-    from mlm_book.figures import NARROW, subplots
+    from mlm_book.figures import NARROW, describe, subplots
     r = _given_or_results(r)
     fig, ax = subplots(1, 1, width=NARROW, height=5.2)
     n = r.mean_attention.shape[0]
@@ -383,7 +419,17 @@ def figure_copy_head(r: CausalResults | None = None):
     ax.set_xticks(ticks)
     ax.set_yticks(ticks)
     fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
-    return fig
+    next_weight = np.diagonal(r.mean_attention, offset=1)
+    elsewhere = (r.mean_attention - np.diag(next_weight, k=1))[:-1]
+    alt = (f"A {n} by {n} grid of the mean attention weights of block {block + 1}, head {head + 1} of the unmasked "
+           f"reader, query position against key position, dark for weight near 1. Nearly all the weight lies on "
+           f"the diagonal just right of the main one: a query at positions 1 to {n - 1} puts between "
+           f"{next_weight.min():.2f} and {next_weight.max():.2f} of its weight on the next position, and no more than "
+           f"{elsewhere.max():.2f} on any other. The last row, which has no next position, spreads its weight over "
+           f"a few keys, at most {r.mean_attention[-1].max():.2f} on one.")
+    caption = ("The unmasked reader's copying head (book seed): mean attention weight of each query position on "
+               "each key position over held-out sentences. The last position has no next word to read.")
+    return describe(fig, alt=alt, caption=caption)
 
 
 # ----------------------------------------------------------------------------- the claim

@@ -28,7 +28,7 @@ from mlm_book.directions import (
     directions_results,
     exact_directions,
 )
-from mlm_book.figures import PALETTE, WIDE, subplots
+from mlm_book.figures import PALETTE, WIDE, describe, subplots
 from mlm_book.hmm import default_hmm
 from mlm_book.ledger import Claim
 from mlm_book.report import Markdown, table
@@ -208,7 +208,9 @@ def figure_directions(r: DirectionsResults | None = None):
 
     Returns
     -------
-    matplotlib.figure.Figure
+    DescribedFigure
+        The figure with its alt text (the readers' levels at the ends and in the middle, read
+        off ``r``) and its caption.
 
     Raises
     ------
@@ -218,10 +220,12 @@ def figure_directions(r: DirectionsResults | None = None):
     Examples
     --------
     >>> import matplotlib.pyplot as plt
-    >>> fig = figure_directions()
-    >>> [ax.get_ylabel() for ax in fig.axes], fig.axes[1].get_xlabel()
+    >>> drawn = figure_directions()
+    >>> [ax.get_ylabel() for ax in drawn.figure.axes], drawn.figure.axes[1].get_xlabel()
     (['expected entropy (nats)', 'gap (nats)'], 'position $i$')
-    >>> plt.close(fig)
+    >>> f"{results().entropies.gap[0]:.2f}" in drawn.alt
+    True
+    >>> plt.close(drawn.figure)
     """
     r = _given_or_results(r)
     e = r.entropies
@@ -243,7 +247,17 @@ def figure_directions(r: DirectionsResults | None = None):
     bottom.set_xlabel("position $i$")
     bottom.set_xticks(sorted({1, *range(4, e.length + 1, 4), e.length}))
     bottom.legend(loc="upper right")
-    return fig
+    middle = e.length // 2
+    alt = (f"Two panels over positions 1 to {e.length}. Top, expected entropy: the left-to-right reader faces "
+           f"{e.left[0]:.2f} nats at position 1, {e.left[2]:.2f} at position 3, {e.left[middle]:.2f} in the middle "
+           f"and {e.left[-1]:.2f} at the end; the bidirectional reader {e.both[0]:.2f} at both ends and "
+           f"{e.both[middle]:.2f} in the middle; the reader at a [MASK] with BERT's channel elsewhere "
+           f"{e.mask[0]:.2f} at the ends and {e.mask[middle]:.2f} in the middle, just above the bidirectional one. "
+           f"Bottom, the gap between left-to-right and bidirectional: {e.gap[0]:.2f} at position 1, about "
+           f"{e.gap[middle]:.2f} through the middle and 0 at the last position.")
+    caption = ("What each reader faces, position by position: expected entropy of the exact conditional (bands: "
+               "± 2 standard errors), and the gap between the left-to-right and the bidirectional reader.")
+    return describe(fig, alt=alt, caption=caption)
 
 
 def _exact_gaps() -> tuple[float, ...]:

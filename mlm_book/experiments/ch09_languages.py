@@ -293,8 +293,39 @@ def sampling_table(shares=DATA_SHARES, alphas=ALPHAS, batch: int = BATCH):
 
 
 def figure_sampling(shares=DATA_SHARES):
-    """Sampling shares and passes over each language's data against α (a corpus-sized budget)."""
-    from mlm_book.figures import PALETTE, WIDE, subplots
+    """Sampling shares and passes over each language's data against α (a corpus-sized budget).
+
+    Left: $q_k(\\alpha)$ for each language, α from 1 (the data's proportions) to 0 (uniform),
+    with dots at the α values of [`ALPHAS`][mlm_book.experiments.ch09_languages.ALPHAS].
+    Right: $q_k / p_k$, the passes over language $k$'s own data, on a log scale.
+
+    Parameters
+    ----------
+    shares : sequence of float
+        The languages' data shares $p_k$ (default `DATA_SHARES`).
+
+    Returns
+    -------
+    DescribedFigure
+        The figure with its alt text (the largest and smallest language's shares and passes at
+        α = 1 and α = 0, computed from ``shares``) and its caption.
+
+    Raises
+    ------
+    ValueError
+        If ``shares`` are not positive numbers summing to one.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> drawn = figure_sampling([0.5, 0.3, 0.2])
+    >>> [ax.get_xlabel() for ax in drawn.figure.axes]
+    ['α', 'α']
+    >>> "for the 3 languages" in drawn.alt, f"{passes([0.5, 0.3, 0.2], 0.0).max():.2f}" in drawn.alt
+    (True, True)
+    >>> plt.close(drawn.figure)
+    """
+    from mlm_book.figures import PALETTE, WIDE, describe, subplots
     p = check_shares(shares)
     alphas = np.linspace(0.0, 1.0, 101)
     q = np.array([sampling_shares(p, a) for a in alphas])
@@ -318,7 +349,15 @@ def figure_sampling(shares=DATA_SHARES):
     left.legend(frameon=False)
     for ax in (left, right):
         ax.invert_xaxis()
-    return fig
+    uniform, spread = 1 / p.size, passes(p, 0.0)
+    alt = (f"Two panels, α running from 1 on the left to 0 on the right. Left: sampling share against α for the "
+           f"{p.size} languages; the largest falls from {p.max():g} to {uniform:g} and the smallest rises from "
+           f"{p.min():g} to {uniform:g}, every line meeting at {uniform:g}. Right: passes over each language's data "
+           f"per corpus-sized budget, on a log scale: 1 for every language at α = 1, and at α = 0 from "
+           f"{spread.min():.2f} for the largest to {spread.max():.2f} for the smallest.")
+    caption = ("Sampling shares and passes over each language's own data as α goes from the data's proportions "
+               "(α = 1) to uniform (α = 0); dots mark the α values of the table.")
+    return describe(fig, alt=alt, caption=caption)
 
 
 def _upweighting() -> tuple[float, float, float, float]:

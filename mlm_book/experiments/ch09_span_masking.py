@@ -209,9 +209,35 @@ def span_table(r: SpanMasking | None = None):
 
 
 def figure_spans(r: SpanMasking | None = None):
-    """Expected entropy of the optimum inside a hidden span against its length, with the two readers' levels."""
+    """Expected entropy of the optimum inside a hidden span against its length, with the two readers' levels.
+
+    Per hidden position and at the span's centre (± 2 standard errors), against the
+    bidirectional reader in the middle of a sentence and the marginal entropy of one token
+    (chapter 9's [`directions_results`][mlm_book.directions.directions_results]).
+
+    Parameters
+    ----------
+    r : SpanMasking, optional
+        Defaults to [`results`][mlm_book.experiments.ch09_span_masking.results].
+
+    Returns
+    -------
+    DescribedFigure
+        The figure with its alt text (the entropies from one hidden word to the whole
+        sentence, read off ``r``) and its caption.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> drawn = figure_spans()
+    >>> drawn.figure.axes[0].get_ylabel()
+    'expected entropy (nats)'
+    >>> f"{results().per_position[-1]:.2f}" in drawn.alt
+    True
+    >>> plt.close(drawn.figure)
+    """
     from mlm_book.directions import directions_results
-    from mlm_book.figures import NARROW, PALETTE, subplots
+    from mlm_book.figures import NARROW, PALETTE, describe, subplots
     r = results() if r is None else r
     e = directions_results().entropies
     fig, ax = subplots(width=NARROW, height=3.2)
@@ -220,16 +246,33 @@ def figure_spans(r: SpanMasking | None = None):
     ax.errorbar(r.span_lengths, r.centre, yerr=2 * r.centre_se, marker="s", ms=4, capsize=2,
                 color=PALETTE["vermillion"], label="at the span's centre")
     middle = r.length // 2
-    ax.axhline(e.both[middle], color=PALETTE["orange"], ls="--", lw=1,
-               label="bidirectional reader, middle position")
-    ax.axhline(e.left[0], color=PALETTE["grey"], ls=":", lw=1, label="one token alone (marginal)")
+    # the two levels are labelled on their lines, the legend keeps to the empty lower right
+    ax.axhline(e.both[middle], color=PALETTE["orange"], ls="--", lw=1)
+    ax.annotate("bidirectional reader, middle position", (1.0, e.both[middle]), xycoords=("axes fraction", "data"),
+                xytext=(-2, 2), textcoords="offset points", ha="right", va="bottom", color=PALETTE["orange"])
+    ax.axhline(e.left[0], color=PALETTE["grey"], ls=":", lw=1)
+    ax.annotate("one token alone (marginal)", (0.0, e.left[0]), xycoords=("axes fraction", "data"),
+                xytext=(4, -2), textcoords="offset points", ha="left", va="top", color=PALETTE["grey"])
     ax.set_xscale("log", base=2)
     ax.set_xticks(list(r.span_lengths), [str(int(m)) for m in r.span_lengths])
     ax.minorticks_off()
     ax.set_xlabel(f"span length $m$ (centred in a sentence of {r.length})")
     ax.set_ylabel("expected entropy (nats)")
-    ax.legend(frameon=False)
-    return fig
+    ax.legend(frameon=False, loc="lower right", bbox_to_anchor=(1.0, 0.1))
+    lengths = [int(m) for m in r.span_lengths]
+    harder = [m for m, c, c_se, v, v_se in zip(lengths, r.centre, r.centre_se, r.per_position, r.per_position_se)
+              if c - v > 2 * np.hypot(c_se, v_se)]
+    centre = (f"the span's centre lies above the average position for spans of {harder[0]} to {harder[-1]} words"
+              if harder else "the span's centre is no harder than its average position")
+    alt = (f"Expected entropy of the span-masking optimum against span length {', '.join(map(str, lengths))}, on a "
+           f"logarithmic axis. Per hidden position it rises from {r.per_position[0]:.2f} nats for one word to "
+           f"{r.per_position[-2]:.2f} for {lengths[-2]} words and {r.per_position[-1]:.2f} when the whole sentence "
+           f"is hidden; {centre}. "
+           f"A dashed line marks the bidirectional reader in the middle of a sentence, {e.both[middle]:.2f}, which "
+           f"the span of one meets; a dotted line the marginal, {e.left[0]:.2f}, which the whole sentence meets.")
+    caption = ("The exact optimum inside a hidden span: expected entropy per hidden position and at the span's "
+               "centre (± 2 standard errors), against the span's length.")
+    return describe(fig, alt=alt, caption=caption)
 
 
 def _monotone() -> tuple[float, ...]:
