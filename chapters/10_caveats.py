@@ -59,14 +59,7 @@ found = incompatible.results()
 # and misses only the dependence between selections.
 
 # %%
-show(fixed.figure_fixed_count(),
-     alt=f"Mean KL divergence from the exact fixed-count optimum to the closed form against sentence length "
-         f"{surface.config.lengths[0]} to {surface.config.lengths[-1]}, log-log, one colour per selection rate "
-         f"from {surface.config.rhos[0]:g} to {surface.config.rhos[-1]:g}; solid: nominal rate, dashed: matched "
-         f"rate. The nominal error ranges from {surface.nominal_mean_kl.min():.1e} to "
-         f"{surface.nominal_mean_kl.max():.1e} nats; at the two largest rates it falls roughly as 1/n.",
-     caption="The closed form's error under fixed-count selection, by sentence length and rate (nominal rate "
-             "solid, matched rate dashed; cells where the matched form is exact are left out).")
+show(fixed.figure_fixed_count())
 
 # %%
 fixed.slope_table()
@@ -112,13 +105,7 @@ Markdown(
 # pseudo-likelihood over the inverse Fisher information).
 
 # %%
-show(pl.figure_pseudo_likelihood(),
-     alt=f"Left: RMSE against sample size for {len(consistency.config.chains)} Ising chains on log-log axes, MPLE solid "
-         f"and MLE dashed, all parallel to a slope of -1/2. Right: empirical variance ratio at the largest sample "
-         f"size against the exact asymptotic ratio, per chain and parameter, on the diagonal within a ±{100 * pl.RATIO_TOLERANCE:.0f} % band; "
-         f"ratios run from about 1 to {consistency.asymptotic_ratio.max():.2f}.",
-     caption="Pseudo-likelihood on many chains: error against sample size (left) and the efficiency lost to "
-             "maximum likelihood, measured against exact (right).")
+show(pl.figure_pseudo_likelihood())
 
 # %%
 pl.consistency_table()
@@ -155,13 +142,7 @@ Markdown(
 # full conditional and compatible; with it, $\delta$ is of first order in $\eta$.
 
 # %%
-show(incompatible.figure_incompatibility(),
-     alt=f"Two panels. A: median four-cycle gap against selection rate, log-log, for three share settings; it "
-         f"falls steadily as the rate falls. B: median gap against the distance between the cycle's two positions, "
-         f"falling from {found.distances.median[0]:.1e} at distance {found.distances.distances[0]} to "
-         f"{found.distances.median[-1]:.1e} at distance {found.distances.distances[-1]}.",
-     caption="Incompatibility of the masked-LM optimum: by selection rate for three share settings (A), and by "
-             "the distance between the two positions of the four-cycle at BERT's channel (B).")
+show(incompatible.figure_incompatibility())
 
 # %%
 incompatible.share_table()
@@ -241,17 +222,7 @@ Markdown(
 )
 
 # %%
-show(probes.figure_controls(),
-     alt=f"Two panels. A: test accuracy of a linear probe over every token of the HMM encoder, by layer: the "
-         f"regime task rises from {controls.task[0, 0]:.3f} at layer 0 to {controls.task[0, 1]:.3f} at layer 1, "
-         f"the random label per word type stays near {controls.control_mean[0].min():.2f} at every layer, above "
-         f"the task; the exact Bayes accuracy is {controls.bayes:.3f}. B: layer-0 accuracy of the kestrel probe "
-         f"against the window stride from {leak.strides[0]} to {leak.strides[-1]}: between "
-         f"{leak.nearest[0].min():.2f} and {leak.nearest[0].max():.2f} at every stride, against "
-         f"{leak.majority:.3f} for the majority share and the centred reading.",
-     caption="Probes against their controls: a random label per word type is read as well as the regime (A), "
-             "and the position leak does not shrink with the stride (B). Book seed; bands: mean ± sd over "
-             f"{len(controls.seeds)} training seeds.")
+show(probes.figure_controls())
 
 # %%
 probes.control_table()
@@ -291,16 +262,7 @@ Markdown(
 )
 
 # %%
-show(probes.figure_causal(),
-     alt=f"Two panels, one column per training seed of the HMM encoder. A: mean KL divergence of the predictions "
-         f"next to w from the unablated ones, log scale: removing the sense direction gives between "
-         f"{causal.kl_sense.min():.0e} and {causal.kl_sense.max():.0e} nats, inside the spread of the random "
-         f"directions; replacing the whole vector of w gives at most {causal.kl_whole.max():.0e}. B: change of "
-         f"cross-entropy against the exact posterior, between {causal.ce_sense.min():.0e} and "
-         f"{causal.ce_sense.max():.0e} nats for the sense direction, of either sign like the random directions'.",
-     caption="The causal test: what removing the layer-1 sense direction at every w does to the encoder's "
-             "predictions at a [MASK] next to w (A), and to their cross-entropy against the exact posterior (B), "
-             "against equal shifts along random directions and against replacing w's whole layer-1 vector.")
+show(probes.figure_causal())
 
 # %%
 probes.causal_table()
@@ -377,21 +339,7 @@ Markdown(
 )
 
 # %%
-show(sparse.figure_sparse(),
-     alt=f"Two panels. A: the SPLADE weight of every word against its corpus count for one held-out "
-         f"{company[0]} filing at the book's seed; every word has a positive weight between "
-         f"{sparse.seed_weights(study.seeds[0])[example, 2:].min():.1f} and "
-         f"{sparse.seed_weights(study.seeds[0])[example].max():.1f}, rising with corpus count, generic words at "
-         f"the top, the absent plural '{company[2]}' among the low absent words. B: per seed, the mean AUC of own "
-         f"terms and aspect words against generic words: SPLADE between "
-         f"{min(min(study.values(r, m)) for r in sparse_weights.READINGS for m in KINDS):.2f} "
-         f"and {max(max(study.values(r, m)) for r in sparse_weights.READINGS for m in KINDS):.2f}, "
-         f"below term frequency, idf and tf-idf; the PMI diagnosis between "
-         f"{min(min(study.values(r, m, 'pmi')) for r in sparse_weights.READINGS for m in KINDS):.2f} "
-         f"and {max(max(study.values(r, m, 'pmi')) for r in sparse_weights.READINGS for m in KINDS):.2f}.",
-     caption=f"The filing encoder's head as SPLADE weights. A: one held-out filing, each word's weight against its "
-             f"count in the corpus, by role. B: how well the weights put a filing's own terms and aspect words "
-             f"above its generic words, at {len(study.seeds)} seeds (dots) and for bag-of-words weights (lines).")
+show(sparse.figure_sparse())
 
 # %%
 sparse.top_terms_table()
@@ -532,19 +480,7 @@ Markdown(
 )
 
 # %%
-show(polarity.figure_polarity(recovery),
-     alt=f"Two panels. A: leave-one-word-out polarity accuracy of each pooled representation at layers 0, 1 and 2, "
-         f"against a grey chance band up to {polarity.THRESHOLD:.3f}. At layers 1 and 2 the word's own vectors, "
-         f"averaged in any way, and means within {short} tokens stay between "
-         f"{min(recovery.document[:, 1:].min(), recovery.neighbour[:, :4, 1:].min()):.2f} and "
-         f"{max(recovery.document[:, 1:].max(), recovery.neighbour[:, :4, 1:].max()):.2f}; at layer 0 the means "
-         f"within {filing_polarity.RADII[2]} and {filing_polarity.RADII[3]} tokens reach {recovery.neighbour[:, 2:4, 0].max():.2f}. The whole-filing mean ranges "
-         f"from {whole.min():.2f} to {whole.max():.2f} over seeds and layers. A dashed line marks chapter 6's "
-         f"orientation at {recovery.reference_accuracy:.2f}. B: the head's orientation of each of the {len(recovery.words)} words "
-         f"against chapter 6's, book seed, rank correlation {recovery.head_spearman[0]:.2f}.",
-     caption="Can pooled encoder representations recover a word's polarity? A: the probe's accuracy by "
-             "representation and layer (dots: book seed; bars: mean ± sd over the seeds). B: orientation from "
-             "the head's expected seed counts against orientation from observed counts.")
+show(polarity.figure_polarity(recovery))
 
 # %%
 polarity.accuracy_table(recovery)

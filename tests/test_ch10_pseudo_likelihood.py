@@ -123,7 +123,9 @@ def test_bad_inputs_are_named():
 def test_figure_has_both_panels_and_a_legend():
     import matplotlib.pyplot as plt
 
-    fig = q2.figure_pseudo_likelihood()
+    drawn = q2.figure_pseudo_likelihood()
+    assert f"{q2.consistency_summary().asymptotic_ratio.max():.2f}" in drawn.alt
+    fig = drawn.figure
     left, right = fig.axes
     assert (left.get_xscale(), left.get_yscale(), right.get_xscale()) == ("log", "log", "linear")
     assert len(left.lines) == 2 * len(q2.CONFIG.chains) + 1

@@ -905,7 +905,9 @@ def figure_sparse(study: SparseStudy | None = None):
 
     Returns
     -------
-    matplotlib.figure.Figure
+    DescribedFigure
+        The drawing, with its alt text (the example filing's words and the ranges of the weights and AUCs,
+        computed) and caption.
 
     Raises
     ------
@@ -914,11 +916,13 @@ def figure_sparse(study: SparseStudy | None = None):
 
     Examples
     --------
-    >>> fig = figure_sparse()  # doctest: +BOOK
-    >>> len(fig.axes), fig.axes[0].get_xscale()
+    >>> drawn = figure_sparse()  # doctest: +BOOK
+    >>> len(drawn.figure.axes), drawn.figure.axes[0].get_xscale()
     (2, 'log')
+    >>> drawn.alt.startswith("Two panels. A: the SPLADE weight of every word")  # doctest: +BOOK
+    True
     """
-    from mlm_book.figures import PALETTE, WIDE, subplots
+    from mlm_book.figures import PALETTE, WIDE, describe, subplots
 
     study = results() if study is None else check_instance(study, "study", SparseStudy)
     gold = study.gold
@@ -972,7 +976,24 @@ def figure_sparse(study: SparseStudy | None = None):
     bx.set_ylabel("AUC against generic words")
     bx.set_title("B. five seeds; bag-of-words lines", loc="left")
     bx.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncols=2, handletextpad=0.3, columnspacing=0.8)
-    return fig
+    alias, _, plural = (words[v] for v in gold.own_terms[row].tolist())
+    kinds = [measure for measure, _ in measures]
+
+    def auc_range(pooling):
+        values = [v for reading in READINGS for m in kinds for v in study.values(reading, m, pooling)]
+        return f"{min(values):.2f} and {max(values):.2f}"
+
+    alt = (f"Two panels. A: the SPLADE weight of every word against its corpus count for one held-out {alias} "
+           f"filing at the book's seed; every word has a positive weight, between {w[candidates].min():.1f} and "
+           f"{w[candidates].max():.1f}, rising with corpus count, generic words at the top, the absent plural "
+           f"'{plural}' among the low absent words. B: per seed, the mean AUC of own terms and aspect words "
+           f"against generic words: SPLADE between {auc_range('splade')}, below term frequency, idf and tf-idf; "
+           f"the PMI diagnosis between {auc_range('pmi')}.")
+    caption = (f"The filing encoder's head as SPLADE weights. A: one held-out filing, each word's weight against "
+               f"its count in the corpus, by role. B: how well the weights put a filing's own terms and aspect "
+               f"words above its generic words, at {len(study.seeds)} seeds (dots) and for bag-of-words weights "
+               f"(lines).")
+    return describe(fig, alt=alt, caption=caption)
 
 
 # ----------------------------------------------------------------------------- claims
