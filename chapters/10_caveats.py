@@ -30,16 +30,17 @@
 # %%
 import numpy as np
 
+from mlm_book.artefacts import filing_encoder, filing_polarity, probe_caveats, sparse_weights
+from mlm_book.experiments import ch06_finance as finance
 from mlm_book.experiments import ch10_fixed_count as fixed
 from mlm_book.experiments import ch10_incompatibility as incompatible
-from mlm_book.experiments import ch10_pseudo_likelihood as pl
+from mlm_book.experiments import ch10_polarity as polarity
+from mlm_book.experiments import ch10_probes as probes
+from mlm_book.experiments import ch10_pseudo_likelihood as pseudo_likelihood
+from mlm_book.experiments import ch10_sparse as sparse
 from mlm_book.figures import show
 from mlm_book.ledger import chapter_summary, verify
 from mlm_book.report import Markdown, answer, seed_words
-
-surface = fixed.results()
-consistency = pl.consistency_summary()
-found = incompatible.results()
 
 # %% [markdown]
 # ## A fixed number of masks
@@ -65,6 +66,7 @@ show(fixed.figure_fixed_count())
 fixed.slope_table()
 
 # %% tags=["hide-input"]
+surface = fixed.results()
 q1 = verify(claims=fixed.PRESTATED)[0]
 excess = surface.matched_mean_kl - surface.nominal_mean_kl
 worse = excess > 1e-12                    # the rule's own tolerance
@@ -105,16 +107,18 @@ Markdown(
 # pseudo-likelihood over the inverse Fisher information).
 
 # %%
-show(pl.figure_pseudo_likelihood())
+show(pseudo_likelihood.figure_pseudo_likelihood())
 
 # %%
-pl.consistency_table()
+pseudo_likelihood.consistency_table()
 
 # %% tags=["hide-input"]
-q2 = verify(claims=pl.CLAIMS)[0]
+consistency = pseudo_likelihood.consistency_summary()
+q2 = verify(claims=pseudo_likelihood.CLAIMS)[0]
 Markdown(
     f"Before the sweep ran, a rule was fixed from theory: on every chain the MPLE's slope lies within "
-    f"{pl.SLOPE_TOLERANCE} of −1/2, and every empirical variance ratio within {pl.RATIO_TOLERANCE:.0%} of its "
+    f"{pseudo_likelihood.SLOPE_TOLERANCE} of −1/2, and every empirical variance ratio within "
+    f"{pseudo_likelihood.RATIO_TOLERANCE:.0%} of its "
     f"asymptotic value. **It holds**: the slopes differ from −1/2 by at most "
     f"{q2.value['largest |MPLE slope + 1/2|']:.3f} for the MPLE and {q2.value['largest |MLE slope + 1/2|']:.3f} for "
     f"the MLE, and the ratios from their asymptotic values by at most "
@@ -157,6 +161,7 @@ incompatible.distance_table()
 incompatible.nearest_table()
 
 # %% tags=["hide-input"]
+found = incompatible.results()
 q3 = verify(claims=incompatible.PRESTATED)[0]
 nearest = found.nearest
 Markdown(
@@ -187,19 +192,9 @@ Markdown(
 # leak go away when the windows are cut finely enough? And does the HMM encoder use the sense
 # direction that chapter 5's probe finds?
 
-# %%
-from mlm_book.experiments import ch06_finance as finance
-from mlm_book.artefacts import probe_caveats
-from mlm_book.experiments import ch10_probes as probes
-
+# %% tags=["hide-input"]
 caveats = probes.results()
 controls, leak, causal = caveats.controls, caveats.strides, caveats.causal
-rules = verify(claims=probes.PRESTATED)
-causal_rule = verify(claims=probes.CLAIMS)[0]
-
-
-
-# %% tags=["hide-input"]
 Markdown(
     f"*The experiments.* **Control tasks**, after [Hewitt and Liang (2019)](../references.html#hewitt-2019): a "
     f"control task gives every word type a random label, so a probe can learn it only by telling the types apart, "
@@ -231,7 +226,7 @@ probes.control_table()
 probes.stride_table()
 
 # %% tags=["hide-input"]
-selective, rise, vanish = rules
+selective, rise, vanish = verify(claims=probes.PRESTATED)
 sel = controls.selectivity
 stride_1 = leak.column(min(leak.strides))
 product = leak.product_slots[0]
@@ -268,6 +263,7 @@ show(probes.figure_causal())
 probes.causal_table()
 
 # %% tags=["hide-input"]
+causal_rule = verify(claims=probes.CLAIMS)[0]
 Markdown(
     f"**The causal test.** Removing the sense direction moves the predictions next to $w$ by "
     f"{seed_words(causal.kl_sense, '.1e', 'nats')}, no more than equal shifts along random directions (the largest of "
@@ -306,18 +302,11 @@ Markdown(
 # what does a masked-LM head give? Do its weights rank a document's words sensibly, and do they
 # add related words the document lacks (*expansion*), which a bag of words cannot do?
 
-# %%
-from mlm_book.artefacts import sparse_weights
-from mlm_book.experiments import ch10_sparse as sparse
-from mlm_book.artefacts import filing_encoder
-
+# %% tags=["hide-input"]
 study = sparse.results()
 gold = study.gold
 example = gold.documents.tolist().index(sparse.example_document())    # the filing the figure and table show
 company = [finance.results().vocabulary.words[v] for v in gold.own_terms[example]]
-KINDS = ("mean_own_auc", "mean_aspect_auc")
-
-# %% tags=["hide-input"]
 Markdown(
     f"*The experiment.* Each of chapter 6's {len(study.seeds)} filing encoders reads every token of the "
     f"{gold.documents.size} held-out filings at the centre of its own {filing_encoder.SETUP.length}-token window, "
@@ -444,16 +433,7 @@ Markdown(
 # representations should recover polarity once they are pooled the way orientation pools.
 
 # %%
-from mlm_book.artefacts import filing_polarity
-from mlm_book.experiments import ch10_polarity as polarity
-
 recovery = polarity.results()
-whole = recovery.neighbour[:, filing_polarity.RADII.index(None)]
-pooled_rules = verify(claims=polarity.PRESTATED)
-short = ", ".join(str(k) for k in filing_polarity.RADII[1:4])
-whole_rule = verify(claims=polarity.CLAIMS)[0]
-
-
 
 # %% tags=["hide-input"]
 Markdown(
@@ -489,7 +469,10 @@ polarity.accuracy_table(recovery)
 polarity.orientation_table(recovery)
 
 # %% tags=["hide-input"]
-own, *windows_rules, head_rule = pooled_rules
+own, *windows_rules, head_rule = verify(claims=polarity.PRESTATED)
+whole_rule = verify(claims=polarity.CLAIMS)[0]
+whole = recovery.neighbour[:, filing_polarity.RADII.index(None)]
+short = ", ".join(str(k) for k in filing_polarity.RADII[1:3]) + f" and {filing_polarity.RADII[3]}"
 k8, k16, k32 = (recovery.neighbour[:, filing_polarity.RADII.index(k)] for k in (8, 16, 32))
 Markdown(
     f"*What was found.* **Pooling the word's own vectors changes nothing.** Averaged per filing and then over "
@@ -563,5 +546,5 @@ answer(f"Both are $\\sqrt N$-consistent: $\\hat\\theta - \\theta \\approx \\math
 # included, so a rule that starts to hold fails the build as surely as one that stops.
 
 # %% tags=["hide-input"]
-chapter_summary(verify(claims=fixed.CLAIMS + incompatible.CLAIMS + pl.CLAIMS + probes.CLAIMS + sparse.CLAIMS
-                            + polarity.CLAIMS))
+chapter_summary(verify(claims=fixed.CLAIMS + incompatible.CLAIMS + pseudo_likelihood.CLAIMS + probes.CLAIMS
+                            + sparse.CLAIMS + polarity.CLAIMS))
