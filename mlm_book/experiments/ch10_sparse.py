@@ -901,7 +901,8 @@ def diagnosis_table(study: SparseStudy | None = None) -> Markdown:
 def figure_sparse(study: SparseStudy | None = None):
     r"""Two panels. A: the example filing's SPLADE weights (book's seed, shown reading) against the words'
     corpus counts, by role. B: per seed, the mean AUC of own terms and of aspect words against generic
-    words, SPLADE (filled) and the PMI diagnosis (hollow) at both readings, with the bag-of-words baselines.
+    words, SPLADE (filled) and the PMI diagnosis (hollow) at both readings, a bar at each one's mean over the
+    seeds, with the bag-of-words baselines. Both legends sit below their panels.
 
     Returns
     -------
@@ -922,6 +923,8 @@ def figure_sparse(study: SparseStudy | None = None):
     >>> drawn.alt.startswith("Two panels. A: the SPLADE weight of every word")  # doctest: +BOOK
     True
     """
+    from matplotlib.lines import Line2D
+
     from mlm_book.figures import PALETTE, WIDE, describe, subplots
 
     study = results() if study is None else check_instance(study, "study", SparseStudy)
@@ -954,7 +957,7 @@ def figure_sparse(study: SparseStudy | None = None):
     ax.set_xlabel("count of the word in the corpus")
     ax.set_ylabel(r"SPLADE weight $w_v$")
     ax.set_title(f"A. one held-out filing ({COMPANIES[int(gold.filer[row])].alias}), book's seed", loc="left")
-    ax.legend(loc="lower right", handletextpad=0.3, borderaxespad=0.2)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncols=3, handletextpad=0.3, columnspacing=0.8)
     measures = (("mean_own_auc", "own terms"), ("mean_aspect_auc", "aspect words"))
     series = [(reading, pooling, colour, pooling == "pmi") for pooling in POOLINGS
               for reading, colour in zip(READINGS, (PALETTE["blue"], PALETTE["sky"]))]
@@ -965,6 +968,7 @@ def figure_sparse(study: SparseStudy | None = None):
             kwargs = {"facecolors": "none", "edgecolors": colour} if hollow else {"color": colour}
             name = "SPLADE" if pooling == "splade" else "PMI (diagnosis)"
             bx.scatter(x, values, s=16, zorder=3, label=f"{name}, {reading}" if m == 0 else None, **kwargs)
+            bx.hlines(np.mean(values), x[0] - 0.04, x[-1] + 0.04, color=colour, lw=1.6, zorder=4)
         for name, colour, style in zip(BASELINES, (PALETTE["black"], PALETTE["orange"], PALETTE["green"]),
                                        (":", "--", "-.")):
             bx.hlines(getattr(study.baselines[name], measure), m - 0.4, m + 0.4, color=colour, linestyles=style,
@@ -975,7 +979,11 @@ def figure_sparse(study: SparseStudy | None = None):
     bx.set_ylim(-0.03, 1.05)
     bx.set_ylabel("AUC against generic words")
     bx.set_title("B. five seeds; bag-of-words lines", loc="left")
-    bx.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncols=2, handletextpad=0.3, columnspacing=0.8)
+    handles, labels = bx.get_legend_handles_labels()
+    handles.append(Line2D([], [], color=PALETTE["black"], lw=1.6))
+    labels.append("mean of the seeds")
+    bx.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncols=2, handletextpad=0.3,
+              columnspacing=0.8)
     alias, _, plural = (words[v] for v in gold.own_terms[row].tolist())
     kinds = [measure for measure, _ in measures]
 
@@ -991,8 +999,8 @@ def figure_sparse(study: SparseStudy | None = None):
            f"the PMI diagnosis between {auc_range('pmi')}.")
     caption = (f"The filing encoder's head as SPLADE weights. A: one held-out filing, each word's weight against "
                f"its count in the corpus, by role. B: how well the weights put a filing's own terms and aspect "
-               f"words above its generic words, at {len(study.seeds)} seeds (dots) and for bag-of-words weights "
-               f"(lines).")
+               f"words above its generic words, at {len(study.seeds)} seeds (dots, a bar at their mean) and for "
+               f"bag-of-words weights (lines).")
     return describe(fig, alt=alt, caption=caption)
 
 
