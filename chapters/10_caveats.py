@@ -30,6 +30,7 @@
 # %%
 import numpy as np
 
+from mlm_book import ising
 from mlm_book.artefacts import filing_encoder, filing_polarity, probe_caveats, sparse_weights
 from mlm_book.experiments import ch06_finance as finance
 from mlm_book.experiments import ch10_fixed_count as fixed
@@ -39,8 +40,9 @@ from mlm_book.experiments import ch10_probes as probes
 from mlm_book.experiments import ch10_pseudo_likelihood as pseudo_likelihood
 from mlm_book.experiments import ch10_sparse as sparse
 from mlm_book.figures import show
+from mlm_book.hmm import default_hmm
 from mlm_book.ledger import chapter_summary, verify
-from mlm_book.report import Markdown, answer, seed_words
+from mlm_book.report import Markdown, answer, seed_words, table
 
 # %% [markdown]
 # ## A fixed number of masks
@@ -64,6 +66,13 @@ show(fixed.figure_fixed_count())
 
 # %%
 fixed.slope_table()
+
+# %% [markdown]
+# The surface for a grid of your own: BERT's rate and a larger one at three lengths, on fewer
+# sentences a cell (a couple of seconds).
+
+# %%
+fixed.surface_table(fixed.FixedCountSurfaceConfig(lengths=(4, 8, 16), rhos=(0.15, 0.4), batch=200))
 
 # %% tags=["hide-input"]
 surface = fixed.results()
@@ -112,6 +121,13 @@ show(pseudo_likelihood.figure_pseudo_likelihood())
 # %%
 pseudo_likelihood.consistency_table()
 
+# %% [markdown]
+# The exact asymptotic ratio needs no sampling, so it can be computed for any chain: Var(MPLE) /
+# Var(MLE) for $\hat h$ and $\hat J$ on a chain coupled more strongly than any on the grid.
+
+# %%
+ising.asymptotic_covariances(ising.IsingChain(10, h=0.2, J=1.5)).variance_ratio
+
 # %% tags=["hide-input"]
 consistency = pseudo_likelihood.consistency_summary()
 q2 = verify(claims=pseudo_likelihood.CLAIMS)[0]
@@ -159,6 +175,17 @@ incompatible.distance_table()
 
 # %%
 incompatible.nearest_table()
+
+# %% [markdown]
+# The gap for share settings of your own, at BERT's rate on chapter 3's adjacent pairs: BERT's,
+# half `[MASK]` and half random, and no random replacement at all.
+
+# %%
+settings = (incompatible.Shares(mask=0.8, random=0.1), incompatible.Shares(mask=0.5, random=0.5),
+            incompatible.Shares(mask=0.9, random=0.0))
+scan = incompatible.share_scan(default_hmm(), settings, rho=0.15, draws=incompatible.pair_draws(1))
+table(["m/r/κ (%)", "η", "median |δ| (nats)"], list(zip([shares.label for shares in settings], scan.noise,
+                                                       scan.median)), formats=[None, ".4f", ".1e"])
 
 # %% tags=["hide-input"]
 found = incompatible.results()
@@ -386,6 +413,13 @@ sparse.diagnosis_table()
 
 # %%
 sparse.summary_table(pooling="pmi")
+
+# %% [markdown]
+# The heaviest terms of any held-out filing, at any seed, reading and pooling: here the example
+# filing read with `[MASK]` at seed 1 and pooled as PMI.
+
+# %%
+sparse.top_terms_table(document=sparse.example_document(), seed=1, reading="masked", pooling="pmi", k=8)
 
 # %% tags=["hide-input"]
 pmi = study.scores[("shown", "pmi")]
