@@ -252,6 +252,15 @@ probes.control_table()
 # %%
 probes.stride_table()
 
+# %% [markdown]
+# Where the windows put *kestrel*'s mentions, at a stride of your choice: the window slots at
+# which its company and its product mentions are read (slot 16 is the centre).
+
+# %%
+mentions, is_product = probe_caveats.kestrel_mentions()
+slots = probe_caveats.window_positions(stride=1)[mentions]
+{"company": np.unique(slots[is_product == 0]), "product": np.unique(slots[is_product == 1])}
+
 # %% tags=["hide-input"]
 selective, rise, vanish = verify(claims=probes.PRESTATED)
 sel = controls.selectivity
