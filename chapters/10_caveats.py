@@ -30,16 +30,19 @@
 # %%
 import numpy as np
 
+from mlm_book import ising
+from mlm_book.artefacts import filing_encoder, filing_polarity, probe_caveats, sparse_weights
+from mlm_book.experiments import ch06_finance as finance
 from mlm_book.experiments import ch10_fixed_count as fixed
 from mlm_book.experiments import ch10_incompatibility as incompatible
-from mlm_book.experiments import ch10_pseudo_likelihood as pl
+from mlm_book.experiments import ch10_polarity as polarity
+from mlm_book.experiments import ch10_probes as probes
+from mlm_book.experiments import ch10_pseudo_likelihood as pseudo_likelihood
+from mlm_book.experiments import ch10_sparse as sparse
 from mlm_book.figures import show
+from mlm_book.hmm import default_hmm
 from mlm_book.ledger import chapter_summary, verify
-from mlm_book.report import Markdown, answer, seed_words
-
-surface = fixed.results()
-consistency = pl.consistency_summary()
-found = incompatible.results()
+from mlm_book.report import Markdown, answer, seed_words, table
 
 # %% [markdown]
 # ## A fixed number of masks
@@ -59,19 +62,20 @@ found = incompatible.results()
 # and misses only the dependence between selections.
 
 # %%
-show(fixed.figure_fixed_count(),
-     alt=f"Mean KL divergence from the exact fixed-count optimum to the closed form against sentence length "
-         f"{surface.config.lengths[0]} to {surface.config.lengths[-1]}, log-log, one colour per selection rate "
-         f"from {surface.config.rhos[0]:g} to {surface.config.rhos[-1]:g}; solid: nominal rate, dashed: matched "
-         f"rate. The nominal error ranges from {surface.nominal_mean_kl.min():.1e} to "
-         f"{surface.nominal_mean_kl.max():.1e} nats; at the two largest rates it falls roughly as 1/n.",
-     caption="The closed form's error under fixed-count selection, by sentence length and rate (nominal rate "
-             "solid, matched rate dashed; cells where the matched form is exact are left out).")
+show(fixed.figure_fixed_count())
 
 # %%
 fixed.slope_table()
 
+# %% [markdown]
+# The surface for a grid of your own: BERT's rate and a larger one at three lengths, on fewer
+# sentences a cell (a couple of seconds).
+
+# %%
+fixed.surface_table(fixed.FixedCountSurfaceConfig(lengths=(4, 8, 16), rhos=(0.15, 0.4), batch=200))
+
 # %% tags=["hide-input"]
+surface = fixed.results()
 q1 = verify(claims=fixed.PRESTATED)[0]
 excess = surface.matched_mean_kl - surface.nominal_mean_kl
 worse = excess > 1e-12                    # the rule's own tolerance
@@ -112,22 +116,25 @@ Markdown(
 # pseudo-likelihood over the inverse Fisher information).
 
 # %%
-show(pl.figure_pseudo_likelihood(),
-     alt=f"Left: RMSE against sample size for {len(consistency.config.chains)} Ising chains on log-log axes, MPLE solid "
-         f"and MLE dashed, all parallel to a slope of -1/2. Right: empirical variance ratio at the largest sample "
-         f"size against the exact asymptotic ratio, per chain and parameter, on the diagonal within a ±{100 * pl.RATIO_TOLERANCE:.0f} % band; "
-         f"ratios run from about 1 to {consistency.asymptotic_ratio.max():.2f}.",
-     caption="Pseudo-likelihood on many chains: error against sample size (left) and the efficiency lost to "
-             "maximum likelihood, measured against exact (right).")
+show(pseudo_likelihood.figure_pseudo_likelihood())
 
 # %%
-pl.consistency_table()
+pseudo_likelihood.consistency_table()
+
+# %% [markdown]
+# The exact asymptotic ratio needs no sampling, so it can be computed for any chain: Var(MPLE) /
+# Var(MLE) for $\hat h$ and $\hat J$ on a chain coupled more strongly than any on the grid.
+
+# %%
+ising.asymptotic_covariances(ising.IsingChain(10, h=0.2, J=1.5)).variance_ratio
 
 # %% tags=["hide-input"]
-q2 = verify(claims=pl.CLAIMS)[0]
+consistency = pseudo_likelihood.consistency_summary()
+q2 = verify(claims=pseudo_likelihood.CLAIMS)[0]
 Markdown(
     f"Before the sweep ran, a rule was fixed from theory: on every chain the MPLE's slope lies within "
-    f"{pl.SLOPE_TOLERANCE} of −1/2, and every empirical variance ratio within {pl.RATIO_TOLERANCE:.0%} of its "
+    f"{pseudo_likelihood.SLOPE_TOLERANCE} of −1/2, and every empirical variance ratio within "
+    f"{pseudo_likelihood.RATIO_TOLERANCE:.0%} of its "
     f"asymptotic value. **It holds**: the slopes differ from −1/2 by at most "
     f"{q2.value['largest |MPLE slope + 1/2|']:.3f} for the MPLE and {q2.value['largest |MLE slope + 1/2|']:.3f} for "
     f"the MLE, and the ratios from their asymptotic values by at most "
@@ -155,13 +162,7 @@ Markdown(
 # full conditional and compatible; with it, $\delta$ is of first order in $\eta$.
 
 # %%
-show(incompatible.figure_incompatibility(),
-     alt=f"Two panels. A: median four-cycle gap against selection rate, log-log, for three share settings; it "
-         f"falls steadily as the rate falls. B: median gap against the distance between the cycle's two positions, "
-         f"falling from {found.distances.median[0]:.1e} at distance {found.distances.distances[0]} to "
-         f"{found.distances.median[-1]:.1e} at distance {found.distances.distances[-1]}.",
-     caption="Incompatibility of the masked-LM optimum: by selection rate for three share settings (A), and by "
-             "the distance between the two positions of the four-cycle at BERT's channel (B).")
+show(incompatible.figure_incompatibility())
 
 # %%
 incompatible.share_table()
@@ -175,7 +176,19 @@ incompatible.distance_table()
 # %%
 incompatible.nearest_table()
 
+# %% [markdown]
+# The gap for share settings of your own, at BERT's rate on chapter 3's adjacent pairs: BERT's,
+# half `[MASK]` and half random, and no random replacement at all.
+
+# %%
+settings = (incompatible.Shares(mask=0.8, random=0.1), incompatible.Shares(mask=0.5, random=0.5),
+            incompatible.Shares(mask=0.9, random=0.0))
+scan = incompatible.share_scan(default_hmm(), settings, rho=0.15, draws=incompatible.pair_draws(1))
+table(["m/r/κ (%)", "η", "median |δ| (nats)"], list(zip([shares.label for shares in settings], scan.noise,
+                                                       scan.median)), formats=[None, ".4f", ".1e"])
+
 # %% tags=["hide-input"]
+found = incompatible.results()
 q3 = verify(claims=incompatible.PRESTATED)[0]
 nearest = found.nearest
 Markdown(
@@ -206,19 +219,9 @@ Markdown(
 # leak go away when the windows are cut finely enough? And does the HMM encoder use the sense
 # direction that chapter 5's probe finds?
 
-# %%
-from mlm_book.experiments import ch06_finance as finance
-from mlm_book.artefacts import probe_caveats
-from mlm_book.experiments import ch10_probes as probes
-
+# %% tags=["hide-input"]
 caveats = probes.results()
 controls, leak, causal = caveats.controls, caveats.strides, caveats.causal
-rules = verify(claims=probes.PRESTATED)
-causal_rule = verify(claims=probes.CLAIMS)[0]
-
-
-
-# %% tags=["hide-input"]
 Markdown(
     f"*The experiments.* **Control tasks**, after [Hewitt and Liang (2019)](../references.html#hewitt-2019): a "
     f"control task gives every word type a random label, so a probe can learn it only by telling the types apart, "
@@ -241,17 +244,7 @@ Markdown(
 )
 
 # %%
-show(probes.figure_controls(),
-     alt=f"Two panels. A: test accuracy of a linear probe over every token of the HMM encoder, by layer: the "
-         f"regime task rises from {controls.task[0, 0]:.3f} at layer 0 to {controls.task[0, 1]:.3f} at layer 1, "
-         f"the random label per word type stays near {controls.control_mean[0].min():.2f} at every layer, above "
-         f"the task; the exact Bayes accuracy is {controls.bayes:.3f}. B: layer-0 accuracy of the kestrel probe "
-         f"against the window stride from {leak.strides[0]} to {leak.strides[-1]}: between "
-         f"{leak.nearest[0].min():.2f} and {leak.nearest[0].max():.2f} at every stride, against "
-         f"{leak.majority:.3f} for the majority share and the centred reading.",
-     caption="Probes against their controls: a random label per word type is read as well as the regime (A), "
-             "and the position leak does not shrink with the stride (B). Book seed; bands: mean ± sd over "
-             f"{len(controls.seeds)} training seeds.")
+show(probes.figure_controls())
 
 # %%
 probes.control_table()
@@ -259,8 +252,17 @@ probes.control_table()
 # %%
 probes.stride_table()
 
+# %% [markdown]
+# Where the windows put *kestrel*'s mentions, at a stride of your choice: the window slots at
+# which its company and its product mentions are read (slot 16 is the centre).
+
+# %%
+mentions, is_product = probe_caveats.kestrel_mentions()
+slots = probe_caveats.window_positions(stride=1)[mentions]
+{"company": np.unique(slots[is_product == 0]), "product": np.unique(slots[is_product == 1])}
+
 # %% tags=["hide-input"]
-selective, rise, vanish = rules
+selective, rise, vanish = verify(claims=probes.PRESTATED)
 sel = controls.selectivity
 stride_1 = leak.column(min(leak.strides))
 product = leak.product_slots[0]
@@ -291,21 +293,13 @@ Markdown(
 )
 
 # %%
-show(probes.figure_causal(),
-     alt=f"Two panels, one column per training seed of the HMM encoder. A: mean KL divergence of the predictions "
-         f"next to w from the unablated ones, log scale: removing the sense direction gives between "
-         f"{causal.kl_sense.min():.0e} and {causal.kl_sense.max():.0e} nats, inside the spread of the random "
-         f"directions; replacing the whole vector of w gives at most {causal.kl_whole.max():.0e}. B: change of "
-         f"cross-entropy against the exact posterior, between {causal.ce_sense.min():.0e} and "
-         f"{causal.ce_sense.max():.0e} nats for the sense direction, of either sign like the random directions'.",
-     caption="The causal test: what removing the layer-1 sense direction at every w does to the encoder's "
-             "predictions at a [MASK] next to w (A), and to their cross-entropy against the exact posterior (B), "
-             "against equal shifts along random directions and against replacing w's whole layer-1 vector.")
+show(probes.figure_causal())
 
 # %%
 probes.causal_table()
 
 # %% tags=["hide-input"]
+causal_rule = verify(claims=probes.CLAIMS)[0]
 Markdown(
     f"**The causal test.** Removing the sense direction moves the predictions next to $w$ by "
     f"{seed_words(causal.kl_sense, '.1e', 'nats')}, no more than equal shifts along random directions (the largest of "
@@ -344,18 +338,11 @@ Markdown(
 # what does a masked-LM head give? Do its weights rank a document's words sensibly, and do they
 # add related words the document lacks (*expansion*), which a bag of words cannot do?
 
-# %%
-from mlm_book.artefacts import sparse_weights
-from mlm_book.experiments import ch10_sparse as sparse
-from mlm_book.artefacts import filing_encoder
-
+# %% tags=["hide-input"]
 study = sparse.results()
 gold = study.gold
 example = gold.documents.tolist().index(sparse.example_document())    # the filing the figure and table show
 company = [finance.results().vocabulary.words[v] for v in gold.own_terms[example]]
-KINDS = ("mean_own_auc", "mean_aspect_auc")
-
-# %% tags=["hide-input"]
 Markdown(
     f"*The experiment.* Each of chapter 6's {len(study.seeds)} filing encoders reads every token of the "
     f"{gold.documents.size} held-out filings at the centre of its own {filing_encoder.SETUP.length}-token window, "
@@ -377,21 +364,7 @@ Markdown(
 )
 
 # %%
-show(sparse.figure_sparse(),
-     alt=f"Two panels. A: the SPLADE weight of every word against its corpus count for one held-out "
-         f"{company[0]} filing at the book's seed; every word has a positive weight between "
-         f"{sparse.seed_weights(study.seeds[0])[example, 2:].min():.1f} and "
-         f"{sparse.seed_weights(study.seeds[0])[example].max():.1f}, rising with corpus count, generic words at "
-         f"the top, the absent plural '{company[2]}' among the low absent words. B: per seed, the mean AUC of own "
-         f"terms and aspect words against generic words: SPLADE between "
-         f"{min(min(study.values(r, m)) for r in sparse_weights.READINGS for m in KINDS):.2f} "
-         f"and {max(max(study.values(r, m)) for r in sparse_weights.READINGS for m in KINDS):.2f}, "
-         f"below term frequency, idf and tf-idf; the PMI diagnosis between "
-         f"{min(min(study.values(r, m, 'pmi')) for r in sparse_weights.READINGS for m in KINDS):.2f} "
-         f"and {max(max(study.values(r, m, 'pmi')) for r in sparse_weights.READINGS for m in KINDS):.2f}.",
-     caption=f"The filing encoder's head as SPLADE weights. A: one held-out filing, each word's weight against its "
-             f"count in the corpus, by role. B: how well the weights put a filing's own terms and aspect words "
-             f"above its generic words, at {len(study.seeds)} seeds (dots) and for bag-of-words weights (lines).")
+show(sparse.figure_sparse())
 
 # %%
 sparse.top_terms_table()
@@ -450,6 +423,13 @@ sparse.diagnosis_table()
 # %%
 sparse.summary_table(pooling="pmi")
 
+# %% [markdown]
+# The heaviest terms of any held-out filing, at any seed, reading and pooling: here the example
+# filing read with `[MASK]` at seed 1 and pooled as PMI.
+
+# %%
+sparse.top_terms_table(document=sparse.example_document(), seed=1, reading="masked", pooling="pmi", k=8)
+
 # %% tags=["hide-input"]
 pmi = study.scores[("shown", "pmi")]
 masked_pmi = study.values("masked", "mean_other_company_share", "pmi")
@@ -496,16 +476,7 @@ Markdown(
 # representations should recover polarity once they are pooled the way orientation pools.
 
 # %%
-from mlm_book.artefacts import filing_polarity
-from mlm_book.experiments import ch10_polarity as polarity
-
 recovery = polarity.results()
-whole = recovery.neighbour[:, filing_polarity.RADII.index(None)]
-pooled_rules = verify(claims=polarity.PRESTATED)
-short = ", ".join(str(k) for k in filing_polarity.RADII[1:4])
-whole_rule = verify(claims=polarity.CLAIMS)[0]
-
-
 
 # %% tags=["hide-input"]
 Markdown(
@@ -532,19 +503,7 @@ Markdown(
 )
 
 # %%
-show(polarity.figure_polarity(recovery),
-     alt=f"Two panels. A: leave-one-word-out polarity accuracy of each pooled representation at layers 0, 1 and 2, "
-         f"against a grey chance band up to {polarity.THRESHOLD:.3f}. At layers 1 and 2 the word's own vectors, "
-         f"averaged in any way, and means within {short} tokens stay between "
-         f"{min(recovery.document[:, 1:].min(), recovery.neighbour[:, :4, 1:].min()):.2f} and "
-         f"{max(recovery.document[:, 1:].max(), recovery.neighbour[:, :4, 1:].max()):.2f}; at layer 0 the means "
-         f"within {filing_polarity.RADII[2]} and {filing_polarity.RADII[3]} tokens reach {recovery.neighbour[:, 2:4, 0].max():.2f}. The whole-filing mean ranges "
-         f"from {whole.min():.2f} to {whole.max():.2f} over seeds and layers. A dashed line marks chapter 6's "
-         f"orientation at {recovery.reference_accuracy:.2f}. B: the head's orientation of each of the {len(recovery.words)} words "
-         f"against chapter 6's, book seed, rank correlation {recovery.head_spearman[0]:.2f}.",
-     caption="Can pooled encoder representations recover a word's polarity? A: the probe's accuracy by "
-             "representation and layer (dots: book seed; bars: mean ± sd over the seeds). B: orientation from "
-             "the head's expected seed counts against orientation from observed counts.")
+show(polarity.figure_polarity(recovery))
 
 # %%
 polarity.accuracy_table(recovery)
@@ -553,7 +512,10 @@ polarity.accuracy_table(recovery)
 polarity.orientation_table(recovery)
 
 # %% tags=["hide-input"]
-own, *windows_rules, head_rule = pooled_rules
+own, *windows_rules, head_rule = verify(claims=polarity.PRESTATED)
+whole_rule = verify(claims=polarity.CLAIMS)[0]
+whole = recovery.neighbour[:, filing_polarity.RADII.index(None)]
+short = ", ".join(str(k) for k in filing_polarity.RADII[1:3]) + f" and {filing_polarity.RADII[3]}"
 k8, k16, k32 = (recovery.neighbour[:, filing_polarity.RADII.index(k)] for k in (8, 16, 32))
 Markdown(
     f"*What was found.* **Pooling the word's own vectors changes nothing.** Averaged per filing and then over "
@@ -627,5 +589,5 @@ answer(f"Both are $\\sqrt N$-consistent: $\\hat\\theta - \\theta \\approx \\math
 # included, so a rule that starts to hold fails the build as surely as one that stops.
 
 # %% tags=["hide-input"]
-chapter_summary(verify(claims=fixed.CLAIMS + incompatible.CLAIMS + pl.CLAIMS + probes.CLAIMS + sparse.CLAIMS
-                            + polarity.CLAIMS))
+chapter_summary(verify(claims=fixed.CLAIMS + incompatible.CLAIMS + pseudo_likelihood.CLAIMS + probes.CLAIMS
+                            + sparse.CLAIMS + polarity.CLAIMS))

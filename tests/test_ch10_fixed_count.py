@@ -160,11 +160,14 @@ def test_the_default_surface_is_the_configs(surface):
     table = q1.surface_table()
     assert table.count("\n") == 1 + 42 and table.count("exact (k = 1)") == int((surface.count == 1).sum())
     assert q1.slope_table().count("\n") == 1 + 6
-    fig = q1.figure_fixed_count()
+    drawn = q1.figure_fixed_count()
+    assert f"{surface.nominal_mean_kl.max():.1e}" in drawn.alt
+    fig = drawn.figure
+    assert len(fig.axes) == 6 and all(len(ax.lines) == 2 for ax in fig.axes)       # one panel per rate
     ax = fig.axes[0]
-    assert (ax.get_xscale(), ax.get_yscale()) == ("log", "log") and len(ax.lines) == 2 * 6
-    assert ax.get_xlabel() and ax.get_ylabel() and len(ax.get_legend().get_texts()) == 6 + 2
-    dashed = [line for line in ax.lines if line.get_linestyle() == "--"]
+    assert (ax.get_xscale(), ax.get_yscale()) == ("log", "log") and ax.get_shared_y_axes().joined(ax, fig.axes[-1])
+    assert fig.axes[-1].get_xlabel() and ax.get_ylabel() and len(fig.legends[0].get_texts()) == 2
+    dashed = [line for ax in fig.axes for line in ax.lines if line.get_linestyle() == "--"]
     assert sum(len(line.get_xdata()) for line in dashed) == int((~surface.matched_exact).sum())
 
 

@@ -230,6 +230,8 @@ def test_claims_verdicts_are_the_measured_ones():
 def test_tables_and_figure_render(found):
     assert len(pol.accuracy_table(found).splitlines()) == 2 + 2 + len(fp.RADII)
     assert len(pol.orientation_table(found).splitlines()) == 2 + len(found.seeds) + 1
-    fig = pol.figure_polarity(found)
+    drawn = pol.figure_polarity(found)
+    assert f"{found.reference_accuracy:.2f}" in drawn.alt and drawn.caption
+    fig = drawn.figure
     for text in fig.findobj(lambda artist: hasattr(artist, "get_fontsize")):
         assert text.get_fontsize() >= 9

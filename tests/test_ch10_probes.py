@@ -228,7 +228,9 @@ def test_tables_and_figures_render():
         lines = make().splitlines()
         assert len(lines) >= 4 and all(line.startswith("|") for line in lines)
     for make in (q5.figure_controls, q5.figure_causal):
-        fig = make()
+        drawn = make()
+        assert len(drawn.alt) > 100 and drawn.caption
+        fig = drawn.figure
         for text in fig.findobj(matplotlib.text.Text):
             if text.get_text():
                 assert text.get_fontsize() >= 9

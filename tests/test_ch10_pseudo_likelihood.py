@@ -123,10 +123,14 @@ def test_bad_inputs_are_named():
 def test_figure_has_both_panels_and_a_legend():
     import matplotlib.pyplot as plt
 
-    fig = q2.figure_pseudo_likelihood()
-    left, right = fig.axes
-    assert (left.get_xscale(), left.get_yscale(), right.get_xscale()) == ("log", "log", "linear")
-    assert len(left.lines) == 2 * len(q2.CONFIG.chains) + 1
+    drawn = q2.figure_pseudo_likelihood()
+    assert f"{q2.consistency_summary().asymptotic_ratio.max():.2f}" in drawn.alt
+    fig = drawn.figure
+    *small, right = fig.axes                                   # one panel per coupling, then the ratios
+    assert len(small) == len(q2.CONFIG.couplings)
+    assert all((ax.get_xscale(), ax.get_yscale()) == ("log", "log") for ax in small) and right.get_xscale() == "linear"
+    assert sum(len(ax.lines) for ax in small) == 2 * len(q2.CONFIG.chains) + len(small)
+    assert all(ax.get_shared_y_axes().joined(small[0], ax) for ax in small)
     labels = [text.get_text() for text in fig.legends[0].get_texts()]
     assert "MPLE" in labels and "MLE" in labels and any("slope" in label for label in labels)
     plt.close(fig)

@@ -260,7 +260,9 @@ def test_tables_and_figure_render():
     assert "own term" in q13.top_terms_table()
     assert len(q13.diagnosis_table().splitlines()) == 5
     from mlm_book.figures import MIN_FONT_SIZE
-    fig = q13.figure_sparse()
+    drawn = q13.figure_sparse()
+    assert drawn.caption and "'" in drawn.alt     # names the absent plural
+    fig = drawn.figure
     texts = [t for ax in fig.axes for t in ax.texts + ax.get_xticklabels() + ax.get_yticklabels()
              + [ax.xaxis.label, ax.yaxis.label, ax.title, ax._left_title]]
     texts += [t for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]

@@ -441,12 +441,14 @@ def orientation_table(r: PolarityRecovery | None = None) -> Markdown:
 
 def figure_polarity(r: PolarityRecovery | None = None):
     r"""Two panels. (A) leave-one-out polarity accuracy of each pooled representation by layer (book seed as
-    markers, mean ± sd over seeds as bars), against the chance band $0.5 \pm 2\,\mathrm{SE}$; (B) the head's
-    orientation of each lexicon word against chapter 6's, book seed, coloured by dictionary polarity.
+    dots, the mean over seeds as a bar with its ± sd), against the chance band $0.5 \pm 2\,\mathrm{SE}$; (B) the
+    head's orientation of each lexicon word against chapter 6's, book seed, coloured by dictionary polarity.
+    One legend for both panels sits below them.
 
     Returns
     -------
-    matplotlib.figure.Figure
+    DescribedFigure
+        The drawing, with its alt text (the ranges of the accuracies, computed) and caption.
 
     Raises
     ------
@@ -455,11 +457,15 @@ def figure_polarity(r: PolarityRecovery | None = None):
 
     Examples
     --------
-    >>> fig = figure_polarity()  # doctest: +BOOK
-    >>> len(fig.axes), bool(fig.axes[0].get_ylim()[1] <= 1.05)
+    >>> drawn = figure_polarity()  # doctest: +BOOK
+    >>> len(drawn.figure.axes), bool(drawn.figure.axes[0].get_ylim()[1] <= 1.05)
     (2, True)
+    >>> f"up to {THRESHOLD:.3f}" in drawn.alt  # doctest: +BOOK
+    True
     """
-    from mlm_book.figures import PALETTE, WIDE, subplots
+    from matplotlib.lines import Line2D
+
+    from mlm_book.figures import PALETTE, WIDE, describe, subplots
 
     r = _given(r)
     fig, (left, right) = subplots(1, 2, width=WIDE, height=3.9, gridspec_kw={"width_ratios": [1.6, 1.0]})
@@ -476,14 +482,13 @@ def figure_polarity(r: PolarityRecovery | None = None):
         shift = (layer - 1) * 0.22
         values = np.array([c[:, layer] for c in columns])             # (representations, seeds)
         left.errorbar(x + shift, values.mean(axis=1), yerr=values.std(axis=1, ddof=1), ls="none", color=colour,
-                      capsize=2, lw=1)
+                      capsize=2, lw=1, marker="_", ms=9, mew=1.6)
         left.plot(x + shift, values[:, 0], ls="none", marker="o", ms=5, color=colour, label=f"layer {layer}")
     left.axvline(1.5, color=PALETTE["grey"], lw=0.8)
     left.set_xticks(x, names)
     left.set_ylim(0.0, 1.05)
     left.set_ylabel("leave-one-word-out accuracy")
     left.set_title("A. Pooled vectors (centred | nearest centre)")
-    left.legend(loc="lower left", ncols=2)
     positive = r.truth > 0
     for mask, colour, label in ((positive, PALETTE["blue"], "positive word"),
                                 (~positive, PALETTE["orange"], "negative word")):
@@ -494,8 +499,29 @@ def figure_polarity(r: PolarityRecovery | None = None):
     right.set_xlabel("orientation, observed seed counts (nats)")
     right.set_ylabel("orientation, head's expected counts (nats)")
     right.set_title("B. Head's orientation, book seed")
-    right.legend(loc="upper left")
-    return fig
+    handles, labels = left.get_legend_handles_labels()
+    handles += [Line2D([], [], color=PALETTE["black"], ls="none", marker="o", ms=5),
+                Line2D([], [], color=PALETTE["black"], lw=1, marker="_", ms=9, mew=1.6),
+                *right.get_legend_handles_labels()[0]]
+    labels += ["A: book seed", "A: mean ± sd of the seeds", *right.get_legend_handles_labels()[1]]
+    fig.legend(handles, labels, loc="outside lower center", ncols=5, handletextpad=0.4, columnspacing=1.0)
+    whole = r.neighbour[:, list(r.radii).index(None)]
+    short = ", ".join(str(k) for k in r.radii[1:3]) + f" and {r.radii[3]}"
+    near = r.neighbour[:, :4, 1:]                              # own vector and the short radii, layers 1 and 2
+    alt = (f"Two panels. A: leave-one-word-out polarity accuracy of each pooled representation at layers 0, 1 "
+           f"and 2, against a grey band of chance plus two standard errors, up to {THRESHOLD:.3f}. At layers 1 "
+           f"and 2 the word's own vectors, averaged in any way, and means within {short} tokens stay between "
+           f"{min(r.document[:, 1:].min(), near.min()):.2f} and {max(r.document[:, 1:].max(), near.max()):.2f}; "
+           f"at layer 0 the means within {r.radii[2]} and {r.radii[3]} tokens reach "
+           f"{r.neighbour[:, 2:4, 0].max():.2f}. The whole-filing mean ranges from {whole.min():.2f} to "
+           f"{whole.max():.2f} over seeds and layers. A dashed line marks chapter 6's orientation at "
+           f"{r.reference_accuracy:.2f}. B: the head's orientation of each of the {len(r.words)} words against "
+           f"chapter 6's, book seed, rank correlation {r.head_spearman[0]:.2f}.")
+    caption = ("Can pooled encoder representations recover a word's polarity? A: the probe's accuracy by "
+               "representation and layer (dots: book seed; bars: the mean of the seeds, with whiskers ± sd). "
+               "B: orientation from "
+               "the head's expected seed counts against orientation from observed counts.")
+    return describe(fig, alt=alt, caption=caption)
 
 
 # --------------------------------------------------------------------------------------

@@ -901,11 +901,14 @@ def diagnosis_table(study: SparseStudy | None = None) -> Markdown:
 def figure_sparse(study: SparseStudy | None = None):
     r"""Two panels. A: the example filing's SPLADE weights (book's seed, shown reading) against the words'
     corpus counts, by role. B: per seed, the mean AUC of own terms and of aspect words against generic
-    words, SPLADE (filled) and the PMI diagnosis (hollow) at both readings, with the bag-of-words baselines.
+    words, SPLADE (filled) and the PMI diagnosis (hollow) at both readings, a bar at each one's mean over the
+    seeds, with the bag-of-words baselines. Both legends sit below their panels.
 
     Returns
     -------
-    matplotlib.figure.Figure
+    DescribedFigure
+        The drawing, with its alt text (the example filing's words and the ranges of the weights and AUCs,
+        computed) and caption.
 
     Raises
     ------
@@ -914,11 +917,15 @@ def figure_sparse(study: SparseStudy | None = None):
 
     Examples
     --------
-    >>> fig = figure_sparse()  # doctest: +BOOK
-    >>> len(fig.axes), fig.axes[0].get_xscale()
+    >>> drawn = figure_sparse()  # doctest: +BOOK
+    >>> len(drawn.figure.axes), drawn.figure.axes[0].get_xscale()
     (2, 'log')
+    >>> drawn.alt.startswith("Two panels. A: the SPLADE weight of every word")  # doctest: +BOOK
+    True
     """
-    from mlm_book.figures import PALETTE, WIDE, subplots
+    from matplotlib.lines import Line2D
+
+    from mlm_book.figures import PALETTE, WIDE, describe, subplots
 
     study = results() if study is None else check_instance(study, "study", SparseStudy)
     gold = study.gold
@@ -950,7 +957,7 @@ def figure_sparse(study: SparseStudy | None = None):
     ax.set_xlabel("count of the word in the corpus")
     ax.set_ylabel(r"SPLADE weight $w_v$")
     ax.set_title(f"A. one held-out filing ({COMPANIES[int(gold.filer[row])].alias}), book's seed", loc="left")
-    ax.legend(loc="lower right", handletextpad=0.3, borderaxespad=0.2)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncols=3, handletextpad=0.3, columnspacing=0.8)
     measures = (("mean_own_auc", "own terms"), ("mean_aspect_auc", "aspect words"))
     series = [(reading, pooling, colour, pooling == "pmi") for pooling in POOLINGS
               for reading, colour in zip(READINGS, (PALETTE["blue"], PALETTE["sky"]))]
@@ -961,6 +968,7 @@ def figure_sparse(study: SparseStudy | None = None):
             kwargs = {"facecolors": "none", "edgecolors": colour} if hollow else {"color": colour}
             name = "SPLADE" if pooling == "splade" else "PMI (diagnosis)"
             bx.scatter(x, values, s=16, zorder=3, label=f"{name}, {reading}" if m == 0 else None, **kwargs)
+            bx.hlines(np.mean(values), x[0] - 0.04, x[-1] + 0.04, color=colour, lw=1.6, zorder=4)
         for name, colour, style in zip(BASELINES, (PALETTE["black"], PALETTE["orange"], PALETTE["green"]),
                                        (":", "--", "-.")):
             bx.hlines(getattr(study.baselines[name], measure), m - 0.4, m + 0.4, color=colour, linestyles=style,
@@ -971,8 +979,29 @@ def figure_sparse(study: SparseStudy | None = None):
     bx.set_ylim(-0.03, 1.05)
     bx.set_ylabel("AUC against generic words")
     bx.set_title("B. five seeds; bag-of-words lines", loc="left")
-    bx.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncols=2, handletextpad=0.3, columnspacing=0.8)
-    return fig
+    handles, labels = bx.get_legend_handles_labels()
+    handles.append(Line2D([], [], color=PALETTE["black"], lw=1.6))
+    labels.append("mean of the seeds")
+    bx.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncols=2, handletextpad=0.3,
+              columnspacing=0.8)
+    alias, _, plural = (words[v] for v in gold.own_terms[row].tolist())
+    kinds = [measure for measure, _ in measures]
+
+    def auc_range(pooling):
+        values = [v for reading in READINGS for m in kinds for v in study.values(reading, m, pooling)]
+        return f"{min(values):.2f} and {max(values):.2f}"
+
+    alt = (f"Two panels. A: the SPLADE weight of every word against its corpus count for one held-out {alias} "
+           f"filing at the book's seed; every word has a positive weight, between {w[candidates].min():.1f} and "
+           f"{w[candidates].max():.1f}, rising with corpus count, generic words at the top, the absent plural "
+           f"'{plural}' among the low absent words. B: per seed, the mean AUC of own terms and aspect words "
+           f"against generic words: SPLADE between {auc_range('splade')}, below term frequency, idf and tf-idf; "
+           f"the PMI diagnosis between {auc_range('pmi')}.")
+    caption = (f"The filing encoder's head as SPLADE weights. A: one held-out filing, each word's weight against "
+               f"its count in the corpus, by role. B: how well the weights put a filing's own terms and aspect "
+               f"words above its generic words, at {len(study.seeds)} seeds (dots, a bar at their mean) and for "
+               f"bag-of-words weights (lines).")
+    return describe(fig, alt=alt, caption=caption)
 
 
 # ----------------------------------------------------------------------------- claims
