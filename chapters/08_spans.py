@@ -124,12 +124,7 @@ Markdown(
 ch8.score_table()
 
 # %%
-show(ch8.figure_f1(),
-     alt=f"Bars of entity micro-F1 by layer 0, 1 and 2 for four softmax taggers (frozen or fine-tuned, argmax or "
-         f"Viterbi) and, at layer {ch8.CRF_LAYER}, the CRF, with a dot per seed. The best is "
-         f"{ch8.best_tagger()[1]} at {ch8.best_tagger()[2]:.2f}; the frozen argmax tagger at layer 0 scores "
-         f"{ch8.mean_f1('frozen/0/argmax'):.2f}.",
-     caption="Entity micro-F1 of every tagger on the test corpus (mean over seeds, a dot per seed).")
+show(ch8.figure_f1())
 
 # %% tags=["hide-input"]
 key_top = f"frozen/{ch8.CRF_LAYER}/argmax"
@@ -205,12 +200,7 @@ Markdown(
 
 # %%
 example = ch8.example_sentence()
-show(ch8.figure_sentence(example, ("frozen/0/argmax", key_top, f"crf/{ch8.CRF_LAYER}/viterbi")),
-     alt=f"A test sentence of {len(test.words[example])} words with its gold tags and the book seed's tags from "
-         f"three taggers; wrong tags are in bold: " + ch8.sentence_summary(
-             example, ("frozen/0/argmax", key_top, f"crf/{ch8.CRF_LAYER}/viterbi")) + ".",
-     caption="Gold tags and three taggers' tags on the first test sentence with a person and a place where the "
-             "layer-0 tagger errs (book seed; wrong tags in bold).")
+show(ch8.figure_sentence(example, ("frozen/0/argmax", key_top, f"crf/{ch8.CRF_LAYER}/viterbi")))
 
 # %% [markdown]
 # ## Splitting words
@@ -227,15 +217,7 @@ Markdown(
 )
 
 # %%
-show(ch8.figure_subwords(),
-     alt=f"Tokens per word of the test corpus against vocabulary size on a log scale. The BPE curve falls from "
-         f"{ch8.subword_rows()[0].subwords_per_word:.1f} tokens per word with {ch8.subword_rows()[0].vocabulary_size} "
-         f"ids (characters only) to {ch8.subword_rows()[-1].subwords_per_word:.2f} with "
-         f"{ch8.subword_rows()[-1].vocabulary_size} ids, never producing an unknown word; the word vocabulary is one "
-         f"point at {ch8.word_vocabulary_rates()[0]} ids and one token per word, with "
-         f"{100 * ch8.word_vocabulary_rates()[2]:.1f} % of the test words unknown; a star marks the BPE of the same "
-         f"size, at {ch8.matched_statistics().subwords_per_word:.2f} tokens per word.",
-     caption="The subword trade-off: vocabulary size against sequence length, and unknown words.")
+show(ch8.figure_subwords())
 
 # %% tags=["hide-input"]
 size, unknown_train, unknown_test = ch8.word_vocabulary_rates()
@@ -280,13 +262,7 @@ Markdown(
 )
 
 # %%
-show(sw.figure_losses(),
-     alt=f"Training loss against step. Chapter 6's word encoder ends at "
-         f"{float(np.mean(filing_encoder.trained_encoder(word_setup).losses[-100:])):.2f} nats after "
-         f"{word_setup.steps} steps; the {len(sw.SEEDS)} subword encoders stop at step {sw.SETUP.steps} at "
-         f"{sw.final_losses().min():.2f}–{sw.final_losses().max():.2f} nats, still falling.",
-     caption="Pre-training loss of the subword encoders and of chapter 6's word encoder (per selected piece and per "
-             "selected word: the two are not on one scale).")
+show(sw.figure_losses())
 
 # %% tags=["hide-input"]
 losses = np.array([sw.trained_encoder(seed).losses for seed in sw.SEEDS])
@@ -304,16 +280,7 @@ Markdown(
 sw.f1_table()
 
 # %%
-show(sw.figure_decoders(),
-     alt=f"Bars of entity micro-F1 with a dot per seed. Subword taggers, first piece against mean of pieces: frozen "
-         + ", ".join(f"layer {layer} {sw.mean_f1(f'frozen/{layer}/first/viterbi'):.2f} and "
-                     f"{sw.mean_f1(f'frozen/{layer}/mean/viterbi'):.2f}" for layer in sw.LAYERS)
-         + f"; fine-tuned {sw.mean_f1(f'tuned/{sw.TUNED_DEPTH}/first/viterbi'):.2f} and "
-           f"{sw.mean_f1(f'tuned/{sw.TUNED_DEPTH}/mean/viterbi'):.2f}. Chapter 6's word encoder: "
-         + ", ".join(f"{ch8.mean_f1(f'frozen/{layer}/viterbi'):.2f}" for layer in ch8.LAYERS)
-         + f" and {ch8.mean_f1(f'tuned/{sw.TUNED_DEPTH}/viterbi'):.2f}.",
-     caption="Entity micro-F1 (Viterbi) of the subword taggers decoded from the first piece and from the mean of the "
-             "pieces, beside the word encoder's taggers.")
+show(sw.figure_decoders())
 
 # %% tags=["hide-input"]
 gap_top, holding_top = sw.decoder_gap(f"frozen/{ch8.CRF_LAYER}/viterbi")
