@@ -71,7 +71,7 @@ from mlm_book.readings.span_scores import (
 from mlm_book.validation import check_choice, check_positive_int
 from mlm_book.report import seed_band
 
-__all__ = ["score_table", "token_accuracies", "bootstrap", "partial_spans",
+__all__ = ["TAGGERS", "score_table", "token_accuracies", "bootstrap", "partial_spans",
            "io_example", "figure_f1", "figure_sentence", "CLAIMS", "mean_f1", "best_tagger", "COMPARISONS", "BOOTSTRAP_RESAMPLES", "mention_count",
            "unknown_share", "unknown_recall", "known_recall", "example_sentence", "sentence_summary",
            "brute_force_log_partition", "MERGE_COUNTS", "subword_rows", "word_vocabulary_rates", "matched_bpe",
