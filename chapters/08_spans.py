@@ -102,6 +102,24 @@ Markdown(
 )
 
 # %% [markdown]
+# The two decoders on a made-up sentence of two tokens, each with a distribution over the
+# tags, whose most probable tags are `O I-LOC`:
+
+# %%
+probs = np.full((1, 2, len(ch8.TAGS)), 0.01)  # 1 sentence, 2 tokens, a little on every tag
+probs[0, 0, ch8.TAGS.index("O")], probs[0, 0, ch8.TAGS.index("B-LOC")] = 0.55, 0.38
+probs[0, 1, ch8.TAGS.index("I-LOC")], probs[0, 1, ch8.TAGS.index("O")] = 0.60, 0.33
+by_argmax = [ch8.TAGS[t] for t in probs[0].argmax(axis=1)]
+by_viterbi = [ch8.TAGS[t] for t in ch8.viterbi_all(np.log(probs), lengths=np.array([2]))[0]]
+table(["decoder", "tags", "mentions (start, end, type)"],
+      [["argmax", " ".join(by_argmax), str(tagging.spans_from_tags(by_argmax, "BIO", strict=False))],
+       ["Viterbi", " ".join(by_viterbi), str(tagging.spans_from_tags(by_viterbi, "BIO"))]])
+
+# %% [markdown]
+# Argmax keeps the invalid `O I-LOC`, which `conlleval` reads as a one-token place; Viterbi
+# gives up a little probability on the first token for a valid sequence, a two-token place.
+
+# %% [markdown]
 # **A linear-chain CRF** ([Lafferty et al. 2001](../references.html#lafferty-2001)) scores a
 # whole tag sequence,
 #
@@ -153,8 +171,16 @@ Markdown(
 # **A partial span is two errors.** Entity scoring counts a prediction as right only if its
 # start, end and type all match a gold mention. Finding "jane" where the text says "jane
 # villanueva" is then a false positive (the one-token span matches nothing) and a false
-# negative (the person was missed), though a token count would call it half right. One such
-# case from the book seed's frozen top-layer tagger:
+# negative (the person was missed), though a token count would call it half right:
+
+# %%
+found = tagging.entity_scores([[(0, 2, "PERSON")]],   # gold: "jane villanueva", tokens 0 and 1
+                              [[(0, 1, "PERSON")]])   # found: "jane" alone
+{"true positives": int(found.tp.sum()), "false positives": int(found.fp.sum()),
+ "false negatives": int(found.fn.sum())}
+
+# %% [markdown]
+# One such case from the book seed's frozen top-layer tagger:
 
 # %% tags=["hide-input"]
 partial = ch8.partial_spans(key_top)
@@ -282,6 +308,11 @@ subwords.f1_table()
 
 # %%
 show(subwords.figure_decoders())
+
+# %%
+gap, higher = subwords.decoder_gap("tuned/2/argmax")  # any tagger's key without its decoder
+print(f"F1 of the mean of pieces minus the first piece's: {gap:+.3f} (mean over seeds); "
+      f"the mean is higher at {higher} of {len(subwords.SEEDS)} seeds")
 
 # %% tags=["hide-input"]
 gap_top, holding_top = subwords.decoder_gap(f"frozen/{ch8.CRF_LAYER}/viterbi")
