@@ -29,8 +29,9 @@
 import numpy as np
 
 from mlm_book import crf, tagging
+from mlm_book.artefacts import filing_encoder
 from mlm_book.experiments import ch08_spans as ch8
-from mlm_book.readings import span_scores
+from mlm_book.experiments import ch08_subwords as subwords
 from mlm_book.figures import show
 from mlm_book.ledger import chapter_summary, verify
 from mlm_book.report import Markdown, answer, table
@@ -101,6 +102,24 @@ Markdown(
 )
 
 # %% [markdown]
+# The two decoders on a made-up sentence of two tokens, each with a distribution over the
+# tags, whose most probable tags are `O I-LOC`:
+
+# %%
+probs = np.full((1, 2, len(ch8.TAGS)), 0.01)  # 1 sentence, 2 tokens, a little on every tag
+probs[0, 0, ch8.TAGS.index("O")], probs[0, 0, ch8.TAGS.index("B-LOC")] = 0.55, 0.38
+probs[0, 1, ch8.TAGS.index("I-LOC")], probs[0, 1, ch8.TAGS.index("O")] = 0.60, 0.33
+by_argmax = [ch8.TAGS[t] for t in probs[0].argmax(axis=1)]
+by_viterbi = [ch8.TAGS[t] for t in ch8.viterbi_all(np.log(probs), lengths=np.array([2]))[0]]
+table(["decoder", "tags", "mentions (start, end, type)"],
+      [["argmax", " ".join(by_argmax), str(tagging.spans_from_tags(by_argmax, "BIO", strict=False))],
+       ["Viterbi", " ".join(by_viterbi), str(tagging.spans_from_tags(by_viterbi, "BIO"))]])
+
+# %% [markdown]
+# Argmax keeps the invalid `O I-LOC`, which `conlleval` reads as a one-token place; Viterbi
+# gives up a little probability on the first token for a valid sequence, a two-token place.
+
+# %% [markdown]
 # **A linear-chain CRF** ([Lafferty et al. 2001](../references.html#lafferty-2001)) scores a
 # whole tag sequence,
 #
@@ -124,12 +143,7 @@ Markdown(
 ch8.score_table()
 
 # %%
-show(ch8.figure_f1(),
-     alt=f"Bars of entity micro-F1 by layer 0, 1 and 2 for four softmax taggers (frozen or fine-tuned, argmax or "
-         f"Viterbi) and, at layer {ch8.CRF_LAYER}, the CRF, with a dot per seed. The best is "
-         f"{ch8.best_tagger()[1]} at {ch8.best_tagger()[2]:.2f}; the frozen argmax tagger at layer 0 scores "
-         f"{ch8.mean_f1('frozen/0/argmax'):.2f}.",
-     caption="Entity micro-F1 of every tagger on the test corpus (mean over seeds, a dot per seed).")
+show(ch8.figure_f1())
 
 # %% tags=["hide-input"]
 key_top = f"frozen/{ch8.CRF_LAYER}/argmax"
@@ -157,8 +171,16 @@ Markdown(
 # **A partial span is two errors.** Entity scoring counts a prediction as right only if its
 # start, end and type all match a gold mention. Finding "jane" where the text says "jane
 # villanueva" is then a false positive (the one-token span matches nothing) and a false
-# negative (the person was missed), though a token count would call it half right. One such
-# case from the book seed's frozen top-layer tagger:
+# negative (the person was missed), though a token count would call it half right:
+
+# %%
+found = tagging.entity_scores([[(0, 2, "PERSON")]],   # gold: "jane villanueva", tokens 0 and 1
+                              [[(0, 1, "PERSON")]])   # found: "jane" alone
+{"true positives": int(found.tp.sum()), "false positives": int(found.fp.sum()),
+ "false negatives": int(found.fn.sum())}
+
+# %% [markdown]
+# One such case from the book seed's frozen top-layer tagger:
 
 # %% tags=["hide-input"]
 partial = ch8.partial_spans(key_top)
@@ -187,10 +209,12 @@ note
 # better than B". On the book seed's runs:
 
 # %%
-comparisons = ch8.COMPARISONS
-table(["A", "B", "F1 of A", "F1 of B", "95 % interval of A − B", "p"],
-      [[span_scores.TAGGERS[a], span_scores.TAGGERS[b], f"{r.f1_a:.3f}", f"{r.f1_b:.3f}", f"[{r.low:+.3f}, {r.high:+.3f}]",
-        f"{r.p_value:.3f}"] for (a, b), r in ((pair, ch8.bootstrap(*pair)) for pair in comparisons)])
+rows = []
+for a, b in ch8.COMPARISONS:
+    r = ch8.bootstrap(a, b)
+    rows.append([ch8.TAGGERS[a], ch8.TAGGERS[b], f"{r.f1_a:.3f}", f"{r.f1_b:.3f}",
+                 f"[{r.low:+.3f}, {r.high:+.3f}]", f"{r.p_value:.3f}"])
+table(["A", "B", "F1 of A", "F1 of B", "95 % interval of A − B", "p"], rows)
 
 # %% tags=["hide-input"]
 Markdown(
@@ -205,12 +229,8 @@ Markdown(
 
 # %%
 example = ch8.example_sentence()
-show(ch8.figure_sentence(example, ("frozen/0/argmax", key_top, f"crf/{ch8.CRF_LAYER}/viterbi")),
-     alt=f"A test sentence of {len(test.words[example])} words with its gold tags and the book seed's tags from "
-         f"three taggers; wrong tags are in bold: " + ch8.sentence_summary(
-             example, ("frozen/0/argmax", key_top, f"crf/{ch8.CRF_LAYER}/viterbi")) + ".",
-     caption="Gold tags and three taggers' tags on the first test sentence with a person and a place where the "
-             "layer-0 tagger errs (book seed; wrong tags in bold).")
+taggers = ("frozen/0/argmax", "frozen/2/argmax", "crf/2/viterbi")
+show(ch8.figure_sentence(example, taggers))
 
 # %% [markdown]
 # ## Splitting words
@@ -227,15 +247,7 @@ Markdown(
 )
 
 # %%
-show(ch8.figure_subwords(),
-     alt=f"Tokens per word of the test corpus against vocabulary size on a log scale. The BPE curve falls from "
-         f"{ch8.subword_rows()[0].subwords_per_word:.1f} tokens per word with {ch8.subword_rows()[0].vocabulary_size} "
-         f"ids (characters only) to {ch8.subword_rows()[-1].subwords_per_word:.2f} with "
-         f"{ch8.subword_rows()[-1].vocabulary_size} ids, never producing an unknown word; the word vocabulary is one "
-         f"point at {ch8.word_vocabulary_rates()[0]} ids and one token per word, with "
-         f"{100 * ch8.word_vocabulary_rates()[2]:.1f} % of the test words unknown; a star marks the BPE of the same "
-         f"size, at {ch8.matched_statistics().subwords_per_word:.2f} tokens per word.",
-     caption="The subword trade-off: vocabulary size against sequence length, and unknown words.")
+show(ch8.figure_subwords())
 
 # %% tags=["hide-input"]
 size, unknown_train, unknown_test = ch8.word_vocabulary_rates()
@@ -263,33 +275,24 @@ ch8.split_table(ch8.unknown_words(example) + ["kestrel", "impairment"])
 # compared with the same gold spans as before.
 
 # %% tags=["hide-input"]
-from mlm_book.experiments import ch08_subwords as sw
-from mlm_book.artefacts import filing_encoder
-
 word_setup = filing_encoder.SETUP
-seconds = sw.training_seconds()
+seconds = subwords.training_seconds()
 Markdown(
     f"To try both, chapter 6's encoder was pre-trained again on the matched BPE's pieces, by chapter 6's recipe at "
-    f"its {len(sw.SEEDS)} seeds, with three changes fixed before any run: windows of {sw.SETUP.length} pieces "
-    f"(chapter 6's filings have {sw.pieces_per_word():.2f} pieces per word, so a window holds about the "
-    f"{word_setup.length} words of chapter 6's windows), {sw.SETUP.batch_windows} windows a batch (the same "
-    f"{sw.SETUP.length * sw.SETUP.batch_windows} slots a step), and **{sw.SETUP.steps} steps instead of "
-    f"{word_setup.steps}**: what this chapter's four-minute training budget allows at {len(sw.SEEDS)} seeds (an "
+    f"its {len(subwords.SEEDS)} seeds, with three changes fixed before any run: windows of {subwords.SETUP.length} pieces "
+    f"(chapter 6's filings have {subwords.pieces_per_word():.2f} pieces per word, so a window holds about the "
+    f"{word_setup.length} words of chapter 6's windows), {subwords.SETUP.batch_windows} windows a batch (the same "
+    f"{subwords.SETUP.length * subwords.SETUP.batch_windows} slots a step), and **{subwords.SETUP.steps} steps instead of "
+    f"{word_setup.steps}**: what this chapter's four-minute training budget allows at {len(subwords.SEEDS)} seeds (an "
     f"encoder took {seconds.min():.0f}–{seconds.max():.0f} s here). The taggers are the ones above, on the same "
     f"sentences: frozen probes on each layer, and one tagger fine-tuned through both blocks."
 )
 
 # %%
-show(sw.figure_losses(),
-     alt=f"Training loss against step. Chapter 6's word encoder ends at "
-         f"{float(np.mean(filing_encoder.trained_encoder(word_setup).losses[-100:])):.2f} nats after "
-         f"{word_setup.steps} steps; the {len(sw.SEEDS)} subword encoders stop at step {sw.SETUP.steps} at "
-         f"{sw.final_losses().min():.2f}–{sw.final_losses().max():.2f} nats, still falling.",
-     caption="Pre-training loss of the subword encoders and of chapter 6's word encoder (per selected piece and per "
-             "selected word: the two are not on one scale).")
+show(subwords.figure_losses())
 
 # %% tags=["hide-input"]
-losses = np.array([sw.trained_encoder(seed).losses for seed in sw.SEEDS])
+losses = np.array([subwords.trained_encoder(seed).losses for seed in subwords.SEEDS])
 Markdown(
     f"The curves are the first result, and a warning for the rest. The subword encoders stop while their loss is "
     f"still falling steeply: over their last 100 steps it averaged {losses[:, -100:].mean():.2f} nats per piece, "
@@ -297,49 +300,45 @@ Markdown(
     f"at the same step of its longer schedule, had long left the shoulder where the subword encoders still are. So "
     f"the taggers below read an encoder that stopped early: they compare two ways of decoding one encoder, not "
     f"pieces against words. The table gives each tagger's entity micro-F1 at the book seed, with the mean ± sd over "
-    f"the {len(sw.SEEDS)} seeds in brackets."
+    f"the {len(subwords.SEEDS)} seeds in brackets."
 )
 
 # %%
-sw.f1_table()
+subwords.f1_table()
 
 # %%
-show(sw.figure_decoders(),
-     alt=f"Bars of entity micro-F1 with a dot per seed. Subword taggers, first piece against mean of pieces: frozen "
-         + ", ".join(f"layer {layer} {sw.mean_f1(f'frozen/{layer}/first/viterbi'):.2f} and "
-                     f"{sw.mean_f1(f'frozen/{layer}/mean/viterbi'):.2f}" for layer in sw.LAYERS)
-         + f"; fine-tuned {sw.mean_f1(f'tuned/{sw.TUNED_DEPTH}/first/viterbi'):.2f} and "
-           f"{sw.mean_f1(f'tuned/{sw.TUNED_DEPTH}/mean/viterbi'):.2f}. Chapter 6's word encoder: "
-         + ", ".join(f"{ch8.mean_f1(f'frozen/{layer}/viterbi'):.2f}" for layer in ch8.LAYERS)
-         + f" and {ch8.mean_f1(f'tuned/{sw.TUNED_DEPTH}/viterbi'):.2f}.",
-     caption="Entity micro-F1 (Viterbi) of the subword taggers decoded from the first piece and from the mean of the "
-             "pieces, beside the word encoder's taggers.")
+show(subwords.figure_decoders())
+
+# %%
+gap, higher = subwords.decoder_gap("tuned/2/argmax")  # any tagger's key without its decoder
+print(f"F1 of the mean of pieces minus the first piece's: {gap:+.3f} (mean over seeds); "
+      f"the mean is higher at {higher} of {len(subwords.SEEDS)} seeds")
 
 # %% tags=["hide-input"]
-gap_top, holding_top = sw.decoder_gap(f"frozen/{ch8.CRF_LAYER}/viterbi")
-gap_tuned, holding_tuned = sw.decoder_gap(f"tuned/{sw.TUNED_DEPTH}/viterbi")
-gaps = [sw.decoder_gap(f"{kind}/{how}") for kind in [*(f"frozen/{layer}" for layer in sw.LAYERS),
-                                                         f"tuned/{sw.TUNED_DEPTH}"] for how in ("argmax", "viterbi")]
+gap_top, holding_top = subwords.decoder_gap(f"frozen/{ch8.CRF_LAYER}/viterbi")
+gap_tuned, holding_tuned = subwords.decoder_gap(f"tuned/{subwords.TUNED_DEPTH}/viterbi")
+gaps = [subwords.decoder_gap(f"{kind}/{how}") for kind in [*(f"frozen/{layer}" for layer in subwords.LAYERS),
+                                                         f"tuned/{subwords.TUNED_DEPTH}"] for how in ("argmax", "viterbi")]
 every = sum(holding for _, holding in gaps)
-share, first_acc, mean_acc, unsplit_acc = sw.split_words()
+share, first_acc, mean_acc, unsplit_acc = subwords.split_words()
 Markdown(
-    f"**The mean of the pieces decodes better than the first piece**, in {every} of the {len(gaps) * len(sw.SEEDS)} "
+    f"**The mean of the pieces decodes better than the first piece**, in {every} of the {len(gaps) * len(subwords.SEEDS)} "
     f"(tagger, decoder, seed) cases: by {100 * gap_top:.1f} points of F1 on the frozen top layer "
-    f"({holding_top} of {len(sw.SEEDS)} seeds) and {100 * gap_tuned:.1f} after fine-tuning ({holding_tuned} of "
-    f"{len(sw.SEEDS)}). The gap comes only from the {100 * share:.0f} % of test words that the BPE splits: on them the "
+    f"({holding_top} of {len(subwords.SEEDS)} seeds) and {100 * gap_tuned:.1f} after fine-tuning ({holding_tuned} of "
+    f"{len(subwords.SEEDS)}). The gap comes only from the {100 * share:.0f} % of test words that the BPE splits: on them the "
     f"frozen top-layer probe gets {100 * first_acc:.1f} % of the tags right from the first piece and "
     f"{100 * mean_acc:.1f} % from the mean (book seed), against {100 * unsplit_acc:.1f} % on unsplit words. On this "
     f"encoder, frozen or fine-tuned, the first piece of a split word is a worse witness of the word's tag than its "
     f"pieces together. BERT's convention, the first piece alone, relies on the layers carrying a word's evidence to "
     f"its first piece; whether a fully trained encoder closes the gap, this budget does not tell.\n\n"
-    f"Against chapter 6's word encoder the subword taggers lose by far: {sw.mean_f1(f'frozen/{ch8.CRF_LAYER}/mean/viterbi'):.2f} "
+    f"Against chapter 6's word encoder the subword taggers lose by far: {subwords.mean_f1(f'frozen/{ch8.CRF_LAYER}/mean/viterbi'):.2f} "
     f"against {ch8.mean_f1(f'frozen/{ch8.CRF_LAYER}/viterbi'):.2f} on the frozen top layer (means, Viterbi, mean "
     f"of pieces), and the blocks do not help a frozen probe: "
-    + ", ".join(f"{sw.mean_f1(f'frozen/{layer}/mean/viterbi'):.2f} after {layer} block{'s' if layer != 1 else ''}"
-                for layer in sw.LAYERS)
+    + ", ".join(f"{subwords.mean_f1(f'frozen/{layer}/mean/viterbi'):.2f} after {layer} block{'s' if layer != 1 else ''}"
+                for layer in subwords.LAYERS)
     + f", where the word encoder climbs from {ch8.mean_f1('frozen/0/viterbi'):.2f} to "
     f"{ch8.mean_f1(f'frozen/{ch8.CRF_LAYER}/viterbi'):.2f}. Even the unknown names that motivated subwords are not rescued: the "
-    f"subword tagger finds {100 * sw.unknown_recall('LOC', f'frozen/{ch8.CRF_LAYER}/mean/viterbi')[0]:.0f} % of "
+    f"subword tagger finds {100 * subwords.unknown_recall('LOC', f'frozen/{ch8.CRF_LAYER}/mean/viterbi')[0]:.0f} % of "
     f"the test LOC mentions that the word vocabulary reads only as `[UNK]`, the word tagger "
     f"{100 * ch8.unknown_recall('LOC', f'frozen/{ch8.CRF_LAYER}/viterbi'):.0f} % from their contexts. With the "
     f"caveat above, this says what a third of chapter 6's schedule buys on pieces, not what pieces can do."
@@ -383,4 +382,4 @@ answer(f"Its neighbours say what it is: a place follows *in*, *founded in*, or a
 # ## Claims
 
 # %% tags=["hide-input"]
-chapter_summary(verify(claims=ch8.CLAIMS + sw.CLAIMS))
+chapter_summary(verify(claims=ch8.CLAIMS + subwords.CLAIMS))

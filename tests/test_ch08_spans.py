@@ -109,3 +109,40 @@ def test_subword_tradeoff_against_the_word_vocabulary():
     per_word = [row.subwords_per_word for row in ch8.subword_rows()]
     assert all(a >= b for a, b in zip(per_word, per_word[1:])) and per_word[-1] >= 1.0
     assert ch8.split_table(["thornchester"]).count("[UNK]") == 1
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("name", ["ch08_spans.figure_f1", "ch08_spans.figure_subwords",
+                                  "ch08_subwords.figure_losses", "ch08_subwords.figure_decoders"])
+def test_legends_cover_no_data(name):
+    """Every legend of chapter 8's figures sits outside the axes or where no point, line vertex or bar is drawn,
+    and the alt text the figure brings is computed (it holds a number)."""
+    import importlib
+    import re
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from mlm_book import figures
+    module, function = name.split(".")
+    drawn = getattr(importlib.import_module(f"mlm_book.experiments.{module}"), function)()
+    assert isinstance(drawn, figures.DescribedFigure) and re.search(r"\d\.\d\d", drawn.alt)
+    fig = drawn.figure
+    with figures.style():
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        for ax in fig.axes:
+            legend = ax.get_legend()
+            if legend is None:
+                continue
+            box = legend.get_window_extent(renderer)
+            for line in ax.lines:
+                points = line.get_transform().transform(line.get_xydata())
+                if line.get_linestyle() not in ("None", "none", "") and len(points) > 1:  # the segments too
+                    steps = np.linspace(0, 1, 25)[:, None, None]
+                    points = (points[:-1] + steps * (points[1:] - points[:-1])).reshape(-1, 2)
+                assert not any(box.contains(x, y) for x, y in points), f"the legend covers {line.get_label()!r}"
+            for patch in ax.patches:
+                assert not box.overlaps(patch.get_window_extent(renderer)), "the legend covers a bar"
+    plt.close(fig)

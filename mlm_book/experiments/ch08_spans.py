@@ -71,7 +71,7 @@ from mlm_book.readings.span_scores import (
 from mlm_book.validation import check_choice, check_positive_int
 from mlm_book.report import seed_band
 
-__all__ = ["score_table", "token_accuracies", "bootstrap", "partial_spans",
+__all__ = ["TAGGERS", "score_table", "token_accuracies", "bootstrap", "partial_spans",
            "io_example", "figure_f1", "figure_sentence", "CLAIMS", "mean_f1", "best_tagger", "COMPARISONS", "BOOTSTRAP_RESAMPLES", "mention_count",
            "unknown_share", "unknown_recall", "known_recall", "example_sentence", "sentence_summary",
            "brute_force_log_partition", "MERGE_COUNTS", "subword_rows", "word_vocabulary_rates", "matched_bpe",
@@ -190,13 +190,23 @@ def example_sentence() -> int:
 
 
 def sentence_summary(sentence: int, keys) -> str:
-    """What each tagger of ``keys`` gets wrong on one test sentence (book seed), in words, for alt text."""
+    """What each tagger of ``keys`` gets wrong on one test sentence (book seed), in words, for alt text.
+
+    Examples
+    --------
+    >>> sentence_summary(example_sentence(), ["frozen/0/argmax"]).startswith("“frozen, layer 0, argmax”: ")  # doctest: +BOOK
+    True
+    """
     data = test_data()
     n = int(data.text.lengths[sentence])
+    words, gold = data.words[sentence], data.tags[sentence, :n]
     parts = []
     for key in keys:
-        wrong = int(np.sum(predictions(check_tagger(key))[0][sentence, :n] != data.tags[sentence, :n]))
-        parts.append(f"{TAGGERS[key]} {wrong} wrong tag{'s' if wrong != 1 else ''}")
+        found = predictions(check_tagger(key))[0][sentence, :n]
+        wrong = [f"{TAGS[int(found[j])]} instead of {TAGS[int(gold[j])]} on “{words[j]}”"
+                 for j in np.flatnonzero(found != gold)]
+        parts.append(f"“{TAGGERS[key]}”: " + (f"{len(wrong)} wrong tag{'s' if len(wrong) != 1 else ''} ("
+                                              + ", ".join(wrong) + ")" if wrong else "every tag right"))
     return "; ".join(parts)
 
 
@@ -307,13 +317,26 @@ def mention_pieces(kind: str) -> float:
 
 
 def figure_subwords():
-    """Subwords per word against vocabulary size for BPE, and chapter 6's word vocabulary as one point."""
-    from mlm_book.figures import NARROW, PALETTE, subplots
+    """Subwords per word against vocabulary size for BPE, and chapter 6's word vocabulary as one point.
+
+    Returns
+    -------
+    DescribedFigure
+        The drawing, with alt text and a caption computed from the same measurements.
+
+    Examples
+    --------
+    >>> drawn = figure_subwords()  # doctest: +BOOK
+    >>> len(drawn.figure.axes), f"{matched_statistics().subwords_per_word:.2f} tokens per word" in drawn.alt
+    (1, True)
+    """
+    from mlm_book.figures import NARROW, PALETTE, describe, subplots
     rows = subword_rows()
     size, _, unknown = word_vocabulary_rates()
+    bpe_unknown = max(r.unknown_rate for r in rows)
     fig, ax = subplots(width=NARROW, height=3.4)
     ax.plot([r.vocabulary_size for r in rows], [r.subwords_per_word for r in rows], marker="o",
-            color=PALETTE["blue"], label=f"BPE ({100 * max(r.unknown_rate for r in rows):.0f} % of words with [UNK])")
+            color=PALETTE["blue"], label=f"BPE ({100 * bpe_unknown:.0f} % of words with [UNK])")
     ax.plot([size], [1.0], marker="s", ls="none", color=PALETTE["vermillion"],
             label=f"word vocabulary ({100 * unknown:.1f} % [UNK])")
     matched = matched_statistics()
@@ -322,14 +345,35 @@ def figure_subwords():
     ax.set_xscale("log")
     ax.set_xlabel("vocabulary size (ids)")
     ax.set_ylabel("tokens per word (test corpus)")
-    ax.legend(loc="upper right")
-    return fig
+    ax.legend(loc="upper right")  # the curve falls from the upper left: the upper right is empty
+    never = ("never producing an unknown word" if bpe_unknown == 0
+             else f"with at most {100 * bpe_unknown:.1f} % of the test words unknown")
+    alt = (f"Tokens per word of the test corpus against vocabulary size, on a log scale. The BPE curve falls from "
+           f"{rows[0].subwords_per_word:.1f} tokens per word with {rows[0].vocabulary_size} ids (characters only) to "
+           f"{rows[-1].subwords_per_word:.2f} with {rows[-1].vocabulary_size} ids, {never}. Chapter 6's word "
+           f"vocabulary is one point, at {size} ids and one token per word, with {100 * unknown:.1f} % of the test "
+           f"words unknown; a star on the BPE curve marks the BPE of the same size, at "
+           f"{matched.subwords_per_word:.2f} tokens per word.")
+    return describe(fig, alt=alt,
+                    caption="The subword trade-off: vocabulary size against sequence length, and unknown words.")
 
 
 # ----------------------------------------------------------------------------- figures
 def figure_f1():
-    """Entity micro-F1 by layer for the frozen and fine-tuned taggers (argmax and Viterbi) and the CRF, a dot per seed."""
-    from mlm_book.figures import PALETTE, WIDE, subplots
+    """Entity micro-F1 by layer for the frozen and fine-tuned taggers (argmax and Viterbi) and the CRF, a dot per seed.
+
+    Returns
+    -------
+    DescribedFigure
+        The drawing, with alt text and a caption computed from the same scores.
+
+    Examples
+    --------
+    >>> drawn = figure_f1()  # doctest: +BOOK
+    >>> len(drawn.figure.axes), f"“{best_tagger()[1]}”, at {best_tagger()[2]:.2f}" in drawn.alt
+    (1, True)
+    """
+    from mlm_book.figures import PALETTE, WIDE, describe, subplots
     fig, ax = subplots(width=WIDE, height=3.6)
     styles = {("frozen", "argmax"): (PALETTE["sky"], "frozen, argmax"),
               ("frozen", "viterbi"): (PALETTE["blue"], "frozen, Viterbi"),
@@ -348,14 +392,36 @@ def figure_f1():
     ax.plot(np.full(values.size, x), values, ls="none", marker=".", color=PALETTE["black"])
     ax.set_xticks(list(LAYERS), [f"layer {layer}" for layer in LAYERS])
     ax.set_ylabel(f"entity micro-F1 (bars: mean of {len(SEEDS)} seeds)")
-    ax.set_ylim(0, 1)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=5, frameon=False)
-    return fig
+    ax.set_ylim(0, 1.02)  # a seed at F1 = 1 is drawn whole
+    # below the tick labels, off the bars
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=5, frameon=False)
+    _, best_name, best = best_tagger()
+    worst = min(TAGGERS, key=mean_f1)
+    layers = ", ".join(str(layer) for layer in LAYERS[:-1]) + f" and {LAYERS[-1]}"
+    alt = (f"Bars of entity micro-F1 (mean of {len(SEEDS)} seeds, with a dot per seed) at layers {layers} for four "
+           f"softmax taggers (frozen or fine-tuned, decoded by argmax or Viterbi) and, at layer {CRF_LAYER}, the CRF. "
+           f"The best is “{best_name}”, at {best:.2f}; the frozen argmax tagger climbs from "
+           f"{mean_f1('frozen/0/argmax'):.2f} at layer 0 to {mean_f1(f'frozen/{LAYERS[-1]}/argmax'):.2f} at layer "
+           f"{LAYERS[-1]}, and the lowest bar is “{TAGGERS[worst]}”, at {mean_f1(worst):.2f}.")
+    return describe(fig, alt=alt, caption="Entity micro-F1 of every tagger on the test corpus (bars: mean over "
+                                          f"{len(SEEDS)} seeds; dots: each seed).")
 
 
 def figure_sentence(sentence: int, keys: tuple[str, ...]):
-    """One test sentence with its gold tags and the book seed's tags from each tagger of ``keys``."""
-    from mlm_book.figures import PALETTE, WIDE, subplots
+    """One test sentence with its gold tags and the book seed's tags from each tagger of ``keys``.
+
+    Returns
+    -------
+    DescribedFigure
+        The drawing, with alt text (the sentence and each tagger's wrong tags) and a caption.
+
+    Examples
+    --------
+    >>> drawn = figure_sentence(example_sentence(), ("frozen/0/argmax",))  # doctest: +BOOK
+    >>> len(drawn.figure.axes), "“frozen, layer 0, argmax”: " in drawn.alt
+    (1, True)
+    """
+    from mlm_book.figures import PALETTE, WIDE, describe, subplots
     data = test_data()
     sentence = check_positive_int(sentence, "sentence", minimum=0)
     if sentence >= data.text.count:
@@ -380,7 +446,14 @@ def figure_sentence(sentence: int, keys: tuple[str, ...]):
     ax.set_xlim(-0.6, len(words) - 0.4)
     ax.set_ylim(-len(rows) + 0.5, 1.5)
     ax.axis("off")
-    return fig
+    gold = ", ".join(f"{' '.join(words[a:b])} ({kind})" for a, b, kind in data.spans[sentence]) or "no mention"
+    alt = (f"The test sentence “{' '.join(words)}” ({len(words)} words; gold mentions: {gold}) with its gold tags "
+           f"and the book seed's tags from {len(keys)} tagger{'s' if len(keys) != 1 else ''}, one row each, wrong "
+           f"tags in bold. " + sentence_summary(sentence, keys) + ".")
+    which = ("the first test sentence with a person and a place on which the frozen layer-0 tagger errs"
+             if sentence == example_sentence() else f"test sentence {sentence}")
+    whose = "a tagger's" if len(keys) == 1 else f"{len(keys)} taggers'"
+    return describe(fig, alt=alt, caption=f"Gold tags and {whose} tags on {which} (book seed; wrong tags in bold).")
 
 
 # ----------------------------------------------------------------------------- claims

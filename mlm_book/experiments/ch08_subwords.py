@@ -149,45 +149,96 @@ def split_words(name: str = f"frozen/{CRF_LAYER}/argmax") -> tuple[float, float,
 
 
 def figure_decoders():
-    """Entity micro-F1 by layer: subword taggers decoded from the first piece and from the mean, and the word encoder's."""
-    from mlm_book.figures import PALETTE, WIDE, subplots
+    """Entity micro-F1 by layer: subword taggers decoded from the first piece and from the mean, and the word encoder's.
+
+    Returns
+    -------
+    DescribedFigure
+        The drawing, with alt text and a caption computed from the same scores.
+
+    Examples
+    --------
+    >>> drawn = figure_decoders()  # doctest: +BOOK
+    >>> len(drawn.figure.axes), f"{mean_f1(f'frozen/{CRF_LAYER}/mean/viterbi'):.2f}" in drawn.alt
+    (1, True)
+    """
+    from mlm_book.figures import PALETTE, WIDE, describe, subplots
     fig, ax = subplots(width=WIDE, height=3.4)
     names = [*(f"frozen/{layer}" for layer in LAYERS), f"tuned/{TUNED_DEPTH}"]
+    labels = [*(f"frozen, layer {layer}" for layer in LAYERS), f"fine-tuned, layer {TUNED_DEPTH}"]
     series = [("pieces, first piece", lambda n: scores(f"{n}/first/viterbi"), PALETTE["sky"]),
               ("pieces, mean of pieces", lambda n: scores(f"{n}/mean/viterbi"), PALETTE["blue"]),
               ("words (chapter 6's encoder)", lambda n: span_scores.scores(f"{n}/viterbi"), PALETTE["orange"])]
     width = 0.26
+    means = np.zeros((len(series), len(names)))
     for j, (label, get, colour) in enumerate(series):
         for k, name in enumerate(names):
             values = np.array([s.micro_f1 for s in get(name)])
+            means[j, k] = values.mean()
             x = k + (j - 1) * width
             ax.bar(x, values.mean(), width=width * 0.9, color=colour, label=label if k == 0 else None)
             ax.plot(np.full(values.size, x), values, ls="none", marker=".", color=PALETTE["black"])
-    ax.set_xticks(range(len(names)), [*(f"frozen, layer {layer}" for layer in LAYERS),
-                                      f"fine-tuned, layer {TUNED_DEPTH}"])
+    ax.set_xticks(range(len(names)), labels)
     ax.set_ylabel(f"entity micro-F1, Viterbi\n(bars: mean of {len(SEEDS)} seeds)")
-    ax.set_ylim(0, 1)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=3, frameon=False)
-    return fig
+    ax.set_ylim(0, 1.02)  # a seed at F1 = 1 is drawn whole
+    # below the tick labels, off the bars
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3, frameon=False)
+    groups = "; ".join(f"{label}: {first:.2f}, {mean:.2f} and {word:.2f}"
+                       for label, (first, mean, word) in zip(labels, means.T))
+    count = lambda holds: (f"all {len(names)} groups" if holds.all()
+                           else f"{int(holds.sum())} of the {len(names)} groups")
+    alt = (f"Bars of entity micro-F1 with Viterbi decoding (mean of {len(SEEDS)} seeds, with a dot per seed) in "
+           f"{len(names)} groups, one per tagger; in each, the subword tagger decoded from the first piece, the "
+           f"same decoded from the mean of the pieces, and chapter 6's word tagger. {groups}. The mean of the pieces "
+           f"is above the first piece in {count(means[1] > means[0])}, and the word tagger above both subword "
+           f"taggers in {count(means[2] > means[:2].max(axis=0))}.")
+    return describe(fig, alt=alt, caption="Entity micro-F1 (Viterbi) of the subword taggers decoded from the first "
+                                          "piece and from the mean of the pieces, beside the word encoder's taggers "
+                                          f"(bars: mean over {len(SEEDS)} seeds; dots: each seed).")
 
 
 def figure_losses():
-    """Training loss by step of the subword encoders (every seed) and of chapter 6's word encoder (book seed)."""
-    from mlm_book.figures import PALETTE, WIDE, subplots
+    """Training loss by step of the subword encoders (every seed and their mean) and of chapter 6's word encoder
+    (book seed).
+
+    Returns
+    -------
+    DescribedFigure
+        The drawing, with alt text and a caption computed from the same losses.
+
+    Examples
+    --------
+    >>> drawn = figure_losses()  # doctest: +BOOK
+    >>> len(drawn.figure.axes), f"stop at step {SETUP.steps}" in drawn.alt
+    (1, True)
+    """
+    from mlm_book.figures import PALETTE, WIDE, describe, subplots
     fig, ax = subplots(width=WIDE, height=3.2)
     window = 50
     smooth = lambda losses: np.convolve(losses, np.ones(window) / window, mode="valid")
     word = filing_encoder.trained_encoder(filing_encoder.SETUP).losses
     ax.plot(np.arange(window, word.size + 1), smooth(word), color=PALETTE["orange"], lw=1.4,
             label=f"words, {word.size} steps (chapter 6, book seed)")
-    for k, seed in enumerate(SEEDS):
-        losses = trained_encoder(seed).losses
-        ax.plot(np.arange(window, losses.size + 1), smooth(losses), color=PALETTE["blue"], lw=1.0, alpha=0.8,
-                label=f"pieces, {losses.size} steps ({len(SEEDS)} seeds)" if k == 0 else None)
+    pieces = np.array([trained_encoder(seed).losses for seed in SEEDS])
+    steps = np.arange(window, pieces.shape[1] + 1)
+    for k, losses in enumerate(pieces):
+        ax.plot(steps, smooth(losses), color=PALETTE["sky"], lw=0.9,
+                label=f"pieces, {pieces.shape[1]} steps (each of {len(SEEDS)} seeds)" if k == 0 else None)
+    ax.plot(steps, smooth(pieces.mean(axis=0)), color=PALETTE["blue"], lw=2.0,
+            label=f"pieces, mean of the {len(SEEDS)} seeds")
     ax.set_xlabel("training step")
     ax.set_ylabel(f"loss, nats per selected slot\n({window}-step mean)")
-    ax.legend(frameon=False)
-    return fig
+    ax.legend(loc="upper right", frameon=False)  # past the subword curves' last step: above the word curve's tail
+    final = final_losses()
+    alt = (f"Training loss against step, smoothed over {window} steps. Chapter 6's word encoder ends at "
+           f"{float(np.mean(word[-100:])):.2f} nats per word after {word.size} steps; the {len(SEEDS)} subword "
+           f"encoders, drawn thin with their mean thick, stop at step {SETUP.steps} at {final.min():.2f} to "
+           f"{final.max():.2f} nats per piece (mean {final.mean():.2f}), still falling; at that step the word "
+           f"encoder's loss was {float(np.mean(word[SETUP.steps - 100:SETUP.steps])):.2f} nats per word and falling "
+           f"slowly.")
+    return describe(fig, alt=alt, caption="Pre-training loss of the subword encoders (thin: each seed; thick: their "
+                                          "mean) and of chapter 6's word encoder (per selected piece and per selected "
+                                          "word: the two are not on one scale).")
 
 
 # ----------------------------------------------------------------------------- claims
