@@ -88,15 +88,7 @@ Markdown(
 )
 
 # %%
-scale = {name: float(np.abs(nsp_model.params[name]).max()) for name in ("E", "P", "S")}
-show(ch7.figure_input(),
-     alt=f"Four heat maps side by side, one row per slot of the pair above from [CLS] to the final [SEP], 16 of the "
-         f"64 dimensions each, each on its own colour scale: the token rows, which change from word to word (the "
-         f"table's entries reach {scale['E']:.1f}); the position rows, which change from slot to slot (up to "
-         f"{scale['P']:.2f}); the segment rows, two patterns that switch where sentence B begins (up to "
-         f"{scale['S']:.2f}); and their sum, the encoder's input.",
-     caption="The input of a pair as the sum of three tables (the book-seed MLM + NSP encoder after "
-             "pre-training; first 16 of 64 dimensions, one colour scale per panel, its largest entry above it).")
+show(ch7.figure_input(a))
 
 # %% [markdown]
 # ## Two pre-trainings at equal steps
@@ -131,15 +123,7 @@ Markdown(
 )
 
 # %%
-show(ch7.figure_losses(),
-     alt=f"Two panels of training loss against step. Left, masked-LM cross-entropy for the three pre-trainings, "
-         f"each starting near {nsp_model.mlm_losses[:50].mean():.1f} nats: the MLM + NSP encoder ends near "
-         f"{ch7.plateau('nsp')[1]:.1f} on its pairs, the packed 80/10/10 encoder near {ch7.plateau('packed')[1]:.1f} "
-         f"on its longer sequences after a steep fall in the second half, and the all-[MASK] encoder stays flat "
-         f"near {ch7.plateau('all-mask')[1]:.1f}. Right, the NSP cross-entropy of the MLM + NSP encoder, starting "
-         f"at ln 2 and ending near {nsp_model.nsp_losses[-100:].mean():.2f}.",
-     caption="Pre-training losses, 50-step moving averages of fresh batches; the book's seed bold, the other "
-             "seeds faint.")
+show(ch7.figure_losses())
 
 # %%
 ch7.mlm_table()
@@ -172,12 +156,7 @@ Markdown(
 ch7.nsp_table()
 
 # %%
-show(ch7.figure_nsp(),
-     alt=f"Bars of the share of test pairs called next in four conditions, with a dot per seed: true next "
-         f"{ch7.band('nsp', 'nsp/next')[1]:.2f}, swapped {ch7.band('nsp', 'nsp/swapped')[1]:.2f}, another "
-         f"sentence of the same filing {ch7.band('nsp', 'nsp/same')[1]:.2f}, a sentence of another filing "
-         f"{ch7.band('nsp', 'nsp/other')[1]:.2f}; a dashed line at one half.",
-     caption="The NSP head's verdicts on held-out pairs (2000 per condition).")
+show(ch7.figure_nsp())
 
 # %% tags=["hide-input"]
 next_, swapped = (ch7.band("nsp", f"nsp/{k}")[1] for k in ("next", "swapped"))
@@ -220,19 +199,7 @@ Markdown(
 ch7.probe_table()
 
 # %%
-means = {(v, fact, p): ch7.band(v, f"probe/{fact}/{p}")[1]
-         for v in ch7.VARIANTS for fact in ("company", "news") for p in ("cls", "mean")}
-company_range = [f(value for (v, fact, p), value in means.items() if fact == "company") for f in (min, max)]
-news_range = [f(value for (v, fact, p), value in means.items() if fact == "news" and v != "all-mask")
-              for f in (min, max)]
-show(ch7.figure_probes(),
-     alt=f"Two panels of probe accuracy, bars for the three pre-trainings with a dot per seed, on the CLS vector "
-         f"and on the mean of the token vectors, and a dashed line at the largest class's share. Left, the "
-         f"filing's company: every bar between {company_range[0]:.2f} and {company_range[1]:.2f}. Right, the "
-         f"sentence's news: the MLM + NSP and packed encoders between {news_range[0]:.2f} and {news_range[1]:.2f}, "
-         f"the all-[MASK] encoder at {means[('all-mask', 'news', 'cls')]:.2f} on CLS and "
-         f"{means[('all-mask', 'news', 'mean')]:.2f} on the mean.",
-     caption="What a linear probe reads from one sentence's last layer, by pre-training (held-out corpus).")
+show(ch7.figure_probes())
 
 # %% tags=["hide-input"]
 company = {v: ch7.band(v, "probe/company/cls")[1] for v in ch7.VARIANTS}
@@ -292,18 +259,7 @@ ch7.curve_table("packed")
 ch7.curve_table("chapter 6")
 
 # %%
-show(ch7.figure_curves(),
-     alt=f"Two panels of test accuracy against the number of labelled sentences, 16 to 1024 on a log scale, with "
-         f"bands of one standard deviation over {len(ch7.SEEDS)} seeds. Left, the MLM + NSP encoder: the frozen "
-         f"probe rises slowly to about {ch7.band('nsp', 'curve/frozen/mean/1024')[1]:.2f}, the top-block run to "
-         f"about {ch7.band('nsp', 'curve/top/cls/1024')[1]:.2f}, full fine-tuning with either head to about "
-         f"{ch7.band('nsp', 'curve/full/cls/1024')[1]:.2f}, and training from scratch reaches "
-         f"{ch7.band('scratch', 'curve/full/cls/64')[1]:.2f} at 64 labels against "
-         f"{ch7.band('nsp', 'curve/full/cls/64')[1]:.2f} for full fine-tuning. Right, full fine-tuning of every "
-         f"encoder and from scratch: all near chance at 16 labels and near "
-         f"{ch7.band('scratch', 'curve/full/cls/1024')[1]:.2f} at 1024, except the all-[MASK] encoder, which stays "
-         f"lowest and ends at {ch7.band('all-mask', 'curve/full/cls/1024')[1]:.2f}.",
-     caption="Learning curves of the news classifier (mean ± sd over seeds).")
+show(ch7.figure_curves())
 
 # %% tags=["hide-input"]
 gaps = {source: {size: ch7.transfer_gain(source, size) for size in ch7.SIZES}
@@ -403,18 +359,7 @@ Markdown(
 nli.kind_table()
 
 # %%
-show(nli.figure_inference(),
-     alt=f"Left, bars of test accuracy for the pre-trained and the untrained start under the two schedules, with "
-         f"a dot per seed and a dashed line at chance, 1/3: near chance after 200 steps for both, about "
-         f"{accuracy[('nsp', '1000 steps')].mean():.2f} and {accuracy[('scratch', '1000 steps')].mean():.2f} "
-         f"after 1000. Right, a table of shares for the pre-trained runs after 1000 steps, one row per kind of "
-         f"pair and one column per answer: restatements are called entails "
-         f"{100 * nli.confusion('nsp', '1000 steps')[0, 0]:.0f} % of the time, reversals contradicts "
-         f"{100 * nli.confusion('nsp', '1000 steps')[1, 1]:.0f} %, other-aspect pairs neutral "
-         f"{100 * nli.confusion('nsp', '1000 steps')[2, 2]:.0f} %, and other-company pairs neutral only "
-         f"{100 * nli.confusion('nsp', '1000 steps')[3, 2]:.0f} %.",
-     caption="Sentence-pair inference: accuracy by start and schedule, and what the longer pre-trained runs "
-             "answer for each kind of pair (pooled over seeds).")
+show(nli.figure_inference())
 
 # %% tags=["hide-input"]
 agreement = nli.direction_agreement("nsp", "1000 steps")
