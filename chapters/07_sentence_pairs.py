@@ -34,18 +34,18 @@
 # %%
 import numpy as np
 
-from mlm_book.experiments import ch07_pairs as ch7
+from mlm_book.experiments import ch07_inference as nli  # the entailment task (natural language inference)
+from mlm_book.experiments import ch07_pairs as ch7  # pre-training on pairs, probes, fine-tuning
 from mlm_book.experiments.ch06_finance import results as filings
 from mlm_book.figures import show
+from mlm_book.finance.world import COMPANIES
 from mlm_book.ledger import chapter_summary, verify
 from mlm_book.nn import pairs
 from mlm_book.report import Markdown, answer, table
 
-words = filings().vocabulary.words
-text = ch7.sentences()
-test = ch7.labelled_sentences(ch7.TEST_SEED)
-pool = ch7.pool_sentences()
-nsp_model = ch7.pretrain(ch7.VARIANTS["nsp"])
+words = filings().vocabulary.words  # chapter 6's vocabulary: every encoder here reads it
+test = ch7.labelled_sentences(ch7.TEST_SEED)  # the held-out corpus, each sentence with its gold facts
+nsp_model = ch7.pretrain(ch7.VARIANTS["nsp"])  # the book-seed MLM + NSP encoder, read from the store
 config = nsp_model.config
 
 # %% [markdown]
@@ -63,6 +63,7 @@ config = nsp_model.config
 # [`pairs.encode_pair`](../api/mlm_book.nn.pairs.html#mlm_book.nn.pairs.encode_pair):
 
 # %%
+# A is the fourth held-out sentence of at most 7 tokens that is not its filing's last; B follows it
 a = int(np.flatnonzero(~test.last & (test.lengths <= 7))[3])
 sentence_a = test.ids[a, :test.lengths[a]]
 sentence_b = test.ids[a + 1, :test.lengths[a + 1]]
@@ -240,6 +241,7 @@ Markdown(
 # alone, with the same schedule.
 
 # %% tags=["hide-input"]
+pool = ch7.pool_sentences()
 n_test = int((test.news != 0).sum())
 n_pool = int((pool.news != 0).sum())
 Markdown(f"The pool corpus ({ch7.POOL_DOCUMENTS} filings) has {n_pool} news sentences, the held-out corpus "
@@ -303,8 +305,6 @@ Markdown(
 # label "as a typical reader would"; here the facts decide it.
 
 # %% tags=["hide-input"]
-from mlm_book.experiments import ch07_inference as nli
-
 short, long = (settings.steps for settings in nli.SCHEDULES.values())
 neutral_kinds = [share for k, share in enumerate(nli.KIND_SHARES) if nli.RELATION_OF_KIND[k] == 2]
 Markdown(
@@ -326,13 +326,11 @@ Markdown(
 )
 
 # %%
-from mlm_book.finance.world import COMPANIES
-
-facts = nli.fact_sentences(nli.TEST_SEED)
-test_pairs = nli.held_out_pairs()
 nli.accuracy_table()
 
 # %% tags=["hide-input"]
+facts = nli.fact_sentences(nli.TEST_SEED)
+test_pairs = nli.held_out_pairs()
 accuracy = {(source, schedule): nli.accuracies(source, schedule) for source in nli.SOURCES
             for schedule in nli.SCHEDULES}
 blind = float(np.mean(nli.company_blind_predictions() == test_pairs.label))
