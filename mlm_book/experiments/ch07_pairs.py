@@ -398,7 +398,7 @@ def figure_curves():
     -------
     DescribedFigure
         Two panels of test accuracy against labelled-set size (mean and ± sd band over seeds),
-        and an alt text giving where the curves end.
+        each with its legend below it, and an alt text giving where the curves end.
 
     Examples
     --------
@@ -411,7 +411,7 @@ def figure_curves():
     >>> plt.close(drawn.figure)
     """
     from mlm_book.figures import PALETTE, WIDE, describe, subplots
-    fig, axes = subplots(1, 2, width=WIDE, height=3.6, sharey=True)
+    fig, axes = subplots(1, 2, width=WIDE, height=4.6, sharey=True)
     x = np.array(SIZES)
     heads = [PALETTE["black"], PALETTE["sky"], PALETTE["green"], PALETTE["blue"], PALETTE["orange"]]
     # the right panel's encoders in the loss figure's colours
@@ -434,7 +434,7 @@ def figure_curves():
         ax.set_xlabel("labelled sentences")
         ax.set_title(title)
         ax.axhline(0.5, color=PALETTE["black"], ls=":", lw=1)
-        ax.legend(loc="lower right")
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncols=2, frameon=False)  # below the axes, off the curves
     axes[0].set_ylabel(f"test accuracy (mean ± sd, {len(SEEDS)} seeds)")
     axes[0].set_ylim(0.4, 1.02)
     small, large = SIZES[0], SIZES[-1]
@@ -648,8 +648,8 @@ def figure_probes():
     Returns
     -------
     DescribedFigure
-        Two panels of bars (mean over seeds) with a dot per seed, and an alt text giving the
-        range of the bars.
+        Two panels of bars (mean over seeds) with a dot per seed, one legend below both, and an
+        alt text giving the range of the bars.
 
     Examples
     --------
@@ -662,7 +662,7 @@ def figure_probes():
     >>> plt.close(drawn.figure)
     """
     from mlm_book.figures import PALETTE, WIDE, describe, subplots
-    fig, axes = subplots(1, 2, width=WIDE, height=3.4)
+    fig, axes = subplots(1, 2, width=WIDE, height=3.8)
     colors = {"nsp": PALETTE["blue"], "packed": PALETTE["orange"], "all-mask": PALETTE["green"]}
     test = labelled_sentences(TEST_SEED)
     chance = {"company": float(np.bincount(test.filer).max() / test.count),
@@ -679,13 +679,17 @@ def figure_probes():
                 x = j + (k - 1) * width
                 ax.bar(x, values.mean(), width=width * 0.9, color=colors[variant],
                        label=_VARIANT_NAMES[variant] if j == 0 else None)
-                ax.plot(np.full(values.size, x), values, ls="none", marker=".", color=PALETTE["black"])
+                ax.plot(np.full(values.size, x), values, ls="none", marker=".", color=PALETTE["black"],
+                        label="one seed" if j == k == 0 else None)
         ax.axhline(chance[fact], color=PALETTE["black"], ls="--", lw=1, label="largest class share")
         ax.set_xticks([0, 1], ["[CLS]", "mean of tokens"])
         ax.set_title(titles[fact])
         ax.set_ylim(0, 1)
     axes[0].set_ylabel(f"probe accuracy (bars: mean of {len(SEEDS)} seeds)")
-    axes[1].legend(loc="lower right")
+    handles, labels = axes[1].get_legend_handles_labels()
+    order = sorted(range(len(labels)), key=lambda i: labels[i] not in _VARIANT_NAMES.values())  # encoders first
+    fig.legend([handles[i] for i in order], [labels[i] for i in order], loc="outside lower center",
+               ncols=len(labels), frameon=False)  # below both panels, off the bars
     company = [value for (v, fact, p), value in means.items() if fact == "company"]
     news = [value for (v, fact, p), value in means.items() if fact == "news" and v != "all-mask"]
     alt = (f"Two panels of probe accuracy, bars for the three pre-trainings (mean of {len(SEEDS)} seeds) with a "
