@@ -187,6 +187,20 @@ Markdown(
 )
 
 # %% [markdown]
+# The head can be asked about any pair. Here it reads the pair of the input section, the
+# same pair swapped, and A followed by a sentence of another filing; change `a` (above) or
+# `other` and rerun:
+
+# %%
+other = int(np.flatnonzero(test.filing != test.filing[a])[0])  # the first held-out sentence of another filing
+firsts, seconds = [a, a + 1, a], [a + 1, a, other]
+tokens, segments = ch7.pair_inputs(test, firsts, seconds, config)
+p_next = pairs.nsp_probabilities(nsp_model.params, config, tokens, segments)[:, 0]
+sentence = lambda k: " ".join(words[t] for t in test.ids[k, :test.lengths[k]])  # noqa: E731
+table(["A", "B", "p(B is next)"],
+      [[sentence(i), sentence(j), f"{p:.2f}"] for i, j, p in zip(firsts, seconds, p_next)])
+
+# %% [markdown]
 # ## What the CLS vector holds
 #
 # `[CLS]` was meant to summarise the sequence because the NSP head reads it. A linear probe
@@ -219,6 +233,16 @@ Markdown(
     f"`[CLS]` still collects the sentence, because attention mixes every slot into every other; what a frozen "
     f"`[CLS]` holds is set more by the masked-LM objective than by the head above it."
 )
+
+# %% [markdown]
+# A probe takes seconds to refit.
+# [`news_probe`](../api/mlm_book.experiments.ch07_pairs.html#mlm_book.experiments.ch07_pairs.news_probe)
+# reads the news sentences of the pool corpus through a stored encoder, fits the
+# ridge-logistic probe and scores it on the held-out news sentences; change the
+# pre-training, the pooling or the seed (one of `ch7.SEEDS`) and rerun:
+
+# %%
+round(ch7.news_probe(variant="packed", pooling="cls", seed=ch7.SEEDS[0]), 3)
 
 # %% [markdown]
 # ## Fine-tuning for the news of a sentence
@@ -359,6 +383,15 @@ nli.kind_table()
 # %%
 show(nli.figure_inference())
 
+# %% [markdown]
+# The right panel for another start or schedule, from the stored predictions of every seed
+# (here the untrained start after 1000 steps):
+
+# %%
+scratch_shares = nli.confusion(source="scratch", schedule="1000 steps")
+table(["pairs", *(f"called {name}" for name in nli.RELATIONS)],
+      [[f"B {kind}", *(f"{100 * share:.0f} %" for share in row)] for kind, row in zip(nli.KINDS, scratch_shares)])
+
 # %% tags=["hide-input"]
 agreement = nli.direction_agreement("nsp", "1000 steps")
 shares = nli.confusion("nsp", "1000 steps")
@@ -413,6 +446,13 @@ nli.error_table()
 
 # %%
 ch7.mismatch_table()
+
+# %% [markdown]
+# Each seed's masked-LM training loss over its last 100 steps, in nats (change the variant
+# or the window):
+
+# %%
+[round(loss, 2) for loss in ch7.final_losses("all-mask", window=100)]
 
 # %% tags=["hide-input"]
 unigram = filings().counts.unigram_cross_entropy

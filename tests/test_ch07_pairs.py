@@ -98,6 +98,16 @@ def test_bad_setups():
         ch7.runs("electra")
 
 
+@pytest.mark.parametrize("arguments, message", [
+    ({"variant": "electra"}, "variant must be one of"), ({"variant": 1}, "variant must be a str"),
+    ({"pooling": "max"}, "pooling must be"), ({"pooling": None}, "pooling must be"),
+    ({"seed": 10_000}, "seed must be one of"), ({"seed": True}, "seed must be one of"),
+    ({"seed": 0.5}, "seed must be one of"), ({"seed": np.array([0])}, "seed must be one of")])
+def test_news_probe_refuses_what_it_cannot_read_before_loading_an_encoder(arguments, message):
+    with pytest.raises((TypeError, ValueError), match=message):
+        ch7.news_probe(**arguments)
+
+
 @pytest.mark.book
 def test_trained_results_keep_their_relationships():
     """What every seed must show whatever the chapter concludes: a full fine-tuning on 1024 labels beats chance

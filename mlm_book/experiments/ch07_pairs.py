@@ -82,7 +82,7 @@ from mlm_book.ledger import Claim, over_seeds
 from mlm_book.report import seed_band
 from mlm_book.validation import check_format, check_positive_int
 
-__all__ = ["runs", "band", "band_text", "nsp_table", "probe_table", "curve_table", "figure_input", "figure_losses", "figure_nsp", "figure_curves", "mlm_table", "mismatch_table", "transfer_gain", "nsp_balanced_accuracy", "longest_pair", "plateau", "final_losses", "pretrained_seeds", "figure_probes", "scratch_runs", "chapter6_runs",
+__all__ = ["runs", "band", "band_text", "nsp_table", "probe_table", "curve_table", "figure_input", "figure_losses", "figure_nsp", "figure_curves", "mlm_table", "mismatch_table", "transfer_gain", "nsp_balanced_accuracy", "longest_pair", "plateau", "final_losses", "pretrained_seeds", "news_probe", "figure_probes", "scratch_runs", "chapter6_runs",
            "CLAIMS"]
 
 
@@ -640,6 +640,45 @@ def pretrained_seeds(variant: str) -> tuple[PretrainedPair, ...]:
     """
     _check_variant(variant)
     return tuple(pretrain(replace(VARIANTS[variant], seed=seed)) for seed in SEEDS)
+
+
+def news_probe(variant: str = "nsp", pooling: str = "cls", seed: int = SEEDS[0]) -> float:
+    """Refit the news probe of a pre-trained encoder: its test accuracy (the table's ``probe/news/...``).
+
+    A ridge-logistic probe ([`probe.fit_and_score`][mlm_book.probe.fit_and_score]) is trained on the
+    pooled last-layer vectors of the pool corpus's news sentences, read as ``[CLS] s [SEP]``, and
+    tested on every news sentence of the held-out corpus.
+
+    Parameters
+    ----------
+    variant : {"nsp", "packed", "all-mask"}
+    pooling : {"cls", "mean"}
+        The ``[CLS]`` vector or the mean of the token vectors.
+    seed : int
+        One of `SEEDS` (the encoders of other seeds are not trained).
+
+    Examples
+    --------
+    >>> news_probe("nsp", "cls") == runs("nsp")[0]["probe/news/cls"]  # doctest: +BOOK
+    True
+    """
+    from mlm_book import probe
+    from mlm_book.nn import finetune
+
+    _check_variant(variant)
+    if not isinstance(pooling, str) or pooling not in ("cls", "mean"):
+        raise ValueError(f"pooling must be 'cls' or 'mean', got {pooling!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or int(seed) not in SEEDS:
+        raise ValueError(f"seed must be one of {SEEDS}, got {seed!r}")
+    model = pretrain(replace(VARIANTS[variant], seed=int(seed)))
+
+    def news_features(text):
+        rows = np.flatnonzero(text.news != 0)
+        tokens, segments = single_inputs(text, rows, model.config)
+        return finetune.pooled_features(model.params, model.config, tokens, segments, pooling), text.news[rows]
+
+    pool, test = pool_sentences(MEASURE.pool_documents), labelled_sentences(TEST_SEED)
+    return float(probe.fit_and_score(*news_features(pool), *news_features(test)).accuracy)
 
 
 def figure_probes():
