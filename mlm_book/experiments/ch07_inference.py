@@ -203,7 +203,7 @@ def figure_inference():
     >>> plt.close(drawn.figure)
     """
     from mlm_book.figures import PALETTE, WIDE, describe, subplots
-    fig, (left, right) = subplots(1, 2, width=WIDE, height=3.4, gridspec_kw={"width_ratios": [1, 1.25]})
+    fig, (left, right) = subplots(1, 2, width=WIDE, height=4.0, gridspec_kw={"width_ratios": [1, 1.25]})
     colors = {"nsp": PALETTE["blue"], "scratch": PALETTE["grey"]}
     width = 0.38
     values = {(source, schedule): accuracies(source, schedule) for source in SOURCES for schedule in SCHEDULES}
@@ -218,7 +218,7 @@ def figure_inference():
     left.set_xticks(range(len(SCHEDULES)), [f"fine-tuned {name}" for name in SCHEDULES])
     left.set_ylim(0, 1)
     left.set_ylabel(f"test accuracy (bars: mean of {len(SEEDS)} seeds)")
-    left.legend(loc="upper left")
+    left.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=2, frameon=False)  # off the bars and dots
     shares = confusion("nsp", "1000 steps")
     image = right.imshow(shares, vmin=0, vmax=1, cmap="Blues", aspect="auto")
     for (i, j), value in np.ndenumerate(shares):

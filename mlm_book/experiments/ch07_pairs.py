@@ -283,7 +283,7 @@ def _moving(values: np.ndarray, window: int = 50) -> np.ndarray:
 
 
 def figure_losses():
-    """Pre-training losses: masked-LM of the three variants and the NSP head's, book seed with the other seeds faint.
+    """Pre-training losses: masked-LM of the three variants and the NSP head's, every seed faint and their mean bold.
 
     Returns
     -------
@@ -303,26 +303,26 @@ def figure_losses():
     """
     from mlm_book.experiments.ch06_finance import results as filings
     from mlm_book.figures import PALETTE, WIDE, describe, subplots
-    fig, axes = subplots(1, 2, width=WIDE, height=3.2)
+    fig, axes = subplots(1, 2, width=WIDE, height=4.0)
     colors = {"nsp": PALETTE["blue"], "packed": PALETTE["orange"], "all-mask": PALETTE["green"]}
     labels = {"nsp": "MLM + NSP (pairs)", "packed": "MLM, packed", "all-mask": "MLM, packed, all [MASK]"}
     window, tail = 50, 100
     models = {variant: pretrained_seeds(variant) for variant in VARIANTS}
-    for variant in VARIANTS:
-        for k, model in enumerate(models[variant]):
-            curve = _moving(model.mlm_losses, window)
-            axes[0].plot(np.arange(curve.size) + window, curve, color=colors[variant], lw=2 if k == 0 else 0.8,
-                         alpha=1.0 if k == 0 else 0.4, label=labels[variant] if k == 0 else None)
-            if variant == "nsp":
-                curve = _moving(model.nsp_losses, window)
-                axes[1].plot(np.arange(curve.size) + window, curve, color=colors[variant], lw=2 if k == 0 else 0.8,
-                             alpha=1.0 if k == 0 else 0.4, label="book seed" if k == 0 else None)
+    panels = [(axes[0], variant, "mlm_losses", labels[variant]) for variant in VARIANTS]
+    panels.append((axes[1], "nsp", "nsp_losses", f"mean of {len(SEEDS)} seeds"))
+    for ax, variant, losses, label in panels:
+        curves = np.array([_moving(getattr(model, losses), window) for model in models[variant]])
+        steps = np.arange(curves.shape[1]) + window
+        for k, curve in enumerate(curves):  # each seed faint, the mean over seeds bold
+            ax.plot(steps, curve, color=colors[variant], lw=0.8, alpha=0.4,
+                    label="one seed" if ax is axes[1] and k == 0 else None)
+        ax.plot(steps, curves.mean(axis=0), color=colors[variant], lw=2, label=label)
     axes[1].axhline(np.log(2), color=PALETTE["black"], ls="--", lw=1, label="chance, ln 2")
     axes[0].set_title("masked-LM cross-entropy")
     axes[1].set_title("NSP cross-entropy")
     for ax in axes:
         ax.set_xlabel(f"step (moving average of {window})")
-        ax.legend(loc="upper right")
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2, frameon=False)  # off the curves
     axes[0].set_ylabel("nats")
 
     def mean_of(variant, part):  # mean over seeds of the masked-LM loss in a stretch of steps
@@ -334,16 +334,16 @@ def figure_losses():
     end = {variant: mean_of(variant, slice(-tail, None)) for variant in VARIANTS}
     nsp_end = [float(model.nsp_losses[-tail:].mean()) for model in models["nsp"]]
     unigram = filings().counts.unigram_cross_entropy
-    alt = (f"Two panels of training loss against step, every seed drawn, the book's bold. Left, masked-LM "
+    alt = (f"Two panels of training loss against step, each seed faint and the mean over seeds bold. Left, masked-LM "
            f"cross-entropy for the three pre-trainings, all starting near {start:.1f} nats; halfway and at the "
            f"end (means over seeds) the MLM + NSP encoder is near {halfway['nsp']:.1f} and {end['nsp']:.1f} on "
            f"its pairs, the packed 80/10/10 encoder near {halfway['packed']:.1f} and {end['packed']:.1f} on its "
            f"longer sequences, and the all-[MASK] encoder near {halfway['all-mask']:.1f} and "
            f"{end['all-mask']:.1f}, against {unigram:.1f} nats for the filings' unigram. Right, the NSP "
            f"cross-entropy of the MLM + NSP encoder, starting near the dashed line at ln 2 = {np.log(2):.2f} "
-           f"and ending between {min(nsp_end):.2f} and {max(nsp_end):.2f} (book seed {nsp_end[0]:.2f}).")
-    caption = (f"Pre-training losses, {window}-step moving averages of fresh batches; the book's seed bold, the "
-               f"other seeds faint.")
+           f"and ending between {min(nsp_end):.2f} and {max(nsp_end):.2f} (mean {np.mean(nsp_end):.2f}).")
+    caption = (f"Pre-training losses, {window}-step moving averages of fresh batches; the mean over "
+               f"{len(SEEDS)} seeds bold, each seed faint.")
     return describe(fig, alt=alt, caption=caption)
 
 
