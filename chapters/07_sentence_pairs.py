@@ -321,6 +321,17 @@ Markdown(
 )
 
 # %% [markdown]
+# Any of these runs can be repeated in a few seconds.
+# [`news_fine_tune`](../api/mlm_book.experiments.ch07_pairs.html#mlm_book.experiments.ch07_pairs.news_fine_tune)
+# draws the labelled set of a size at a seed, fine-tunes a stored encoder with the
+# chapter's schedule and scores it on the held-out news sentences; change the pre-training,
+# the number of labels, the mode (`"full"` or `"top"`), the head or the seed (one of
+# `ch7.SEEDS`) and rerun:
+
+# %%
+round(ch7.news_fine_tune(variant="nsp", size=64, mode="full", pooling="cls", seed=ch7.SEEDS[0]), 3)
+
+# %% [markdown]
 # ## Two sentences, one verdict: entailment
 #
 # BERT's pair input was built for tasks like natural language inference: given a premise A
