@@ -34,18 +34,18 @@
 # %%
 import numpy as np
 
-from mlm_book.experiments import ch07_pairs as ch7
+from mlm_book.experiments import ch07_inference as nli  # the entailment task (natural language inference)
+from mlm_book.experiments import ch07_pairs as ch7  # pre-training on pairs, probes, fine-tuning
 from mlm_book.experiments.ch06_finance import results as filings
 from mlm_book.figures import show
+from mlm_book.finance.world import COMPANIES
 from mlm_book.ledger import chapter_summary, verify
 from mlm_book.nn import pairs
 from mlm_book.report import Markdown, answer, table
 
-words = filings().vocabulary.words
-text = ch7.sentences()
-test = ch7.labelled_sentences(ch7.TEST_SEED)
-pool = ch7.pool_sentences()
-nsp_model = ch7.pretrain(ch7.VARIANTS["nsp"])
+words = filings().vocabulary.words  # chapter 6's vocabulary: every encoder here reads it
+test = ch7.labelled_sentences(ch7.TEST_SEED)  # the held-out corpus, each sentence with its gold facts
+nsp_model = ch7.pretrain(ch7.VARIANTS["nsp"])  # the book-seed MLM + NSP encoder, read from the store
 config = nsp_model.config
 
 # %% [markdown]
@@ -63,6 +63,7 @@ config = nsp_model.config
 # [`pairs.encode_pair`](../api/mlm_book.nn.pairs.html#mlm_book.nn.pairs.encode_pair):
 
 # %%
+# A is the fourth held-out sentence of at most 7 tokens that is not its filing's last; B follows it
 a = int(np.flatnonzero(~test.last & (test.lengths <= 7))[3])
 sentence_a = test.ids[a, :test.lengths[a]]
 sentence_b = test.ids[a + 1, :test.lengths[a + 1]]
@@ -88,15 +89,7 @@ Markdown(
 )
 
 # %%
-scale = {name: float(np.abs(nsp_model.params[name]).max()) for name in ("E", "P", "S")}
-show(ch7.figure_input(),
-     alt=f"Four heat maps side by side, one row per slot of the pair above from [CLS] to the final [SEP], 16 of the "
-         f"64 dimensions each, each on its own colour scale: the token rows, which change from word to word (the "
-         f"table's entries reach {scale['E']:.1f}); the position rows, which change from slot to slot (up to "
-         f"{scale['P']:.2f}); the segment rows, two patterns that switch where sentence B begins (up to "
-         f"{scale['S']:.2f}); and their sum, the encoder's input.",
-     caption="The input of a pair as the sum of three tables (the book-seed MLM + NSP encoder after "
-             "pre-training; first 16 of 64 dimensions, one colour scale per panel, its largest entry above it).")
+show(ch7.figure_input(a))
 
 # %% [markdown]
 # ## Two pre-trainings at equal steps
@@ -131,15 +124,7 @@ Markdown(
 )
 
 # %%
-show(ch7.figure_losses(),
-     alt=f"Two panels of training loss against step. Left, masked-LM cross-entropy for the three pre-trainings, "
-         f"each starting near {nsp_model.mlm_losses[:50].mean():.1f} nats: the MLM + NSP encoder ends near "
-         f"{ch7.plateau('nsp')[1]:.1f} on its pairs, the packed 80/10/10 encoder near {ch7.plateau('packed')[1]:.1f} "
-         f"on its longer sequences after a steep fall in the second half, and the all-[MASK] encoder stays flat "
-         f"near {ch7.plateau('all-mask')[1]:.1f}. Right, the NSP cross-entropy of the MLM + NSP encoder, starting "
-         f"at ln 2 and ending near {nsp_model.nsp_losses[-100:].mean():.2f}.",
-     caption="Pre-training losses, 50-step moving averages of fresh batches; the book's seed bold, the other "
-             "seeds faint.")
+show(ch7.figure_losses())
 
 # %%
 ch7.mlm_table()
@@ -172,12 +157,7 @@ Markdown(
 ch7.nsp_table()
 
 # %%
-show(ch7.figure_nsp(),
-     alt=f"Bars of the share of test pairs called next in four conditions, with a dot per seed: true next "
-         f"{ch7.band('nsp', 'nsp/next')[1]:.2f}, swapped {ch7.band('nsp', 'nsp/swapped')[1]:.2f}, another "
-         f"sentence of the same filing {ch7.band('nsp', 'nsp/same')[1]:.2f}, a sentence of another filing "
-         f"{ch7.band('nsp', 'nsp/other')[1]:.2f}; a dashed line at one half.",
-     caption="The NSP head's verdicts on held-out pairs (2000 per condition).")
+show(ch7.figure_nsp())
 
 # %% tags=["hide-input"]
 next_, swapped = (ch7.band("nsp", f"nsp/{k}")[1] for k in ("next", "swapped"))
@@ -207,6 +187,20 @@ Markdown(
 )
 
 # %% [markdown]
+# The head can be asked about any pair. Here it reads the pair of the input section, the
+# same pair swapped, and A followed by a sentence of another filing; change `a` (above) or
+# `other` and rerun:
+
+# %%
+other = int(np.flatnonzero(test.filing != test.filing[a])[0])  # the first held-out sentence of another filing
+firsts, seconds = [a, a + 1, a], [a + 1, a, other]
+tokens, segments = ch7.pair_inputs(test, firsts, seconds, config)
+p_next = pairs.nsp_probabilities(nsp_model.params, config, tokens, segments)[:, 0]
+sentence = lambda k: " ".join(words[t] for t in test.ids[k, :test.lengths[k]])  # noqa: E731
+table(["A", "B", "p(B is next)"],
+      [[sentence(i), sentence(j), f"{p:.2f}"] for i, j, p in zip(firsts, seconds, p_next)])
+
+# %% [markdown]
 # ## What the CLS vector holds
 #
 # `[CLS]` was meant to summarise the sequence because the NSP head reads it. A linear probe
@@ -220,19 +214,7 @@ Markdown(
 ch7.probe_table()
 
 # %%
-means = {(v, fact, p): ch7.band(v, f"probe/{fact}/{p}")[1]
-         for v in ch7.VARIANTS for fact in ("company", "news") for p in ("cls", "mean")}
-company_range = [f(value for (v, fact, p), value in means.items() if fact == "company") for f in (min, max)]
-news_range = [f(value for (v, fact, p), value in means.items() if fact == "news" and v != "all-mask")
-              for f in (min, max)]
-show(ch7.figure_probes(),
-     alt=f"Two panels of probe accuracy, bars for the three pre-trainings with a dot per seed, on the CLS vector "
-         f"and on the mean of the token vectors, and a dashed line at the largest class's share. Left, the "
-         f"filing's company: every bar between {company_range[0]:.2f} and {company_range[1]:.2f}. Right, the "
-         f"sentence's news: the MLM + NSP and packed encoders between {news_range[0]:.2f} and {news_range[1]:.2f}, "
-         f"the all-[MASK] encoder at {means[('all-mask', 'news', 'cls')]:.2f} on CLS and "
-         f"{means[('all-mask', 'news', 'mean')]:.2f} on the mean.",
-     caption="What a linear probe reads from one sentence's last layer, by pre-training (held-out corpus).")
+show(ch7.figure_probes())
 
 # %% tags=["hide-input"]
 company = {v: ch7.band(v, "probe/company/cls")[1] for v in ch7.VARIANTS}
@@ -251,6 +233,16 @@ Markdown(
     f"`[CLS]` still collects the sentence, because attention mixes every slot into every other; what a frozen "
     f"`[CLS]` holds is set more by the masked-LM objective than by the head above it."
 )
+
+# %% [markdown]
+# A probe takes seconds to refit.
+# [`news_probe`](../api/mlm_book.experiments.ch07_pairs.html#mlm_book.experiments.ch07_pairs.news_probe)
+# reads the news sentences of the pool corpus through a stored encoder, fits the
+# ridge-logistic probe and scores it on the held-out news sentences; change the
+# pre-training, the pooling or the seed (one of `ch7.SEEDS`) and rerun:
+
+# %%
+round(ch7.news_probe(variant="packed", pooling="cls", seed=ch7.SEEDS[0]), 3)
 
 # %% [markdown]
 # ## Fine-tuning for the news of a sentence
@@ -273,6 +265,7 @@ Markdown(
 # alone, with the same schedule.
 
 # %% tags=["hide-input"]
+pool = ch7.pool_sentences()
 n_test = int((test.news != 0).sum())
 n_pool = int((pool.news != 0).sum())
 Markdown(f"The pool corpus ({ch7.POOL_DOCUMENTS} filings) has {n_pool} news sentences, the held-out corpus "
@@ -292,18 +285,7 @@ ch7.curve_table("packed")
 ch7.curve_table("chapter 6")
 
 # %%
-show(ch7.figure_curves(),
-     alt=f"Two panels of test accuracy against the number of labelled sentences, 16 to 1024 on a log scale, with "
-         f"bands of one standard deviation over {len(ch7.SEEDS)} seeds. Left, the MLM + NSP encoder: the frozen "
-         f"probe rises slowly to about {ch7.band('nsp', 'curve/frozen/mean/1024')[1]:.2f}, the top-block run to "
-         f"about {ch7.band('nsp', 'curve/top/cls/1024')[1]:.2f}, full fine-tuning with either head to about "
-         f"{ch7.band('nsp', 'curve/full/cls/1024')[1]:.2f}, and training from scratch reaches "
-         f"{ch7.band('scratch', 'curve/full/cls/64')[1]:.2f} at 64 labels against "
-         f"{ch7.band('nsp', 'curve/full/cls/64')[1]:.2f} for full fine-tuning. Right, full fine-tuning of every "
-         f"encoder and from scratch: all near chance at 16 labels and near "
-         f"{ch7.band('scratch', 'curve/full/cls/1024')[1]:.2f} at 1024, except the all-[MASK] encoder, which stays "
-         f"lowest and ends at {ch7.band('all-mask', 'curve/full/cls/1024')[1]:.2f}.",
-     caption="Learning curves of the news classifier (mean ± sd over seeds).")
+show(ch7.figure_curves())
 
 # %% tags=["hide-input"]
 gaps = {source: {size: ch7.transfer_gain(source, size) for size in ch7.SIZES}
@@ -339,6 +321,17 @@ Markdown(
 )
 
 # %% [markdown]
+# Any of these runs can be repeated in a few seconds.
+# [`news_fine_tune`](../api/mlm_book.experiments.ch07_pairs.html#mlm_book.experiments.ch07_pairs.news_fine_tune)
+# draws the labelled set of a size at a seed, fine-tunes a stored encoder with the
+# chapter's schedule and scores it on the held-out news sentences; change the pre-training,
+# the number of labels, the mode (`"full"` or `"top"`), the head or the seed (one of
+# `ch7.SEEDS`) and rerun:
+
+# %%
+round(ch7.news_fine_tune(variant="nsp", size=64, mode="full", pooling="cls", seed=ch7.SEEDS[0]), 3)
+
+# %% [markdown]
 # ## Two sentences, one verdict: entailment
 #
 # BERT's pair input was built for tasks like natural language inference: given a premise A
@@ -347,8 +340,6 @@ Markdown(
 # label "as a typical reader would"; here the facts decide it.
 
 # %% tags=["hide-input"]
-from mlm_book.experiments import ch07_inference as nli
-
 short, long = (settings.steps for settings in nli.SCHEDULES.values())
 neutral_kinds = [share for k, share in enumerate(nli.KIND_SHARES) if nli.RELATION_OF_KIND[k] == 2]
 Markdown(
@@ -370,13 +361,11 @@ Markdown(
 )
 
 # %%
-from mlm_book.finance.world import COMPANIES
-
-facts = nli.fact_sentences(nli.TEST_SEED)
-test_pairs = nli.held_out_pairs()
 nli.accuracy_table()
 
 # %% tags=["hide-input"]
+facts = nli.fact_sentences(nli.TEST_SEED)
+test_pairs = nli.held_out_pairs()
 accuracy = {(source, schedule): nli.accuracies(source, schedule) for source in nli.SOURCES
             for schedule in nli.SCHEDULES}
 blind = float(np.mean(nli.company_blind_predictions() == test_pairs.label))
@@ -403,18 +392,16 @@ Markdown(
 nli.kind_table()
 
 # %%
-show(nli.figure_inference(),
-     alt=f"Left, bars of test accuracy for the pre-trained and the untrained start under the two schedules, with "
-         f"a dot per seed and a dashed line at chance, 1/3: near chance after 200 steps for both, about "
-         f"{accuracy[('nsp', '1000 steps')].mean():.2f} and {accuracy[('scratch', '1000 steps')].mean():.2f} "
-         f"after 1000. Right, a table of shares for the pre-trained runs after 1000 steps, one row per kind of "
-         f"pair and one column per answer: restatements are called entails "
-         f"{100 * nli.confusion('nsp', '1000 steps')[0, 0]:.0f} % of the time, reversals contradicts "
-         f"{100 * nli.confusion('nsp', '1000 steps')[1, 1]:.0f} %, other-aspect pairs neutral "
-         f"{100 * nli.confusion('nsp', '1000 steps')[2, 2]:.0f} %, and other-company pairs neutral only "
-         f"{100 * nli.confusion('nsp', '1000 steps')[3, 2]:.0f} %.",
-     caption="Sentence-pair inference: accuracy by start and schedule, and what the longer pre-trained runs "
-             "answer for each kind of pair (pooled over seeds).")
+show(nli.figure_inference())
+
+# %% [markdown]
+# The right panel for another start or schedule, from the stored predictions of every seed
+# (here the untrained start after 1000 steps):
+
+# %%
+scratch_shares = nli.confusion(source="scratch", schedule="1000 steps")
+table(["pairs", *(f"called {name}" for name in nli.RELATIONS)],
+      [[f"B {kind}", *(f"{100 * share:.0f} %" for share in row)] for kind, row in zip(nli.KINDS, scratch_shares)])
 
 # %% tags=["hide-input"]
 agreement = nli.direction_agreement("nsp", "1000 steps")
@@ -470,6 +457,13 @@ nli.error_table()
 
 # %%
 ch7.mismatch_table()
+
+# %% [markdown]
+# Each seed's masked-LM training loss over its last 100 steps, in nats (change the variant
+# or the window):
+
+# %%
+[round(loss, 2) for loss in ch7.final_losses("all-mask", window=100)]
 
 # %% tags=["hide-input"]
 unigram = filings().counts.unigram_cross_entropy

@@ -98,6 +98,16 @@ def test_bad_setups():
         ch7.runs("electra")
 
 
+@pytest.mark.parametrize("arguments, message", [
+    ({"variant": "electra"}, "variant must be one of"), ({"variant": 1}, "variant must be a str"),
+    ({"pooling": "max"}, "pooling must be"), ({"pooling": None}, "pooling must be"),
+    ({"seed": 10_000}, "seed must be one of"), ({"seed": True}, "seed must be one of"),
+    ({"seed": 0.5}, "seed must be one of"), ({"seed": np.array([0])}, "seed must be one of")])
+def test_news_probe_refuses_what_it_cannot_read_before_loading_an_encoder(arguments, message):
+    with pytest.raises((TypeError, ValueError), match=message):
+        ch7.news_probe(**arguments)
+
+
 @pytest.mark.book
 def test_trained_results_keep_their_relationships():
     """What every seed must show whatever the chapter concludes: a full fine-tuning on 1024 labels beats chance
@@ -115,3 +125,12 @@ def test_trained_results_keep_their_relationships():
     for nsp, packed in zip(ch7.pretrained_seeds("nsp"), ch7.pretrained_seeds("packed")):
         assert nsp.nsp_losses.shape == (ch7.STEPS,) and packed.nsp_losses.size == 0
         assert nsp.mlm_losses[-100:].mean() < nsp.mlm_losses[:100].mean() - 1.0
+
+
+@pytest.mark.parametrize("arguments, message", [
+    ({"variant": "electra"}, "variant must be one of"), ({"size": 0}, "size"), ({"size": 1.5}, "size"),
+    ({"mode": "frozen"}, "mode must be"), ({"pooling": "max"}, "pooling must be"),
+    ({"seed": 10_000}, "seed must be one of"), ({"seed": None}, "seed must be one of")])
+def test_news_fine_tune_refuses_what_it_cannot_run_before_loading_an_encoder(arguments, message):
+    with pytest.raises((TypeError, ValueError), match=message):
+        ch7.news_fine_tune(**arguments)

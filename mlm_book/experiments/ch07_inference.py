@@ -188,30 +188,37 @@ def error_table(source: str = "nsp", schedule: str = "1000 steps", per_kind: int
 def figure_inference():
     """Accuracy by start and schedule (a dot per seed), and how the longer pre-trained runs label each kind of pair.
 
+    Returns
+    -------
+    DescribedFigure
+        Bars of accuracy (mean over seeds, a dot per seed) and a heat map of the answers by kind
+        of pair, with an alt text giving the bars and each kind's share of right answers.
+
     Examples
     --------
     >>> import matplotlib.pyplot as plt  # doctest: +BOOK
-    >>> fig = figure_inference()
-    >>> len(fig.axes) >= 2
-    True
-    >>> plt.close(fig)
+    >>> drawn = figure_inference()
+    >>> len(drawn.figure.axes) >= 2, "B restates: called entails" in drawn.alt
+    (True, True)
+    >>> plt.close(drawn.figure)
     """
-    from mlm_book.figures import PALETTE, WIDE, subplots
-    fig, (left, right) = subplots(1, 2, width=WIDE, height=3.4, gridspec_kw={"width_ratios": [1, 1.25]})
+    from mlm_book.figures import PALETTE, WIDE, describe, subplots
+    fig, (left, right) = subplots(1, 2, width=WIDE, height=4.0, gridspec_kw={"width_ratios": [1, 1.25]})
     colors = {"nsp": PALETTE["blue"], "scratch": PALETTE["grey"]}
     width = 0.38
+    values = {(source, schedule): accuracies(source, schedule) for source in SOURCES for schedule in SCHEDULES}
     for k, source in enumerate(SOURCES):
         for j, schedule in enumerate(SCHEDULES):
-            values = accuracies(source, schedule)
             x = j + (k - 0.5) * width
-            left.bar(x, values.mean(), width=width * 0.9, color=colors[source],
+            left.bar(x, values[source, schedule].mean(), width=width * 0.9, color=colors[source],
                      label=SOURCES[source] if j == 0 else None)
-            left.plot(np.full(values.size, x), values, ls="none", marker=".", color=PALETTE["black"])
+            left.plot(np.full(len(SEEDS), x), values[source, schedule], ls="none", marker=".",
+                      color=PALETTE["black"])
     left.axhline(1 / 3, color=PALETTE["black"], ls="--", lw=1, label="chance (1/3)")
     left.set_xticks(range(len(SCHEDULES)), [f"fine-tuned {name}" for name in SCHEDULES])
     left.set_ylim(0, 1)
     left.set_ylabel(f"test accuracy (bars: mean of {len(SEEDS)} seeds)")
-    left.legend(loc="upper left")
+    left.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=2, frameon=False)  # off the bars and dots
     shares = confusion("nsp", "1000 steps")
     image = right.imshow(shares, vmin=0, vmax=1, cmap="Blues", aspect="auto")
     for (i, j), value in np.ndenumerate(shares):
@@ -221,7 +228,23 @@ def figure_inference():
     right.set_yticks(range(len(KINDS)), [f"B {name}" for name in KINDS])
     right.set_title("pre-trained, 1000 steps (all seeds)")
     fig.colorbar(image, ax=right, fraction=0.05)
-    return fig
+    short, long = SCHEDULES
+    bars = {schedule: " and ".join(f"{values[source, schedule].mean():.2f}" for source in SOURCES)
+            for schedule in SCHEDULES}
+    seeds = np.concatenate([values[source, short] for source in SOURCES])
+    mostly_wrong = [kind for k, kind in enumerate(KINDS) if shares[k, RELATION_OF_KIND[k]] < 0.5]
+    alt = (f"Left, bars of test accuracy (mean of {len(SEEDS)} seeds) for the pre-trained and the untrained start "
+           f"under the two schedules, with a dot per seed and a dashed line at chance, 1/3: {bars[short]} after "
+           f"{short}, with single runs scattered from {seeds.min():.2f} to {seeds.max():.2f}, and {bars[long]} "
+           f"after {long}. Right, a heat map of shares for the pre-trained runs after {long}, pooled over seeds, "
+           f"one row per kind of pair and one column per answer, each cell printed as a percentage; the right "
+           f"answer's share by kind: "
+           + "; ".join(f"B {kind}: called {RELATIONS[RELATION_OF_KIND[k]]} "
+                       f"{100 * shares[k, RELATION_OF_KIND[k]]:.0f} %" for k, kind in enumerate(KINDS))
+           + "." + (f" Only the B {mostly_wrong[0]} row is mostly wrong." if len(mostly_wrong) == 1 else ""))
+    caption = ("Sentence-pair inference: accuracy by start and schedule, and what the longer pre-trained runs "
+               "answer for each kind of pair (pooled over seeds).")
+    return describe(fig, alt=alt, caption=caption)
 
 
 # ----------------------------------------------------------------------------- claims
