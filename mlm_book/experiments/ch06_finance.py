@@ -302,12 +302,6 @@ class Chapter6Results:
             check_real(accuracy, f"position_reader[{reading!r}]", low=0.0, high=1.0)
 
 
-def _unigram_entropy(ids: np.ndarray, size: int) -> float:
-    counts = np.bincount(ids, minlength=size).astype(np.float64)
-    p = counts[counts > 0] / ids.size
-    return float(-(p * np.log(p)).sum())
-
-
 def _count(corpus: Corpus, vocabulary: Vocabulary, ids: np.ndarray) -> CorpusCounts:
     tokens = corpus.tokens
     kestrel = (tokens == "kestrel") & (corpus.entity > 0)
@@ -325,7 +319,7 @@ def _count(corpus: Corpus, vocabulary: Vocabulary, ids: np.ndarray) -> CorpusCou
         lexicon_occurrences=int((corpus.lexicon != 0).sum()),
         vocabulary_words=vocabulary.n_words, vocabulary_size=vocabulary.size,
         coverage=vocabulary.coverage(tokens.tolist()),
-        unigram_cross_entropy=_unigram_entropy(ids, vocabulary.size),
+        unigram_cross_entropy=filing_baselines.unigram_entropy(ids, vocabulary.size),
     )
 
 

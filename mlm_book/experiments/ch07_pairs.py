@@ -301,8 +301,8 @@ def figure_losses():
     True
     >>> plt.close(drawn.figure)
     """
-    from mlm_book.experiments.ch06_finance import results as filings
     from mlm_book.figures import PALETTE, WIDE, describe, subplots
+    from mlm_book.readings.filing_baselines import unigram_cross_entropy
     fig, axes = subplots(1, 2, width=WIDE, height=4.0)
     colors = {"nsp": PALETTE["blue"], "packed": PALETTE["orange"], "all-mask": PALETTE["green"]}
     labels = {"nsp": "MLM + NSP (pairs)", "packed": "MLM, packed", "all-mask": "MLM, packed, all [MASK]"}
@@ -333,7 +333,7 @@ def figure_losses():
     halfway = {variant: mean_of(variant, slice(middle - window, middle + window)) for variant in VARIANTS}
     end = {variant: mean_of(variant, slice(-tail, None)) for variant in VARIANTS}
     nsp_end = [float(model.nsp_losses[-tail:].mean()) for model in models["nsp"]]
-    unigram = filings().counts.unigram_cross_entropy
+    unigram = unigram_cross_entropy()
     alt = (f"Two panels of training loss against step, each seed faint and the mean over seeds bold. Left, masked-LM "
            f"cross-entropy for the three pre-trainings, all starting near {start:.1f} nats; halfway and at the "
            f"end (means over seeds) the MLM + NSP encoder is near {halfway['nsp']:.1f} and {end['nsp']:.1f} on "

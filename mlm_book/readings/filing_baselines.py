@@ -7,6 +7,8 @@ What several chapters read of chapter 6's static side, for the book's filings
   vector per word type cannot beat on the filings' gold labels (per alias, for *kestrel* alone,
   per news word; [`mlm_book.finance.caps`][mlm_book.finance.caps]) and document-pooled semantic
   orientation of the lexicon ([`mlm_book.finance.orientation`][mlm_book.finance.orientation]);
+* [`unigram_cross_entropy`][mlm_book.readings.filing_baselines.unigram_cross_entropy]: the loss of
+  predicting every token by its corpus frequency, the floor a masked LM must go below;
 * [`skipgram_seeds`][mlm_book.readings.filing_baselines.skipgram_seeds]: the skip-gram baseline's
   learned numbers at each of its training seeds, from the artefact
   [`mlm_book.artefacts.skipgram`][mlm_book.artefacts.skipgram].
@@ -17,12 +19,14 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+import numpy as np
+
 from mlm_book.artefacts import filings, skipgram
 from mlm_book.finance.caps import MajorityCap, alias_cap, polarity_cap, word_cap
 from mlm_book.finance.orientation import Orientation, semantic_orientation
-from mlm_book.validation import check_instance, check_positive_int, check_real
+from mlm_book.validation import check_instance, check_positive_int, check_real, check_tokens
 
-__all__ = ["FilingBaselines", "baselines", "SkipGramSeedRun", "skipgram_seeds"]
+__all__ = ["FilingBaselines", "baselines", "unigram_entropy", "unigram_cross_entropy", "SkipGramSeedRun", "skipgram_seeds"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -125,6 +129,47 @@ class SkipGramSeedRun:
         check_real(self.final_loss, "final_loss", low=0.0)
         for name in ("typing", "lexicon", "neighbour_agreement"):
             check_real(getattr(self, name), name, low=0.0, high=1.0)
+
+
+def unigram_entropy(ids, size: int) -> float:
+    """The entropy, in nats, of the token frequencies of ``ids``: a predictor that ignores all context.
+
+    Parameters
+    ----------
+    ids : array of int, shape (n,)
+        Token ids, each in ``[0, size)``.
+    size : int
+        Vocabulary size.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``size`` is not a positive int, or ``ids`` is not a non-empty 1-D array of ids in range.
+
+    Examples
+    --------
+    >>> round(unigram_entropy([0, 1, 0, 1], 3), 6) == round(float(np.log(2)), 6)
+    True
+    """
+    size = check_positive_int(size, "size")
+    ids = check_tokens(ids, "ids", size, ndim=1)
+    if ids.size == 0:
+        raise ValueError("ids must hold at least one token")
+    counts = np.bincount(ids, minlength=size).astype(np.float64)
+    p = counts[counts > 0] / ids.size
+    return float(-(p * np.log(p)).sum())
+
+
+def unigram_cross_entropy(setup: filings.FilingsSetup | None = None) -> float:
+    """The filings' unigram entropy over their token ids (word pieces of the vocabulary, ``[UNK]`` included).
+
+    Examples
+    --------
+    >>> 4.0 < unigram_cross_entropy() < 6.0  # doctest: +BOOK
+    True
+    """
+    book = filings.filings(setup)
+    return unigram_entropy(book.ids, book.vocabulary.size)
 
 
 def skipgram_seeds(setup: skipgram.SeedRunsSetup = skipgram.SEED_RUNS) -> tuple[SkipGramSeedRun, ...]:
