@@ -171,7 +171,7 @@ table(["context", "identity residual", "min slack, lower", "min slack, upper", "
        "max sense gap (nats)"],
       [(names.get(p.offset, p.offset), p.identity_residual, p.lower_slack, p.upper_slack, p.dominance_gap.max(),
         p.sense_gap) for p in r.pmi],
-      formats=[None, ".1e", ".4f", ".1e", ".4f", ".3f"])
+      formats=[None, "residual", ".4f", ".1e", ".4f", ".3f"])
 
 # %%
 show(ch1.figure_pmi_profiles(r),

@@ -150,7 +150,7 @@ table(["check", "result"],
       [("largest |gradient| at unselected rows", g["grad_unselected"]),
        ("change of the loss after moving unselected logits", g["loss_change"]),
        ("selected rows: relative error against central differences", g["fd_rel_error"])],
-      formats=[None, ".1e"])
+      formats=[None, "residual"])
 
 # %% [markdown]
 # ## Theorem 1: the loss is a proper scoring rule
@@ -202,7 +202,7 @@ table(["case", "risk", "entropy", "KL", "risk − entropy − KL"],
       [("random p, random q", d.risk, d.entropy, d.kl, abs(d.gap)),
        ("random p, q = p", d_self.risk, d_self.entropy, d_self.kl, abs(d_self.gap)),
        (f"HMM, n = {n_small}, fixed count, closed form", fixed.risk, fixed.entropy, fixed.kl, fixed.gap)],
-      formats=[None, ".4f", ".4f", ".4f", ".1e"])
+      formats=[None, ".4f", ".4f", ".4f", "residual"])
 
 # %% tags=["hide-input"]
 Markdown(
@@ -460,7 +460,7 @@ Markdown(
 lim = ch2.limits_check()
 table(["channel", "Theorem 2 (iv) says", "largest deviation"],
       [("r = 0 < κ", "q(v) = 1", lim["copy"]), ("κ = 0", "q = p", lim["ignore"])],
-      formats=[None, None, ".1e"])
+      formats=[None, None, "residual"])
 
 # %% [markdown]
 # ## Fixed-count selection: how wrong is the closed form?

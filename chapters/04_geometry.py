@@ -165,7 +165,7 @@ table(["cloud", "k × d", "rank r", "MEV", "MEV − 1/r", "1 − MEV"],
 table(["cloud", "k × d", "(1) gradient", "(2) MEV − quotient", "Eckart–Young"],
       [(name, f"{c.k} × {c.d}", c.mean_gradient, c.variational, c.eckart_young)
        for name, c in zip(random_names, random_checks)],
-      formats=[None, None, ".1e", ".1e", ".1e"])
+      formats=[None, None, "residual", "residual", "residual"])
 
 # %% tags=["hide-input"]
 worst = max(max(c.mean_gradient, c.variational, c.eckart_young) for c in random_checks)
@@ -198,7 +198,7 @@ encoder_checks = ch4.encoder_proposition2()
 table(["layer", "rank r", "MEV", "MEV − 1/r", "1 − MEV", "largest residual"],
       [(layer, c.rank, c.mev, c.lower_slack, c.upper_slack, max(c.mean_gradient, c.variational, c.eckart_young))
        for layer, c in enumerate(encoder_checks)],
-      formats=["d", "d", ".4f", ".4f", ".4f", ".1e"])
+      formats=["d", "d", ".4f", ".4f", ".4f", "residual"])
 
 # %% tags=["hide-input"]
 Markdown(

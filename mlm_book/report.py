@@ -28,7 +28,7 @@ import numpy as np
 
 from mlm_book.validation import as_float_array, check_bool, check_format, check_sequence
 
-__all__ = ["Markdown", "table", "seed_band", "seed_words", "Answer", "answer"]
+__all__ = ["Markdown", "table", "ROUNDING", "seed_band", "seed_words", "Answer", "answer"]
 
 
 class Markdown(str):
@@ -56,9 +56,19 @@ class Markdown(str):
         return str(self)
 
 
+ROUNDING = 1e-12
+"""Below this size a number in a ``"residual"`` column is rounding, and the table says so in words."""
+
+
+def _residual(value: float) -> str:
+    if value == 0:
+        return "0 exactly"
+    return "0 to rounding" if abs(value) < ROUNDING else format(value, ".1e")
+
+
 def _cell(value, fmt: str | None) -> str:
     if fmt is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
-        text = format(value, fmt)
+        text = _residual(float(value)) if fmt == "residual" else format(value, fmt)
     else:
         text = str(value)
     return text.replace("|", "\\|").replace("\n", " ")
@@ -75,6 +85,8 @@ def table(header: Sequence[str], rows: Sequence[Sequence], formats: Sequence[str
         One sequence per row, as long as ``header``.
     formats : sequence of (str or None), optional
         A format spec per column for numbers (``".3f"``, ``".1e"``); ``None`` uses ``str``.
+        ``"residual"`` is for a check that should come out zero: ``"0 exactly"``, ``"0 to
+        rounding"`` below [`ROUNDING`][mlm_book.report.ROUNDING], else the number as ``".1e"``.
 
     Returns
     -------
@@ -93,6 +105,9 @@ def table(header: Sequence[str], rows: Sequence[Sequence], formats: Sequence[str
     | model | loss |
     |---|---|
     | static | 1.2 |
+    >>> print(table(["check", "largest difference"], [["a", 0.0], ["b", 2.2e-16], ["c", 3e-9]],
+    ...             formats=[None, "residual"]).splitlines()[2:])
+    ['| a | 0 exactly |', '| b | 0 to rounding |', '| c | 3.0e-09 |']
     """
     header = [str(title) for title in check_sequence(header, "header")]
     if not header:
