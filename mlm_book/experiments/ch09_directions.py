@@ -31,7 +31,7 @@ from mlm_book.directions import (
 from mlm_book.figures import PALETTE, WIDE, describe, subplots
 from mlm_book.hmm import default_hmm
 from mlm_book.ledger import Claim
-from mlm_book.report import Markdown, table
+from mlm_book.report import ROUNDING, Markdown, table
 from mlm_book.validation import as_int_array, check_instance
 
 __all__ = ["results", "entropy_table", "sense_table", "exact_table", "figure_directions", "CLAIMS"]
@@ -74,7 +74,11 @@ def _positions(positions, length: int) -> list[int]:
 
 
 def _pm(value: float, se: float, digits: int = 3) -> str:
-    return f"{value:.{digits}f} ± {se:.{digits}f}"
+    # a standard error of rounding size marks an exact value (nothing was sampled); one too small
+    # for the value's digits is shown to one significant figure rather than as 0.000
+    if se < ROUNDING:
+        return f"{value:.{digits}f} (exact)"
+    return f"{value:.{digits}f} ± {se:.{digits}f}" if se >= 0.5 * 10.0 ** -digits else f"{value:.{digits}f} ± {se:.1g}"
 
 
 def entropy_table(r: DirectionsResults | None = None, positions=None) -> Markdown:
@@ -104,8 +108,8 @@ def entropy_table(r: DirectionsResults | None = None, positions=None) -> Markdow
     Examples
     --------
     >>> lines = entropy_table(positions=[1, 24]).splitlines()
-    >>> len(lines), lines[2].startswith("| 1 | 2.803 ± 0.000 |"), lines[3].split(" | ")[3]
-    (6, True, '0.000 ± 0.000')
+    >>> len(lines), lines[2].startswith("| 1 | 2.803 (exact) |"), lines[3].split(" | ")[3]
+    (6, True, '0.000 (exact)')
     """
     r = _given_or_results(r)
     e = r.entropies
@@ -144,7 +148,7 @@ def sense_table(r: DirectionsResults | None = None, positions=None) -> Markdown:
     --------
     >>> lines = sense_table(positions=[1]).splitlines()
     >>> lines[2].split(" | ")[2], lines[-1].endswith("| 0.509 | 0.509 |")
-    ('0.509 ± 0.000', True)
+    ('0.509 (exact)', True)
     """
     r = _given_or_results(r)
     s = r.senses
