@@ -138,8 +138,8 @@ def over_seeds(values, holding: int | None = None, *, margins=None, fmt: str = "
     fmt, sd_fmt : str
         Formats of the means and of the standard deviations (default ``fmt``), float format
         specifications with width and precision at most 100 (see
-        [`check_format`][mlm_book.validation.check_format]). A standard deviation below 1e-12
-        (an exact quantity, equal at every seed up to rounding) shows as 0.
+        [`check_format`][mlm_book.validation.check_format]). A quantity that prints the same at
+        every seed shows as ``"x at every seed"``, not as a band of width zero.
 
     Raises
     ------
@@ -150,7 +150,7 @@ def over_seeds(values, holding: int | None = None, *, margins=None, fmt: str = "
     Examples
     --------
     >>> over_seeds([(1.0, 2.0), (3.0, 2.0)], 1)
-    {'book': (1.0, 2.0), 'mean ± sd': '2.000 ± 1.414 / 2.000 ± 0.000', 'seeds holding': '1 of 2'}
+    {'book': (1.0, 2.0), 'mean ± sd': '2.000 ± 1.414 / 2.000 at every seed', 'seeds holding': '1 of 2'}
 
     A rule "accuracy ≥ 0.9", with its margins:
 
@@ -191,12 +191,17 @@ def over_seeds(values, holding: int | None = None, *, margins=None, fmt: str = "
         raise ValueError("holding must be given (the number of seeds whose rule holds), or margins to count it")
     if isinstance(holding, bool) or not isinstance(holding, numbers.Integral) or not 0 <= holding <= len(values):
         raise ValueError(f"holding must be an integer count in [0, {len(values)}], got {holding!r:.40}")
-    spreads = " / ".join(f"{column.mean():{fmt}} ± {column.std(ddof=1) if column.std() > 1e-12 else 0:{sd_fmt}}"
-                         for column in columns.T)
+    spreads = " / ".join(_spread(column, fmt, sd_fmt) for column in columns.T)
     value = {"book": values[0], "mean ± sd": spreads, "seeds holding": f"{holding} of {len(values)}"}
     if margins is not None:
         value["margin"] = f"worst {margins.min():+.3g}, best {margins.max():+.3g}"
     return value
+
+
+def _spread(column: np.ndarray, fmt: str, sd_fmt: str) -> str:
+    if len({f"{value:{fmt}}" for value in column}) == 1:  # a band of zero width says less than the words do
+        return f"{column[0]:{fmt}} at every seed"
+    return f"{column.mean():{fmt}} ± {column.std(ddof=1):{sd_fmt}}"
 
 
 def seed_verdict(value: Any) -> tuple[str, str] | None:
