@@ -21,8 +21,8 @@
 # gives the best that any reader of the whole sentence can do. A probe's score can be placed
 # between the two.
 #
-# This chapter probes the trained encoder layer by layer, checks the probe against a control
-# that must fail, and shows how a probe can be fooled by where a token sits in its input. It
+# This chapter probes the trained encoder layer by layer, checks that its evaluation leaks no
+# labels, and shows how a probe can be fooled by where a token sits in its input. It
 # ends with what, on this language, a probe does and does not establish. The code is in
 # [`mlm_book.probe`](../api/mlm_book.probe.html) (the probe, its cross-validation schemes and
 # controls, for any labelled vectors) and
@@ -119,7 +119,7 @@ Markdown(
 )
 
 # %% [markdown]
-# ## The control
+# ## A leak check, not a control task
 #
 # A flexible enough probe can fit anything, including labels that mean nothing, and then its
 # score says more about the probe than about the vectors. [Hewitt and Liang
@@ -127,23 +127,28 @@ Markdown(
 # task* that it should fail, and to trust the difference of the two scores, which they call
 # *selectivity*, rather than the probe's score alone. Their control tasks give each word type a
 # random label. With a single word type, that would give every occurrence of $w$ one label and
-# leave nothing to learn, so the book uses the occurrence-level analogue:
+# leave nothing to learn. This chapter runs something weaker:
 #
-# **Shuffled-label control.** Permute the senses among the training rows, and independently
+# **Shuffled-label leak check.** Permute the senses among the training rows, and independently
 # among the test rows; train the same probe on the permuted training senses and score it on the
 # permuted test senses.
 #
 # The permuted test senses are independent of the probe's predictions, so if the probe predicts
 # sense $c$ on a share $q_c$ of the test rows, its expected accuracy is
-# $\sum_c q_c\,\text{share}_c \le \max_c \text{share}_c$: the control can beat the majority share
-# only by sampling error. A score clearly above it would mean that the evaluation itself leaks
-# labels. In the tables, *probe − control* is the selectivity.
+# $\sum_c q_c\,\text{share}_c \le \max_c \text{share}_c$: *any* probe, however expressive, scores
+# at most the majority share up to sampling error. That is why it is not a control task: a
+# control task is one that a probe *could* learn by memorising, so that a probe's score on it
+# measures the probe's capacity; this one no probe can learn. It checks the evaluation
+# instead: a score clearly above the majority would mean that labels leak from training into
+# test. In the tables, *probe − leak check* is how far the probe rises above a probe that reads
+# nothing; it is not Hewitt and Liang's selectivity, which [chapter 10](10_caveats.html)
+# measures with their control task.
 
 # %% [markdown]
 # ## Probes layer by layer
 #
 # The table gives each probe's accuracy on the test occurrences with its binomial standard error
-# (SE), the control and their difference. The first row is the probe on the encoder's
+# (SE), the leak check and their difference. The first row is the probe on the encoder's
 # token-table row $E[w]$, the same vector for every occurrence; the last two rows are the
 # references.
 
@@ -154,14 +159,14 @@ ch5.probe_markdown(pt)
 others = len(sense_probes.seed_probes().seeds) - 1
 show(ch5.figure_probes(pt, seeds=sense_probes.seed_probes()),
      alt="Sense accuracy of the probe on the token-table row, on layer 0, layer 1 and layer 2, with the "
-         "control at each layer and two horizontal reference lines. The token-table probe, the layer-0 "
-         "probe and all three controls sit at about one half, on the static cap. The probes on layers 1 "
+         "leak check at each layer and two horizontal reference lines. The token-table probe, the layer-0 "
+         "probe and all three leak checks sit at about one half, on the static cap. The probes on layers 1 "
          "and 2 jump to just below the exact Bayes accuracy line. Small dots beside each layer show the same probe "
          f"on the encoders trained at the other {others} seeds.",
      caption=r"Probe accuracy by representation. Error bars are $\pm 2$ binomial standard errors (at layers "
              r"1 and 2 they are smaller than the markers). Small dots: the same probe on the encoders trained "
-             f"at the other {others} seeds (the seed table below). The controls are trained and scored on permuted "
-             "senses.")
+             f"at the other {others} seeds (the seed table below). The leak checks are trained and scored on "
+             "permuted senses.")
 
 # %% tags=["hide-input"]
 p0, p1, p2 = pt.probes
@@ -170,9 +175,10 @@ Markdown(
     f"layer-2 probe **{p2:.3f}**: gaps of **{pt.bayes - p1:.3f}** and **{pt.bayes - p2:.3f}**, against "
     f"**{pt.bayes - pt.cap:.3f}** between the static cap and Bayes. One block of attention already makes "
     f"almost all of the sense information in the sentence linearly readable; the second block changes the "
-    f"probe's score by {p2 - p1:+.3f}. The controls stay between **{min(pt.controls):.3f}** and "
-    f"**{max(pt.controls):.3f}**, around the majority share ({pt.token_table_majority:.3f}), so the selectivity at "
-    f"layers 1 and 2 is the whole jump, about **{min(p1 - pt.controls[1], p2 - pt.controls[2]):.2f}**.\n\n"
+    f"probe's score by {p2 - p1:+.3f}. The leak checks stay between **{min(pt.controls):.3f}** and "
+    f"**{max(pt.controls):.3f}**, around the majority share ({pt.token_table_majority:.3f}): no labels leak, "
+    f"and the probes at layers 1 and 2 rise about **{min(p1 - pt.controls[1], p2 - pt.controls[2]):.2f}** above "
+    f"a probe that reads nothing.\n\n"
     "Probing each layer in turn is how [Tenney, Das and Pavlick (2019)](../references.html#tenney-2019a) "
     "located the depth at which BERT resolves each kind of linguistic property, and "
     "[Tenney et al. (2019)](../references.html#tenney-2019b) compared each contextual probe with one on the "
@@ -190,7 +196,7 @@ Markdown(
 # %%
 seeds = sense_probes.seed_probes()
 controls = sense_probes.seed_controls()
-table(["training seed", "layer 0", "layer 1", "layer 2", "Bayes − layer 1", "largest control"],
+table(["training seed", "layer 0", "layer 1", "layer 2", "Bayes − layer 1", "largest leak check"],
       [(f"{seed} (the book's)" if i == 0 else seed, *values, seeds.bayes - values[1], max(control))
        for i, (seed, values, control) in enumerate(zip(seeds.seeds, seeds.probes, controls))],
       formats=[None, ".3f", ".3f", ".3f", ".3f", ".3f"])
@@ -211,8 +217,8 @@ Markdown(
     f"**{sum(max(pair) <= 0.02 for pair in within)} of {len(seeds.seeds)}** seeds: it is *seed-dependent*, and "
     "the Claims page records it so. That the layer-2 probe clears the cap by "
     "0.3 or more holds at every seed, no probe exceeds Bayes by more than 0.005 at any seed, the "
-    "layer-0 probe stays within 0.015 of the cap at every seed, and so does the control: the last column is the largest of the three "
-    f"layers' shuffled-label controls (same permutations as above), never more than {max(map(max, controls)):.3f}, "
+    "layer-0 probe stays within 0.015 of the cap at every seed, and so does the leak check: the last column is the largest of the three "
+    f"layers' shuffled-label leak checks (same permutations as above), never more than {max(map(max, controls)):.3f}, "
     f"within 0.015 of the cap {pt.cap:.3f} at every seed."
 )
 
@@ -282,10 +288,10 @@ Markdown(
 )
 
 # %% [markdown]
-# ## Scoring the control against the true senses
+# ## Scoring the leak check against the true senses
 #
 # One could instead score the noise-trained probe against the *true* test senses. That version
-# of the control is less useful than it looks. A probe fitted to noise still draws some boundary,
+# of the check is less useful than it looks. A probe fitted to noise still draws some boundary,
 # and at layers 1 and 2 the largest variation of $w$'s cloud *is* the sense
 # ([chapter 4](04_geometry.html)). A random boundary can cut along it, in either direction, so
 # the score scatters around one half far beyond binomial error. The figure shows the same probe
@@ -299,21 +305,21 @@ show(ch5.figure_control_spread(spread),
          f"{spread.permuted.max():.2f}, in the narrow grey band of one half plus or minus two binomial standard "
          f"deviations. Scored on the true senses, they scatter from {spread.true_labels.min():.2f} to "
          f"{spread.true_labels.max():.2f}, on both sides of one half.",
-     caption=r"The shuffled-label control at layer 1, one point per permutation. The grey band is "
+     caption=r"The shuffled-label leak check at layer 1, one point per permutation. The grey band is "
              r"$1/2 \pm 2$ binomial standard deviations of an accuracy on the test occurrences.")
 
 # %% tags=["hide-input"]
 below = int((spread.true_labels < 0.5).sum())
 inside = bool(abs(spread.permuted - 0.5).max() <= 2 * spread.binomial_sd)
 Markdown(
-    f"Scored on permuted senses the control stays between **{spread.permuted.min():.3f}** and "
+    f"Scored on permuted senses the leak check stays between **{spread.permuted.min():.3f}** and "
     f"**{spread.permuted.max():.3f}**, {'within' if inside else 'not always within'} two binomial standard "
     f"deviations ({spread.binomial_sd:.3f} each) of one half. Scored on the true senses it ranges from "
     f"**{spread.true_labels.min():.3f}** to **{spread.true_labels.max():.3f}**, and {below} of the "
     f"{spread.true_labels.size} scores fall *below* one "
     "half. That scatter is a property of the geometry, not evidence that the probe finds structure in noise: "
     "a boundary aligned with the sense direction by chance is as likely to be aligned the wrong way round. "
-    "The permuted-score version is the control the table reports."
+    "The permuted-score version is the leak check the table reports."
 )
 
 # %% [markdown]
@@ -325,7 +331,7 @@ Markdown(
     "language the two references grade its answer, and the chapter's numbers say the following.\n\n"
     f"**What the probes show.** The sense of $w$ is linearly decodable after one block: the layer-1 probe "
     f"scores **{p1:.3f}**, against a static cap of **{pt.cap:.3f}** and an exact Bayes accuracy of "
-    f"**{pt.bayes:.3f}**, and its control **{pt.controls[1]:.3f}** rules out a probe that fits noise. Over "
+    f"**{pt.bayes:.3f}**, and its leak check **{pt.controls[1]:.3f}** shows that no labels leak into the test. Over "
     f"{len(seeds.seeds)} training seeds the layer-1 probe stays between {min(seeds.layer(1)):.3f} and "
     f"{max(seeds.layer(1)):.3f}. The second block adds nothing measurable. The static representations, the "
     f"token-table row and layer 0, score **{pt.token_table:.3f}** and **{p0:.3f}**, at the cap.\n\n"

@@ -515,7 +515,7 @@
           row("MEV", "mev", L.mev),
           row("MEV of random tokens", "token-mev", L.token_mev),
           row("sense probe accuracy", "probe", L.probe),
-          row("shuffled-label control", "control", L.control),
+          row("shuffled-label leak check", "control", L.control),
           row("static cap", "cap", B.cap),
           row("exact Bayes accuracy", "bayes", B.bayes)
         ];

@@ -157,7 +157,7 @@ def probe_markdown(table_: ProbeTable | None = None) -> Markdown:
               row.control, row.probe - row.control) for row in t.rows]
     rows += [("static cap", t.cap, "—", "—", "—"),
              ("exact Bayes accuracy", t.bayes, t.bayes_stderr, "—", "—")]
-    return table(["vectors read", "probe", "SE", "control", "probe − control"], rows,
+    return table(["vectors read", "probe", "SE", "leak check", "probe − leak check"], rows,
                  formats=[None, ".3f", ".3f", ".3f", "+.3f"])
 
 
@@ -208,7 +208,7 @@ def figure_probes(table_: ProbeTable | None = None, seeds: SeedProbes | None = N
         token, = ax.plot([0], [t.token_table], marker="D", linestyle="none", color=PALETTE["blue"],
                          markerfacecolor="white", markersize=7, label="probe on the token-table row $E[w]$")
         control, = ax.plot(layers, t.controls, marker="s", linestyle="--", color=PALETTE["grey"],
-                           label="control: trained and scored on permuted senses")
+                           label="leak check: trained and scored on permuted senses")
         handles = [probes, token, control, bayes, cap]
         if seeds is not None:
             others = np.array(seeds.probes[1:])
@@ -244,7 +244,7 @@ def figure_control_spread(spread: ControlSpread | None = None):
                           label=r"$1/2 \pm 2$ binomial standard deviations")
         half = ax.axvline(0.5, color=PALETTE["black"], lw=0.8, label="one half")
         permuted, = ax.plot(s.permuted, np.ones_like(s.permuted), "o", color=PALETTE["blue"], alpha=0.8,
-                            label="scored on permuted senses (the control)")
+                            label="scored on permuted senses (the leak check)")
         true, = ax.plot(s.true_labels, np.zeros_like(s.true_labels), "s", color=PALETTE["vermillion"], alpha=0.8,
                         label="scored on the true senses")
         ax.set_yticks([0, 1], ["true senses", "permuted senses"])
