@@ -35,7 +35,7 @@ from mlm_book.hmm import (
 )
 from mlm_book.ledger import Claim
 from mlm_book.scoring import entropy
-from mlm_book.validation import as_float_array, as_int_array, check_generator, check_positive_int
+from mlm_book.validation import as_float_array, as_int_array, check_generator, check_instance, check_positive_int
 
 __all__ = ["SPAN_LENGTHS", "LENGTH", "SEQUENCES", "SEED", "SpanMasking", "span_start", "span_masking",
            "enumerated_span_entropy", "results", "span_table", "figure_spans", "CLAIMS"]
@@ -226,6 +226,11 @@ def figure_spans(r: SpanMasking | None = None):
         The figure with its alt text (the entropies from one hidden word to the whole
         sentence, read off ``r``) and its caption.
 
+    Raises
+    ------
+    TypeError
+        If ``r`` is not a `SpanMasking` (or ``None``).
+
     Examples
     --------
     >>> import matplotlib.pyplot as plt
@@ -238,7 +243,7 @@ def figure_spans(r: SpanMasking | None = None):
     """
     from mlm_book.directions import directions_results
     from mlm_book.figures import NARROW, PALETTE, describe, subplots
-    r = results() if r is None else r
+    r = results() if r is None else check_instance(r, "r", SpanMasking)
     e = directions_results().entropies
     fig, ax = subplots(width=NARROW, height=3.2)
     ax.errorbar(r.span_lengths, r.per_position, yerr=2 * r.per_position_se, marker="o", ms=4, capsize=2,

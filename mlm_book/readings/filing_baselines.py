@@ -155,8 +155,8 @@ def unigram_entropy(ids, size: int) -> float:
     ids = check_tokens(ids, "ids", size, ndim=1)
     if ids.size == 0:
         raise ValueError("ids must hold at least one token")
-    counts = np.bincount(ids, minlength=size).astype(np.float64)
-    p = counts[counts > 0] / ids.size
+    _, counts = np.unique(ids, return_counts=True)  # the tokens that occur, in id order: nothing sized by size
+    p = counts.astype(np.float64) / ids.size
     return float(-(p * np.log(p)).sum())
 
 
