@@ -126,7 +126,9 @@ pseudo_likelihood.consistency_table()
 # Var(MLE) for $\hat h$ and $\hat J$ on a chain coupled more strongly than any on the grid.
 
 # %%
-ising.asymptotic_covariances(ising.IsingChain(10, h=0.2, J=1.5)).variance_ratio
+ratio = ising.asymptotic_covariances(ising.IsingChain(10, h=0.2, J=1.5)).variance_ratio
+table(["parameter", "Var(MPLE) / Var(MLE), exact asymptotic"], [("h", ratio[0]), ("J", ratio[1])],
+      formats=[None, ".3f"])
 
 # %% tags=["hide-input"]
 consistency = pseudo_likelihood.consistency_summary()
@@ -185,7 +187,7 @@ settings = (incompatible.Shares(mask=0.8, random=0.1), incompatible.Shares(mask=
             incompatible.Shares(mask=0.9, random=0.0))
 scan = incompatible.share_scan(default_hmm(), settings, rho=0.15, draws=incompatible.pair_draws(1))
 table(["m/r/κ (%)", "η", "median |δ| (nats)"], list(zip([shares.label for shares in settings], scan.noise,
-                                                       scan.median)), formats=[None, ".4f", ".1e"])
+                                                       scan.median)), formats=[None, ".4f", "residual"])
 
 # %% tags=["hide-input"]
 found = incompatible.results()
