@@ -192,7 +192,7 @@ def seed_words(values, fmt: str = ".3f", unit: str = "") -> str:
 
     A sentence cannot carry a band inside a band: it gives the book's seed's value and, when
     the seeds do not all print the same, the smallest and largest of them. The mean and
-    standard deviation stay in the tables (:func:`seed_band`).
+    standard deviation stay in the tables ([`seed_band`][mlm_book.report.seed_band]).
 
     Parameters
     ----------

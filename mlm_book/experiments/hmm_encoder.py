@@ -316,9 +316,9 @@ def band_cell(getter, fmt: str = ".3f", results=None, *, with_range: bool = True
     Examples
     --------
     >>> band_cell(lambda e: e.n_positions, ".0f")  # doctest: +BOOK
-    '1476 ± 0 (1476–1476)'
-    >>> band_cell(lambda e: e.n_positions, ".0f", with_range=False)
-    '1476 ± 0'
+    '1476 at every seed'
+    >>> band_cell(lambda e: e.encoder_ce, ".3f", with_range=False).count("±")  # differs by seed
+    1
     """
     check_format(fmt, "fmt")
     check_bool(with_range, "with_range")
