@@ -233,11 +233,16 @@ def figure_spans(r: SpanMasking | None = None):
 
     Examples
     --------
+    A small study of its own (the chapter's, [`results`][mlm_book.experiments.ch09_span_masking.results],
+    takes seconds):
+
     >>> import matplotlib.pyplot as plt
-    >>> drawn = figure_spans()
+    >>> from mlm_book.hmm import default_hmm
+    >>> small = span_masking(default_hmm(), 12, [1, 3, 6], 500, np.random.default_rng(0))
+    >>> drawn = figure_spans(small)
     >>> drawn.figure.axes[0].get_ylabel()
     'expected entropy (nats)'
-    >>> f"{results().per_position[-1]:.2f}" in drawn.alt
+    >>> f"{small.per_position[-1]:.2f} for 6 words" in drawn.alt
     True
     >>> plt.close(drawn.figure)
     """
@@ -271,8 +276,8 @@ def figure_spans(r: SpanMasking | None = None):
               if harder else "the span's centre is no harder than its average position")
     alt = (f"Expected entropy of the span-masking optimum against span length {', '.join(map(str, lengths))}, on a "
            f"logarithmic axis. Per hidden position it rises from {r.per_position[0]:.2f} nats for one word to "
-           f"{r.per_position[-2]:.2f} for {lengths[-2]} words and {r.per_position[-1]:.2f} when the whole sentence "
-           f"is hidden; {centre}. "
+           f"{r.per_position[-2]:.2f} for {lengths[-2]} words and {r.per_position[-1]:.2f} "
+           f"{'when the whole sentence is hidden' if lengths[-1] == r.length else f'for {lengths[-1]} words'}; {centre}. "
            f"A dashed line marks the bidirectional reader in the middle of a sentence, {e.both[middle]:.2f}, which "
            f"the span of one meets; a dotted line the marginal, {e.left[0]:.2f}, which the whole sentence meets.")
     caption = ("The exact optimum inside a hidden span: expected entropy per hidden position and at the span's "
