@@ -132,6 +132,17 @@ _ITALIC = re.compile(r"(?<![*\w])\*(?!\s)(.+?)(?<!\s)\*(?![*\w])")
 _CODE = re.compile(r"`([^`]+)`")
 
 
+def _per_seed(values, fmt: str) -> np.ndarray:
+    """``values`` as one finite float per seed (at least two), with ``fmt`` checked: what both seed formatters take."""
+    array = as_float_array(check_sequence(values, "values"), "values", ndim=1)
+    if array.size < 2:
+        raise ValueError(f"values must hold one number per seed, at least two, got {array.size}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError("values must be finite")
+    check_format(fmt, "fmt")
+    return array
+
+
 def seed_band(values, fmt: str = ".3f", *, book: bool = True, signed: bool = False, with_range: bool = False) -> str:
     """One per-seed number as the book prints it: ``"book (mean ± sd)"``, the book's seed first.
 
@@ -171,12 +182,7 @@ def seed_band(values, fmt: str = ".3f", *, book: bool = True, signed: bool = Fal
     >>> seed_band([0.99991, 1.0, 0.99998])
     '1.000 at every seed'
     """
-    array = as_float_array(check_sequence(values, "values"), "values", ndim=1)
-    if array.size < 2:
-        raise ValueError(f"values must hold one number per seed, at least two, got {array.size}")
-    if not np.all(np.isfinite(array)):
-        raise ValueError("values must be finite")
-    check_format(fmt, "fmt")
+    array = _per_seed(values, fmt)
     book, signed, with_range = (check_bool(flag, name) for flag, name in
                                 ((book, "book"), (signed, "signed"), (with_range, "with_range")))
     lead = f"{{:{'+' if signed else ''}{fmt}}}".format
@@ -219,12 +225,7 @@ def seed_words(values, fmt: str = ".3f", unit: str = "") -> str:
     >>> seed_words([1.4e-6, 4.9e-6, 1.3e-6], ".1e", unit="nats")
     '1.4e-06 nats (seeds 1.3e-06 to 4.9e-06)'
     """
-    array = as_float_array(check_sequence(values, "values"), "values", ndim=1)
-    if array.size < 2:
-        raise ValueError(f"values must hold one number per seed, at least two, got {array.size}")
-    if not np.all(np.isfinite(array)):
-        raise ValueError("values must be finite")
-    check_format(fmt, "fmt")
+    array = _per_seed(values, fmt)
     if not isinstance(unit, str):
         raise TypeError(f"unit must be a str, got {type(unit).__name__}")
     printed = [f"{value:{fmt}}" for value in array]
