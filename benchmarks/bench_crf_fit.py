@@ -1,4 +1,4 @@
-"""Time `mlm_book.crf_fit.fit_crf` at chapter 8's size: B = 3000 sentences, n = 16, d = 64, K = 9.
+"""Time `mlm_book.crf_fit.fit_crf` at chapter 9's size: B = 3000 sentences, n = 16, d = 64, K = 9.
 
 Usage::
 

@@ -141,7 +141,7 @@ Markdown(
 # measures the probe's capacity; this one no probe can learn. It checks the evaluation
 # instead: a score clearly above the majority would mean that labels leak from training into
 # test. In the tables, *probe − leak check* is how far the probe rises above a probe that reads
-# nothing; it is not Hewitt and Liang's selectivity, which [chapter 10](10_caveats.html)
+# nothing; it is not Hewitt and Liang's selectivity, which [chapter 11](11_caveats.html)
 # measures with their control task.
 
 # %% [markdown]

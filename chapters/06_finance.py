@@ -39,7 +39,7 @@ from dataclasses import replace
 import numpy as np
 
 from mlm_book.artefacts import filing_encoder
-from mlm_book.experiments import ch06_encoder, ch06_finance
+from mlm_book.experiments import ch07_encoder, ch06_finance
 from mlm_book.figures import show
 from mlm_book.finance.caps import polarity_cap, word_cap
 from mlm_book.finance.corpus import generate_corpus
@@ -465,8 +465,8 @@ Markdown(
 # on the filings alone and then probed exactly as the static vectors were.
 
 # %% tags=["hide-input"]
-m = ch06_encoder.book()
-runs = ch06_encoder.seeds()
+m = ch07_encoder.book()
+runs = ch07_encoder.seeds()
 setup, cfg = filing_encoder.SETUP, filing_encoder.training_config()
 held = filing_encoder.split()
 bert40 = filing_encoder.training_config(filing_encoder.BERT_PASSES)
@@ -494,10 +494,10 @@ Markdown(
 )
 
 # %%
-ch06_encoder.training_table()
+ch07_encoder.training_table()
 
 # %%
-show(ch06_encoder.figure_loss())
+show(ch07_encoder.figure_loss())
 
 # %% tags=["hide-input"]
 gain_train = m.ce["train"]["unigram"] - m.ce["train"]["all"]
@@ -514,7 +514,7 @@ Markdown(
 )
 
 # %%
-ch06_encoder.ce_table()
+ch07_encoder.ce_table()
 
 # %% [markdown]
 # ### Layer 0 is static
@@ -529,15 +529,15 @@ ch06_encoder.ce_table()
 # ### A company or its product, in context
 
 # %%
-ch06_encoder.typing_table()
+ch07_encoder.typing_table()
 
 # %%
-show(ch06_encoder.figure_typing())
+show(ch07_encoder.figure_typing())
 
 # %% tags=["hide-input"]
 def over_the_seeds(getter) -> str:
     """How one number varies over the five training seeds, in words (the tables give the bands)."""
-    _, mean, sd = ch06_encoder.band(getter)
+    _, mean, sd = ch07_encoder.band(getter)
     return "the same at every training seed" if sd < 5e-4 else f"mean {mean:.3f} over the five training seeds"
 
 
@@ -558,7 +558,7 @@ Markdown(
 )
 
 # %%
-show(ch06_encoder.figure_cue())
+show(ch07_encoder.figure_cue())
 
 # %% tags=["hide-input"]
 cue_all = np.array([[np.nan if v is None else v for v in x.cue] for x in runs])
@@ -588,7 +588,7 @@ Markdown(
 # layer-0 score far *below* the majority. Fold by fold:
 
 # %%
-ch06_encoder.kestrel_folds_table()
+ch07_encoder.kestrel_folds_table()
 
 # %% tags=["hide-input"]
 Markdown(
@@ -617,19 +617,19 @@ Markdown(
 )
 
 # %%
-ch06_encoder.kestrel_table()
+ch07_encoder.kestrel_table()
 
 # %% [markdown]
 # ### The news a word reports, in context
 
 # %%
-ch06_encoder.polarity_table()
+ch07_encoder.polarity_table()
 
 # %%
-show(ch06_encoder.figure_polarity_words())
+show(ch07_encoder.figure_polarity_words())
 
 # %% tags=["hide-input"]
-direction = ch06_encoder._group(m, DIRECTION_WORDS)
+direction = ch07_encoder._group(m, DIRECTION_WORDS)
 sizes = list(m.polarity["subsampled"])
 subsampled = ", ".join(f"{m.polarity['subsampled'][size]:.3f}" for size in sizes)
 Markdown(
@@ -649,7 +649,7 @@ Markdown(
     f"verbs' failure. Distance is the likelier cause, but this experiment does not isolate it: the verbs also "
     f"differ from the direction words in their templates.\n\n"
     f"How robust is this across seeds? In the case study the direction words each reach 0.945 to 0.991; here the "
-    f"weakest of the six is {ch06_encoder.in_words(lambda x: min(v['accuracy'] for w, v in x.polarity['words'].items() if w in DIRECTION_WORDS))}, "
+    f"weakest of the six is {ch07_encoder.in_words(lambda x: min(v['accuracy'] for w, v in x.polarity['words'].items() if w in DIRECTION_WORDS))}, "
     f"and at {sum(min(v['accuracy'] for w, v in x.polarity['words'].items() if w in DIRECTION_WORDS) >= 0.9 for x in runs)} "
     f"of {len(runs)} seeds do all six reach 0.90. The verbs' gap to the subsampled direction words exceeds 0.2 at "
     f"{sum(min(x.polarity['subsampled'].values()) >= x.polarity['verbs_pooled'] + 0.2 for x in runs)} of "
@@ -657,7 +657,7 @@ Markdown(
 )
 
 # %%
-ch06_encoder.polarity_words_table()
+ch07_encoder.polarity_words_table()
 
 # %% [markdown]
 # ### Is *strong* a positive word, in context?
@@ -666,7 +666,7 @@ ch06_encoder.polarity_words_table()
 # (its occurrences read at their centres, averaged), layer by layer:
 
 # %%
-ch06_encoder.lexicon_table()
+ch07_encoder.lexicon_table()
 
 # %% tags=["hide-input"]
 best = max(m.lexicon.values())
@@ -692,10 +692,10 @@ Markdown(
 # each read in its clean centred window, once with the word masked and once visible.
 
 # %%
-ch06_encoder.visible_table()
+ch07_encoder.visible_table()
 
 # %%
-show(ch06_encoder.figure_visible())
+show(ch07_encoder.figure_visible())
 
 # %% [markdown]
 # The same check at a single occurrence: the book's encoder reads the occurrence's window with
@@ -703,11 +703,11 @@ show(ch06_encoder.figure_visible())
 # occurrences can be read this way:
 
 # %%
-ch06_encoder.read_word("rose", occurrence=0, k=5)
+ch07_encoder.read_word("rose", occurrence=0, k=5)
 
 # %% tags=["hide-input"]
 hmm_eval = hmm_encoder.evaluation()
-freq = ch06_encoder.visible_by_frequency()
+freq = ch07_encoder.visible_by_frequency()
 longer, kept2 = filing_encoder.seed_results(filing_encoder.LONGER).visible, filing_encoder.seed_results(filing_encoder.MORE_KEPT).visible
 short = m.visible["plugin"] - m.visible["visible"]
 Markdown(
@@ -746,11 +746,11 @@ Markdown(
 # ### The geometry of *kestrel*
 
 # %%
-ch06_encoder.geometry_table()
+ch07_encoder.geometry_table()
 
 # %% tags=["hide-input"]
 g = m.geometry
-parts = ch06_encoder.layer0_baseline_parts()
+parts = ch07_encoder.layer0_baseline_parts()
 Markdown(
     f"At layer 0 *kestrel*'s {g['kestrel']['0']['n_occurrences']} vectors are one point: self-similarity and MEV "
     f"are exactly 1. Context spreads them: self-similarity falls to "
@@ -784,7 +784,7 @@ Markdown(
     f"vectors do not even reach the cap on company/product typing ({r.typing.accuracy:.3f} against "
     f"{r.alias_cap.accuracy:.3f}), and neither does the encoder's own static layer 0 ({m.typing['0']:.3f}). One "
     f"attention block over the window reaches {m.typing['1']:.3f} across aliases and {m.kestrel['1']:.3f} on "
-    f"*kestrel*, and reads the news a direction word reports ({ch06_encoder._group(m, DIRECTION_WORDS):.3f}); it does much "
+    f"*kestrel*, and reads the news a direction word reports ({ch07_encoder._group(m, DIRECTION_WORDS):.3f}); it does much "
     f"worse for evaluative verbs, whose aspect sits further back ({m.polarity['verbs_pooled']:.3f}). The third "
     f"question, whether *strong* is positive, is not written in the sentence at all: neither skip-gram vectors, "
     f"nor neighbouring lexicon words, nor the encoder's layers recover it ({max(m.lexicon.values()):.3f} at best), "
@@ -848,4 +848,4 @@ answer(f"*weak* is neighbour number **{ranked.index('weak') + 1}** of *strong*, 
 # ## Claims
 
 # %% tags=["hide-input"]
-chapter_summary(verify(claims=ch06_finance.CLAIMS + ch06_encoder.CLAIMS))
+chapter_summary(verify(claims=ch06_finance.CLAIMS + ch07_encoder.CLAIMS))

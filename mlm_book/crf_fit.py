@@ -128,7 +128,7 @@ CRF_STRENGTH = 1e-3
 r"""Default ridge strength $\lambda$ on $W$ and $T$, on the per-token mean log-loss: the value of the probe's ``PROBE_STRENGTH`` ([`mlm_book.probe`][mlm_book.probe]), for the same reason (it binds only when the data nearly separate the tags, and keeps the optimum finite and the problem strongly convex in $W$ and $T$)."""
 
 GRADIENT_TOLERANCE = 1e-5
-r"""Default convergence threshold of [`fit_crf`][mlm_book.crf_fit.fit_crf] on the largest absolute gradient entry of the per-token objective (of order one at the start). On a synthetic problem of chapter 8's size (``benchmarks/bench_crf_fit.py``: 3000 sentences of 16 tokens, $d = 64$, $K = 9$) a fit to ``1e-5`` ended $3 \times 10^{-6}$ above one run on to ``1e-7`` (174 against 689 iterations), and 2 of its 48,000 decoded tags differed."""
+r"""Default convergence threshold of [`fit_crf`][mlm_book.crf_fit.fit_crf] on the largest absolute gradient entry of the per-token objective (of order one at the start). On a synthetic problem of chapter 9's size (``benchmarks/bench_crf_fit.py``: 3000 sentences of 16 tokens, $d = 64$, $K = 9$) a fit to ``1e-5`` ended $3 \times 10^{-6}$ above one run on to ``1e-7`` (174 against 689 iterations), and 2 of its 48,000 decoded tags differed."""
 
 MAX_BATCH_CELLS = 10**9
 r"""Largest ``B * n * K * K`` (the cells of one pass of the batched recursion) a call works on: 100,000 sentences of 40 tokens with 15 tags; beyond it a mistaken shape is refused rather than run for minutes."""
@@ -140,7 +140,7 @@ UNDERFLOW = 1e-280
 r"""A row of the batched recursion whose shifted sum falls below this in some column is recomputed with the exact per-column log-sum-exp: terms lost to float64 underflow ($< 10^{-308}$) are then below $10^{-28}$ of every sum kept."""
 
 LBFGS_MEMORY = 20
-r"""Curvature pairs [`minimize_lbfgs`][mlm_book.crf_fit.minimize_lbfgs] keeps by default. The usual range is 3 to 20. A ridge of $10^{-3}$ against curvatures of order one makes the CRF objective ill-conditioned, and on a synthetic problem of chapter 8's size (``B = 3000``, ``n = 16``, ``d = 64``, ``K = 9``) 20 pairs took 174 iterations where 10 took 188 to ``tol = 1e-5``, and 317 where 10 took 582 to ``1e-6``; the two-loop recursion costs $O(20p)$ for $p$ parameters, nothing beside one evaluation of the objective."""
+r"""Curvature pairs [`minimize_lbfgs`][mlm_book.crf_fit.minimize_lbfgs] keeps by default. The usual range is 3 to 20. A ridge of $10^{-3}$ against curvatures of order one makes the CRF objective ill-conditioned, and on a synthetic problem of chapter 9's size (``B = 3000``, ``n = 16``, ``d = 64``, ``K = 9``) 20 pairs took 174 iterations where 10 took 188 to ``tol = 1e-5``, and 317 where 10 took 582 to ``1e-6``; the two-loop recursion costs $O(20p)$ for $p$ parameters, nothing beside one evaluation of the objective."""
 
 ARMIJO = 1e-4
 r"""Sufficient-decrease constant $c_1$ of the line search: a step $t$ along $p$ is taken when $f(x + tp) \le f(x) + c_1 t\, g^\top p$ (and $f$ strictly decreases)."""
@@ -1053,7 +1053,7 @@ def fit_crf(features, lengths, tags, n_tags: int, *, strength: float = CRF_STREN
     The optimisation runs with one OpenBLAS thread
     ([`mlm_book.nn.runtime.blas_threads`][mlm_book.nn.runtime.blas_threads]), as the book's
     training loop does: its matrix products are small, and on a machine whose cores are busy a
-    second thread made a fit of chapter 8's size about twice as slow.
+    second thread made a fit of chapter 9's size about twice as slow.
 
     Raises
     ------

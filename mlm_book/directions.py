@@ -46,8 +46,8 @@ are not. The same holds for the sense of $w$: from the left alone, an occurrence
 first position is guessed no better than the static cap.
 
 [`directions_results`][mlm_book.directions.directions_results] measures all of it for a
-[`DirectionsConfig`][mlm_book.directions.DirectionsConfig]. Chapter 9 shows it
-([`mlm_book.experiments.ch09_directions`][mlm_book.experiments.ch09_directions]) and compares its
+[`DirectionsConfig`][mlm_book.directions.DirectionsConfig]. Chapter 10 shows it
+([`mlm_book.experiments.ch10_directions`][mlm_book.experiments.ch10_directions]) and compares its
 span-masking optimum with it; its trained next-token readers are scored against
 [`left_to_right`][mlm_book.directions.left_to_right].
 
@@ -1136,7 +1136,7 @@ def estimator_check(hmm: HiddenMarkovLanguage, length: int, *, channel: Channel 
 
 @dataclass(frozen=True, eq=False)
 class DirectionsResults:
-    """What the two readers face on the HMM, sampled and enumerated, with the config that made it (chapter 9 shows it).
+    """What the two readers face on the HMM, sampled and enumerated, with the config that made it (chapter 10 shows it).
 
     Parameters
     ----------
@@ -1204,7 +1204,7 @@ def _results(config: DirectionsConfig) -> DirectionsResults:
 
 
 def directions_results(config: DirectionsConfig | None = None) -> DirectionsResults:
-    """Measure (once per config) what the left-to-right and the bidirectional reader face: everything the exact part of chapter 9 shows.
+    """Measure (once per config) what the left-to-right and the bidirectional reader face: everything the exact part of chapter 10 shows.
 
     Nothing is cached on disk: the book's config takes about 2 s on one core (20,000
     sampled sentences of 24 tokens through three exact readers, the enumerations of

@@ -7,7 +7,7 @@ stationary HMM sequences of length 24, an adjacent pair of positions each, and t
 values at each position under the HMM's exact full conditionals. Every family (the HMM's exact
 conditionals, Theorem 2's population optimum at any selection rate, a trained encoder) is
 evaluated on the same draws by [`four_cycle_deltas`][mlm_book.four_cycles.four_cycle_deltas], so
-chapter 3, the HMM encoder's chapter, chapter 10's incompatibility study and the lab compare
+chapter 3, the HMM encoder's chapter, chapter 11's incompatibility study and the lab compare
 families draw by draw.
 """
 

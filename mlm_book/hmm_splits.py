@@ -1,7 +1,7 @@
 r"""The HMM's probe and geometry splits: clean stationary sentences the book reads its encoders on.
 
-Chapters 1, 4, 5, 9 and 10 describe the same test occurrences of $w$: chapter 1's Bayes accuracy,
-chapter 4's geometry table, chapter 5's probes, chapter 9's readers' probes and chapter 10's
+Chapters 1, 4, 5, 10 and 11 describe the same test occurrences of $w$: chapter 1's Bayes accuracy,
+chapter 4's geometry table, chapter 5's probes, chapter 10's readers' probes and chapter 11's
 probe caveats are all measured on the splits of `SPLITS`, sampled by
 [`hmm_split`][mlm_book.hmm_splits.hmm_split] from the book's HMM with a fixed seed (the training
 split first, then the test split, from one generator).

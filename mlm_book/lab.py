@@ -25,7 +25,7 @@ lays out what it is given and follows the reader's choices.
   shown as [MASK], the probability that guess puts on the token, the probability the encoder
   keeps on the token when it is visible, and Theorem 2's plug-in from the guess
   ([`mlm_book.channel.optimum`][mlm_book.channel.optimum] under the encoder's own channel):
-  the word-by-word version of chapter 6's visible-word check, whose means the caption copies.
+  the word-by-word version of chapter 7's visible-word check, whose means the caption copies.
 * **Clouds** (``"clouds"``): $w$'s test occurrences at layers 0, 1, 2 on their own two
   principal axes (a seeded subset of [`CLOUD_POINTS`][mlm_book.lab.CLOUD_POINTS] points,
   coordinates to four significant digits), with true senses and exact sense posteriors, and
@@ -34,7 +34,7 @@ lays out what it is given and follows the reader's choices.
 * **kestrel's clouds** (``"kestrel"``): the 116 typed occurrences of *kestrel* in the
   filings at layers 0, 1, 2, each read at the centre of its own window, on their own two
   principal axes and coloured by their gold type (company or product); beside them chapter
-  6's Definition 3 measures, probes and majority shares, copied unrounded from
+  7's Definition 3 measures, probes and majority shares, copied unrounded from
   [`filing_encoder.seed_results`][mlm_book.artefacts.filing_encoder.seed_results] with their
   mean and standard deviation over the five training seeds. At layer 0 the 116 vectors are
   one vector, $E[\text{kestrel}] + P_{16}$: the payload says so instead of projecting it.
@@ -538,7 +538,7 @@ def _kestrel_view() -> dict:
 
 
 def kestrel_view() -> dict:
-    """*kestrel*'s clouds and chapter 6's measures for Figure D (a fresh copy)."""
+    """*kestrel*'s clouds and chapter 7's measures for Figure D (a fresh copy)."""
     return copy.deepcopy(_kestrel_view())
 
 
@@ -561,7 +561,7 @@ def _questions(hmm: dict, cycles: dict, clouds: dict, filings: dict, kestrel: di
     ranked = sorted(slots, key=lambda item: (-item[0], item[1], item[2]))
     short, k_short, i_short, lacking = ranked[0]
     median_count = float(np.median([s["count"] for *_, s in slots]))
-    rare = (": the largest shortfalls are at rare words, as chapter 6 finds over its held-out words"
+    rare = (": the largest shortfalls are at rare words, as chapter 7 finds over its held-out words"
             if max(s["count"] for *_, s in ranked[:3]) < median_count else "")
     top3 = ", ".join(f"{s['word']} ({s['count']})" for *_, s in ranked[:3])
     reading = (": the context says that a direction word goes here, not which one the filing used"

@@ -40,8 +40,8 @@ ARGUMENTS = {
 
 
 def _chapter8():
-    from mlm_book.experiments import ch08_spans
-    return ch08_spans
+    from mlm_book.experiments import ch09_spans
+    return ch09_spans
 
 
 def _figure_functions():

@@ -1,7 +1,7 @@
 """Chapter 6's public callables answer bad input by name (issue 10).
 
 The fast tests need no trained model: the checks they exercise run before anything is built.
-Tests marked ``slow`` read the book's results (the skip-gram, and for ``ch06_encoder`` the
+Tests marked ``slow`` read the book's results (the skip-gram, and for ``ch07_encoder`` the
 five filing encoders' measurements), which are trained when the cache is cold.
 """
 
@@ -14,7 +14,7 @@ import time
 import numpy as np
 import pytest
 
-from mlm_book.experiments import ch06_encoder as enc
+from mlm_book.experiments import ch07_encoder as enc
 from mlm_book.experiments import ch06_finance as ch6
 from mlm_book.experiments.ch06_finance import Chapter6Config, OrientationExplained
 

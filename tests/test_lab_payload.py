@@ -4,7 +4,7 @@ The payload is built once with stand-in encoders (random initialisation, as in
 ``test_ch04_ch05.py``) and, for the filings, stand-in measurements of five seeds, so that these
 tests never train or measure; they check what holds for any encoder: that the payload survives
 JSON, has the shapes the page reads, and that each of its numbers is the package function's
-(or chapter 6's measurements, whatever they are). The trained encoders' payload is checked
+(or chapter 7's measurements, whatever they are). The trained encoders' payload is checked
 against the built page by ``tests/test_lab.py`` and judged by the claims (S7-03 ... S7-16, S10-14).
 """
 

@@ -10,7 +10,7 @@
 
 It runs after the search plugin has read the page's text, so the numbers of the payload do
 not enter the search index. The payload is computed once per build (it loads the trained
-HMM and filing encoders and chapter 6's measurements from the cache) when the lab page is first
+HMM and filing encoders and chapter 7's measurements from the cache) when the lab page is first
 written.
 """
 

@@ -1,6 +1,6 @@
 """The artefact floor: every trained or slow thing the book reads, declared once per kind.
 
-A *kind* of artefact (the HMM encoder, chapter 9's next-token readers, chapter 7's
+A *kind* of artefact (the HMM encoder, chapter 10's next-token readers, chapter 8's
 pre-trainings, ...) is declared in one place as a [`Kind`][mlm_book.artefacts.Kind]: the
 setups the book reads, how to tell whether one is in the store and how to build it, an
 estimate of its cost, a **tiny setup** that runs the same code in seconds, the kinds it reads,

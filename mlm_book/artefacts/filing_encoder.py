@@ -1,4 +1,4 @@
-r"""The filing encoder: the book's BERT trained on the filings, and everything chapter 6 measures on it.
+r"""The filing encoder: the book's BERT trained on the filings, and everything chapter 7 measures on it.
 
 The encoder is [`mlm_book.nn`][mlm_book.nn]'s at the reference text's filing size (d = 64, 4
 heads, 2 pre-LN blocks, windows of 32 tokens), over chapter 6's vocabulary plus the
@@ -517,7 +517,7 @@ _LAYERS = (0, 1, 2)
 
 @dataclass(frozen=True)
 class FilingMeasurements:
-    """Everything chapter 6 measures on one trained filing encoder (numbers, and short arrays as lists).
+    """Everything chapter 7 measures on one trained filing encoder (numbers, and short arrays as lists).
 
     Attributes
     ----------
@@ -706,7 +706,7 @@ def _measurement_entry(setup: FilingEncoderSetup) -> cache.CacheEntry:
 
 
 def seed_results(setup: FilingEncoderSetup = SETUP) -> FilingMeasurements:
-    """Every measurement of chapter 6 on one trained filing encoder (cached on disk).
+    """Every measurement of chapter 7 on one trained filing encoder (cached on disk).
 
     Parameters
     ----------
@@ -878,7 +878,7 @@ def _cost(setup: FilingEncoderSetup) -> float:
 
 ARTEFACT_KINDS = (artefacts.Kind(
     name="filing-encoder",
-    summary="chapter 6's filing encoder and its measurements: 5 seeds, twice as long, more kept, BERT's 40 passes",
+    summary="chapter 7's filing encoder and its measurements: 5 seeds, twice as long, more kept, BERT's 40 passes",
     modules=("mlm_book.artefacts.filing_encoder", "mlm_book.artefacts.filings", "mlm_book.finance.corpus",
              "mlm_book.finance.vocab", "mlm_book.finance.windows", "mlm_book.finance.caps", "mlm_book.finance.world",
              "mlm_book.channel", "mlm_book.geometry", "mlm_book.probe", "mlm_book.nn.train", "mlm_book.nn.encoder",

@@ -1,4 +1,4 @@
-r"""Chapter 10's polarity experiments on the filing encoder (open question Q8), as an artefact: one run per encoder.
+r"""Chapter 11's polarity experiments on the filing encoder (open question Q8), as an artefact: one run per encoder.
 
 Can a representation built from the filing encoder recover a lexicon word's polarity, pooled the
 way document-pooled semantic orientation pools? A run reads one filing encoder
@@ -10,8 +10,8 @@ occurrence within a radius ([`neighbour_pooled`][mlm_book.artefacts.filing_polar
 each probed by chapter 6's leave-one-out probe
 ([`loo_accuracy`][mlm_book.artefacts.filing_polarity.loo_accuracy]), and orientation from the head's
 own predictions at the seed slots ([`head_orientation`][mlm_book.artefacts.filing_polarity.head_orientation]).
-The question, the rules and what they find are chapter 10's:
-[`mlm_book.experiments.ch10_polarity`][mlm_book.experiments.ch10_polarity].
+The question, the rules and what they find are chapter 11's:
+[`mlm_book.experiments.ch11_polarity`][mlm_book.experiments.ch11_polarity].
 
 Examples
 --------
@@ -647,7 +647,7 @@ _SECONDS = 7.0
 
 ARTEFACT_KINDS = (artefacts.Kind(
     name="filing-polarity",
-    summary="chapter 10's polarity experiments on the filing encoder (pooled vectors, the head's orientation), 5 seeds",
+    summary="chapter 11's polarity experiments on the filing encoder (pooled vectors, the head's orientation), 5 seeds",
     modules=("mlm_book.artefacts.filing_polarity", "mlm_book.finance.orientation"), after=("filing-encoder",),
     setups=book_setups, is_built=is_built, build=measured, cost=lambda setup: _SECONDS,
     describe=lambda setup: f"seed {setup.encoder.seed}", tiny=tiny_setup),)

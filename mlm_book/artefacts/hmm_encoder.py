@@ -181,7 +181,7 @@ def _training_arguments(setup: HMMEncoderSetup):
 def sentence_source(setup: HMMEncoderSetup = SETUP):
     """The training sentences of ``setup``: ``(source, source_key)``, the sampler ``source(batch, rng)`` and its key.
 
-    Other objectives trained on the same language (chapter 9's next-token readers) draw
+    Other objectives trained on the same language (chapter 10's next-token readers) draw
     their batches from it.
 
     Examples
@@ -297,7 +297,7 @@ def _cost(setup: HMMEncoderSetup) -> float:
 
 ARTEFACT_KINDS = (artefacts.Kind(
     name="hmm-encoder",
-    summary="the HMM encoder (chapters 2-5, 9, 10): the book's recipe and BERT's literal start, 5 seeds each",
+    summary="the HMM encoder (chapters 2-5, 10, 11): the book's recipe and BERT's literal start, 5 seeds each",
     modules=("mlm_book.artefacts.hmm_encoder", "mlm_book.hmm", "mlm_book.channel", "mlm_book.nn.train",
              "mlm_book.nn.loop", "mlm_book.nn.encoder", "mlm_book.nn.layers", "mlm_book.nn.adam",
              "mlm_book.nn.runtime"),

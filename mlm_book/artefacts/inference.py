@@ -1,4 +1,4 @@
-r"""Chapter 7, sentence pairs: does one filing sentence entail, contradict or say nothing about another?
+r"""Chapter 8, sentence pairs: does one filing sentence entail, contradict or say nothing about another?
 
 **The world.** A *fact sentence* is a news sentence of the filings generator that names its
 company and reports one aspect moving in one direction ("at gannet debt advanced 11
@@ -22,7 +22,7 @@ vocabulary never saw a falling number, so every falling verb reaches the encoder
 Facts are read as standing statements about a company (the filings' years are ignored),
 which is what makes a restatement from another filing an entailment.
 
-**The models.** The `[CLS]` head of [`mlm_book.nn.finetune`][mlm_book.nn.finetune], full fine-tuning, from chapter 7's
+**The models.** The `[CLS]` head of [`mlm_book.nn.finetune`][mlm_book.nn.finetune], full fine-tuning, from chapter 8's
 MLM + NSP encoder and from the same encoder untrained, on `LABELLED_PAIRS` labelled pairs
 (a fresh draw per seed), with two schedules: the chapter's news schedule (200 steps)
 and five times as long (1000 steps, about 8 epochs), added after a one-seed trial showed
@@ -307,7 +307,7 @@ class InferenceRun:
         The schedule (its seed is replaced by ``seed``).
     seed : int
     pretraining : PairSetup
-        The pre-trained encoder (chapter 7's MLM + NSP at ``seed`` in the book).
+        The pre-trained encoder (chapter 8's MLM + NSP at ``seed`` in the book).
     documents, labelled_pairs, test_pairs : int
         `DOCUMENTS`, `LABELLED_PAIRS`, `TEST_PAIRS` in the book.
     """
@@ -389,7 +389,7 @@ def _tiny() -> InferenceRun:
 
 # ----------------------------------------------------------------------------- the declaration (not keyed)
 ARTEFACT_KINDS = (artefacts.Kind(
-    name="inference", summary="chapter 7's relation classifiers: two starts, two schedules, 5 seeds",
+    name="inference", summary="chapter 8's relation classifiers: two starts, two schedules, 5 seeds",
     modules=("mlm_book.artefacts.inference",), after=("pair",),
     setups=lambda: tuple(book_run(source, schedule, seed) for schedule in reversed(list(SCHEDULES))
                          for source in SOURCES for seed in SEEDS),

@@ -5,11 +5,11 @@ samples of $N$ exact draws (each the histogram of the $2^n$ states,
 [`mlm_book.ising.sample_state_counts`][mlm_book.ising.sample_state_counts], from one generator
 seeded with ``seed``), and from each sample the maximum-pseudo-likelihood estimate and the exact
 maximum-likelihood estimate of $(h, J)$ ([`mlm_book.ising`][mlm_book.ising]). Chapter 3's
-finite-sample study is the book's chain (`STUDY`); chapter 10's consistency study is the same
+finite-sample study is the book's chain (`STUDY`); chapter 11's consistency study is the same
 computation on a grid of nine chains ([`grid_setups`][mlm_book.artefacts.ising_estimates.grid_setups]),
 chain $k$ seeded with ``GRID_SEED + k``. A run takes seconds; what reads the estimates lives in
 [`mlm_book.experiments.ch03_pseudo_likelihood`][mlm_book.experiments.ch03_pseudo_likelihood] and
-[`mlm_book.experiments.ch10_pseudo_likelihood`][mlm_book.experiments.ch10_pseudo_likelihood].
+[`mlm_book.experiments.ch11_pseudo_likelihood`][mlm_book.experiments.ch11_pseudo_likelihood].
 """
 
 from __future__ import annotations
@@ -87,15 +87,15 @@ STUDY = IsingEstimatesSetup(n=10, h=0.2, J=0.5, sizes=(50, 100, 200, 500, 1000, 
 """Chapter 3's finite-sample study: the book's chain, nine sizes from 50 to 50,000, 1000 replicates each."""
 
 GRID_FIELDS = (0.0, 0.2, 0.5)
-"""Chapter 10's grid of fields $h$."""
+"""Chapter 11's grid of fields $h$."""
 GRID_COUPLINGS = (0.25, 0.5, 1.0)
-"""Chapter 10's grid of couplings $J$."""
+"""Chapter 11's grid of couplings $J$."""
 GRID_SIZES = (100, 300, 1000, 3000, 10000)
-"""Chapter 10's sample sizes: five, over two decades."""
+"""Chapter 11's sample sizes: five, over two decades."""
 GRID_REPLICATES = 1000
-"""Chapter 10's replicates per chain and size."""
+"""Chapter 11's replicates per chain and size."""
 GRID_SEED = 20260310
-"""Chapter 10's base seed: chain $k$ of the grid is seeded with ``GRID_SEED + k``."""
+"""Chapter 11's base seed: chain $k$ of the grid is seeded with ``GRID_SEED + k``."""
 
 
 def grid_setups(n: int = 10, fields: tuple = GRID_FIELDS, couplings: tuple = GRID_COUPLINGS,
@@ -172,7 +172,7 @@ def is_built(setup: IsingEstimatesSetup) -> bool:
 
 
 def book_setups() -> tuple[IsingEstimatesSetup, ...]:
-    """Chapter 3's study, then chapter 10's nine chains.
+    """Chapter 3's study, then chapter 11's nine chains.
 
     Examples
     --------
@@ -194,7 +194,7 @@ _SECONDS_PER_REPLICATE_STATE = 9e-8
 
 ARTEFACT_KINDS = (artefacts.Kind(
     name="ising-estimates",
-    summary="MPLE and MLE of Ising chains over exact samples: chapter 3's study and chapter 10's nine chains",
+    summary="MPLE and MLE of Ising chains over exact samples: chapter 3's study and chapter 11's nine chains",
     # nn.runtime: the store keys every entry on the BLAS kernel family it names
     modules=("mlm_book.artefacts.ising_estimates", "mlm_book.ising", "mlm_book.nn.runtime"),
     setups=book_setups, is_built=is_built, build=estimates,

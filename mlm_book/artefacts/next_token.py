@@ -1,12 +1,12 @@
-"""Chapter 9's next-token readers as an artefact: the HMM encoder's recipe with the objective replaced.
+"""Chapter 10's next-token readers as an artefact: the HMM encoder's recipe with the objective replaced.
 
 A reader is the book's HMM encoder
 ([`HMMEncoderSetup`][mlm_book.artefacts.hmm_encoder.HMMEncoderSetup]: same shape, batch, peak
 learning rate, Adam constants and sentences) trained on next-token prediction
 ([`NextToken`][mlm_book.nn.train.NextToken]), with the causal mask or without it, over
 `STEPS` steps with the warm-up's share of the run and the weight decay's total kept. What
-chapter 9 measures on the readers lives in
-[`mlm_book.experiments.ch09_causal`][mlm_book.experiments.ch09_causal].
+chapter 10 measures on the readers lives in
+[`mlm_book.experiments.ch10_causal`][mlm_book.experiments.ch10_causal].
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ __all__ = ["STEPS", "SEEDS", "READERS", "ReaderSetup", "check_seed", "reader_set
            "trained_reader", "trained", "is_trained", "book_setups", "tiny_setup", "ARTEFACT_KINDS"]
 
 STEPS = 1000
-"""Adam steps of each next-token reader (the masked-LM encoder takes 3000; see chapter 9's module)."""
+"""Adam steps of each next-token reader (the masked-LM encoder takes 3000; see chapter 10's module)."""
 SEEDS = hmm_encoder.SEEDS
 """The HMM encoder's five training seeds, the book's first."""
 READERS = {True: "causal", False: "unmasked"}
@@ -185,7 +185,7 @@ def _cost(setup: ReaderSetup) -> float:
 
 ARTEFACT_KINDS = (artefacts.Kind(
     name="next-token",
-    summary="chapter 9's next-token readers, with and without the causal mask, 5 seeds each",
+    summary="chapter 10's next-token readers, with and without the causal mask, 5 seeds each",
     modules=("mlm_book.artefacts.next_token",), after=("hmm-encoder",),
     setups=book_setups, is_built=is_trained, build=_build, cost=_cost,
     describe=lambda setup: f"{READERS[setup.causal]}, seed {setup.seed}", tiny=tiny_setup),)

@@ -1,4 +1,4 @@
-r"""What chapter 9 measures on its next-token readers, as an artefact: one run over every reader.
+r"""What chapter 10 measures on its next-token readers, as an artefact: one run over every reader.
 
 The readers are the artefact [`mlm_book.artefacts.next_token`][mlm_book.artefacts.next_token]
 (the HMM encoder's recipe trained on next-token prediction, with the causal mask and without it,
@@ -8,8 +8,8 @@ surprisal of the same sentences ([`mlm_book.directions.left_to_right`][mlm_book.
 the attention weight each query puts on the position right after it, and a sense probe for $w$ at
 each layer on the book's probe splits ([`mlm_book.hmm_splits`][mlm_book.hmm_splits]); once, the
 exact sense accuracy from the left context alone, and the attention map of the unmasked book-seed
-reader's copying head. What chapter 9 makes of it is
-[`mlm_book.experiments.ch09_causal`][mlm_book.experiments.ch09_causal].
+reader's copying head. What chapter 10 makes of it is
+[`mlm_book.experiments.ch10_causal`][mlm_book.experiments.ch10_causal].
 """
 
 from __future__ import annotations
@@ -208,7 +208,7 @@ _SECONDS = 30.0
 
 ARTEFACT_KINDS = (artefacts.Kind(
     name="next-token-measurements",
-    summary="chapter 9's measurements of the next-token readers against the exact left-to-right surprisal",
+    summary="chapter 10's measurements of the next-token readers against the exact left-to-right surprisal",
     modules=("mlm_book.artefacts.next_token_measurements", "mlm_book.directions", "mlm_book.hmm_splits",
              "mlm_book.probe"),
     after=("next-token",), setups=lambda: (MEASUREMENTS,), is_built=is_built, build=measured,

@@ -1,4 +1,4 @@
-r"""Chapter 7's pair encoders as artefacts: the sentences, the pre-trainings, and what is measured on them.
+r"""Chapter 8's pair encoders as artefacts: the sentences, the pre-trainings, and what is measured on them.
 
 **The world.** Pre-training reads chapter 6's 300 filings ([`mlm_book.artefacts.filings`][mlm_book.artefacts.filings]:
 its corpus, vocabulary and tokens, unchanged). Labelled data come from two *fresh* corpora drawn
@@ -11,8 +11,8 @@ both through BERT's channel on the real tokens (``[CLS]``, ``[SEP]`` and ``[PAD]
 selected): ``"nsp"`` (BERT: ``[CLS] A [SEP] B [SEP]``, MLM + NSP) and ``"packed"`` (RoBERTa's
 full sentences, MLM alone); a third, ``"packed"`` with every selected token shown as
 ``[MASK]``, isolates the pre-train/fine-tune mismatch. What is measured on each
-([`PairMeasure`][mlm_book.artefacts.pair_encoder.PairMeasure]) is stored beside it, so chapter 7
-([`mlm_book.experiments.ch07_pairs`][mlm_book.experiments.ch07_pairs]) only reads.
+([`PairMeasure`][mlm_book.artefacts.pair_encoder.PairMeasure]) is stored beside it, so chapter 8
+([`mlm_book.experiments.ch08_pairs`][mlm_book.experiments.ch08_pairs]) only reads.
 """
 
 from __future__ import annotations
@@ -718,7 +718,7 @@ def _learning_curves(params, config, seed: int, runs, m: PairMeasure) -> dict:
 
 
 def _measure(setup: PairSetup, m: PairMeasure) -> dict:
-    """Every number chapter 7 reads from one pre-trained encoder (the encoder is trained on a miss)."""
+    """Every number chapter 8 reads from one pre-trained encoder (the encoder is trained on a miss)."""
     model = pretrain(setup)
     params, config = model.params, model.config
     test = labelled_sentences(TEST_SEED)
@@ -744,7 +744,7 @@ def _measure(setup: PairSetup, m: PairMeasure) -> dict:
 
 
 def filing_pair_encoder(seed: int):
-    """Chapter 6's filing encoder at ``seed`` (one of `SEEDS`) as a pair encoder: ``(params, config)``.
+    """Chapter 7's filing encoder at ``seed`` (one of `SEEDS`) as a pair encoder: ``(params, config)``.
 
     That encoder has no [CLS] and no segments: [CLS] is its [SEP] row (so ``[CLS] s [SEP]``
     reads as the ``[SEP] s [SEP]`` of its training windows), both segment rows are zero and
@@ -786,7 +786,7 @@ def as_pair_encoder(result):
 
 
 def filing_encoder_key(seed: int) -> dict:
-    """What identifies chapter 6's encoder at ``seed`` in a cache key: its setup, schedule and training code."""
+    """What identifies chapter 7's encoder at ``seed`` in a cache key: its setup, schedule and training code."""
     return filing_encoder.identity(filing_encoder.seed_setup(check_book_seed(seed)))
 
 
@@ -838,7 +838,7 @@ def check_variant(variant) -> str:
 
 
 def measurements(setup: PairSetup = PairSetup()) -> dict:
-    """Every number chapter 7 reads from the encoder of ``setup`` (cached on disk).
+    """Every number chapter 8 reads from the encoder of ``setup`` (cached on disk).
 
     Keys: ``mlm/pairs``, ``mlm/packed`` (held-out masked-LM cross-entropy, nats, in each
     input format), ``nsp/<condition>`` (share called "next": ``next``, ``swapped``, ``same``,
@@ -867,13 +867,13 @@ def _scratch_values(seed: int, m: PairMeasure, setup: PairSetup | None = None) -
 
 
 def chapter6_transfer(seed: int) -> dict:
-    """Learning curves of chapter 6's filing encoder at ``seed``, one of `SEEDS`, fine-tuned (cached): keys as in `measurements`."""
+    """Learning curves of chapter 7's filing encoder at ``seed``, one of `SEEDS`, fine-tuned (cached): keys as in `measurements`."""
     return dict(_transfer_values(filing_encoder.seed_setup(check_book_seed(seed)), MEASURE))
 
 
 @functools.cache
 def _transfer_values(setup, m: PairMeasure) -> dict:
-    # a run fine-tuning chapter 6's encoder is redone when that encoder is retrained
+    # a run fine-tuning chapter 7's encoder is redone when that encoder is retrained
     config = {"seed": setup.seed, **filing_encoder.identity(setup)}
     return _cached_values("chapter6", config, m, "pair-transfer", lambda: _chapter6(setup, m))
 
@@ -926,7 +926,7 @@ _MODULES = ("mlm_book.artefacts.pair_encoder", "mlm_book.artefacts.filings", "ml
 
 ARTEFACT_KINDS = (
     artefacts.Kind(
-        name="pair", summary="chapter 7's pair-encoder pre-trainings (MLM + NSP, packed, all-[MASK]) and their "
+        name="pair", summary="chapter 8's pair-encoder pre-trainings (MLM + NSP, packed, all-[MASK]) and their "
                              "measurements, 5 seeds each",
         modules=_MODULES, setups=lambda: tuple((setup, MEASURE) for setup in book_setups()),
         is_built=_pair_built, build=lambda run: _measurements(*run),
@@ -934,13 +934,13 @@ ARTEFACT_KINDS = (
         describe=lambda run: f"{run[0].objective}, mask {run[0].mask:g}, seed {run[0].seed}",
         tiny=lambda: (PairSetup(**_TINY_SHAPE), _tiny_measure())),
     artefacts.Kind(
-        name="pair-scratch", summary="chapter 7's news classifier trained from scratch, 5 seeds",
+        name="pair-scratch", summary="chapter 8's news classifier trained from scratch, 5 seeds",
         modules=_MODULES, setups=lambda: tuple((seed, MEASURE, None) for seed in SEEDS),
         is_built=_scratch_built, build=lambda run: _scratch_values(*run), cost=lambda run: _COSTS["scratch"],
         describe=lambda run: f"seed {run[0]}",
         tiny=lambda: (0, _tiny_measure(), PairSetup(**_TINY_SHAPE))),
     artefacts.Kind(
-        name="pair-transfer", summary="chapter 6's filing encoders fine-tuned on chapter 7's news task, 5 seeds",
+        name="pair-transfer", summary="chapter 7's filing encoders fine-tuned on chapter 8's news task, 5 seeds",
         modules=_MODULES, after=("filing-encoder",),
         setups=lambda: tuple((filing_encoder.seed_setup(seed), MEASURE) for seed in SEEDS),
         is_built=_transfer_built, build=lambda run: _transfer_values(*run), cost=lambda run: _COSTS["transfer"],

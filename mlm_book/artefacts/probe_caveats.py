@@ -1,8 +1,8 @@
-r"""Chapter 10's three probe caveats as artefacts: control tasks, the position leak against the stride, one causal test.
+r"""Chapter 11's three probe caveats as artefacts: control tasks, the position leak against the stride, one causal test.
 
 Each kind is one run over the five training seeds of its encoder (the protocol's constants below
-were fixed before any number was computed; chapter 10's rules, what they find and the tables are
-[`mlm_book.experiments.ch10_probes`][mlm_book.experiments.ch10_probes]):
+were fixed before any number was computed; chapter 11's rules, what they find and the tables are
+[`mlm_book.experiments.ch11_probes`][mlm_book.experiments.ch11_probes]):
 
 * **control-tasks**: on the HMM encoder's vectors of every token of the probe splits
   ([`mlm_book.hmm_splits`][mlm_book.hmm_splits]), the regime probe and probes of random per-type
@@ -930,7 +930,7 @@ def _causal_entry(setup: CausalTestSetup) -> tuple:
 def causal_test(setup: CausalTestSetup = CAUSAL_TEST) -> tuple[dict, dict]:
     """The run of ``setup`` (from the store; measured on a miss): ``(arrays, counts)``.
 
-    ``arrays`` holds one row per encoder of every number the test measures (chapter 10's
+    ``arrays`` holds one row per encoder of every number the test measures (chapter 11's
     ``CausalTest`` names them); ``counts``: ``n_positions`` and ``n_sequences``, the measured positions
     and the test sequences they come from.
 
@@ -974,7 +974,7 @@ _CONTROL_SECONDS, _STRIDE_SECONDS, _CAUSAL_SECONDS = 40.0, 5.0, 63.0
 ARTEFACT_KINDS = (
     artefacts.Kind(
         name="control-tasks",
-        summary="chapter 10's control tasks on the HMM encoder's vectors, 5 seeds in one run",
+        summary="chapter 11's control tasks on the HMM encoder's vectors, 5 seeds in one run",
         modules=("mlm_book.artefacts.probe_caveats", "mlm_book.hmm_splits", "mlm_book.probe"), after=("hmm-encoder",),
         setups=lambda: (CONTROL_TASKS,), is_built=control_tasks_built, build=control_tasks,
         cost=lambda setup: _CONTROL_SECONDS * len(setup.encoders) / 5,
@@ -982,7 +982,7 @@ ARTEFACT_KINDS = (
         tiny=lambda: ControlTasksSetup(_tiny_hmm_encoders(), _tiny_splits())),
     artefacts.Kind(
         name="stride-leak",
-        summary="chapter 10's position leak of the filing encoder's layer 0 at six strides, 5 seeds in one run",
+        summary="chapter 11's position leak of the filing encoder's layer 0 at six strides, 5 seeds in one run",
         modules=("mlm_book.artefacts.probe_caveats", "mlm_book.probe"), after=("filing-encoder",),
         setups=lambda: (STRIDE_LEAK,), is_built=stride_leak_built, build=stride_leak,
         cost=lambda setup: _STRIDE_SECONDS * len(setup.encoders) / 5,
@@ -990,7 +990,7 @@ ARTEFACT_KINDS = (
         tiny=lambda: StrideLeakSetup((fe.tiny_setup(), replace(fe.tiny_setup(), seed=1)), (1, 16))),
     artefacts.Kind(
         name="causal-test",
-        summary="chapter 10's causal test: the sense direction removed from the HMM encoder, 5 seeds in one run",
+        summary="chapter 11's causal test: the sense direction removed from the HMM encoder, 5 seeds in one run",
         modules=("mlm_book.artefacts.probe_caveats", "mlm_book.hmm_splits", "mlm_book.probe", "mlm_book.scoring"),
         after=("hmm-encoder",),
         setups=lambda: (CAUSAL_TEST,), is_built=causal_test_built, build=causal_test,

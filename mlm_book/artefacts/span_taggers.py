@@ -1,13 +1,13 @@
-r"""Chapter 8's word-level taggers as artefacts: the labelled sentences, and taggers on the filing encoder.
+r"""Chapter 9's word-level taggers as artefacts: the labelled sentences, and taggers on the filing encoder.
 
 The filings generator annotates every *mention* as a span
 ([`mlm_book.finance.corpus.mention_spans`][mlm_book.finance.corpus.mention_spans]). Taggers
 train on `TRAIN_SENTENCES` sentences of chapter 6's corpus and are tested on every sentence
 of a fresh corpus of the same configuration (`TEST_SEED`), read through chapter 6's
 vocabulary. A run ([`TaggerRun`][mlm_book.artefacts.span_taggers.TaggerRun]) fits every tagger
-of chapter 8 (frozen probes by layer, a CRF on the top layer, fine-tuned taggers by depth) on
+of chapter 9 (frozen probes by layer, a CRF on the top layer, fine-tuned taggers by depth) on
 one filing encoder and stores their predicted tags;
-[`mlm_book.experiments.ch08_spans`][mlm_book.experiments.ch08_spans] scores them.
+[`mlm_book.experiments.ch09_spans`][mlm_book.experiments.ch09_spans] scores them.
 """
 
 from __future__ import annotations
@@ -160,15 +160,15 @@ def viterbi_all(log_probs: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class TaggerRun:
-    """Every tagger of chapter 8 on one encoder of the filings, and what they read.
+    """Every tagger of chapter 9 on one encoder of the filings, and what they read.
 
-    The same run describes the taggers on chapter 6's word encoder (here) and on chapter 8's
+    The same run describes the taggers on chapter 7's word encoder (here) and on chapter 9's
     subword encoder ([`mlm_book.artefacts.subword_encoder`][mlm_book.artefacts.subword_encoder]).
 
     Attributes
     ----------
     encoder : FilingEncoderSetup
-        The encoder (chapter 6's at one of `SEEDS`, or the subword encoder's setup at one).
+        The encoder (chapter 7's at one of `SEEDS`, or the subword encoder's setup at one).
     train_sentences : int
         `TRAIN_SENTENCES` in the book.
     test_documents : int or None
@@ -191,7 +191,7 @@ class TaggerRun:
 
 
 def book_run(seed: int) -> TaggerRun:
-    """The book's taggers on chapter 6's filing encoder at ``seed`` (one of `SEEDS`)."""
+    """The book's taggers on chapter 7's filing encoder at ``seed`` (one of `SEEDS`)."""
     return TaggerRun(filing_encoder.seed_setup(pair_encoder.check_book_seed(seed)))
 
 
@@ -266,7 +266,7 @@ def _tiny() -> TaggerRun:
 
 # ----------------------------------------------------------------------------- the declaration (not keyed)
 ARTEFACT_KINDS = (artefacts.Kind(
-    name="span-taggers", summary="chapter 8's word-level taggers on the filing encoder, 5 seeds",
+    name="span-taggers", summary="chapter 9's word-level taggers on the filing encoder, 5 seeds",
     modules=("mlm_book.artefacts.span_taggers", "mlm_book.artefacts.pair_encoder", "mlm_book.tagging",
              "mlm_book.crf", "mlm_book.crf_fit", "mlm_book.scoring", "mlm_book.nn.token_finetune", "mlm_book.nn.finetune",
              "mlm_book.nn.pairs"),

@@ -1,4 +1,4 @@
-r"""Chapter 10's sparse-retrieval study (open question Q13), as an artefact: the filing encoder's head read as SPLADE term weights.
+r"""Chapter 11's sparse-retrieval study (open question Q13), as an artefact: the filing encoder's head read as SPLADE term weights.
 
 SPLADE turns a masked-LM head into a bag of term weights for a document: with $z_{i,v}$ the
 head's logit for word $v$ at position $i$, SPLADE v2's max pooling gives
@@ -8,7 +8,7 @@ on the held-out filings, every token at the centre of its own window, shown or m
 ([`READINGS`][mlm_book.artefacts.sparse_weights.READINGS]), and stores each filing's weights under
 both [`POOLINGS`][mlm_book.artefacts.sparse_weights.POOLINGS] and the share of positive logits at its
 positions (about five seconds of one core per encoder). The question, the gold, the measures and
-the rules are chapter 10's: [`mlm_book.experiments.ch10_sparse`][mlm_book.experiments.ch10_sparse].
+the rules are chapter 11's: [`mlm_book.experiments.ch11_sparse`][mlm_book.experiments.ch11_sparse].
 
 Examples
 --------
@@ -347,7 +347,7 @@ _SECONDS = 5.0
 
 ARTEFACT_KINDS = (artefacts.Kind(
     name="sparse-weights",
-    summary="chapter 10's SPLADE reading of the filing encoder's head on the held-out filings, 5 seeds",
+    summary="chapter 11's SPLADE reading of the filing encoder's head on the held-out filings, 5 seeds",
     modules=("mlm_book.artefacts.sparse_weights",), after=("filing-encoder",),
     setups=book_setups, is_built=is_built, build=weights,
     cost=lambda setup: _SECONDS * len(setup.documents) / 60,

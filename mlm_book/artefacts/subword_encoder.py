@@ -1,8 +1,8 @@
-r"""Chapter 8's subword half: a filing encoder pre-trained on BPE pieces, and taggers that read words through them.
+r"""Chapter 9's subword half: a filing encoder pre-trained on BPE pieces, and taggers that read words through them.
 
 **The encoder.** Chapter 6's filings with every word split by the matched BPE
 ([`matched_bpe`][mlm_book.artefacts.subword_encoder.matched_bpe]: as many ids as chapter 6's
-word vocabulary, learned on the same filings), pre-trained by chapter 6's recipe
+word vocabulary, learned on the same filings), pre-trained by chapter 7's recipe
 ([`filing_encoder.SETUP`][mlm_book.artefacts.filing_encoder.SETUP]: same shape, channel, learning
 rate, warm-up share and total weight decay) at the same five seeds, with three changes fixed
 before any run ([`SETUP`][mlm_book.artefacts.subword_encoder.SETUP]):
@@ -10,16 +10,16 @@ before any run ([`SETUP`][mlm_book.artefacts.subword_encoder.SETUP]):
 * windows of 48 pieces, so that a window holds about as much text as chapter 6's 32 words
   (the filings have about 1.5 pieces per word), and 80 windows a batch, so that a step
   still reads 3840 slots;
-* 1000 steps instead of 3000: what chapter 8's four-minute training budget allows at five
+* 1000 steps instead of 3000: what chapter 9's four-minute training budget allows at five
   seeds. The encoder is therefore compared with itself (two ways of decoding), and with
-  chapter 6's word encoder only with that caveat.
+  chapter 7's word encoder only with that caveat.
 
-**The taggers** are chapter 8's, on the same training and test sentences, with each word read
+**The taggers** are chapter 9's, on the same training and test sentences, with each word read
 as its pieces: ``[SEP] pieces [SEP]``. In training every piece carries its word's BIO tag
 (D-40). A word's tag is decoded from its **first** piece's distribution, or from the **mean**
 of its pieces' distributions; then argmax (with ``conlleval``'s repair) or constrained Viterbi
 over the words, exactly as for the word encoder. Frozen probes read the residual stream after
-0, 1 and 2 blocks; one tagger is fine-tuned through both blocks with chapter 8's schedule.
+0, 1 and 2 blocks; one tagger is fine-tuned through both blocks with chapter 9's schedule.
 """
 
 from __future__ import annotations
@@ -44,13 +44,13 @@ __all__ = ["SETUP", "SEEDS", "LAYERS", "TUNED_DEPTH", "DECODERS", "matched_bpe",
            "book_run", "tagger_predictions", "tiny_setup", "ARTEFACT_KINDS"]
 
 SETUP = replace(filing_encoder.SETUP, length=48, batch_windows=80, steps=1000)
-"""Chapter 6's recipe on pieces: 48-piece windows, 80 a batch, 1000 steps (seed set per run)."""
+"""Chapter 7's recipe on pieces: 48-piece windows, 80 a batch, 1000 steps (seed set per run)."""
 SEEDS = filing_encoder.SEEDS
-"""Chapter 6's five training seeds."""
+"""Chapter 7's five training seeds."""
 LAYERS = span_taggers.LAYERS
 """Layers the frozen probes read."""
 TUNED_DEPTH = 2
-"""The fine-tuned tagger trains both blocks (chapter 8's best word tagger)."""
+"""The fine-tuned tagger trains both blocks (chapter 9's best word tagger)."""
 DECODERS = ("first", "mean")
 """How a word's distribution is read from its pieces: the first piece's, or the mean of all of them."""
 
@@ -141,7 +141,7 @@ def is_trained(setup) -> bool:
 # ----------------------------------------------------------------------------- sentences as pieces
 @dataclass(frozen=True, eq=False)
 class PieceData:
-    """Chapter 8's sentences read as pieces.
+    """Chapter 9's sentences read as pieces.
 
     Attributes
     ----------
@@ -293,7 +293,7 @@ def tiny_setup() -> filing_encoder.FilingEncoderSetup:
 # ----------------------------------------------------------------------------- the declaration (not keyed)
 ARTEFACT_KINDS = (
     artefacts.Kind(
-        name="subword-encoder", summary="chapter 8's subword encoder on matched BPE pieces, 5 seeds",
+        name="subword-encoder", summary="chapter 9's subword encoder on matched BPE pieces, 5 seeds",
         modules=("mlm_book.artefacts.subword_encoder", "mlm_book.subword", "mlm_book.artefacts.pair_encoder",
                  "mlm_book.artefacts.span_taggers"),
         after=("filing-encoder",), setups=lambda: tuple(seed_setup(seed) for seed in SEEDS), is_built=is_trained,
@@ -301,7 +301,7 @@ ARTEFACT_KINDS = (
         # seconds per (step x window x piece) on one core, cold build of 2026-12-02 (worker times scaled to that build's 1782 core-seconds in all)
         cost=lambda setup: 3.9e-6 * setup.steps * setup.batch_windows * setup.length),
     artefacts.Kind(
-        name="subword-taggers", summary="chapter 8's taggers on the subword encoder, 5 seeds",
+        name="subword-taggers", summary="chapter 9's taggers on the subword encoder, 5 seeds",
         modules=("mlm_book.tagging", "mlm_book.crf", "mlm_book.crf_fit", "mlm_book.scoring",
                  "mlm_book.nn.token_finetune", "mlm_book.nn.finetune", "mlm_book.nn.pairs"),
         after=("subword-encoder",), setups=lambda: tuple(book_run(seed) for seed in SEEDS), is_built=_tagged,

@@ -96,7 +96,7 @@ class Chapter1Config:
     train_sequences, test_sequences : int
         Sizes of the two splits of clean sequences (the static probe is fitted on the
         first and scored on the second). By default these, the length and the seed are the
-        book's splits, [`SPLITS`][mlm_book.hmm_splits.SPLITS], which chapters 4, 5, 9 and 10
+        book's splits, [`SPLITS`][mlm_book.hmm_splits.SPLITS], which chapters 4, 5, 10 and 11
         read too.
     split_seed : int
         Seed of the generator that samples both splits.

@@ -4,7 +4,7 @@ The data are the book's splits ([`SPLITS`][mlm_book.hmm_splits.SPLITS], chapter 
 trained on every occurrence of $w$ in the training sequences and scored on every occurrence
 in the test sequences, each labelled with its true (sampled) sense. At every layer
 [`probe_table`][mlm_book.readings.sense_probes.probe_table] (read in
-[`mlm_book.readings.sense_probes`][mlm_book.readings.sense_probes], since chapter 9 and the lab read it
+[`mlm_book.readings.sense_probes`][mlm_book.readings.sense_probes], since chapter 10 and the lab read it
 too; this module shows it, [`probe_markdown`][mlm_book.experiments.ch05_probing.probe_markdown]) has the probe
 ([`mlm_book.probe.fit_and_score`][mlm_book.probe.fit_and_score]) and beside it:
 

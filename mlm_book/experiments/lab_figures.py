@@ -157,7 +157,7 @@ def _within_rounding(shown: float, exact: float, digits: int) -> bool:
 
 
 def filing_centres() -> dict:
-    """The filing view's readout at each window's centre, beside chapter 6's visible-word reading of that word.
+    """The filing view's readout at each window's centre, beside chapter 7's visible-word reading of that word.
 
     Chapter 6 reads a word at the centre of its own window, masked and visible
     (``filing_encoder.centre_proba``), and applies Theorem 2 under the encoder's channel; each
@@ -229,7 +229,7 @@ CLAIMS = (
           and v["no [PAD] word"]),
     Claim("S7-04", "Lab, Figure B filing readout: the encoder's probability of the visible word beside Theorem 2's "
           "plug-in from its own [MASK] guess (at each window's centre word)", seed="—",
-          rule="structural: at each window's centre, chapter 6's visible-word reading of that word (S8-43 to S8-45) "
+          rule="structural: at each window's centre, chapter 7's visible-word reading of that word (S8-43 to S8-45) "
           "to the payload's 4 significant digits",
           compute=filing_centres, accept=lambda v: v["equal to chapter 6's reading"]),
     Claim("S7-06", "Lab, Figure D for kestrel: its mentions at layers 0-2 on their own principal axes beside "

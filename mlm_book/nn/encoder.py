@@ -6,7 +6,7 @@ An encoder configured with ``pad=True`` has one more input-only row, [PAD] (id $
 a slot holding [PAD] is masked as a key in every attention layer, so nothing it holds
 reaches any other position (windows cut at a document's edge, chapter 6).
 Then ``n_blocks`` pre-LN blocks ([`mlm_book.nn.layers.block_forward`][mlm_book.nn.layers.block_forward], no causal mask
-unless the config asks for one: ``causal=True``, chapter 9's left-to-right reader) update
+unless the config asks for one: ``causal=True``, chapter 10's left-to-right reader) update
 the residual stream, a final LayerNorm normalises it, and the output layer reuses
 the first $V$ rows of $E$:
 
@@ -103,7 +103,7 @@ class EncoderConfig:
         Add the input-only [PAD] id ``V + 1``, masked as a key wherever it appears.
     causal : bool
         Apply the causal mask in every attention layer: position $i$ reads only positions
-        $\\le i$ (a left-to-right reader, trained on next-token prediction in chapter 9).
+        $\\le i$ (a left-to-right reader, trained on next-token prediction in chapter 10).
 
     Raises
     ------

@@ -11,7 +11,7 @@ selected nothing (possible in principle with independent selection) is redrawn.
 
 The same loop trains a left-to-right model when it is given [`NextToken`][mlm_book.nn.train.NextToken] in
 place of a channel: the clean sequence is shown and every position but the last is trained
-to predict the token after it (chapter 9; with an encoder whose config has ``causal=True``).
+to predict the token after it (chapter 10; with an encoder whose config has ``causal=True``).
 
 The learning rate rises linearly over ``warmup`` steps to ``lr`` and then follows a cosine
 down to ``lr * final_lr_fraction`` at the last step

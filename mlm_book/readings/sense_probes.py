@@ -1,6 +1,6 @@
 r"""Chapter 5's sense probes on the HMM encoder: the table at the book's seed and the probes at every training seed.
 
-Chapter 5 shows them; chapter 9 compares its next-token readers' probes with them, and the lab
+Chapter 5 shows them; chapter 10 compares its next-token readers' probes with them, and the lab
 copies them. The data are the book's splits ([`SPLITS`][mlm_book.hmm_splits.SPLITS]): the probe
 ([`mlm_book.probe.fit_and_score`][mlm_book.probe.fit_and_score]) is trained on every occurrence
 of $w$ in the training sequences and scored on every occurrence in the test sequences, each

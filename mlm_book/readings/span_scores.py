@@ -1,7 +1,7 @@
-"""The span taggers' entity scores on the test sentences: what chapter 8's two halves (words and subwords) both read.
+"""The span taggers' entity scores on the test sentences: what chapter 9's two halves (words and subwords) both read.
 
 The taggers' runs are the artefacts [`mlm_book.artefacts.span_taggers`][mlm_book.artefacts.span_taggers]
-(on chapter 6's filing encoder) and [`mlm_book.artefacts.subword_encoder`][mlm_book.artefacts.subword_encoder]
+(on chapter 7's filing encoder) and [`mlm_book.artefacts.subword_encoder`][mlm_book.artefacts.subword_encoder]
 (on the subword encoders); here their predicted tag ids on the test sentences are read as mentions
 ([`decoded`][mlm_book.readings.span_scores.decoded]: an argmax tagger's with ``conlleval``'s repair of
 invalid sequences, a Viterbi one's strictly) and scored by entity against the gold

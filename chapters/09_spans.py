@@ -1,0 +1,385 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Chapter 9 — Labelling spans: tags, taggers and scores by entity
+#
+# Chapter 6 typed one token at a time: is this *kestrel* the company or the product? Named
+# entity recognition asks for more. Its units are *mentions*, runs of tokens that name one
+# thing ("kestrel turbine services", an organisation; "jane villanueva", a person), and a
+# tagger must find where each begins and ends as well as what it is. The encoder still
+# gives one vector per token, so the spans are written as one tag per token, a classifier
+# predicts the tags, and a decoder turns them back into spans. Each step has choices, and
+# the choices show in the scores, which are counted by entity, not by token.
+#
+# The filings generator annotates four kinds of mention: **ORG** (a company in full or by
+# its alias), **PRODUCT** (an alias and its noun: "the *kestrel turbine*"), **PERSON** (a
+# first name and a surname) and **LOC** (a place or a country).
+
+# %%
+import numpy as np
+
+from mlm_book import crf, tagging
+from mlm_book.artefacts import filing_encoder
+from mlm_book.experiments import ch09_spans as ch9
+from mlm_book.experiments import ch09_subwords as subwords
+from mlm_book.figures import show
+from mlm_book.ledger import chapter_summary, verify
+from mlm_book.report import Markdown, answer, table
+
+train, test = ch9.train_data(), ch9.test_data()
+
+# %% tags=["hide-input"]
+Markdown(f"Taggers learn from {train.text.count} sentences of chapter 6's corpus, whose mentions the encoder saw but "
+         f"was never told about, and are tested on all {test.text.count} sentences of a fresh corpus drawn the same "
+         f"way. The chapter ends with the other way of cutting text, into subwords, and what it does to unknown names.")
+
+# %% [markdown]
+# ## From spans to tags
+#
+# A span is `(start, end, type)`, `end` exclusive. Three schemes write spans as tags:
+#
+# * **IO**: `I-X` inside a mention of type X, `O` outside;
+# * **BIO** (IOB2, after [Ramshaw and Marcus 1995](../references.html#ramshaw-1995)): `B-X` on
+#   a mention's first token, `I-X` on the rest;
+# * **BIOES**: `S-X` for a one-token mention, otherwise `B-X`, `I-X` …, and `E-X` on the last.
+#
+# With $n$ types BIO has $2n + 1$ tags and BIOES $4n + 1$. BIO and BIOES can be read back
+# into the spans they came from; IO cannot when two mentions of one type touch, because
+# nothing marks where the second begins. The filings list places and countries back to back,
+# so this happens here:
+
+# %%
+touching, where = ch9.io_example()
+words = test.words[where]
+spans = list(test.spans[where])
+table(["word", *words],
+      [[scheme, *tagging.tags_from_spans(spans, len(words), scheme)] for scheme in ("IO", "BIO", "BIOES")])
+
+# %% tags=["hide-input"]
+mentions = sum(len(s) for s in test.spans)
+io_read = tagging.spans_from_tags(tagging.tags_from_spans(spans, len(words), "IO"), "IO")
+Markdown(
+    f"Read back, the IO tags of this sentence give {len(io_read)} mention{'s' if len(io_read) != 1 else ''} where "
+    f"there are {len(spans)}: the two touching places become one. Over the test corpus, **{touching}** of its "
+    f"{mentions} mentions touch a mention of the same type before them ({100 * touching / mentions:.1f} %); an IO "
+    f"tagger could not get any of them right however well it tagged each token. Every tagger below uses BIO, whose "
+    f"{len(ch9.TAGS)} tags ({', '.join(f'`{t}`' for t in ch9.TAGS)}) are the classes of each token."
+)
+
+# %% [markdown]
+# ## Three taggers on one encoder
+#
+# The vectors come from chapter 7's filing encoder (one per seed), reading a sentence as
+# `[SEP] s [SEP]`. A rare surname or place is `[UNK]` there, as in use:
+
+# %% tags=["hide-input"]
+rows = []
+for kind in ("ORG", "PRODUCT", "PERSON", "LOC"):
+    shares = ch9.unknown_share(kind)
+    rows.append([kind, str(ch9.mention_count(kind)), f"{100 * shares:.0f} %"])
+table(["type", "test mentions", "tokens read as [UNK]"], rows)
+
+# %% tags=["hide-input"]
+layers = ", ".join(str(layer) for layer in ch9.LAYERS[:-1]) + f" or {ch9.LAYERS[-1]}"
+Markdown(
+    f"**Softmax taggers.** A head $p(y_i \\mid x) = \\operatorname{{softmax}}(h_i W + b)$ on each token's vector "
+    f"$h_i$ after {layers} blocks, either on the **frozen** encoder (chapter 5's ridge-logistic probe, fitted to "
+    f"convergence) or **fine-tuned** with the embeddings and the blocks below it ({ch9.TAGGER.steps} AdamW steps of "
+    f"{ch9.TAGGER.batch_size} sentences at peak rate {ch9.TAGGER.lr:g}, fixed before any run). Two decoders read "
+    f"the same per-token distributions: the most probable tag of each token (**argmax**, whose invalid sequences "
+    f"such as `O I-LOC` are read as `conlleval` reads them), and **Viterbi** over valid BIO sequences only, which "
+    f"maximises $\\sum_i \\log p(y_i \\mid x)$ subject to no `I-X` after `O` or after another type."
+)
+
+# %% [markdown]
+# The two decoders on a made-up sentence of two tokens, each with a distribution over the
+# tags, whose most probable tags are `O I-LOC`:
+
+# %%
+probs = np.full((1, 2, len(ch9.TAGS)), 0.01)  # 1 sentence, 2 tokens, a little on every tag
+probs[0, 0, ch9.TAGS.index("O")], probs[0, 0, ch9.TAGS.index("B-LOC")] = 0.55, 0.38
+probs[0, 1, ch9.TAGS.index("I-LOC")], probs[0, 1, ch9.TAGS.index("O")] = 0.60, 0.33
+by_argmax = [ch9.TAGS[t] for t in probs[0].argmax(axis=1)]
+by_viterbi = [ch9.TAGS[t] for t in ch9.viterbi_all(np.log(probs), lengths=np.array([2]))[0]]
+table(["decoder", "tags", "mentions (start, end, type)"],
+      [["argmax", " ".join(by_argmax), str(tagging.spans_from_tags(by_argmax, "BIO", strict=False))],
+       ["Viterbi", " ".join(by_viterbi), str(tagging.spans_from_tags(by_viterbi, "BIO"))]])
+
+# %% [markdown]
+# Argmax keeps the invalid `O I-LOC`, which `conlleval` reads as a one-token place; Viterbi
+# gives up a little probability on the first token for a valid sequence, a two-token place.
+
+# %% [markdown]
+# **A linear-chain CRF** ([Lafferty et al. 2001](../references.html#lafferty-2001)) scores a
+# whole tag sequence,
+#
+# $$\log p(y \mid x) = a_{y_1} + \sum_{i=1}^{n} e_i(y_i) + \sum_{i=2}^{n} T_{y_{i-1} y_i} + b_{y_n} - \log Z(x),$$
+#
+# with emissions $e_i = h_i W + b$ linear in the frozen top-layer vectors and learned
+# transition scores $T$ (start $a$, end $b$). The normaliser is a forward recursion,
+# $\alpha_1(j) = a_j + e_1(j)$, $\alpha_i(j) = e_i(j) + \log\sum_k \exp(\alpha_{i-1}(k) + T_{kj})$,
+# $\log Z = \log \sum_j \exp(\alpha_n(j) + b_j)$: chapter 1's HMM forward pass in log space,
+# with $\log A$ in place of $T$ and the emission log-probabilities $\log B(x_i \mid j)$ in
+# place of $e_i(j)$. An HMM is the special case whose scores are log-probabilities of a
+# generative model, and then $\log Z(x) = \log p(x)$. The gradient of the log-likelihood is
+# observed minus expected counts, the expectations coming from the forward–backward
+# marginals, so the CRF trains by the same two recursions. Transitions forbidden by BIO
+# are fixed at $-\infty$.
+
+# %% [markdown]
+# ## Scores by entity
+
+# %%
+ch9.score_table()
+
+# %%
+show(ch9.figure_f1())
+
+# %% tags=["hide-input"]
+key_top = f"frozen/{ch9.CRF_LAYER}/argmax"
+f1_top = ch9.mean_f1(key_top)
+accuracy_top = float(ch9.token_accuracies(key_top).mean())
+viterbi_gain = {kind: ch9.mean_f1(f"{kind}/{ch9.CRF_LAYER}/viterbi") - ch9.mean_f1(f"{kind}/{ch9.CRF_LAYER}/argmax")
+                for kind in ("frozen", "tuned")}
+crf_gain = ch9.mean_f1(f"crf/{ch9.CRF_LAYER}/viterbi") - ch9.mean_f1(f"frozen/{ch9.CRF_LAYER}/viterbi")
+Markdown(
+    f"**Token accuracy against entity F1.** The frozen top-layer tagger with argmax labels "
+    f"{100 * accuracy_top:.1f} % of the test tokens correctly, and its entity F1 is {f1_top:.3f}. The rule fixed "
+    f"for this comparison asked token accuracy to exceed entity F1 by five points; it does by "
+    f"{100 * (accuracy_top - f1_top):.1f}, so on these taggers token accuracy does not flatter by that much: they "
+    f"are good enough that both measures are high. The unit of counting still shows in the errors: the tagger "
+    f"gets {100 * (1 - accuracy_top):.1f} % of the tokens wrong but loses {100 * (1 - f1_top):.1f} % of the entity "
+    f"score, {(1 - f1_top) / (1 - accuracy_top):.0f} times as much, because most tokens are `O` and easy while a "
+    f"mention counts only when every one of its tokens is right and nothing spills over. **Decoding.** Restricting "
+    f"the same "
+    f"distributions to valid sequences changes the frozen tagger's F1 by {100 * viterbi_gain['frozen']:+.1f} points "
+    f"and the fine-tuned one's by {100 * viterbi_gain['tuned']:+.1f}; learning the transitions (the CRF) changes "
+    f"it by a further {100 * crf_gain:+.1f} points over constrained Viterbi on the same frozen vectors."
+)
+
+# %% [markdown]
+# **A partial span is two errors.** Entity scoring counts a prediction as right only if its
+# start, end and type all match a gold mention. Finding "jane" where the text says "jane
+# villanueva" is then a false positive (the one-token span matches nothing) and a false
+# negative (the person was missed), though a token count would call it half right:
+
+# %%
+found = tagging.entity_scores([[(0, 2, "PERSON")]],   # gold: "jane villanueva", tokens 0 and 1
+                              [[(0, 1, "PERSON")]])   # found: "jane" alone
+{"true positives": int(found.tp.sum()), "false positives": int(found.fp.sum()),
+ "false negatives": int(found.fn.sum())}
+
+# %% [markdown]
+# One such case from the book seed's frozen top-layer tagger:
+
+# %% tags=["hide-input"]
+partial = ch9.partial_spans(key_top)
+if partial:
+    sentence, gold_span, found_span = partial[0]
+    text = test.words[sentence]
+    counts = tagging.entity_scores([[gold_span]], [[found_span]])
+    note = Markdown(
+        f"In *{' '.join(text)}*, the gold PERSON is **{' '.join(text[gold_span[0]:gold_span[1]])}** and the tagger "
+        f"found **{' '.join(text[found_span[0]:found_span[1]])}**: {int(counts.tp.sum())} true positives, "
+        f"{int(counts.fp.sum())} false positive, {int(counts.fn.sum())} false negative. The book seed's tagger makes "
+        f"{len(partial)} such partial PERSON predictions on the test corpus."
+    )
+else:
+    note = Markdown("The book seed's frozen top-layer tagger never predicts part of a PERSON mention on this test "
+                    "corpus.")
+note
+
+# %% [markdown]
+# ## Is a difference real?
+#
+# The test corpus is one draw. A paired bootstrap resamples its sentences with replacement,
+# the same sentences for both taggers, and recomputes both F1 scores on each resample
+# ([Berg-Kirkpatrick et al. 2012](../references.html#berg-kirkpatrick-2012)); the share of
+# resamples whose difference exceeds twice the observed one is the p-value of "A is no
+# better than B". On the book seed's runs:
+
+# %%
+rows = []
+for a, b in ch9.COMPARISONS:
+    r = ch9.bootstrap(a, b)
+    rows.append([ch9.TAGGERS[a], ch9.TAGGERS[b], f"{r.f1_a:.3f}", f"{r.f1_b:.3f}",
+                 f"[{r.low:+.3f}, {r.high:+.3f}]", f"{r.p_value:.3f}"])
+table(["A", "B", "F1 of A", "F1 of B", "95 % interval of A − B", "p"], rows)
+
+# %% tags=["hide-input"]
+Markdown(
+    f"Each row draws {ch9.BOOTSTRAP_RESAMPLES} resamples. "
+    "The interval is about the *test sentences*, for one trained tagger; the spread over seeds in the score table is "
+    "about the *training* (the encoder's seed, the head's initialisation and batches). A difference can be certain "
+    "on this test set and still change sign with another seed, so the book reports both."
+)
+
+# %% [markdown]
+# ## One sentence, tagged
+
+# %%
+example = ch9.example_sentence()
+taggers = ("frozen/0/argmax", "frozen/2/argmax", "crf/2/viterbi")
+show(ch9.figure_sentence(example, taggers))
+
+# %% [markdown]
+# ## Splitting words
+
+# %% tags=["hide-input"]
+Markdown(
+    f"Most PERSON and LOC tokens reach the encoder as `[UNK]` ({100 * ch9.unknown_share('PERSON'):.0f} % and "
+    f"{100 * ch9.unknown_share('LOC'):.0f} % in the table above): chapter 6's vocabulary keeps only the words its "
+    f"filings use at least {ch9.minimum_count()} times. Byte-pair encoding "
+    f"([Sennrich et al. 2016](../references.html#sennrich-2016)) avoids unknown words altogether. It starts from "
+    f"characters (a word's last character marked as its end) and repeatedly merges the most frequent adjacent pair "
+    f"of symbols into a new symbol; a word is then written with the merges in the order they were learned. Learned "
+    f"on chapter 6's filings and measured on the test corpus:"
+)
+
+# %%
+show(ch9.figure_subwords())
+
+# %% tags=["hide-input"]
+size, unknown_train, unknown_test = ch9.word_vocabulary_rates()
+matched = ch9.matched_statistics()
+Markdown(
+    f"The word vocabulary has {size} ids and misses {100 * unknown_train:.1f} % of the word tokens of the filings "
+    f"it was built from, {100 * unknown_test:.1f} % of the test corpus's. A BPE with the same {matched.vocabulary_size} "
+    f"ids misses **none** ({100 * matched.unknown_rate:.0f} %: every character of the test corpus occurs in the "
+    f"training filings), and pays with length: {matched.subwords_per_word:.2f} tokens per word on average, "
+    f"{ch9.mention_pieces('PERSON'):.1f} per PERSON token and {ch9.mention_pieces('LOC'):.1f} per LOC token, "
+    f"against {ch9.mention_pieces('ORG'):.1f} per ORG token, whose words are frequent. The names are built from "
+    f"pieces (the generator makes places and surnames from a few dozen heads and tails), and BPE finds them:"
+)
+
+# %%
+ch9.split_table(ch9.unknown_words(example) + ["kestrel", "impairment"])
+
+# %% [markdown]
+# ### Tagging pieces
+#
+# A tagger over pieces needs two more conventions. In training, every piece of a word takes
+# the word's tag. In decoding, a word's tag is read either from its **first** piece's
+# distribution or from the **mean** of its pieces' distributions; on a word of one piece the
+# two agree. Scores still count words: the predicted word tags are read into spans and
+# compared with the same gold spans as before.
+
+# %% tags=["hide-input"]
+word_setup = filing_encoder.SETUP
+seconds = subwords.training_seconds()
+Markdown(
+    f"To try both, chapter 7's encoder was pre-trained again on the matched BPE's pieces, by chapter 7's recipe at "
+    f"its {len(subwords.SEEDS)} seeds, with three changes fixed before any run: windows of {subwords.SETUP.length} pieces "
+    f"(chapter 6's filings have {subwords.pieces_per_word():.2f} pieces per word, so a window holds about the "
+    f"{word_setup.length} words of chapter 6's windows), {subwords.SETUP.batch_windows} windows a batch (the same "
+    f"{subwords.SETUP.length * subwords.SETUP.batch_windows} slots a step), and **{subwords.SETUP.steps} steps instead of "
+    f"{word_setup.steps}**: what this chapter's four-minute training budget allows at {len(subwords.SEEDS)} seeds (an "
+    f"encoder took {seconds.min():.0f}–{seconds.max():.0f} s here). The taggers are the ones above, on the same "
+    f"sentences: frozen probes on each layer, and one tagger fine-tuned through both blocks."
+)
+
+# %%
+show(subwords.figure_losses())
+
+# %% tags=["hide-input"]
+losses = np.array([subwords.trained_encoder(seed).losses for seed in subwords.SEEDS])
+Markdown(
+    f"The curves are the first result, and a warning for the rest. The subword encoders stop while their loss is "
+    f"still falling steeply: over their last 100 steps it averaged {losses[:, -100:].mean():.2f} nats per piece, "
+    f"{losses[:, -200:-100].mean() - losses[:, -100:].mean():.2f} below the 100 steps before. Chapter 7's encoder, "
+    f"at the same step of its longer schedule, had long left the shoulder where the subword encoders still are. So "
+    f"the taggers below read an encoder that stopped early: they compare two ways of decoding one encoder, not "
+    f"pieces against words. The table gives each tagger's entity micro-F1 at the book seed, with the mean ± sd over "
+    f"the {len(subwords.SEEDS)} seeds in brackets."
+)
+
+# %%
+subwords.f1_table()
+
+# %%
+show(subwords.figure_decoders())
+
+# %%
+gap, higher = subwords.decoder_gap("tuned/2/argmax")  # any tagger's key without its decoder
+print(f"F1 of the mean of pieces minus the first piece's: {gap:+.3f} (mean over seeds); "
+      f"the mean is higher at {higher} of {len(subwords.SEEDS)} seeds")
+
+# %% tags=["hide-input"]
+gap_top, holding_top = subwords.decoder_gap(f"frozen/{ch9.CRF_LAYER}/viterbi")
+gap_tuned, holding_tuned = subwords.decoder_gap(f"tuned/{subwords.TUNED_DEPTH}/viterbi")
+gaps = [subwords.decoder_gap(f"{kind}/{how}") for kind in [*(f"frozen/{layer}" for layer in subwords.LAYERS),
+                                                         f"tuned/{subwords.TUNED_DEPTH}"] for how in ("argmax", "viterbi")]
+every = sum(holding for _, holding in gaps)
+share, first_acc, mean_acc, unsplit_acc = subwords.split_words()
+Markdown(
+    f"**The mean of the pieces decodes better than the first piece**, in {every} of the {len(gaps) * len(subwords.SEEDS)} "
+    f"(tagger, decoder, seed) cases: by {100 * gap_top:.1f} points of F1 on the frozen top layer "
+    f"({holding_top} of {len(subwords.SEEDS)} seeds) and {100 * gap_tuned:.1f} after fine-tuning ({holding_tuned} of "
+    f"{len(subwords.SEEDS)}). The gap comes only from the {100 * share:.0f} % of test words that the BPE splits: on them the "
+    f"frozen top-layer probe gets {100 * first_acc:.1f} % of the tags right from the first piece and "
+    f"{100 * mean_acc:.1f} % from the mean (book seed), against {100 * unsplit_acc:.1f} % on unsplit words. On this "
+    f"encoder, frozen or fine-tuned, the first piece of a split word is a worse witness of the word's tag than its "
+    f"pieces together. BERT's convention, the first piece alone, relies on the layers carrying a word's evidence to "
+    f"its first piece; whether a fully trained encoder closes the gap, this budget does not tell.\n\n"
+    f"Against chapter 7's word encoder the subword taggers lose by far: {subwords.mean_f1(f'frozen/{ch9.CRF_LAYER}/mean/viterbi'):.2f} "
+    f"against {ch9.mean_f1(f'frozen/{ch9.CRF_LAYER}/viterbi'):.2f} on the frozen top layer (means, Viterbi, mean "
+    f"of pieces), and the blocks do not help a frozen probe: "
+    + ", ".join(f"{subwords.mean_f1(f'frozen/{layer}/mean/viterbi'):.2f} after {layer} block{'s' if layer != 1 else ''}"
+                for layer in subwords.LAYERS)
+    + f", where the word encoder climbs from {ch9.mean_f1('frozen/0/viterbi'):.2f} to "
+    f"{ch9.mean_f1(f'frozen/{ch9.CRF_LAYER}/viterbi'):.2f}. Even the unknown names that motivated subwords are not rescued: the "
+    f"subword tagger finds {100 * subwords.unknown_recall('LOC', f'frozen/{ch9.CRF_LAYER}/mean/viterbi')[0]:.0f} % of "
+    f"the test LOC mentions that the word vocabulary reads only as `[UNK]`, the word tagger "
+    f"{100 * ch9.unknown_recall('LOC', f'frozen/{ch9.CRF_LAYER}/viterbi'):.0f} % from their contexts. With the "
+    f"caveat above, this says what a third of chapter 7's schedule buys on pieces, not what pieces can do."
+)
+
+# %% [markdown]
+# ## Exercises
+#
+# **Exercise 1.** How many of the $(2n + 1)^2$ tag pairs does BIO allow for the four types,
+# and how many tags may start a sentence?
+
+# %% tags=["hide-input"]
+allowed = tagging.allowed_transitions(list(ch9.TAGS), "BIO")
+K = len(ch9.TAGS)
+answer(f"**{int(allowed[:K, :K].sum())}** of {K * K} pairs: every tag may follow any tag except that `I-X` may "
+       f"follow only `B-X` or `I-X` (each of the {len(ch9.TAGS) // 2} `I` tags has {K - 2} forbidden "
+       f"predecessors). **{int(allowed[K, :K].sum())}** tags may start a sentence: `O` and the `B` tags.")
+
+# %% [markdown]
+# **Exercise 2.** The CRF's $\log Z(x)$ is a sum over $K^n$ tag sequences. Check the forward
+# recursion against that sum on a four-token sentence with random scores.
+
+# %% tags=["hide-input"]
+rng = np.random.default_rng(0)
+emissions, transitions = rng.normal(size=(4, K)), rng.normal(size=(K, K))
+start, end = rng.normal(size=K), rng.normal(size=K)
+brute = ch9.brute_force_log_partition(emissions, transitions, start, end)
+answer(f"The recursion gives {crf.log_partition(emissions, transitions, start, end):.12f} and the sum over all "
+       f"{K ** 4:,} sequences {brute:.12f}: equal to {abs(brute - crf.log_partition(emissions, transitions, start, end)):.0e}.")
+
+# %% [markdown]
+# **Exercise 3.** Why does a LOC mention that is `[UNK]` still get tagged?
+
+# %% tags=["hide-input"]
+answer(f"Its neighbours say what it is: a place follows *in*, *founded in*, or another place, and a country "
+       f"list reads *in X Y and Z*. The frozen top-layer tagger finds {100 * ch9.unknown_recall('LOC'):.0f} % of "
+       f"the test LOC mentions made only of `[UNK]` tokens (book seed), against "
+       f"{100 * ch9.known_recall('LOC'):.0f} % of the others.")
+
+# %% [markdown]
+# ## Claims
+
+# %% tags=["hide-input"]
+chapter_summary(verify(claims=ch9.CLAIMS + subwords.CLAIMS))

@@ -1,0 +1,376 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Chapter 10 — Which way to read: the mask, the next word, and many languages
+#
+# A decoder such as GPT reads left to right and is trained to predict the next word. An
+# encoder such as BERT reads the whole sentence and is trained to fill in masked words
+# ([Devlin et al. 2019](../references.html#devlin-2019)). Why does the encoder need the mask,
+# and what does reading both ways buy? On the book's HMM language both questions have exact
+# answers, because every conditional either reader could learn is computable. The chapter
+# measures them position by position, then turns to a question that comes with training one
+# encoder on many languages: how often to show it each one.
+
+# %%
+import numpy as np
+
+from mlm_book.artefacts import next_token_measurements
+from mlm_book.artefacts.hmm_encoder import SETUP as hmm_setup
+from mlm_book.directions import position_entropies, sense_by_position
+from mlm_book.experiments import ch10_causal as readers
+from mlm_book.experiments import ch10_directions as directions
+from mlm_book.experiments import ch10_languages as languages
+from mlm_book.experiments import ch10_span_masking as spans
+from mlm_book.figures import show
+from mlm_book.hmm import default_hmm
+from mlm_book.ledger import chapter_summary, verify
+from mlm_book.readings import sense_probes
+from mlm_book.report import Markdown, answer, seed_band
+
+r = directions.results()       # the exact readers on the HMM: entropies and sense accuracies by position
+e, senses = r.entropies, r.senses
+trained = readers.results()    # the next-token readers, trained with and without the causal mask
+span_result = spans.results()  # the exact optimum inside a hidden span
+
+# %% [markdown]
+# ## Two readers of one sentence
+#
+# A **left-to-right** reader predicts $x_i$ from the words before it, $P(x_i \mid x_{<i})$;
+# on the HMM this is forward filtering. A **bidirectional** reader predicts it from every
+# other word, $P(x_i \mid x_{-i})$; this is forward–backward's leave-one-out posterior,
+# chapter 1's machinery. A masked LM in training sees neither exactly: the other positions
+# went through BERT's channel, and Theorem 2 of chapter 2 gives its optimum at a `[MASK]`,
+# $P(x_i \mid \tilde x_{-i})$. The quantity to compare is the expected entropy each faces at
+# position $i$, the loss a perfect model of that kind would reach there.
+#
+# Three facts hold exactly.
+#
+# 1. **The chain rule.** $\log P(x) = \sum_i \log P(x_i \mid x_{<i})$ for every sentence, so
+#    the left-to-right entropies add up to the entropy of the whole sentence: a left-to-right
+#    model is a model of the language.
+# 2. **Conditioning on more cannot hurt on average.** $x_{<i}$ is part of $x_{-i}$, so
+#    $E\,H(x_i \mid x_{-i}) \le E\,H(x_i \mid x_{<i})$ at every position. The bidirectional
+#    sum is the *erasure entropy* of [Verdú and Weissman (2008)](../references.html#verdu-2008);
+#    it factorises nothing, which is why a masked LM is not by itself a model of the language
+#    (chapter 3).
+# 3. **At the last position the two readers see the same words**, so their conditionals are
+#    equal sentence by sentence.
+
+# %% tags=["hide-input"]
+Markdown(
+    f"The conditionals are exact for each sentence; what is sampled are the sentences: "
+    f"{e.sequences:,} of {e.length} tokens, drawn once (seed {r.config.seed}), so each expectation carries a "
+    f"standard error (at most {max(e.left_se.max(), e.both_se.max(), e.gap_se.max(), e.mask_se.max()):.4f} nats). "
+    f"The [MASK] column uses BERT's channel: {100 * r.config.rho:.0f} % of positions selected, "
+    f"{100 * r.config.mask:.0f} % of those masked and {100 * r.config.random:.0f} % replaced at random."
+)
+
+# %%
+show(directions.figure_directions())
+
+# %%
+directions.entropy_table()
+
+# %% tags=["hide-input"]
+middle = e.length // 2
+Markdown(
+    f"The gap is largest at the first position, {e.gap[0]:.3f} nats: the left-to-right reader has nothing to go "
+    f"on there but the marginal ({e.left[0]:.3f} nats, the entropy of one token), while the bidirectional reader "
+    f"has the whole sentence to its right. Within a few positions the left-to-right reader has its bearings "
+    f"({e.gap[1]:.3f} nats at position 2, {e.gap[2]:.3f} at position 3) and the gap settles near {e.gap[middle]:.2f} nats through the middle: what the words to the right still add. "
+    f"Summed over the sentence, reading both ways saves {e.gap.sum():.2f} of {e.total_left:.2f} nats. The "
+    f"left-to-right sum is the entropy of the sentence, as the chain rule says: the last row estimates the same "
+    f"entropy directly, as the mean of $-\\log P(x)$, and the two agree within its standard error.\n\n"
+    f"The picture is not symmetric. The bidirectional reader faces the same entropy at both edges "
+    f"({e.both[0]:.3f} and {e.both[-1]:.3f}), the left-to-right reader does not ({e.left[0]:.3f} and "
+    f"{e.left[-1]:.3f}). And the gap is an average: at position {middle + 1}, for "
+    f"{100 * e.negative_gap_share[middle]:.1f} % of the sentences the bidirectional conditional is the flatter "
+    f"one. A word to the right can make the reader less sure, only not on average.\n\n"
+    f"A masked LM pays for its corruption: at a `[MASK]`, with the other words through BERT's channel, the "
+    f"optimum faces {e.mask[middle]:.3f} nats in the middle against the clean bidirectional {e.both[middle]:.3f}, "
+    f"still well below the left-to-right {e.left[middle]:.3f}."
+)
+
+# %% tags=["hide-input"]
+longest = r.exact[-1].length
+Markdown(f"The sampled numbers are checked against enumeration. For sentences of up to {longest} tokens every "
+         f"sentence can be listed with its probability ({r.hmm.vocab_size ** longest:,} of them at length "
+         f"{longest}), the expectations are differences of joint entropies, and the estimator's own per-sentence "
+         f"code, run on every listed sentence, must give them to rounding:")
+
+# %%
+directions.exact_table()
+
+# %% [markdown]
+# The whole measurement is one call. A smaller run of it, which a reader can change and
+# rerun (another length, fewer sentences, another seed), gives the left-to-right entropies,
+# the bidirectional ones and the gap by position:
+
+# %%
+short_run = position_entropies(default_hmm(), length=8, sequences=2_000, rng=np.random.default_rng(1))
+short_run.left.round(3), short_run.both.round(3), short_run.gap.round(3)
+
+# %% [markdown]
+# ## Why the encoder needs a mask
+#
+# Train the encoder as it is, with attention over the whole input, to predict the **next**
+# word at every position. The next word is part of the input, so the optimal prediction at
+# position $i$ is a point mass on $x_{i+1}$, read off one position over:
+# $H(x_{i+1} \mid x_1, \dots, x_n) = 0$. The loss goes to zero by copying, and nothing about
+# the language has to be learned. There are two ways out. A **causal mask** hides the right
+# context, and the best possible loss is then the left-to-right entropy of the table. A
+# **masked** objective keeps the right context and hides the word itself, and the best
+# possible loss is the `[MASK]` column. The table shows how much lower that target lies
+# through the middle of a sentence, and the sense of $w$ shows what it buys.
+#
+# The argument can be run. The book's HMM encoder (chapter 2) is trained again on the same
+# sentences with next-token prediction as its loss: every position but the last predicts
+# the word after it. It is trained twice, once reading the whole input (the **unmasked
+# reader**) and once under the causal mask (the **causal reader**), each at the book's five
+# seeds. The recipe is chapter 2's with the loss replaced; the one change is the length of
+# the run, fixed before any training:
+
+# %% tags=["hide-input"]
+base = hmm_setup.training
+cfg = readers.training_config()
+Markdown(
+    f"{cfg.steps} Adam steps instead of {base.steps}, with the warm-up keeping its share ({cfg.warmup} steps) and "
+    f"the weight decay its total (λ = {cfg.weight_decay:g}). A next-token step trains {hmm_setup.length - 1} "
+    f"positions of each sentence where the masked LM trains {hmm_setup.rho * hmm_setup.length:.1f} "
+    f"on average, so the shorter run still carries about "
+    f"{cfg.steps * (hmm_setup.length - 1) / (base.steps * hmm_setup.rho * hmm_setup.length):.1f} "
+    f"times the targets. Both readers are scored on {next_token_measurements.EVAL_SENTENCES:,} held-out sentences, against the "
+    f"exact left-to-right surprisal $-\\log P(x_{{i+1}} \\mid x_{{\\le i}})$ of the same words, which no causal "
+    f"reader can beat on average."
+)
+
+# %%
+show(readers.figure_readers(trained))
+
+# %%
+readers.reader_table(trained)
+
+# %% tags=["hide-input"]
+book_causal, book_unmasked = trained.reader(True), trained.reader(False)
+excess = trained.over_seeds(True, "excess")
+copying = readers.collapse_steps(trained)
+Markdown(
+    f"The unmasked reader's held-out loss is {book_unmasked.loss:.3f} nats per word at the book's seed "
+    f"({seed_band(trained.over_seeds(False, 'loss'), book=False)} over the seeds), "
+    f"{100 * book_unmasked.loss / trained.exact:.1f} % of what the language leaves uncertain to a reader of the "
+    f"words before. The causal reader lands {book_causal.excess:.4f} ± {book_causal.excess_se:.4f} nats above the "
+    f"exact surprisal at the book's seed, and between {excess.min():.4f} and {excess.max():.4f} over the seeds: "
+    f"it has learned the left-to-right conditionals of the language, the unmasked reader has learned to copy. "
+    f"At first the unmasked reader's loss follows the causal reader's; it falls away only once copying takes over "
+    f"(its 20-step mean drops below half the exact surprisal between step {copying.min()} and {copying.max()} "
+    f"over the seeds)."
+)
+
+# %% [markdown]
+# Where does the unmasked reader find the answer? A query at position $i$ that puts its
+# weight on position $i+1$ reads the next word directly; the causal reader's weight there
+# is exactly zero by construction. The map below averages the unmasked reader's attention
+# weights over held-out sentences for the head that looks one step ahead most.
+
+# %%
+show(readers.figure_copy_head(trained))
+
+# %% tags=["hide-input"]
+block, head = trained.copy_head
+weights = trained.over_seeds(False, "next_weight")
+Markdown(
+    f"In block {block + 1}, head {head + 1} of the book's unmasked reader a query puts on average "
+    f"{book_unmasked.next_weight[block, head]:.3f} of its weight on the position right after it. At every seed "
+    f"some head does this: the largest such weight ranges from {weights.max(axis=(1, 2)).min():.3f} to "
+    f"{weights.max(axis=(1, 2)).max():.3f}. The copying is learned, not built in: nothing in the architecture "
+    f"marks the next position, the position table lets a head find it."
+)
+
+# %% [markdown]
+# Every measured field of either reader can be read at every seed, the book's seed first
+# (try `causal=False`, or `field="loss"`):
+
+# %%
+trained.over_seeds(causal=True, field="excess").round(4)
+
+# %% [markdown]
+# ## The sense of *w*, from one side and from both
+
+# %%
+directions.sense_table()
+
+# %% tags=["hide-input"]
+Markdown(
+    f"Chapter 1 found that the best guess of $w$'s sense from the whole sentence is right "
+    f"{100 * senses.pooled_both:.1f} % of the time. From the words before it alone, the best guess is right "
+    f"{100 * senses.pooled_left:.1f} % of the time over all positions. The difference is concentrated at the "
+    f"start: a $w$ at position 1 has no left context, and its sense is guessed no better than by one vector per "
+    f"word type ({100 * senses.left[0]:.1f} %, the static cap), against {100 * senses.both[0]:.1f} % from both "
+    f"sides. A left-to-right model's vector for $w$ can only hold what the left context says, so a sense probe on "
+    f"it is capped by the left column."
+)
+
+# %% [markdown]
+# The sense accuracies come from one call too; a short run, from the left and from both sides:
+
+# %%
+short_senses = sense_by_position(default_hmm(), length=8, sequences=5_000, rng=np.random.default_rng(1))
+short_senses.left.round(3), short_senses.both.round(3)
+
+# %% [markdown]
+# The trained readers of the previous section can be asked the same question: a sense probe
+# (chapter 5's, on its splits) fitted on each layer's vector for $w$.
+
+# %%
+readers.probe_table(trained)
+
+# %% tags=["hide-input"]
+causal_probes = trained.over_seeds(True, "probes")
+unmasked_probes = trained.over_seeds(False, "probes")
+masked_probes = np.array(sense_probes.seed_probes().probes)
+Markdown(
+    f"The causal reader's probes stay at or below the exact accuracy from the words up to $w$ "
+    f"({trained.left_sense:.3f}): the best layer reaches {causal_probes.max(axis=1).mean():.3f} on average over the "
+    f"seeds. The masked-LM encoder, which reads both sides, reaches {masked_probes[:, 1].mean():.3f} at layer 1 "
+    f"against the ceiling {trained.both_sense:.3f}. The unmasked reader also sees both sides, yet its layer-1 "
+    f"probe reaches {unmasked_probes[:, 1].mean():.3f} on average, about the causal reader's "
+    f"({causal_probes[:, 1].mean():.3f}) and well below the masked-LM encoder's: it was trained to copy the next "
+    f"word, and nothing in that task asks its vectors to say what the sentence means. Reading both sides is "
+    f"necessary for the higher column, not sufficient: the objective has to make the right side worth reading."
+)
+
+# %% [markdown]
+# ## Hiding more than one word
+#
+# BERT hides positions independently, so a hidden word usually has visible neighbours.
+# SpanBERT ([Joshi et al. 2020](../references.html#joshi-2020)) hides runs of consecutive
+# words and predicts each from the words outside the run. Its optimum is exact on the HMM
+# too: for a hidden span, $P(x_i \mid x_{\text{out}}) = \sum_s P(z_i = s \mid x_{\text{out}})
+# E_{s x_i}$, and forward–backward gives $P(z_i \mid x_{\text{out}})$ once the span's
+# positions are treated as unobserved. The span is centred in a sentence of the same length
+# as above, and each hidden position is scored.
+
+# %%
+show(spans.figure_spans())
+
+# %%
+spans.span_table()
+
+# %% tags=["hide-input"]
+harder = int(span_result.span_lengths[np.argmax(span_result.per_position > e.left[e.length // 2])])
+Markdown(
+    f"A span of one is the bidirectional reader ({span_result.per_position[0]:.3f} nats). Every longer span is "
+    f"harder, since the words next to a hidden one are hidden too, and from a span of {harder} words on, an average "
+    f"hidden word is less predictable than the next word is to a left-to-right reader in the middle of a sentence "
+    f"({e.left[e.length // 2]:.3f}). Hiding the whole sentence leaves the marginal, {span_result.per_position[-1]:.3f}. "
+    f"The span's centre is harder than its average position: its words are farthest from any visible one. Span "
+    f"masking thus sets a harder target than BERT's single masks, one that asks the encoder to carry information "
+    f"across longer gaps; whether that makes better vectors is a question for training."
+)
+
+# %% [markdown]
+# The measurement for other spans and a shorter sentence, per hidden position:
+
+# %%
+spans.span_masking(default_hmm(), length=12, span_lengths=[1, 3, 6, 12], sequences=2_000,
+                   rng=np.random.default_rng(1)).per_position.round(3)
+
+# %% [markdown]
+# ## One encoder, many languages: how often to show each
+#
+# A multilingual encoder is trained on a mixture of languages with very unequal amounts of
+# text. Sampling sentences in proportion to the data starves the small languages; sampling
+# languages uniformly repeats their few sentences many times. The usual compromise
+# ([Lample and Conneau 2019](../references.html#lample-2019);
+# [Conneau et al. 2020](../references.html#conneau-2020)) samples language $k$ with
+# probability
+#
+# $$q_k(\alpha) = \frac{p_k^{\alpha}}{\sum_j p_j^{\alpha}},$$
+#
+# where $p_k$ is its share of the sentences: $\alpha = 1$ follows the data, $\alpha = 0$ is
+# uniform, and XLM-R uses $\alpha = 0.3$. Everything here is exact.
+
+# %% tags=["hide-input"]
+family = languages.language_family()
+shares = np.asarray(languages.DATA_SHARES)
+Markdown(
+    f"The book's version is a family of {len(family.languages)} HMM languages, L1 to L{len(family.languages)}, with "
+    f"data shares {' / '.join(f'{p:g}' for p in shares)}. They share chapter 1's hidden dynamics and each writes its own "
+    f"{family.vocab_size // len(family.languages)} tokens; all of them write $w$, as languages share numbers and "
+    f"names ({family.vocab_size} tokens in all). Because each language is the same HMM with its tokens renamed, "
+    f"each has the same exact optimum: any difference a trained encoder shows between them comes from how much of "
+    f"each it saw. With sentences of one length, $q_k$ is also the expected share of language $k$'s tokens in a "
+    f"step. A budget that reads as many sentences as the corpus holds makes $q_k / p_k$ passes over language $k$'s "
+    f"data: below one it is neglected, above one repeated."
+)
+
+# %%
+languages.sampling_table()
+
+# %%
+show(languages.figure_sampling())
+
+# %% tags=["hide-input"]
+q3, n3 = languages.sampling_shares(shares, 0.3), languages.passes(shares, 0.3)
+absent = languages.absent_probability(shares, 1.0, languages.BATCH)
+Markdown(
+    f"At $\\alpha = 0.3$ the smallest language's share rises from {shares.min():.2f} to {q3.min():.3f}, "
+    f"{q3.min() / shares.min():.1f} times its data, and the largest falls from {shares.max():.2f} to {q3.max():.3f}: the budget that passes once "
+    f"over the corpus passes {n3.max():.1f} times over the smallest language and {n3.min():.2f} times over the "
+    f"largest. At $\\alpha = 1$ a batch of {languages.BATCH} sentences holds no sentence of the smallest language "
+    f"{100 * absent[-1]:.0f} % of the time. Lowering $\\alpha$ always moves share from larger languages to smaller "
+    f"ones, because $q_k / p_k = p_k^{{\\alpha - 1}} / \\sum_j p_j^\\alpha$ falls with $p_k$ when $\\alpha < 1$. "
+    f"What a share buys an encoder, measured against each language's known optimum, is a question for training."
+)
+
+# %% [markdown]
+# Other data shares and another $\alpha$: the sampling shares $q_k$ and the passes $q_k / p_k$.
+
+# %%
+other_shares = [0.5, 0.3, 0.15, 0.05]
+languages.sampling_shares(other_shares, alpha=0.3).round(3), languages.passes(other_shares, alpha=0.3).round(2)
+
+# %% [markdown]
+# ## Exercises
+#
+# **Exercise 1.** Why must the bidirectional reader face the same expected entropy at the
+# first and the last position, while the left-to-right reader need not?
+
+# %% tags=["hide-input"]
+exact = r.exact[-1]
+answer(f"$E\\,H(x_1 \\mid x_{{2..n}}) = H(x_{{1..n}}) - H(x_{{2..n}})$ and "
+       f"$E\\,H(x_n \\mid x_{{1..n-1}}) = H(x_{{1..n}}) - H(x_{{1..n-1}})$, and the HMM is stationary, so "
+       f"$x_{{2..n}}$ and $x_{{1..n-1}}$ have the same distribution and the same entropy. By enumeration at "
+       f"$n = {exact.length}$: {exact.both[0]:.10f} and {exact.both[-1]:.10f}. The left-to-right reader faces "
+       f"$H(x_1)$ at the start ({exact.left[0]:.4f}) and $H(x_n \\mid x_{{1..n-1}})$ at the end "
+       f"({exact.left[-1]:.4f}): a marginal against a conditional.")
+
+# %% [markdown]
+# **Exercise 2.** Show that for $\alpha < 1$ the passes $q_k / p_k$ fall as $p_k$ grows, and
+# check it on four random data shares at $\alpha = 0.5$.
+
+# %% tags=["hide-input"]
+rng = np.random.default_rng(9)
+random_shares = rng.dirichlet(np.ones(4))
+order = np.argsort(random_shares)
+ratios = languages.passes(random_shares, 0.5)
+answer(f"$q_k / p_k = p_k^{{\\alpha - 1}} / \\sum_j p_j^\\alpha$; the denominator is the same for every $k$ and "
+       f"$p^{{\\alpha - 1}}$ falls in $p$ when $\\alpha < 1$. Shares "
+       f"{', '.join(f'{p:.3f}' for p in random_shares[order])} (sorted) get passes "
+       f"{', '.join(f'{v:.3f}' for v in ratios[order])}: falling, as they must.")
+
+# %% [markdown]
+# ## Claims
+
+# %% tags=["hide-input"]
+chapter_summary(verify(claims=directions.CLAIMS + readers.CLAIMS + spans.CLAIMS + languages.CLAIMS))
