@@ -232,3 +232,31 @@ def test_band_refuses_a_getter_that_gives_no_finite_number():
         with pytest.raises(error, match="getter"):
             enc.band(lambda m, value=value: value)
     assert enc.band(lambda m: np.float32(0.25)) == (0.25, 0.25, 0.0)
+
+
+@pytest.mark.parametrize("arguments, keywords, error, name", [
+    ((1.5,), {}, TypeError, "layer"), ((-1,), {}, ValueError, "layer"), ((3,), {}, ValueError, "layer"),
+    ((1,), {"mask_at": 32}, ValueError, "mask_at"), ((1,), {"mask_at": 2.5}, TypeError, "mask_at"),
+    ((1,), {"folds": "random"}, ValueError, "folds"), ((1,), {"folds": 5}, TypeError, "folds"),
+])
+def test_probe_kestrel_names_a_bad_argument_before_reading_the_encoder(arguments, keywords, error, name):
+    with pytest.raises(error, match=name):
+        enc.probe_kestrel(*arguments, **keywords)
+
+
+@pytest.mark.parametrize("arguments, error, name", [
+    ((3,), TypeError, "word"), (("strong",), ValueError, "word"), (("rose", 1.5), TypeError, "layer"),
+    (("rose", 3), ValueError, "layer"), (("rose", -1), ValueError, "layer"),
+])
+def test_probe_news_names_a_bad_argument_before_reading_the_encoder(arguments, error, name):
+    with pytest.raises(error, match=name):
+        enc.probe_news(*arguments)
+
+
+@pytest.mark.book  # reads the book's filing encoder
+def test_the_rerun_probes_give_the_stored_measurements():
+    m = enc.book()
+    assert enc.probe_kestrel(1) == m.kestrel["1"] and enc.probe_kestrel(0, folds="contiguous") == m.kestrel["contiguous0"]
+    assert enc.probe_news("rose", 1) == m.polarity["words"]["rose"]["accuracy"]
+    # a probe trained with the neighbour hidden is a different experiment from the figure's clean-trained one
+    assert 0.0 <= enc.probe_kestrel(2, mask_at=17) <= 1.0

@@ -13,11 +13,12 @@ import math
 
 import numpy as np
 
+from mlm_book import probe
 from mlm_book.artefacts import filing_encoder as fe
 from mlm_book.channel import optimum
 from mlm_book.figures import NARROW, PALETTE, SENSE_COLORS, WIDE, DescribedFigure, describe, subplots
 from mlm_book.finance.windows import centre_position, centred_windows
-from mlm_book.finance.world import DIRECTION_WORDS, EVALUATIVE_VERBS
+from mlm_book.finance.world import DIRECTION_WORDS, ENTITY_PRODUCT, EVALUATIVE_VERBS
 from mlm_book.ledger import Claim, over_seeds, reported_value
 from mlm_book.readings import filing_baselines
 from mlm_book.report import Markdown, seed_band, seed_words, table
@@ -26,7 +27,8 @@ from mlm_book.validation import check_format, check_instance, check_positive_int
 __all__ = [
     "seeds", "book", "band", "band_text", "in_words", "static", "training_table", "ce_table", "typing_table",
     "kestrel_table", "kestrel_folds_table", "polarity_table", "polarity_words_table", "lexicon_table",
-    "visible_table", "visible_by_frequency", "geometry_table", "layer0_baseline_parts", "read_word", "figure_loss", "figure_typing", "figure_cue",
+    "visible_table", "visible_by_frequency", "geometry_table", "layer0_baseline_parts", "read_word",
+    "probe_kestrel", "probe_news", "figure_loss", "figure_typing", "figure_cue",
     "figure_polarity_words", "figure_visible", "CLAIMS",
 ]
 
@@ -481,6 +483,109 @@ def read_word(word: str = "rose", occurrence: int = 0, k: int = 5) -> Markdown:
         + table(("rank", "with [MASK] at the centre", f"with {word} visible"), rows)
         + f"\n\np({word}): {masked[own]:.3f} with [MASK], {visible[own]:.3f} visible; Theorem 2's plug-in from the "
           f"masked guess: {plugin:.3f}")
+
+
+def probe_kestrel(layer: int = 1, *, mask_at: int | None = None, folds: str = "stratified") -> float:
+    """Five-fold accuracy of the probe typing *kestrel* (company or product) from one layer of the book's encoder.
+
+    Each typed mention of *kestrel* is read at the centre of its own window, as every number of the
+    chapter is; the probe is [`cross_validate`][mlm_book.probe.cross_validate]'s ridge-logistic probe.
+    ``mask_at`` shows `[MASK]` at one window position instead of its token (the centre is 16), and
+    ``folds="contiguous"`` cuts the mentions into five folds in corpus order instead of the
+    stratified folds of the chapter's tables.
+
+    Parameters
+    ----------
+    layer : int
+        0 ($E[x] + P_{16}$, one point per word), 1 or 2 (after each block).
+    mask_at : int, optional
+        A window position in ``[0, 32)`` to hide.
+    folds : {"stratified", "contiguous"}
+        How the five folds are drawn.
+
+    Returns
+    -------
+    float
+        Pooled accuracy over the five held-out folds.
+
+    Raises
+    ------
+    TypeError
+        If ``layer`` or ``mask_at`` is not an integer, or ``folds`` not a string.
+    ValueError
+        If ``layer`` is not 0, 1 or 2, ``mask_at`` not a window position, or ``folds`` not one of the two.
+
+    Examples
+    --------
+    >>> round(probe_kestrel(0), 3) == round(book().kestrel["0"], 3)  # doctest: +BOOK
+    True
+    """
+    layer = check_positive_int(layer, "layer", minimum=0)
+    if layer > fe.SETUP.n_blocks:
+        raise ValueError(f"layer must be 0 to {fe.SETUP.n_blocks}, got {layer}")
+    if mask_at is not None:
+        mask_at = check_positive_int(mask_at, "mask_at", minimum=0)
+        if mask_at >= fe.SETUP.length:
+            raise ValueError(f"mask_at must be a window position in [0, {fe.SETUP.length}), got {mask_at}")
+    if not isinstance(folds, str):
+        raise TypeError(f"folds must be 'stratified' or 'contiguous' (str), got {type(folds).__name__}")
+    if folds not in ("stratified", "contiguous"):
+        raise ValueError(f"folds must be 'stratified' or 'contiguous', got {folds!r}")
+    corpus = fe.filing_world().corpus
+    index = np.flatnonzero((corpus.tokens == "kestrel") & (corpus.entity > 0))
+    labels = (corpus.entity[index] == ENTITY_PRODUCT).astype(np.int64)
+    states = fe.centre_states(fe.trained_encoder(), index, mask_at=mask_at)[:, layer]
+    if folds == "stratified":
+        splits = fe.kfold(labels)
+    else:
+        tests = np.array_split(np.arange(index.size), 5)
+        splits = tuple((np.setdiff1d(np.arange(index.size), test), test) for test in tests)
+    return probe.cross_validate(states, labels, splits).accuracy
+
+
+def probe_news(word: str = "rose", layer: int = 1) -> float:
+    """Five-fold accuracy of the probe reading the news one word reports (good or bad) from one layer.
+
+    The labelled occurrences of ``word`` (a direction word or an evaluative verb), each read at the
+    centre of its own window by the book's encoder, with the chapter's stratified folds.
+
+    Parameters
+    ----------
+    word : str
+        One of the direction words or evaluative verbs.
+    layer : int
+        0, 1 or 2.
+
+    Returns
+    -------
+    float
+        Pooled accuracy over the five held-out folds.
+
+    Raises
+    ------
+    TypeError
+        If ``word`` is not a string or ``layer`` not an integer.
+    ValueError
+        If ``word`` reports no news in the filings, or ``layer`` is not 0, 1 or 2.
+
+    Examples
+    --------
+    >>> round(probe_news("rose", 1), 3) == round(book().polarity["words"]["rose"]["accuracy"], 3)  # doctest: +BOOK
+    True
+    """
+    if not isinstance(word, str):
+        raise TypeError(f"word must be a direction word or evaluative verb (str), got {type(word).__name__}")
+    if word not in DIRECTION_WORDS and word not in EVALUATIVE_VERBS:
+        raise ValueError(f"word must be one of the direction words {tuple(DIRECTION_WORDS)} or evaluative verbs "
+                         f"{tuple(EVALUATIVE_VERBS)}, got {word!r}")
+    layer = check_positive_int(layer, "layer", minimum=0)
+    if layer > fe.SETUP.n_blocks:
+        raise ValueError(f"layer must be 0 to {fe.SETUP.n_blocks}, got {layer}")
+    corpus = fe.filing_world().corpus
+    index = np.flatnonzero((corpus.tokens == word) & (corpus.news != 0))
+    labels = (corpus.news[index] > 0).astype(np.int64)
+    states = fe.centre_states(fe.trained_encoder(), index)[:, layer]
+    return probe.cross_validate(states, labels, fe.kfold(labels)).accuracy
 
 
 # ----------------------------------------------------------------------------- figures
