@@ -282,14 +282,14 @@ ch8.curve_table("nsp")
 ch8.curve_table("packed")
 
 # %%
-ch8.curve_table("chapter 6")
+ch8.curve_table("filing encoder")
 
 # %%
 show(ch8.figure_curves())
 
 # %% tags=["hide-input"]
 gaps = {source: {size: ch8.transfer_gain(source, size) for size in ch8.SIZES}
-        for source in ("nsp", "packed", "chapter 6")}
+        for source in ("nsp", "packed", "filing encoder")}
 top_gap = ch8.band("nsp", "curve/full/cls/1024")[1] - ch8.band("nsp", "curve/top/cls/1024")[1]
 head_gap = ch8.band("nsp", "curve/full/cls/1024")[1] - ch8.band("nsp", "curve/full/mean/1024")[1]
 frozen_gap = ch8.band("nsp", "curve/full/cls/1024")[1] - max(ch8.band("nsp", f"curve/frozen/{p}/1024")[1]
@@ -298,7 +298,7 @@ Markdown(
     "**Transfer.** Mean gain of full fine-tuning over training from scratch, same seed and labelled set, in "
     "accuracy points:\n\n"
     + "\n".join(f"* {name}: " + ", ".join(f"{size} labels {round(100 * gaps[source][size], 1) + 0.0:+.1f}" for size in ch8.SIZES)
-                for source, name in (("nsp", "MLM + NSP"), ("packed", "MLM, packed"), ("chapter 6", "chapter 7's encoder")))
+                for source, name in (("nsp", "MLM + NSP"), ("packed", "MLM, packed"), ("filing encoder", "chapter 7's encoder")))
     + "\n\n"
     + ("Pre-training buys nothing here: no encoder gains two points anywhere on average"
        if max(max(g.values()) for g in gaps.values()) < 0.02 else "The gains are small and uneven")

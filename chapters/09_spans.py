@@ -13,7 +13,7 @@
 # %% [markdown]
 # # Chapter 9 — Labelling spans: tags, taggers and scores by entity
 #
-# Chapter 6 typed one token at a time: is this *kestrel* the company or the product? Named
+# Chapter 7 typed one token at a time: is this *kestrel* the company or the product? Named
 # entity recognition asks for more. Its units are *mentions*, runs of tokens that name one
 # thing ("kestrel turbine services", an organisation; "jane villanueva", a person), and a
 # tagger must find where each begins and ends as well as what it is. The encoder still

@@ -21,8 +21,8 @@
 # caveats can be tested with the machinery of chapters 2 and 3. Two more concern the trained
 # encoders: a probe that reads a property shows that it can be read, not that the encoder uses
 # it; and a masked-LM head can be read as sparse term weights for retrieval, which SPLADE
-# trains it for: what does it give without that training? A sixth is chapter 6's negative
-# result on a word's polarity: can any pooling of the encoder's vectors recover it? This
+# trains it for: what does it give without that training? A sixth is the negative result of
+# chapters 6 and 7 on a word's polarity: can any pooling of the encoder's vectors recover it? This
 # chapter tests all six. For each it states the caveat, runs the experiment, and says what
 # was found. Where a rule was fixed before the numbers were computed, the chapter says
 # whether it held, including when it did not.
@@ -214,7 +214,7 @@ Markdown(
 # ## Do probes find what the encoder uses?
 #
 # *The caveat.* A probe that reads a property off a layer shows that a linear readout of the
-# property exists, not that the encoder uses it. Chapter 6 met the sharpest form of this: a
+# property exists, not that the encoder uses it. Chapter 7 met the sharpest form of this: a
 # layer-0 probe typed *kestrel* as company or product far above the majority share, only because
 # the two kinds of mention sat at different window positions (the position leak). Three questions
 # follow. How much of a probe's accuracy could it have found by telling word types apart? Does the
@@ -346,7 +346,7 @@ gold = study.gold
 example = gold.documents.tolist().index(sparse.example_document())    # the filing the figure and table show
 company = [finance.results().vocabulary.words[v] for v in gold.own_terms[example]]
 Markdown(
-    f"*The experiment.* Each of chapter 6's {len(study.seeds)} filing encoders reads every token of the "
+    f"*The experiment.* Each of chapter 7's {len(study.seeds)} filing encoders reads every token of the "
     f"{gold.documents.size} held-out filings at the centre of its own {filing_encoder.SETUP.length}-token window, "
     f"as chapter 6 reads tokens: either as written, which is what SPLADE feeds its encoder, or with `[MASK]` in its "
     f"place, where the head says only what the context predicts. The head's logits are pooled as above. `[UNK]` "
@@ -467,7 +467,7 @@ Markdown(
 # %% [markdown]
 # ## Can context recover a word's polarity?
 #
-# *The caveat.* Chapter 6 asked whether a lexicon word's dictionary polarity, positive or
+# *The caveat.* Chapters 6 and 7 asked whether a lexicon word's dictionary polarity, positive or
 # negative, can be read off a representation of the word. A leave-one-word-out probe over the
 # lexicon words' mean vectors stayed within two standard errors of chance for the skip-gram
 # vectors and for each of the filing encoder's layers. Semantic orientation
@@ -521,7 +521,7 @@ short = ", ".join(str(k) for k in filing_polarity.RADII[1:3]) + f" and {filing_p
 k8, k16, k32 = (recovery.neighbour[:, filing_polarity.RADII.index(k)] for k in (8, 16, 32))
 Markdown(
     f"*What was found.* **Pooling the word's own vectors changes nothing.** Averaged per filing and then over "
-    f"filings, the vectors are probed within {np.abs(recovery.document - recovery.chapter6).max():.2f} of chapter "
+    f"filings, the vectors are probed within {np.abs(recovery.document - recovery.chapter7).max():.2f} of chapter "
     f"7's means, and never above the threshold (the rule holds at {own.value['seeds holding']} seeds). A word's "
     f"vector is mostly its type, and a mean over its occurrences, however weighted, is still mostly that type.\n\n"
     f"**Context inside the window, or just beyond it, does not help.** Means within {short} tokens reach at "

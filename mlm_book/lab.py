@@ -19,7 +19,7 @@ lays out what it is given and follows the reader's choices.
   (the HMM's exact conditionals, the trained encoder, Theorem 2's population optimum) the
   four log-odds that make up the gap $\delta$ of each draw, and $\delta$ itself exactly as
   chapter 3 reports it.
-* **Filing view** (``"filings"``): four windows of chapter 6's held-out filings
+* **Filing view** (``"filings"``): four windows of chapter 7's held-out filings
   ([`filing_windows`][mlm_book.lab.filing_windows] says which, and why), read by the filing
   encoder. For every token that is not [PAD]: the encoder's five best guesses with that token
   shown as [MASK], the probability that guess puts on the token, the probability the encoder

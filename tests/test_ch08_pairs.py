@@ -112,7 +112,7 @@ def test_news_probe_refuses_what_it_cannot_read_before_loading_an_encoder(argume
 def test_trained_results_keep_their_relationships():
     """What every seed must show whatever the chapter concludes: a full fine-tuning on 1024 labels beats chance
     by far, bigger labelled sets do not hurt much, and the NSP head's losses are recorded only for NSP."""
-    for source in ("nsp", "packed", "scratch", "chapter 6"):
+    for source in ("nsp", "packed", "scratch", "filing encoder"):
         for run in ch8._runs_of(source):
             assert run["curve/full/cls/1024"] > 0.9
             assert run["curve/full/cls/1024"] >= run["curve/full/cls/16"] - 0.02

@@ -44,8 +44,8 @@ def test_the_two_decoders_on_a_hand_made_sentence():
     assert first[0, 0].argmax() == 0 and mean[0, 0].argmax() == 1     # the decoders disagree on the first word
 
 
-def test_the_encoder_is_chapter_6s_recipe_on_pieces():
-    """Only the window, the batch and the steps differ from chapter 6's setup; a step reads as many slots."""
+def test_the_encoder_is_chapter_7s_recipe_on_pieces():
+    """Only the window, the batch and the steps differ from chapter 7's setup; a step reads as many slots."""
     differ = {name for name in filing_encoder.SETUP.__dataclass_fields__
               if getattr(sw.SETUP, name) != getattr(filing_encoder.SETUP, name)}
     assert differ == {"length", "batch_windows", "steps"}

@@ -158,22 +158,22 @@ def found():
 
 
 @pytest.mark.book
-def test_layer_0_of_document_pooling_is_chapter_6s(found):
+def test_layer_0_of_document_pooling_is_chapter_7s(found):
     # the centred reading gives one vector per word at layer 0, however it is averaged (rounding of the probe's
     # standardisation only)
-    assert np.allclose(found.document[:, 0], found.chapter6[:, 0], atol=1e-12)
+    assert np.allclose(found.document[:, 0], found.chapter7[:, 0], atol=1e-12)
 
 
 @pytest.mark.book
 def test_document_pooling_of_own_vectors_changes_little_and_never_passes(found):
     # "within a few hundredths": the same vectors, averaged with other weights
-    assert np.abs(found.document - found.chapter6).max() <= 0.06
+    assert np.abs(found.document - found.chapter7).max() <= 0.06
     assert np.all(found.document <= pol.THRESHOLD)
 
 
 @pytest.mark.book
-def test_radius_zero_is_chapter_6s_probe_read_the_other_way(found):
-    # nearest-centre reading: at most about chance + 2 SE, like chapter 6's centred reading
+def test_radius_zero_is_chapter_7s_probe_read_the_other_way(found):
+    # nearest-centre reading: at most about chance + 2 SE, like chapter 7's probe on the centred reading
     assert not found.recovers(found.neighbour[:, 0]).any()
 
 

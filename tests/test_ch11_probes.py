@@ -99,7 +99,7 @@ def test_stride_one_centres_every_token_that_has_room_and_no_token_that_has_not(
 
 
 @pytest.mark.book
-def test_stride_16_is_chapter_6s_reading_and_its_leak_at_every_seed():
+def test_stride_16_is_chapter_6s_reading_and_chapter_7s_leak_at_every_seed():
     from mlm_book.experiments.ch06_finance import results
 
     assert np.array_equal(probe_caveats.window_positions(16), results().nearest_positions)

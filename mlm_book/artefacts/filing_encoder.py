@@ -22,7 +22,7 @@ Every setting was fixed before any measurement of this module was looked at:
 
 The length was first set by BERT's rule instead, about 40 passes over the training text (1M
 steps of 256 sequences of 512 tokens over 3.3 billion words): about 500 steps here. That
-encoder was still learning steeply when its schedule ended (chapter 6 plots its loss beside
+encoder was still learning steeply when its schedule ended (chapter 7 plots its loss beside
 the book's), because 40 passes of a corpus this small are few updates. Its numbers are kept as a contrast
 ([`BERT_PASSES`][mlm_book.artefacts.filing_encoder.BERT_PASSES]), and the book's encoder takes the HMM encoder's step count,
 the other rule fixed in advance; no claim's value chose between them.
@@ -34,7 +34,7 @@ as long, and with the kept share raised to 0.2.
 
 [`seed_results`][mlm_book.artefacts.filing_encoder.seed_results] measures one trained encoder
 ([`FilingMeasurements`][mlm_book.artefacts.filing_encoder.FilingMeasurements]); the measurements
-are cached on disk beside the parameters, so the Claims page and chapter 6 compute them once.
+are cached on disk beside the parameters, so the Claims page and chapter 7 compute them once.
 """
 
 from __future__ import annotations

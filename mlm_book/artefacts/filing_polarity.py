@@ -90,7 +90,8 @@ def loo_accuracy(features, labels) -> float:
 
     The probe is [`mlm_book.probe.cross_validate`][mlm_book.probe.cross_validate] at the book's strength,
     each split leaving one item out ([`mlm_book.probe.leave_one_group_out`][mlm_book.probe.leave_one_group_out]
-    over ``arange(n)``), exactly as chapter 6 probes the 35 lexicon words' mean vectors.
+    over ``arange(n)``), exactly as chapter 6 probes the 35 lexicon words' skip-gram vectors and chapter 7
+    their mean contextual vectors.
 
     Parameters
     ----------
@@ -527,7 +528,7 @@ class PolaritySetup:
     Attributes
     ----------
     encoder : FilingEncoderSetup
-        The trained filing encoder (chapter 6's at one of its seeds in the book).
+        The trained filing encoder (chapter 7's at one of its seeds in the book).
     layers, radii, read_stride, smoothing
         `LAYERS`, `RADII`, `READ_STRIDE` and `SMOOTHING` in the book.
 

@@ -2,7 +2,7 @@
 
 Chapter 6 generates 300 synthetic filings ([`mlm_book.finance.corpus`][mlm_book.finance.corpus])
 and keeps the words seen at least five times; every encoder trained on filings (chapters
-7-11) reads them from here, so that its key holds the code that wrote them. Chapter 6's own
+7-9) reads them from here, so that its key holds the code that wrote them. Chapter 6's own
 [`results`][mlm_book.experiments.ch06_finance.results] generates the same filings from the
 same settings (a test checks that the two agree token for token).
 

@@ -791,7 +791,7 @@ def filing_encoder_key(seed: int) -> dict:
 
 
 def _chapter6(setup, m: PairMeasure) -> dict:
-    """The news classifier fine-tuned from the filing encoder of ``setup`` (chapter 6's: 3000 steps on windows),
+    """The news classifier fine-tuned from the filing encoder of ``setup`` (chapter 7's: 3000 steps on windows),
     the head fitted exactly as on the pair encoders."""
     params, config = as_pair_encoder(filing_encoder.trained_encoder(setup))
     return {f"curve/{k}": v for k, v in _learning_curves(params, config, setup.seed, COMPARED, m).items()}

@@ -420,7 +420,7 @@ class StrideLeakSetup:
     Attributes
     ----------
     encoders : tuple of FilingEncoderSetup
-        The encoders probed (chapter 6's at each of its seeds, the book's first).
+        The encoders probed (chapter 7's at each of its seeds, the book's first).
     strides : tuple of int
         Distinct strides in ``[1, 32]`` (`STRIDES` in the book).
 

@@ -7,7 +7,7 @@ book's (`SETUP`) and the next four (a few seconds each, so the quick tests may t
 **skipgram-seeds**: at each of those seeds, the numbers chapter 6 reports of the vectors (the
 last epoch's loss, the company/product typing probe, the lexicon-polarity probe and the share of
 same-polarity lexicon neighbours, [`mlm_book.finance.word_vectors`][mlm_book.finance.word_vectors]),
-whose leave-one-out probes take seconds per seed. Chapter 7 and its encoder half read both through
+whose leave-one-out probes take seconds per seed. Chapters 6 and 7 read both through
 [`mlm_book.readings.filing_baselines`][mlm_book.readings.filing_baselines].
 """
 

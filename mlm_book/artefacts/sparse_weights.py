@@ -265,7 +265,7 @@ class WeightsSetup:
     Attributes
     ----------
     encoder : FilingEncoderSetup
-        The trained filing encoder (chapter 6's at one of its seeds in the book).
+        The trained filing encoder (chapter 7's at one of its seeds in the book).
     documents : tuple of int
         The filings read, in order (the book's 60 held-out filings).
 

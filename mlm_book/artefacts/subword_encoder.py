@@ -89,7 +89,7 @@ def piece_stream() -> tuple[np.ndarray, np.ndarray]:
 
 
 def train_pieces(setup) -> np.ndarray:
-    """The pieces of chapter 6's training filings (its held-out filings stay held out)."""
+    """The pieces of the training filings of chapter 7's split (its held-out filings stay held out)."""
     _, document = piece_stream()
     return np.flatnonzero(~np.isin(document, filing_encoder.split(setup).test_documents))
 

@@ -1,4 +1,4 @@
-r"""Chapter 7, contextual half: the filing encoder's tables, figures and claims.
+r"""Chapter 7 — the contextual encoder on the filings: the filing encoder's tables, figures and claims.
 
 Every number comes from [`mlm_book.artefacts.filing_encoder`][mlm_book.artefacts.filing_encoder]'s measurements of
 five trained seeds ([`seeds`][mlm_book.experiments.ch07_encoder.seeds]); a table shows the book's seed and the mean ± sd
@@ -73,7 +73,7 @@ def band(getter, runs=None) -> tuple[float, float, float]:
         Maps one seed's result to a number.
     runs : sequence, optional
         Per-seed results, the book's first: by default the filing encoder's
-        ([`seeds`][mlm_book.experiments.ch07_encoder.seeds]); chapter 7's skip-gram rows pass
+        ([`seeds`][mlm_book.experiments.ch07_encoder.seeds]); chapter 6's skip-gram rows pass
         [`skipgram_seeds`][mlm_book.readings.filing_baselines.skipgram_seeds].
 
     Raises
@@ -860,7 +860,7 @@ def _reported(id_, quantity, seed, getter, fmt=".3f"):
 
 
 def _claim(id_, quantity, seed, rule_text, getter, rule, margin, expected="reproduced", fmt=".3f"):
-    """A learned claim measured at the five seeds; it passes when its verdict is ``expected`` (what chapter 6 states).
+    """A learned claim measured at the five seeds; it passes when its verdict is ``expected`` (what chapter 7 states).
     ``margin`` is a seed's signed distance from ``rule``'s threshold, non-negative exactly where the rule holds."""
     return Claim(id_, quantity + " (5 training seeds)", seed=seed, rule=rule_text, compute=_c(getter, rule, margin),
                  accept=_ok(rule), fmt=fmt, expected=expected)

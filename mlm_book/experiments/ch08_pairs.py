@@ -82,7 +82,7 @@ from mlm_book.ledger import Claim, over_seeds
 from mlm_book.report import seed_band
 from mlm_book.validation import check_format, check_positive_int
 
-__all__ = ["runs", "band", "band_text", "nsp_table", "probe_table", "curve_table", "figure_input", "figure_losses", "figure_nsp", "figure_curves", "mlm_table", "mismatch_table", "transfer_gain", "nsp_balanced_accuracy", "longest_pair", "plateau", "final_losses", "pretrained_seeds", "news_probe", "news_fine_tune", "figure_probes", "scratch_runs", "chapter6_runs",
+__all__ = ["runs", "band", "band_text", "nsp_table", "probe_table", "curve_table", "figure_input", "figure_losses", "figure_nsp", "figure_curves", "mlm_table", "mismatch_table", "transfer_gain", "nsp_balanced_accuracy", "longest_pair", "plateau", "final_losses", "pretrained_seeds", "news_probe", "news_fine_tune", "figure_probes", "scratch_runs", "filing_encoder_runs",
            "CLAIMS"]
 
 
@@ -104,7 +104,7 @@ def scratch_runs() -> tuple[dict, ...]:
     return tuple(scratch(seed) for seed in SEEDS)
 
 
-def chapter6_runs() -> tuple[dict, ...]:
+def filing_encoder_runs() -> tuple[dict, ...]:
     """Chapter 7's filing encoders fine-tuned, at every seed."""
     return tuple(chapter6_transfer(seed) for seed in SEEDS)
 
@@ -112,13 +112,13 @@ def chapter6_runs() -> tuple[dict, ...]:
 def _runs_of(source: str) -> tuple[dict, ...]:
     if not isinstance(source, str):
         raise TypeError(f"source must be a str, got {type(source).__name__}")
-    if source not in (*VARIANTS, "scratch", "chapter 6"):
-        raise ValueError(f"source must be one of {[*VARIANTS, 'scratch', 'chapter 6']}, got {source!r}")
-    return {"scratch": scratch_runs, "chapter 6": chapter6_runs}.get(source, lambda: runs(source))()
+    if source not in (*VARIANTS, "scratch", "filing encoder"):
+        raise ValueError(f"source must be one of {[*VARIANTS, 'scratch', 'filing encoder']}, got {source!r}")
+    return {"scratch": scratch_runs, "filing encoder": filing_encoder_runs}.get(source, lambda: runs(source))()
 
 
 def band(source: str, key: str) -> tuple[float, float, float]:
-    """``(book seed, mean, sd)`` of one measurement over the seeds (``source`` a variant, ``"scratch"`` or ``"chapter 6"``).
+    """``(book seed, mean, sd)`` of one measurement over the seeds (``source`` a variant, ``"scratch"`` or ``"filing encoder"``).
 
     Examples
     --------
@@ -394,7 +394,7 @@ def figure_nsp():
 
 
 def figure_curves():
-    """News-classifier learning curves: MLM + NSP encoder's heads and modes, packed and chapter 6 full fine-tuning, scratch.
+    """News-classifier learning curves: MLM + NSP encoder's heads and modes, packed and chapter 7's encoder full fine-tuning, scratch.
 
     Returns
     -------
@@ -422,7 +422,7 @@ def figure_curves():
               (axes[1], (("scratch", "full/cls", "from scratch"), ("nsp", "full/cls", "MLM + NSP, 1000 steps"),
                          ("packed", "full/cls", "MLM packed, 1000 steps"),
                          ("all-mask", "full/cls", "MLM packed, all [MASK]"),
-                         ("chapter 6", "full/cls", "chapter 6, 3000 steps")), "full fine-tuning, [CLS] head", encoders))
+                         ("filing encoder", "full/cls", "chapter 7's encoder, 3000 steps")), "full fine-tuning, [CLS] head", encoders))
     means = {}
     for ax, lines, title, colors in panels:
         for color, (source, stem, label) in zip(colors, lines):
@@ -440,7 +440,7 @@ def figure_curves():
     axes[0].set_ylabel(f"test accuracy (mean ± sd, {len(SEEDS)} seeds)")
     axes[0].set_ylim(0.4, 1.02)
     small, large = SIZES[0], SIZES[-1]
-    compared = ("scratch", "nsp", "packed", "all-mask", "chapter 6")
+    compared = ("scratch", "nsp", "packed", "all-mask", "filing encoder")
     at_small = [means[source, "full/cls"][small] for source in compared]
     others = [means[source, "full/cls"][large] for source in compared if source != "all-mask"]
     lowest = all(means["all-mask", "full/cls"][size] <= min(means[source, "full/cls"][size] for source in compared)
@@ -492,7 +492,7 @@ def _longest_pair() -> int:
 
 CLAIMS = (
     _claim("D-02", "Transfer: full fine-tuning of chapter 7's pre-trained encoder against the same encoder trained "
-           "from scratch, news accuracy at 64 labels", ("chapter 6", "scratch"),
+           "from scratch, news accuracy at 64 labels", ("filing encoder", "scratch"),
            "pre-trained ≥ scratch + 0.02 (a real gain with few labels)",
            lambda pre, base: (pre["curve/full/cls/64"], base["curve/full/cls/64"]),
            lambda pre, base: pre["curve/full/cls/64"] >= base["curve/full/cls/64"] + 0.02,

@@ -218,7 +218,7 @@ def figure_losses():
     smooth = lambda losses: np.convolve(losses, np.ones(window) / window, mode="valid")
     word = filing_encoder.trained_encoder(filing_encoder.SETUP).losses
     ax.plot(np.arange(window, word.size + 1), smooth(word), color=PALETTE["orange"], lw=1.4,
-            label=f"words, {word.size} steps (chapter 6, book seed)")
+            label=f"words, {word.size} steps (chapter 7, book seed)")
     pieces = np.array([trained_encoder(seed).losses for seed in SEEDS])
     steps = np.arange(window, pieces.shape[1] + 1)
     for k, losses in enumerate(pieces):

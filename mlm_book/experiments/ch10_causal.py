@@ -18,7 +18,7 @@ changes, for the chapter's five-minute training budget:
   the masked LM trains 3.6 on average, so 1000 steps still carry about twice the targets
   of the masked-LM encoder's 3000;
 * the warm-up keeps its share of the run (67 steps) and the weight decay its total
-  $\lambda \sum_t \eta_t$ (chapter 2's recipe, as chapter 6 and chapter 9 rescale theirs).
+  $\lambda \sum_t \eta_t$ (chapter 2's recipe, as chapter 7 and chapter 9 rescale theirs).
 
 **What is measured** (the artefact [`mlm_book.artefacts.next_token_measurements`][mlm_book.artefacts.next_token_measurements])
 on held-out sentences of the same language: each reader's next-token

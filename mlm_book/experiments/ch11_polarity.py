@@ -1,6 +1,6 @@
 r"""Chapter 11, open question Q8: can a representation built from the filing encoder recover a word's polarity?
 
-**The question.** Chapter 6 found that no single representation recovers a lexicon word's
+**The question.** Chapters 6 and 7 found that no single representation recovers a lexicon word's
 dictionary polarity (positive or negative) above chance: a leave-one-out probe over the 35
 lexicon words' mean vectors (skip-gram, or the filing encoder's layers 0, 1, 2, each
 occurrence read at the centre of its own 32-token window) stays within two standard errors of
@@ -28,7 +28,7 @@ error $\sqrt{0.25/35}$; a representation *recovers* polarity when its accuracy e
    [`mlm_book.artefacts.filing_encoder.centre_states`][mlm_book.artefacts.filing_encoder.centre_states]);
    its vectors are averaged within each filing first, then over the filings, so that every
    filing counts once, as a document does in orientation's pooled counts. At layer 0 the
-   centred reading gives one vector per word ($E[w] + P_{16}$), so layer 0 equals chapter 6's.
+   centred reading gives one vector per word ($E[w] + P_{16}$), so layer 0 equals chapter 7's.
    *Decided before computing:* the other reading suggested by the question, the whole-filing
    vectors of the filings a word occurs in, is experiment 2's "whole filing" row: pooled there
    with weight $n_d(w)$, the number of the word's occurrences in filing $d$, which is exactly
@@ -38,7 +38,7 @@ error $\sqrt{0.25/35}$; a representation *recovers* polarity when its accuracy e
    table has 32 rows, so windows cannot grow; instead, at each occurrence, the layer-$\ell$
    vectors of every token of its filing within $k$ positions of it are averaged
    ($k \in$ [`RADII`][mlm_book.artefacts.filing_polarity.RADII]: 0, 8, 16, 32 and the whole
-   filing), and the word's feature vector is the mean of that over its occurrences (chapter 6's
+   filing), and the word's feature vector is the mean of that over its occurrences (chapter 7's
    mean). Every token's vector comes from one reading of the whole corpus: chapter 6's
    nearest-centre reading (windows of 32 every [`READ_STRIDE`][mlm_book.artefacts.filing_polarity.READ_STRIDE]
    tokens, each token read in the window where it sits nearest the centre,
@@ -47,7 +47,7 @@ error $\sqrt{0.25/35}$; a representation *recovers* polarity when its accuracy e
    for the corpus's 59,158 tokens on one core, five times the budget of the whole section; the
    nearest-centre reading reads every token once with about 16 times fewer passes, with at
    least eight tokens of context on each side except near a filing's edges. $k = 0$ is each
-   occurrence's own vector in that reading (chapter 6's probe, read the other way).
+   occurrence's own vector in that reading (chapter 7's probe, read the other way).
 3. **Orientation from the encoder's own predictions**
    ([`head_orientation`][mlm_book.artefacts.filing_polarity.head_orientation]). Chapter 6's formula,
    $\operatorname{SO}(w) = \log\frac{C(w,P) + \alpha}{C(w,N) + \alpha} - \log\frac{n(P)}{n(N)}$
@@ -78,7 +78,7 @@ that pools as orientation does; the others are in
 [`results`][mlm_book.experiments.ch11_polarity.results] and the two tables).
 
 * *Pooling the word's own vectors* changes nothing: averaged per filing and then over filings,
-  they are probed as chapter 6's means are, within a few hundredths of them and never above
+  they are probed as chapter 7's means are, within a few hundredths of them and never above
   the threshold, at any seed or layer. A word's own vector is mostly its type; a mean over its
   occurrences, however weighted, is still mostly that type.
 * *Context within and just beyond the window* (k = 8, 16, 32) does not carry polarity either:
@@ -199,8 +199,8 @@ class PolarityRecovery:
         The ``W`` lexicon words, in ``LEXICON``'s order.
     truth : numpy.ndarray of int, shape (W,)
         Dictionary polarity, +1 or -1.
-    chapter6 : numpy.ndarray, shape (S, 3)
-        Chapter 6's probe on each word's mean vector (centred reading), layers 0, 1, 2.
+    chapter7 : numpy.ndarray, shape (S, 3)
+        Chapter 7's probe on each word's mean vector (centred reading), layers 0, 1, 2.
     document : numpy.ndarray, shape (S, 3)
         Experiment 1: the word's vectors (centred reading) averaged per filing, then over filings.
     neighbour : numpy.ndarray, shape (S, R, 3)
@@ -227,7 +227,7 @@ class PolarityRecovery:
     Examples
     --------
     >>> r = PolarityRecovery(seeds=(1, 2), words=("up", "down", "flat"), truth=[1, -1, -1],
-    ...     chapter6=np.full((2, 3), 0.5), document=np.full((2, 3), 0.5), neighbour=np.full((2, 5, 3), 0.5),
+    ...     chapter7=np.full((2, 3), 0.5), document=np.full((2, 3), 0.5), neighbour=np.full((2, 5, 3), 0.5),
     ...     head_score=[[1.0, -1.0, -1.5], [2.0, -1.0, -0.5]], head_accuracy=[1.0, 1.0], slot_accuracy=[0.6, 0.7],
     ...     slot_mass=[0.3, 0.4], reference_score=[1.0, -2.0, -1.0], reference_accuracy=1.0)
     >>> r.head_sign_agreement.round(3).tolist(), r.head_spearman.tolist()
@@ -237,7 +237,7 @@ class PolarityRecovery:
     seeds: tuple
     words: tuple
     truth: np.ndarray
-    chapter6: np.ndarray
+    chapter7: np.ndarray
     document: np.ndarray
     neighbour: np.ndarray
     head_score: np.ndarray
@@ -260,7 +260,7 @@ class PolarityRecovery:
         if truth.shape != (W,) or np.any(np.abs(truth) != 1):
             raise ValueError(f"truth must hold one polarity (+1 or -1) per word ({W})")
         fields = {"truth": truth,
-                  "chapter6": _accuracies(self.chapter6, "chapter6", (S, L)),
+                  "chapter7": _accuracies(self.chapter7, "chapter7", (S, L)),
                   "document": _accuracies(self.document, "document", (S, L)),
                   "neighbour": _accuracies(self.neighbour, "neighbour", (S, len(RADII), L)),
                   "head_accuracy": _accuracies(self.head_accuracy, "head_accuracy", (S,)),
@@ -336,7 +336,7 @@ def results(seeds: tuple | None = None) -> PolarityRecovery:
     >>> r = results()  # doctest: +BOOK
     >>> r.neighbour.shape, len(r.words), r.seeds[0]
     ((5, 5, 3), 35, 20240601)
-    >>> bool(np.allclose(r.document[:, 0], r.chapter6[:, 0]))      # layer 0: one vector per word, as chapter 6's
+    >>> bool(np.allclose(r.document[:, 0], r.chapter7[:, 0]))      # layer 0: one vector per word, as chapter 7's
     True
     >>> results((1, 99))
     Traceback (most recent call last):
@@ -352,7 +352,7 @@ def _results(seeds: tuple) -> PolarityRecovery:
 
     fe.ensure_trained([fe.seed_setup(seed) for seed in seeds])
     rows = [filing_polarity.measured(filing_polarity.PolaritySetup(fe.seed_setup(seed))) for seed in seeds]
-    chapter6 = [[fe.seed_results(fe.seed_setup(seed)).lexicon[str(layer)] for layer in LAYERS] for seed in seeds]
+    chapter7 = [[fe.seed_results(fe.seed_setup(seed)).lexicon[str(layer)] for layer in LAYERS] for seed in seeds]
     orientation = baselines().orientation
     if orientation.words != tuple(LEXICON):
         raise RuntimeError("chapter 6's orientation no longer scores the lexicon in LEXICON's order")
@@ -360,7 +360,7 @@ def _results(seeds: tuple) -> PolarityRecovery:
                                             row["negative_mass"] > row["positive_mass"]))) for row in rows]
     return PolarityRecovery(
         seeds=seeds, words=tuple(LEXICON), truth=np.array([LEXICON[word] for word in LEXICON]),
-        chapter6=np.array(chapter6), document=np.array([row["document"] for row in rows]),
+        chapter7=np.array(chapter7), document=np.array([row["document"] for row in rows]),
         neighbour=np.array([row["neighbour"] for row in rows]),
         head_score=np.array([row["head_score"] for row in rows]),
         head_accuracy=np.array([float(row["head_accuracy"][0]) for row in rows]),
@@ -404,7 +404,7 @@ def accuracy_table(r: PolarityRecovery | None = None) -> Markdown:
         held = f"{int(r.recovers(values).sum())} of {S} seeds" if judged else "—"
         return (name, reading, *(seed_band(values[:, layer]) for layer in range(len(LAYERS))), held)
 
-    rows = [row("mean of the word's vectors (chapter 6)", "centred", r.chapter6, judged=False),
+    rows = [row("mean of the word's vectors (chapter 7)", "centred", r.chapter7, judged=False),
             row("per filing, then over filings", "centred", r.document)]
     for k, radius in enumerate(r.radii):
         name = ("the word's own vector (k = 0)" if radius == 0 else
@@ -469,8 +469,8 @@ def figure_polarity(r: PolarityRecovery | None = None):
 
     r = _given(r)
     fig, (left, right) = subplots(1, 2, width=WIDE, height=3.9, gridspec_kw={"width_ratios": [1.6, 1.0]})
-    columns = [r.chapter6, r.document, *(r.neighbour[:, k] for k in range(len(r.radii)))]
-    names = ["mean\n(ch. 6)", "per\nfiling", *("own\nk = 0" if k == 0 else "whole\nfiling" if k is None else
+    columns = [r.chapter7, r.document, *(r.neighbour[:, k] for k in range(len(r.radii)))]
+    names = ["mean\n(ch. 7)", "per\nfiling", *("own\nk = 0" if k == 0 else "whole\nfiling" if k is None else
                                                 f"k = {k}" for k in r.radii)]
     x = np.arange(len(columns))
     left.axhspan(CHANCE - 2 * CHANCE_SE, THRESHOLD, color=PALETTE["grey"], alpha=0.2, lw=0,

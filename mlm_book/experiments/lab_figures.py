@@ -12,10 +12,10 @@ computes. The claims here read that payload:
 * Figure D's numbers at layer 1, which must equal chapter 4's and chapter 5's tables exactly,
   and its caption's reading of layers 0 and 1 (chance, then almost Bayes);
 * Figure B's filing windows: four windows, the five best guesses at every word that is not
-  [PAD] (structural), and its readout at each window's centre, which must be chapter 6's
+  [PAD] (structural), and its readout at each window's centre, which must be chapter 7's
   visible-word reading of that word (the encoder's masked guess, the probability kept on the
   visible word, Theorem 2's plug-in) to the payload's four significant digits;
-* Figure D for *kestrel*: every measure and probe shown must equal chapter 6's
+* Figure D for *kestrel*: every measure and probe shown must equal chapter 7's
   ([`filing_encoder.seed_results`][mlm_book.artefacts.filing_encoder.seed_results], the
   majority shares of [`filing_baselines.baselines`][mlm_book.readings.filing_baselines.baselines])
   exactly, and layer 0 must be shown as the one point it is;
@@ -145,7 +145,7 @@ def filing_structure() -> dict:
 def _within_rounding(shown: float, exact: float, digits: int) -> bool:
     """``shown`` is ``exact`` to ``digits`` significant digits: at most half a unit of the last digit away.
 
-    The lab computes a window in one batch and chapter 6 all four centres in another, so the two
+    The lab computes a window in one batch and chapter 7 all four centres in another, so the two
     floats may differ in their last bits, and a value on a rounding boundary may round either way:
     hence the comparison with the unrounded value (with 2 % slack on the half unit) rather than
     of two rounded strings.
@@ -159,7 +159,7 @@ def _within_rounding(shown: float, exact: float, digits: int) -> bool:
 def filing_centres() -> dict:
     """The filing view's readout at each window's centre, beside chapter 7's visible-word reading of that word.
 
-    Chapter 6 reads a word at the centre of its own window, masked and visible
+    Chapter 7 reads a word at the centre of its own window, masked and visible
     (``filing_encoder.centre_proba``), and applies Theorem 2 under the encoder's channel; each
     window of the lab is centred on its word, so the two must agree to the payload's rounding.
     """
@@ -181,11 +181,11 @@ def filing_centres() -> dict:
     shown = {key: [window["slots"][filings["centre"]][key] for window in filings["windows"]] for key in chapter}
     agree = all(_within_rounding(a, b, FILING_DIGITS) for key in chapter for a, b in zip(shown[key], chapter[key]))
     return {"words": [window["word"] for window in filings["windows"]], "kept": shown["visible"],
-            "plug-in": shown["plugin"], "equal to chapter 6's reading": agree}
+            "plug-in": shown["plugin"], "equal to chapter 7's reading": agree}
 
 
 def kestrel_shown() -> dict:
-    """Figure D's *kestrel* numbers as the payload has them, and whether they equal chapter 6's."""
+    """Figure D's *kestrel* numbers as the payload has them, and whether they equal chapter 7's."""
     from mlm_book.artefacts import filing_encoder as fe
     from mlm_book.lab import viz_payload
     from mlm_book.readings.filing_baselines import baselines
@@ -202,7 +202,7 @@ def kestrel_shown() -> dict:
         equal &= entry["spread"]["probe"] == list(fe.spread([run.kestrel[layer] for run in runs]))
     layer0 = kestrel["layers"][0]
     return {"layer 1 adjusted": kestrel["layers"][1]["adjusted"], "layer 1 probe": kestrel["layers"][1]["probe"],
-            "majority": kestrel["majority"], "equal to chapter 6": bool(equal),
+            "majority": kestrel["majority"], "equal to chapter 7": bool(equal),
             "layer 0 one point": layer0["single_point"] and kestrel["layer0_spread"] == 0.0}
 
 
@@ -221,7 +221,7 @@ def _probability(x) -> bool:
 
 
 CLAIMS = (
-    Claim("S7-03", "Lab, Figure B: filing windows from chapter 6's held-out filings; clicking a word "
+    Claim("S7-03", "Lab, Figure B: filing windows from chapter 7's held-out filings; clicking a word "
           "shows the filing encoder's best guesses with that word masked", seed="4 windows, top-5",
           rule="structural: 4 windows; 5 guesses at every word that is not [PAD]",
           compute=filing_structure,
@@ -231,11 +231,11 @@ CLAIMS = (
           "plug-in from its own [MASK] guess (at each window's centre word)", seed="—",
           rule="structural: at each window's centre, chapter 7's visible-word reading of that word (S8-43 to S8-45) "
           "to the payload's 4 significant digits",
-          compute=filing_centres, accept=lambda v: v["equal to chapter 6's reading"]),
+          compute=filing_centres, accept=lambda v: v["equal to chapter 7's reading"]),
     Claim("S7-06", "Lab, Figure D for kestrel: its mentions at layers 0-2 on their own principal axes beside "
           "Definition 3's measures, the probes and the majority shares", seed="—",
-          rule="every number exactly chapter 6's (book seed, and mean ± sd over its seeds); layer 0 shown as one point",
-          compute=kestrel_shown, accept=lambda v: v["equal to chapter 6"] and v["layer 0 one point"]),
+          rule="every number exactly chapter 7's (book seed, and mean ± sd over its seeds); layer 0 shown as one point",
+          compute=kestrel_shown, accept=lambda v: v["equal to chapter 7"] and v["layer 0 one point"]),
     Claim("S7-07", "Lab, Figure A default example (the default sentence's sense-a w shown as [MASK]): "
           "KL(exact posterior ‖ HMM encoder)", seed="0.016", rule="illustrative: reported; finite and ≥ 0",
           compute=lambda: default_example()["kl"], accept=lambda v: math.isfinite(v) and v >= 0.0),

@@ -3,7 +3,7 @@ r"""Fine-tuning an encoder for token classification: a softmax head on every tag
 Named-entity tagging asks for one label per token, not one per input. The head reads the
 residual stream after ``depth`` blocks, $h_t = x_{\mathrm{depth}, t}$ (``depth = 0`` is the
 embedding layer's output $E[x_t] + P_t + S_{s_t}$; no final LayerNorm is applied, so the
-head reads exactly the raw stream that chapters 5 and 6 probe as frozen features), and
+head reads exactly the raw stream that chapters 5 and 7 probe as frozen features), and
 gives every slot
 
 $$ p(y_t \mid x) = \operatorname{softmax}(h_t W + b), \qquad W \in \mathbb R^{d \times K} . $$

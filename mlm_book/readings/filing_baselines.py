@@ -1,4 +1,4 @@
-"""The filings' static baselines, which chapter 6's two halves, chapter 11 and the lab compare the encoder with.
+"""The filings' static baselines, which chapter 6 reports and chapter 7, chapter 11 and the lab compare the encoder with.
 
 What several chapters read of chapter 6's static side, for the book's filings
 ([`mlm_book.artefacts.filings`][mlm_book.artefacts.filings]):

@@ -19,7 +19,7 @@ the lab read off the book's encoder:
 * [`evaluation`][mlm_book.readings.hmm_encoder.evaluation]: on the selected positions of
   held-out sequences, the cross-entropy of the exact posterior and of the encoder, the mean
   KL(exact ‖ encoder) overall and by what the position shows, the exact entropy, and Theorem 2
-  (ii) read off the encoder at kept tokens (chapter 2's numbers, which chapter 6 and the lab
+  (ii) read off the encoder at kept tokens (chapter 2's numbers, which chapter 7 and the lab
   quote);
 * [`encoder_conditionals`][mlm_book.readings.hmm_encoder.encoder_conditionals]: the encoder as a
   family of conditionals (``[MASK]`` at the queried position) for
