@@ -133,6 +133,16 @@ def test_log_log_slope_names_the_bad_argument(lengths, errors, name):
         q1.log_log_slope(lengths, errors)
 
 
+@pytest.mark.parametrize("rhos, error", [([0.15], TypeError), (0.15, TypeError), ((), ValueError),
+                                         ((0.25,), ValueError), (("0.15",), ValueError)])
+def test_the_surface_table_shows_only_rates_of_its_grid(rhos, error):
+    with pytest.raises(error, match="rhos"):
+        q1.surface_table(SMALL, rhos=rhos)
+    rows = q1.surface_table(SMALL, rhos=(0.4,)).splitlines()[2:]
+    assert len(rows) == len(SMALL.lengths) and all(row.startswith("| 0.4 |") for row in rows)
+    assert q1.surface_table(SMALL, rhos=SMALL.rhos) == q1.surface_table(SMALL)
+
+
 def test_the_surface_refuses_arrays_that_do_not_fit_its_grid():
     s = q1.fixed_count_surface(SMALL)
     fields = {f.name: getattr(s, f.name) for f in dataclasses.fields(s)}
