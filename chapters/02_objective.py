@@ -768,6 +768,8 @@ Markdown(
     f"probability of the kept token stays within {max(abs(e.kept_plugin - e.kept_encoder) for e in evs):.3f} of "
     "the formula and above twice its own guess"
     + (", and it is below the formula at every seed." if all(e.kept_encoder < e.kept_plugin for e in evs) else ".")
+    + " [Chapter 7](07_filing_encoder.html#what-the-encoder-keeps-of-a-visible-word) puts the same test to the "
+    "encoder trained on the filings."
 )
 
 # %% [markdown]
