@@ -19,10 +19,10 @@
 # hidden token given the corrupted sentence. Theorem 2 writes that distribution in closed
 # form, as Bayes' rule with what the context predicts as prior and the corruption channel
 # as likelihood. On the HMM language of Chapter 1 every quantity is computable exactly, so
-# both theorems can be checked against brute force. We also measure what happens under
-# BERT's own channel, which selects a fixed number of positions per sentence and so
-# breaks an assumption of Theorem 2. Finally a small BERT-style encoder, trained on the
-# HMM, is measured against the exact posterior that Theorem 2 says it should learn.
+# both theorems can be checked against brute force. We also state exactly what BERT's own
+# channel does: it selects a fixed number of positions per input, which breaks an
+# assumption of Theorem 2. Finally a small BERT-style encoder, trained on the HMM, is
+# measured against the exact posterior that Theorem 2 says it should learn.
 #
 # The code lives in [`mlm_book.channel`](../api/mlm_book.channel.html),
 # [`mlm_book.scoring`](../api/mlm_book.scoring.html) and
@@ -91,9 +91,9 @@ Markdown(
     "without replacement. The book's version of that rule, `Channel(..., selection=\"fixed\")`, selects "
     f"$k = \\max(1, \\operatorname{{round}}({bert.rho:g}\\,n))$ of a sentence's $n$ tokens, rounding with "
     "Python 3's `round`, which sends halves to the even neighbour. BERT's own count also counts its special "
-    "tokens and sometimes comes out higher; the section on fixed-count selection compares the two, and "
-    "measures what selecting a fixed number costs. Here is the channel the book uses for the HMM, and the "
-    "book's fixed count for a few lengths:"
+    "tokens and sometimes comes out higher; the section on fixed-count selection gives it exactly, and says "
+    "what a fixed count does to Theorem 2. Here is the channel the book uses for the HMM, and the book's fixed "
+    "count for a few lengths:"
 )
 
 # %%
@@ -463,7 +463,7 @@ table(["channel", "Theorem 2 (iv) says", "largest deviation"],
       formats=[None, None, "residual"])
 
 # %% [markdown]
-# ## Fixed-count selection: how wrong is the closed form?
+# ## Fixed-count selection
 #
 # Theorem 2's proof used one fact about selection: that $i \in M$ tells nothing about the
 # other positions. Under BERT's fixed count it does. Given that $i$ is one of the $k$
@@ -473,6 +473,14 @@ table(["channel", "Theorem 2 (iv) says", "largest deviation"],
 # wrong is $p$, which should be $P(x_i \mid \tilde x_{-i}, i \in M)$ and is not
 # $P(x_i \mid \tilde x_{-i})$ any more.
 #
+# Given $i \in M$, each other position is selected with probability $(k - 1)/(n - 1)$, the
+# *matched* rate. When $k = 1$ that rate is 0 and when $k = n$ it is 1: every other
+# position's selection is then certain, so the selections are independent given $i \in M$,
+# the proof of Theorem 2 goes through at the matched rate, and the closed form at rate
+# $(k - 1)/(n - 1)$ is the exact posterior. For $1 < k < n$ no rate makes it exact in
+# general: the count couples the other positions' selections, which no independent rate can
+# express.
+#
 # [`fixed_count_posterior`](../api/mlm_book.bruteforce.html#mlm_book.bruteforce.fixed_count_posterior)
 # computes the exact posterior under fixed-count selection. A uniform set of $k$ positions
 # containing $i$ is the same as a fair coin for each other position conditioned on exactly
@@ -480,50 +488,18 @@ table(["channel", "Theorem 2 (iv) says", "largest deviation"],
 # over all $\binom{n-1}{k-1}$ selection sets at once.
 
 # %% tags=["hide-input"]
-fc = ch2.FixedCountConfig()
 chain = inspect.signature(ch2.count_chain_agreement).parameters
-t = ch2.fixed_count_table()
 longest_single = max(n for n in range(1, 100) if selection_count(n, bert.rho) == 1)
 Markdown(
     "The pass agrees with an explicit enumeration of the sets to "
     f"**{ch2.count_chain_agreement():.0e}** (on sampled sentences of lengths "
     f"{', '.join(str(n) for n in chain['lengths'].default)} at $\\rho = {chain['rho'].default:g}$). At BERT's rate "
-    f"$k = 1$ for every sentence of up to {longest_single} tokens.\n\n"
-    f"For each length $n$ in {', '.join(str(n) for n in fc.lengths)} we sample {fc.batch:,} sentences, corrupt "
-    "them with fixed-count selection, and compare the exact posterior with the closed form at every selected "
-    "position: once with the closed form at the *nominal* $\\rho$, and once at the *matched* rate "
-    "$(k-1)/(n-1)$, the other positions' actual selection rate given $i \\in M$. The errors are exact per "
-    "sentence; only the sentences are a sample. In the tables, *mean KL* is the mean over the selected positions "
-    "of KL(exact ‖ closed form) in nats, and *largest error* the largest difference of a single probability. "
-    "For scale, the mean entropy of the exact posterior lies between "
-    f"{t['mean_entropy'].min():.2f} and {t['mean_entropy'].max():.2f} nats in every row."
-)
-
-# %%
-ch2.fixed_count_rate_table(fc.rhos[0])
-
-# %%
-ch2.fixed_count_rate_table(fc.rhos[1])
-
-# %% tags=["hide-input"]
-rows = {(int(n), float(rho)): j for j, (n, rho) in enumerate(zip(t["length"], t["rho"]))}
-j24 = rows[(SETUP.length, bert.rho)]
-short = [j for (n, rho), j in rows.items() if rho == bert.rho and t["count"][j] == 1]
-Markdown(
-    f"At BERT's rate on short sentences ($n \\le {longest_single}$, $k = 1$) the closed form at the nominal "
-    f"$\\rho$ has a mean KL of **{min(t['nominal_mean_kl'][short]):.4f}** to "
-    f"**{max(t['nominal_mean_kl'][short]):.4f}** nats from the exact posterior; single probabilities are off by up "
-    f"to **{max(t['nominal_max_abs'][short]):.2f}**. At the matched rate the error vanishes (largest "
-    f"**{max(t['matched_max_abs'][short]):.0e}**): with $k = 1$ the others are clean, and the closed form at rate 0 "
-    f"knows it. At the encoder's training length $n = {SETUP.length}$ ($k = {int(t['count'][j24])}$) the mean KL "
-    f"is **{t['nominal_mean_kl'][j24]:.4f}** nats at the nominal rate and **{t['matched_mean_kl'][j24]:.4f}** at "
-    "the matched one. Matching the rate does not remove the error once $k > 1$: the count constraint couples the "
-    "other positions' selections, which no independent rate can express. On average the price is small beside the "
-    f"entropy (**{t['nominal_mean_kl'][j24] / t['mean_entropy'][j24]:.2%}** of it), but the worst single positions "
-    f"still differ by **{t['nominal_max_abs'][j24]:.2f}** in probability. At $\\rho = {fc.rhos[1]:g}$ everything "
-    f"is larger, up to a mean KL of {t['nominal_mean_kl'][t['rho'] == fc.rhos[1]].max():.4f} nats. So a trained "
-    "encoder can be compared with the closed form cleanly only when it is trained and evaluated with independent "
-    "selection, which is what the next section does."
+    f"$k = 1$ for every sentence of up to {longest_single} tokens, so there the closed form is exact at rate 0 "
+    f"and not at the nominal $\\rho$ (the last row of the Theorem 1 table, where $n = {n_small}$ and "
+    f"$k = {selection_count(n_small, bert.rho)}$). How far it is from the exact posterior at either rate, over "
+    "sentence lengths and rates, is measured in [chapter 11](11_caveats.html#a-fixed-number-of-masks). A trained "
+    "encoder can be compared with the closed form cleanly only when it is trained and evaluated with "
+    "independent selection, as the encoder of this chapter is."
 )
 
 # %% [markdown]
@@ -792,6 +768,8 @@ Markdown(
     f"probability of the kept token stays within {max(abs(e.kept_plugin - e.kept_encoder) for e in evs):.3f} of "
     "the formula and above twice its own guess"
     + (", and it is below the formula at every seed." if all(e.kept_encoder < e.kept_plugin for e in evs) else ".")
+    + " [Chapter 7](07_filing_encoder.html#what-the-encoder-keeps-of-a-visible-word) puts the same test to the "
+    "encoder trained on the filings."
 )
 
 # %% [markdown]
@@ -848,9 +826,9 @@ Markdown(
     "filings; with the random token drawn by the filings' word frequencies instead, by "
     f"{top.factor:.0f} for `{top.token}` up to {rarest.factor:,.0f} for the rarest words. The kept tokens make a "
     "visible token informative; the random ones keep the context in play.\n"
-    "* BERT's fixed-count selection breaks Theorem 2's assumption. At the training length the closed form is off "
-    f"by {t['nominal_mean_kl'][j24]:.4f} nats on average, but single probabilities by up to "
-    f"{t['nominal_max_abs'][j24]:.2f}.\n"
+    "* BERT's fixed-count selection breaks Theorem 2's assumption: the shrinkage survives, the context's "
+    "prediction does not. The closed form is exact at the matched rate $(k - 1)/(n - 1)$ only when $k = 1$ or "
+    "$k = n$; the exact posterior is still computable.\n"
     f"* A small encoder trained with independent selection ends {ev.mean_kl:.3f} nats "
     f"({100 * ev.kl_share:.1f} % of the entropy) from the exact optimum "
     f"({min(e.mean_kl for e in evs):.3f} to {max(e.mean_kl for e in evs):.3f} over five training seeds), closest "

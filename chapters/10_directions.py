@@ -252,7 +252,9 @@ Markdown(
 # %% [markdown]
 # ## Hiding more than one word
 #
-# BERT hides positions independently, so a hidden word usually has visible neighbours.
+# BERT hides a fixed number of positions per input, drawn uniformly with no regard to which
+# are neighbours ([chapter 2](02_objective.html#berts-own-count)), so a hidden word usually
+# has visible neighbours.
 # SpanBERT ([Joshi et al. 2020](../references.html#joshi-2020)) hides runs of consecutive
 # words and predicts each from the words outside the run. Its optimum is exact on the HMM
 # too: for a hidden span, $P(x_i \mid x_{\text{out}}) = \sum_s P(z_i = s \mid x_{\text{out}})

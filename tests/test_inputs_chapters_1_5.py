@@ -105,14 +105,10 @@ def test_chapter2_configs_are_checked_before_any_work():
         ch2.BruteForceConfig(length=10)
     with pytest.raises(TypeError, match="rhos"):
         ch2.BruteForceConfig(rhos=[0.15])
-    with pytest.raises(ValueError, match="lengths"):
-        ch2.FixedCountConfig(lengths=(1,))
     with pytest.raises(ValueError, match="p_min"):
         ch2.ShrinkageConfig(p_min=0.0)
     with pytest.raises(TypeError, match="vocab_sizes"):
         ch2.ShrinkageConfig(vocab_sizes=[25])
-    with pytest.raises(TypeError, match="config"):
-        ch2.fixed_count_markdown(None)
     with pytest.raises(TypeError, match="top"):
         ch2.worked_example_text(top="4")
 

@@ -3,8 +3,9 @@ r"""Chapter 2, the masked-LM objective: the channel, Theorems 1 and 2, and their
 Everything the chapter shows about the objective's exact part is built here from
 [`mlm_book.channel`][mlm_book.channel], [`mlm_book.scoring`][mlm_book.scoring] and [`mlm_book.bruteforce`][mlm_book.bruteforce] on the
 book's HMM ([`mlm_book.hmm.default_hmm`][mlm_book.hmm.default_hmm]). Results are memoised in the process
-(``functools.cache``), the slowest of them, the fixed-count error table, included; nothing here
-is stored on disk.
+(``functools.cache``); nothing here is stored on disk. How far Theorem 2's closed form is from
+the exact posterior under fixed-count selection, over lengths and rates, is chapter 11's
+experiment ([`mlm_book.experiments.ch11_fixed_count`][mlm_book.experiments.ch11_fixed_count]).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from functools import cache
 import numpy as np
 
 from mlm_book import bruteforce
-from mlm_book.bruteforce import brute_force_posterior, dense_posteriors, fixed_count_errors
+from mlm_book.bruteforce import brute_force_posterior, dense_posteriors
 from mlm_book.channel import (
     KEPT,
     MASKED,
@@ -71,11 +72,7 @@ __all__ = [
     "evidence_table",
     "filing_unigram_replacement",
     "filing_unigram_table",
-    "FixedCountConfig",
     "count_chain_agreement",
-    "fixed_count_table",
-    "fixed_count_markdown",
-    "fixed_count_rate_table",
     "VisibleTokens",
     "visible_tokens",
     "CLAIMS",
@@ -1062,46 +1059,7 @@ def filing_unigram_table(result: FilingUnigram | None = None) -> Markdown:
                  rows, formats=[None, None, ",d", ".2e", ",.0f", ".2e"])
 
 
-# ------------------------------------------------------------------ fixed-count selection (Q1)
-
-
-@dataclass(frozen=True)
-class FixedCountConfig:
-    """Open question Q1: Theorem 2's closed form under BERT's fixed-count selection.
-
-    For each length and rate, ``batch`` sentences are sampled and corrupted with
-    fixed-count selection; the closed form is evaluated at the nominal $\\rho$ and at the
-    matched rate $(k-1)/(n-1)$ (the other positions' selection rate given $i \\in M$).
-
-    Raises
-    ------
-    TypeError, ValueError
-        If ``lengths`` is not a non-empty tuple of integers in 2..64, ``rhos`` not a non-empty
-        tuple of rates in (0, 1], ``batch`` not in 1..100,000 or ``seed`` negative.
-
-    Examples
-    --------
-    >>> small = FixedCountConfig(lengths=(3,), rhos=(0.15,), batch=20)
-    >>> small.lengths, small.batch, FixedCountConfig().lengths[-1]
-    ((3,), 20, 24)
-    """
-
-    lengths: tuple[int, ...] = (3, 4, 5, 6, 8, 12, 24)
-    rhos: tuple[float, ...] = (0.15, 0.4)
-    batch: int = 1000
-    seed: int = 8
-
-    def __post_init__(self):
-        if not isinstance(self.lengths, tuple) or not self.lengths:
-            raise TypeError(f"lengths must be a non-empty tuple of integers, got {self.lengths!r:.60}")
-        for n in self.lengths:
-            # n >= 2: the matched rate (k - 1)/(n - 1) needs another position
-            if check_positive_int(n, "lengths", minimum=2) > 64:
-                raise ValueError(f"lengths must be at most 64 (the exact chain grows with n), got {n}")
-        _check_rates(self.rhos, "rhos")
-        if check_positive_int(self.batch, "batch") > 10**5:
-            raise ValueError(f"batch must be at most 100,000 sentences, got {self.batch}")
-        check_positive_int(self.seed, "seed", minimum=0)
+# ------------------------------------------------------------------ fixed-count selection
 
 
 @cache
@@ -1123,91 +1081,6 @@ def count_chain_agreement(lengths: tuple[int, ...] = (6, 8, 12), rho: float = 0.
                 b = bruteforce.fixed_count_posterior_by_sets(hmm, c, out.shown[rows], i)
                 worst = max(worst, float(np.abs(a - b).max()))
     return worst
-
-
-def _fixed_count_build(config: FixedCountConfig) -> dict:
-    hmm = default_hmm()
-    columns = {name: [] for name in ("length", "rho", "count", "positions", "nominal_max_abs", "nominal_mean_kl",
-                                     "nominal_max_kl", "matched_rate", "matched_max_abs", "matched_mean_kl",
-                                     "mean_entropy")}
-    for rho in config.rhos:
-        for n in config.lengths:
-            c = Channel(HMM_VOCAB, rho=rho, selection="fixed")
-            k = selection_count(n, rho)
-            matched_rate = (k - 1) / (n - 1)
-            rng = np.random.default_rng([config.seed, n, int(round(rho * 100))])
-            nominal, matched = fixed_count_errors(hmm, c, n, config.batch, rng, rates=(rho, matched_rate))
-            for name, value in (("length", n), ("rho", rho), ("count", k), ("positions", nominal.positions),
-                                ("nominal_max_abs", nominal.max_abs), ("nominal_mean_kl", nominal.mean_kl),
-                                ("nominal_max_kl", nominal.max_kl), ("matched_rate", matched_rate),
-                                ("matched_max_abs", matched.max_abs), ("matched_mean_kl", matched.mean_kl),
-                                ("mean_entropy", nominal.mean_entropy)):
-                columns[name].append(value)
-    return {name: np.asarray(values) for name, values in columns.items()}
-
-
-@cache
-def fixed_count_table(config: FixedCountConfig = FixedCountConfig()) -> dict:
-    """Columns (arrays) of the Q1 table: ``length``, ``rho``, ``count``, ``positions``,
-    ``nominal_max_abs``, ``nominal_mean_kl``, ``nominal_max_kl``, ``matched_rate``,
-    ``matched_max_abs``, ``matched_mean_kl``, ``mean_entropy``. A few seconds; memoised."""
-    return _fixed_count_build(config)
-
-
-def fixed_count_markdown(config: FixedCountConfig = FixedCountConfig()) -> str:
-    """The Q1 table as Markdown.
-
-    Raises
-    ------
-    TypeError
-        If ``config`` is not a `FixedCountConfig`.
-
-    Examples
-    --------
-    >>> lines = fixed_count_markdown(FixedCountConfig(lengths=(3, 4), rhos=(0.15,), batch=20)).splitlines()
-    >>> len(lines), lines[2].startswith("| 3 | 0.15 | 1 |")
-    (4, True)
-    """
-    check_instance(config, "config", FixedCountConfig)
-    t = fixed_count_table(config)
-    lines = ["| n | ρ | k | positions | max abs error (ρ) | mean KL (ρ) | max KL (ρ) | "
-             "matched rate | max abs error (matched) | mean KL (matched) | mean entropy |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for j in range(len(t["length"])):
-        lines.append(f"| {t['length'][j]} | {t['rho'][j]} | {t['count'][j]} | {t['positions'][j]} | "
-                     f"{t['nominal_max_abs'][j]:.3f} | {t['nominal_mean_kl'][j]:.4f} | {t['nominal_max_kl'][j]:.3f} | "
-                     f"{t['matched_rate'][j]:.3f} | {t['matched_max_abs'][j]:.3f} | "
-                     f"{t['matched_mean_kl'][j]:.4f} | {t['mean_entropy'][j]:.3f} |")
-    return "\n".join(lines)
-
-
-def fixed_count_rate_table(rho: float, config: FixedCountConfig = FixedCountConfig()) -> Markdown:
-    """The rows of the fixed-count table at one rate, six columns: $n$, $k$, and the mean KL
-    and largest probability difference of the closed form at the nominal and at the matched
-    rate. The matched rate, the positions and the entropy are left to the text.
-
-    Examples
-    --------
-    >>> fixed_count_rate_table(0.15).splitlines()[0].startswith("| n (ρ = 0.15)")
-    True
-
-    Raises
-    ------
-    TypeError
-        If ``config`` is not a `FixedCountConfig` or ``rho`` not a number.
-    ValueError
-        If ``rho`` is not one of ``config.rhos``.
-    """
-    rho = check_probability(rho, "rho")
-    check_instance(config, "config", FixedCountConfig)
-    t = fixed_count_table(config)
-    rows = [(int(t["length"][j]), int(t["count"][j]), t["nominal_mean_kl"][j], t["nominal_max_abs"][j],
-             t["matched_mean_kl"][j], t["matched_max_abs"][j])
-            for j in range(len(t["length"])) if t["rho"][j] == rho]
-    if not rows:
-        raise ValueError(f"rho must be one of {config.rhos}, got {rho!r}")
-    return table([f"n (ρ = {rho:g})", "k", "mean KL, nominal", "largest error, nominal", "mean KL, matched",
-                  "largest error, matched"], rows, formats=["d", "d", ".4f", ".3f", ".4f", ".3f"])
 
 
 # ------------------------------------------------------------------ visible tokens on the held-out sample

@@ -1,9 +1,11 @@
 r"""Chapter 10: span masking, another corruption with an exact optimum on the HMM.
 
-BERT hides positions independently. SpanBERT (Joshi et al. 2020, in the references page)
-hides runs of consecutive positions. When a span $[a, a + m)$ of a sentence is hidden and
-the model predicts every position in it from the words outside, the optimum at position $i$
-of the span is
+BERT hides a fixed number of positions per input, drawn uniformly with no regard to which are
+neighbours (chapter 2 gives the count,
+[`mlm_book.channel.bert_prediction_count`][mlm_book.channel.bert_prediction_count]). SpanBERT
+(Joshi et al. 2020, in the references page) hides runs of consecutive positions. When a span
+$[a, a + m)$ of a sentence is hidden and the model predicts every position in it from the
+words outside, the optimum at position $i$ of the span is
 
 $$P(x_i \mid x_{\text{out}}) = \sum_s P(z_i = s \mid x_{\text{out}})\, E_{s x_i},$$
 

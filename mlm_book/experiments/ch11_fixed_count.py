@@ -3,9 +3,11 @@ r"""Chapter 11, open question Q1: Theorem 2's closed form under BERT's fixed-cou
 **The question.** Theorem 2 ([`mlm_book.channel.optimum`][mlm_book.channel.optimum] applied to
 [`mlm_book.channel.context_prediction`][mlm_book.channel.context_prediction]) gives the optimal
 masked-LM prediction in closed form when every position is selected independently with
-probability $\rho$. BERT selects a fixed number $k = \max(1, \operatorname{round}(\rho n))$ of
-the $n$ positions instead ([`mlm_book.channel.selection_count`][mlm_book.channel.selection_count]),
-so the closed form is an approximation. How large is its error, as a function of $n$ and $\rho$?
+probability $\rho$. BERT selects a fixed number of positions per input instead (chapter 2 states
+its count, [`mlm_book.channel.bert_prediction_count`][mlm_book.channel.bert_prediction_count]);
+the book's fixed count is $k = \max(1, \operatorname{round}(\rho n))$ of the $n$ positions that can
+be selected ([`mlm_book.channel.selection_count`][mlm_book.channel.selection_count]), so the closed
+form is an approximation. How large is its error, as a function of $n$ and $\rho$?
 
 **The method.** Chapter 2's machinery, unchanged: for each $(n, \rho)$ of a grid,
 [`mlm_book.bruteforce.fixed_count_errors`][mlm_book.bruteforce.fixed_count_errors] samples
@@ -20,14 +22,13 @@ the closed form evaluated at two rates:
   position's marginal right and misses only the dependence between them (a fixed count
   is sampling without replacement).
 
-The error is chapter 2's: the mean $\operatorname{KL}(q_{\text{fixed}} \,\|\, q_{\text{closed}})$ in
-nats over the selected positions (with its standard error over the sampled sentences, each
-of which contributes exactly $k$ positions), and the largest probability difference. The
-sampled displays and their seeds are chapter 2's
-([`mlm_book.experiments.ch02_objective.fixed_count_table`][mlm_book.experiments.ch02_objective.fixed_count_table]),
-so a cell the two grids share holds the same numbers. How fast the nominal error falls with
-$n$ is summarised by the least-squares slope of $\log$ error against $\log n$ at each $\rho$
-([`log_log_slope`][mlm_book.experiments.ch11_fixed_count.log_log_slope]).
+The error is the mean $\operatorname{KL}(q_{\text{fixed}} \,\|\, q_{\text{closed}})$ in nats over the
+selected positions (with its standard error over the sampled sentences, each of which
+contributes exactly $k$ positions), and the largest probability difference. Cell $(n, \rho)$
+draws its sentences and displays from ``default_rng([seed, n, round(100 rho)])``, so a cell
+holds the same numbers in every grid that contains it with the same batch. How fast the
+nominal error falls with $n$ is summarised by the least-squares slope of $\log$ error against
+$\log n$ at each $\rho$ ([`log_log_slope`][mlm_book.experiments.ch11_fixed_count.log_log_slope]).
 
 **Degenerate cells.** $k = 0$ cannot happen (the count is at least 1). Where $k = 1$ the
 matched rate is 0 and where $k = n$ it is 1: fixed-count selection then *is* independent
@@ -40,7 +41,7 @@ equals $\rho$ the two closed forms are one computation and their errors are equa
 **What it finds.** The numbers are computed by [`summary`][mlm_book.experiments.ch11_fixed_count.summary],
 [`surface_table`][mlm_book.experiments.ch11_fixed_count.surface_table] and
 [`slope_table`][mlm_book.experiments.ch11_fixed_count.slope_table], not typed here; each statement
-below is checked by ``tests/test_ch10_fixed_count.py``.
+below is checked by ``tests/test_ch11_fixed_count.py``.
 
 * The nominal closed form's error is larger at larger $\rho$, and it falls with $n$ only where
   $k$ grows with $n$: at the two largest rates of the grid its log-log slope is close to minus
@@ -109,15 +110,14 @@ _REPLAY_TOLERANCE = 1e-12
 class FixedCountSurfaceConfig:
     r"""The grid of the Q1 error surface: sentence lengths, selection rates, sentences per cell.
 
-    The defaults extend chapter 2's table (lengths 3–24, $\rho \in \{0.15, 0.4\}$) to six rates
-    from 0.05 to 0.6, and add $n = 16$. ``batch = 500`` sentences a cell, and ``seed = 8``,
-    chapter 2's seed, so that a cell with chapter 2's batch would reproduce chapter 2's numbers.
-    Why 500: each cell is computed twice (once by chapter 2's
+    The defaults: seven lengths from 3 to 24, the length chapter 2's encoder is trained on, and
+    six rates from 0.05 to 0.6, BERT's 0.15 among them. ``batch = 500`` sentences a cell, and
+    ``seed = 8``. Why 500: each cell is computed twice (once by
     [`fixed_count_errors`][mlm_book.bruteforce.fixed_count_errors] for the statistics, once more
     per sentence for their standard errors), and the 42 cells then take 7 to 9 s on one core of
-    the shared two-core machine, inside the chapter's budget of about 15 s; chapter 2's 1000
-    would take twice that. The largest lengths cost most (the exact chain is $O(n k S^2)$ per
-    selected position), so the grid stops at chapter 2's 24.
+    the shared two-core machine, inside the chapter's budget of about 15 s; 1000 would take twice
+    that. The largest lengths cost most (the exact chain is $O(n k S^2)$ per selected position),
+    so the grid stops at 24.
 
     Parameters
     ----------
@@ -130,7 +130,7 @@ class FixedCountSurfaceConfig:
     batch : int
         Sampled sentences per cell, 2..100,000 (a standard error needs two).
     seed : int
-        Seed; cell $(n, \rho)$ draws from ``default_rng([seed, n, round(100 rho)])`` as chapter 2 does.
+        Seed; cell $(n, \rho)$ draws from ``default_rng([seed, n, round(100 rho)])``.
 
     Raises
     ------
@@ -178,7 +178,7 @@ _FIELDS = ("nominal_mean_kl", "nominal_se", "nominal_max_abs", "nominal_max_kl",
 
 @dataclass(frozen=True, eq=False)
 class FixedCountSurface:
-    r"""The Q1 error surface: chapter 2's error statistics on a grid of $(\rho, n)$.
+    r"""The Q1 error surface: the error statistics of Theorem 2's closed form on a grid of $(\rho, n)$.
 
     Every array has shape ``(len(config.rhos), len(config.lengths))``: row $a$ is rate
     ``config.rhos[a]``, column $b$ length ``config.lengths[b]``.
@@ -193,7 +193,7 @@ class FixedCountSurface:
     nominal_max_abs, nominal_max_kl : ndarray
         Largest probability difference, and largest KL (nats), at the nominal rate.
     matched_mean_kl, matched_se, matched_max_abs : ndarray
-        The same at the matched rate $(k-1)/(n-1)$ (chapter 2 reports no largest KL there).
+        The same at the matched rate $(k-1)/(n-1)$ (``fixed_count_errors`` reports no largest KL there).
     difference_se : ndarray
         Standard error over sentences of matched minus nominal mean KL: both are measured on the
         same displays, so their difference is paired and far less noisy than either.
@@ -323,12 +323,12 @@ def _surface(config: FixedCountSurfaceConfig) -> FixedCountSurface:
             k = selection_count(n, rho)
             rates = (rho, (k - 1) / (n - 1))
             channel = Channel(_VOCAB, rho=rho, selection="fixed")
-            key = [config.seed, n, int(round(rho * 100))]           # chapter 2's key for the cell
+            key = [config.seed, n, int(round(rho * 100))]           # the cell's own key, whatever the grid
             nominal, matched = fixed_count_errors(hmm, channel, n, config.batch, np.random.default_rng(key),
                                                   rates=rates)
             per_sentence = _kl_by_sentence(hmm, channel, n, config.batch, np.random.default_rng(key), rates)
             gap = np.abs(per_sentence.mean(axis=1) - [nominal.mean_kl, matched.mean_kl]).max()
-            if gap > _REPLAY_TOLERANCE:     # the replay must see chapter 2's displays
+            if gap > _REPLAY_TOLERANCE:     # the replay must see fixed_count_errors' displays
                 raise RuntimeError(f"per-sentence replay differs from fixed_count_errors by {gap:.2e} at "
                                    f"n={n}, rho={rho}")
             se = per_sentence.std(axis=1, ddof=1) / math.sqrt(config.batch)
@@ -343,7 +343,7 @@ def _surface(config: FixedCountSurfaceConfig) -> FixedCountSurface:
 
 
 def fixed_count_surface(config: FixedCountSurfaceConfig = FixedCountSurfaceConfig()) -> FixedCountSurface:
-    r"""Chapter 2's fixed-count errors of Theorem 2's closed form on every $(\rho, n)$ of ``config``.
+    r"""The fixed-count errors of Theorem 2's closed form on every $(\rho, n)$ of ``config``.
 
     Per cell: ``config.batch`` sentences from the book's HMM, corrupted by BERT's channel
     ($m, r, \kappa = 0.8, 0.1, 0.1$, uniform replacement) with fixed-count selection; the
@@ -432,27 +432,51 @@ def _kl_cell(mean: float, se: float) -> str:
     return f"{mean:.2e} ± {se:.1e}"
 
 
-def surface_table(config: FixedCountSurfaceConfig = FixedCountSurfaceConfig()) -> Markdown:
+def surface_table(config: FixedCountSurfaceConfig = FixedCountSurfaceConfig(), rhos=None) -> Markdown:
     r"""The surface as a Markdown table, one row per $(\rho, n)$: $k$, the matched rate, the mean KL
     (nats, ± one standard error over sentences) and the largest probability difference at the
     nominal and at the matched rate. A matched cell with $k = 1$ or $k = n$ reads "exact": the
     matched closed form is then the fixed-count posterior (its computed error is rounding).
 
+    Parameters
+    ----------
+    config : FixedCountSurfaceConfig
+        The grid.
+    rhos : tuple of float, optional
+        Show only the rows of these rates of ``config.rhos`` (the whole surface is computed all
+        the same, and memoised); all of them by default.
+
     Raises
     ------
     TypeError
-        If ``config`` is not a `FixedCountSurfaceConfig`.
+        If ``config`` is not a `FixedCountSurfaceConfig`, or ``rhos`` not a tuple.
+    ValueError
+        If ``rhos`` is empty or holds a rate that is not one of ``config.rhos``.
 
     Examples
     --------
     >>> lines = surface_table(FixedCountSurfaceConfig(lengths=(3, 8), rhos=(0.4,), batch=20)).splitlines()
     >>> len(lines), lines[2].split(" | ")[:4], lines[2].split(" | ")[5]
     (4, ['| 0.4', '3', '1', '0.000'], 'exact (k = 1)')
+    >>> grid = FixedCountSurfaceConfig(lengths=(3, 8), rhos=(0.15, 0.4), batch=20)
+    >>> [line.split(" | ")[0] for line in surface_table(grid, rhos=(0.4,)).splitlines()[2:]]
+    ['| 0.4', '| 0.4']
     """
     s = fixed_count_surface(config)
+    if rhos is None:
+        rhos = config.rhos
+    elif not isinstance(rhos, tuple):
+        raise TypeError(f"rhos must be a tuple of the grid's rates, got {rhos!r:.60}")
+    elif not rhos:
+        raise ValueError("rhos must name at least one of the grid's rates, got ()")
+    for rho in rhos:
+        if rho not in config.rhos:
+            raise ValueError(f"rhos must be rates of the grid {config.rhos}, got {rho!r}")
     count, rate, exact = s.count, s.matched_rate, s.matched_exact
     rows = []
     for a, rho in enumerate(config.rhos):
+        if rho not in rhos:
+            continue
         for b, n in enumerate(config.lengths):
             k = int(count[a, b])
             matched = (f"exact (k = {'1' if k == 1 else 'n'})" if exact[a, b]
@@ -600,7 +624,7 @@ _DEFAULT = FixedCountSurfaceConfig()
 # The rule was fixed before the numbers were computed, and it fails on this grid (the chapter says
 # where and by how much): it is registered as not reproduced, so the day it holds the build says so.
 PRESTATED = (
-    Claim("Q1", "Theorem 2's closed form under BERT's fixed-count selection, k = max(1, round(ρn)), against the "
+    Claim("Q1", "Theorem 2's closed form under fixed-count selection of k = max(1, round(ρn)) positions, against the "
           f"exact fixed-count posterior on the HMM (mean KL over the selected positions of {_DEFAULT.batch} sampled "
           "sentences a cell): evaluated at the matched rate (k − 1)/(n − 1), the other positions' selection rate "
           "given i ∈ M, its error is at most its error at the nominal ρ, at every n in "
