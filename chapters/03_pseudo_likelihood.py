@@ -16,15 +16,16 @@
 # A masked language model is trained to guess a hidden token from the tokens around it.
 # That is a different task from giving every sentence a probability. This chapter asks
 # two questions about the difference. First: if the model sees exactly one hidden
-# position, what does minimising its loss estimate? The answer is a classical estimator,
-# Besag's pseudo-likelihood ([Besag 1975](../references.html#besag-1975)), and we watch it
-# converge on a model whose exact answer is known. Second: can the conditionals a masked
+# position, what does minimising its loss estimate? The loss is the objective of a classical
+# estimator, Besag's pseudo-likelihood ([Besag 1975](../references.html#besag-1975)); its
+# population optimum is the language's full conditionals, and on a model whose exact answer
+# is known we watch the estimator converge. Second: can the conditionals a masked
 # model learns be assembled back into a joint distribution over sentences? Brook's lemma
 # ([Brook 1964](../references.html#brook-1964)) says a genuine joint is determined by its
 # conditionals, and a corollary of it gives a test, the four-cycle test, that any family of
-# conditionals can fail. The exact conditionals of the book's HMM pass it to rounding; the
-# best predictor that BERT's objective can ask for does not, and neither does an encoder
-# trained with it.
+# conditionals can fail. The exact conditionals of the book's HMM pass it to rounding; on
+# the same HMM the best predictor that BERT's objective can ask for does not, and neither
+# does an encoder trained with it.
 #
 # The code behind every number is in [`mlm_book.ising`](../api/mlm_book.ising.html),
 # [`mlm_book.compat`](../api/mlm_book.compat.html) and
@@ -86,9 +87,19 @@ def default(function, name):
 # is, it must give $p$'s conditionals; if those pin down the parameter, $\theta = \theta^\ast$.
 # $\blacksquare$
 #
-# So a masked LM trained with one uncorrupted mask per sentence is a maximum
-# pseudo-likelihood estimator. Both sides of the identity can be computed exactly on models
-# small enough to enumerate, for the true conditionals and for wrong ones.
+# So a masked LM trained with one uncorrupted mask per sentence maximises the average log
+# pseudo-likelihood of its predictor, and its population optimum is the language's full
+# conditionals whenever its family can express them. That makes it Besag's maximum
+# pseudo-likelihood estimator only when the family comes from a joint, $q_\theta(x_i \mid x_{-i}) =
+# p_\theta(x_i \mid x_{-i})$ for one parametric law $p_\theta$, as it does for the Ising chain
+# below. A neural masked LM has no such joint behind it: its network outputs a conditional for
+# each position and context, and nothing ties these together into one distribution over
+# sentences. Training it is composite conditional-likelihood estimation
+# ([Lindsay 1988](../references.html#lindsay-1988); [Varin, Reid and Firth
+# 2011](../references.html#varin-2011)): a sum of log conditionals, each a valid likelihood on
+# its own, maximised together. Whether the fitted conditionals fit together is the second
+# question of this chapter. Both sides of the identity can be computed exactly on models small
+# enough to enumerate, for the true conditionals and for wrong ones.
 
 # %% tags=["hide-input"]
 Markdown(
@@ -122,7 +133,10 @@ Markdown(
 # ## The Ising chain
 #
 # Theorem 3 speaks about the population. Whether the maximiser for a finite *sample*
-# converges to $\theta^\ast$ is a separate question, which we check on a model whose
+# converges to $\theta^\ast$ is a separate question. For independent samples from a fully
+# visible Boltzmann machine, the family of binary models with pairwise interactions to which
+# the chain below belongs, [Hyvärinen (2006)](../references.html#hyvarinen-2006) proved that
+# the maximum pseudo-likelihood estimate is consistent. We watch it converge on a model whose
 # normaliser looks intractable but can in fact be computed. The open Ising chain has $n$
 # spins $s_i \in \{-1, +1\}$ and
 #
@@ -206,6 +220,8 @@ Markdown(
 # %% [markdown]
 # ### What pseudo-likelihood gives up
 #
+# [Besag (1977)](../references.html#besag-1977) compared the efficiency of the two estimators
+# for simple Gaussian fields; on the Ising chain the comparison can be made exactly.
 # The MLE of a regular model is asymptotically efficient: $\sqrt N(\hat\theta - \theta^\ast)$
 # tends to a normal law with covariance $I^{-1}$, the inverse Fisher information, which
 # for this exponential family is the inverse covariance of the sufficient statistics
@@ -215,7 +231,9 @@ Markdown(
 #
 # $$\Sigma_{\mathrm{PL}} = H^{-1} K H^{-1}, \qquad H = -\mathbb{E}\,\nabla^2_\theta \log\mathrm{PL}_\theta, \quad K = \mathrm{Var}\, u,$$
 #
-# the inverse of the Godambe information. Both matrices are sums over the $2^n$ states,
+# the inverse of the Godambe information, the form a composite-likelihood
+# estimator's asymptotic covariance takes ([Lindsay 1988](../references.html#lindsay-1988); [Varin, Reid and Firth
+# 2011](../references.html#varin-2011)). Both matrices are sums over the $2^n$ states,
 # so the asymptotic ratio of the two estimators' variances is computed exactly, and the
 # samples above give its finite-sample counterpart. In the table, the first two columns
 # are $\mathrm{Var}(\text{MPLE}) / \mathrm{Var}(\text{MLE})$ for each parameter over the
@@ -343,14 +361,17 @@ Markdown(
 # $$\delta = \Bigl[\log\tfrac{q_i(a\mid b)}{q_i(a'\mid b)} + \log\tfrac{q_j(b\mid a')}{q_j(b'\mid a')}\Bigr]
 #          - \Bigl[\log\tfrac{q_j(b\mid a)}{q_j(b'\mid a)} + \log\tfrac{q_i(a\mid b')}{q_i(a'\mid b')}\Bigr].$$
 #
-# If the $q$ are the full conditionals of one positive joint, $\delta = 0$. Hence a single
-# $\delta \ne 0$ proves that no joint distribution has the family as its conditionals.
+# If the $q$ are the full conditionals of one joint that gives positive probability to the
+# four configurations $(a, b)$, $(a', b)$, $(a', b')$ and $(a, b')$ (with the other positions
+# at their fixed values), $\delta = 0$. Hence a single $\delta \ne 0$ proves that no joint
+# giving positive mass to the four configurations has the family as its conditionals.
 #
 # *Proof.* Suppose $q$ is the family of conditionals of $p$, and write $p(a, b)$ for the
 # probability of the sequence with $a$ at $i$, $b$ at $j$ and the fixed values elsewhere.
 # A ratio of two conditionals of the same position with the same context is a ratio of
 # joint probabilities: $q_i(a \mid b)/q_i(a' \mid b) = p(a, b)/p(a', b)$, because the
-# normaliser, the probability of the context, is common to both. The first bracket is then
+# normaliser, the probability of the context, is common to both, and it is positive because
+# the four probabilities are. The first bracket is then
 # $\log p(a,b) - \log p(a',b) + \log p(a',b) - \log p(a',b')$, the change of $\log p$
 # along the path $(a,b) \to (a',b) \to (a',b')$. The second bracket is the change along
 # $(a,b) \to (a,b') \to (a',b')$. Both equal $\log p(a,b) - \log p(a',b')$, so their
@@ -416,7 +437,8 @@ Markdown(
     f"The exact conditionals sit at rounding level. The trained encoder's median $|\\delta|$ is "
     f"**{summary.encoder_median:.3f}** nats (largest **{summary.encoder_max:.2f}**), about "
     f"**{summary.encoder_median / summary.population_median:,.0f}** times the population optimum's median of "
-    f"**{summary.population_median:.1e}** on the same cycles: its conditionals belong to no joint distribution. "
+    f"**{summary.population_median:.1e}** on the same cycles: its conditionals are those of no joint distribution "
+    "that gives the tested sentences positive probability. "
     "The same holds for each of the five training seeds: their medians range from "
     f"{min(f.encoder_median for f in seeded):.3f} to {max(f.encoder_median for f in seeded):.3f}, every one of them far above the "
     "optimum's. "
@@ -424,8 +446,8 @@ Markdown(
     f"But the optimum itself fails the test too, mildly at most cycles and badly at a few (its largest "
     f"$|\\delta|$ is **{np.abs(optimum_deltas).max():.2f}** nats). Its predictions at different positions read their "
     "contexts through the channel, where any visible token may be a substitute, and predictions built that "
-    "way, one position at a time, are not the conditionals of any single joint. So the incompatibility is a "
-    "property of the objective, not only of training."
+    "way, one position at a time, are not the conditionals of any single joint. So on this language the "
+    "incompatibility is a property of the objective, not only of training."
 )
 
 # %% [markdown]
@@ -467,29 +489,44 @@ Markdown(
     "explanation whose probability is proportional to $\\rho$; it stops mattering only once $\\rho$ is small "
     "next to the probability of the switches, and until then the optimum's conditionals around this "
     "improbable spot disagree with one another.\n\n"
-    "So the numbers support a qualified conclusion. At every $\\rho > 0$ the population optimum of BERT's "
-    "objective is incompatible. At typical cycles the incompatibility is tiny and shrinks faster than "
-    f"linearly with the corruption; around improbable tokens it stays at {rho.maximum[0]:.2f} nats or more over "
-    f"the whole grid down to $\\rho = {rho.rho[0]:g}$, and disappears only in the limit $\\rho \\to 0$ "
-    "(Exercise 1 follows the worst draw to smaller rates)."
+    "So the numbers support a qualified conclusion. On this HMM, for neighbouring positions, the population "
+    "optimum of BERT's objective is incompatible at every $\\rho > 0$ of the grid. At typical cycles the "
+    "incompatibility is tiny and shrinks faster than linearly with the corruption; around improbable tokens it "
+    f"stays at {rho.maximum[0]:.2f} nats or more over the whole grid down to $\\rho = {rho.rho[0]:g}$, and "
+    "disappears only in the limit $\\rho \\to 0$ (Exercise 1 follows the worst draw to smaller rates).\n\n"
+    "That is a property of this language and of nearby positions, not of the objective in every language. If "
+    "the tokens of a language were independent, the optimum at a `[MASK]` would be the position's marginal "
+    "whatever the channel shows elsewhere, and the product of the marginals is a joint with exactly those "
+    "conditionals. On the HMM the gap fades as the two positions move apart and the HMM forgets; "
+    "[chapter 11](11_caveats.html#is-the-optimum-incompatible-everywhere) measures how fast."
 )
 
 # %% [markdown]
 # ## What this chapter shows
 #
-# With one hidden position and no other corruption, masked-LM training is maximum
-# pseudo-likelihood (Theorem 3), a sound estimator: on the Ising chain its error falls like
+# With one hidden position and no other corruption, masked-LM training maximises the
+# pseudo-likelihood of its predictor (Theorem 3). For a family that comes from a joint, as
+# the Ising chain's does, that is Besag's maximum pseudo-likelihood, a sound estimator; for
+# a neural masked LM it is a composite conditional likelihood. On the Ising chain its error falls like
 # $1/\sqrt N$, at a moderate cost in efficiency over maximum likelihood that the sandwich
 # formula predicts exactly and that grows with the coupling. A trained masked LM learns
 # conditionals, and conditionals determine a joint only if they pass the four-cycle test
 # (Brook's lemma and Corollary 2). The HMM's exact conditionals pass it to rounding. BERT's
-# corruption changes the target: even its best possible predictor fails the test, slightly
-# at most cycles and markedly around improbable tokens, and a trained encoder
-# fails it far more at typical cycles. For such a model there is no sentence distribution
-# whose conditionals it has learned: resampling one position at a time from it
-# ([Wang and Cho 2019](../references.html#wang-2019)) runs a Markov chain whose stationary
-# law has no stated relation to those conditionals, and a pseudo-log-likelihood score
-# ([Salazar et al. 2020](../references.html#salazar-2020)) is a heuristic, not a
+# corruption changes the target: on the HMM, even its best possible predictor fails the
+# test at neighbouring positions, slightly at most cycles and markedly around improbable
+# tokens, and a trained encoder fails it far more at typical cycles. For such a model there
+# is no sentence distribution whose conditionals it has learned. Conditionals of a masked LM
+# need not belong to any joint. [Wang and Cho (2019)](../references.html#wang-2019) had
+# presented BERT as a Markov random field; that claim was withdrawn after publication, with
+# the remark that there may be no joint distribution from which BERT's conditionals derive
+# ([Cho 2019](../references.html#cho-2019)). Their sampler, which resamples positions from
+# the model's conditionals, stands as a way to generate text, but it runs a Markov chain
+# whose stationary law has no stated relation to those conditionals.
+# [Goyal, Dyer and Berg-Kirkpatrick (2022)](../references.html#goyal-2022) read a masked LM as
+# an energy-based model over sentences and sample from that model by Metropolis–Hastings,
+# with the masked conditionals as proposals; they show that the conditionals alone do not
+# give a chain whose stationary law is that model. A pseudo-log-likelihood score
+# ([Salazar et al. 2020](../references.html#salazar-2020)) is likewise a heuristic, not a
 # likelihood. [Young and You (2023)](../references.html#young-2023) and
 # [Torroba Hennigen and Kim (2023)](../references.html#hennigen-2023) study the same
 # inconsistency in large masked LMs.
