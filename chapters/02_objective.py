@@ -578,7 +578,8 @@ Markdown(
 e = SETUP.encoder
 channel = SETUP.channel()
 Markdown(
-    "**The encoder** is a small BERT: a bidirectional transformer encoder "
+    "**The encoder** is a small BERT-style model, not BERT scaled down (the differences are listed after its "
+    "configuration): a bidirectional transformer encoder "
     f"([Vaswani et al. 2017](../references.html#vaswani-2017)) of width $d = {e.d_model}$ with {e.n_blocks} "
     f"blocks of {e.n_heads} attention heads, written in NumPy with hand-written backward passes "
     "([`mlm_book.nn`](../api/mlm_book.nn.html)). The diagram is drawn from its configuration; read it from the "
@@ -628,6 +629,52 @@ Markdown(
 
 # %%
 table(["setting", "value"], SETUP.rows())
+
+# %% [markdown]
+# ### Where it differs from BERT
+#
+# The encoder follows BERT in its objective, its learned position table, its tied output
+# table and its biases, but not everywhere in its architecture. Each
+# difference below is a property of [`mlm_book.nn.encoder`](../api/mlm_book.nn.encoder.html),
+# with what it could change in the geometry that [chapter 4](04_geometry.html) measures on
+# this encoder and [chapter 7](07_filing_encoder.html#the-geometry-of-kestrel) on the encoder
+# trained on the filings, which is built the same way.
+#
+# * **Pre-LN instead of post-LN.** BERT, like the original transformer, normalises *after*
+#   each residual addition, $x' = \operatorname{LN}(x + \operatorname{Sublayer}(x))$, so every
+#   layer it outputs has been through a LayerNorm, with its learned gain and offset. Here the
+#   residual stream is never normalised between blocks, and the hidden states that chapters 4
+#   and 7 read are that raw stream (the last one taken before the final LayerNorm). Cosines
+#   ignore a vector's length, but not an offset added to every vector, which raises all
+#   cosines together, nor a gain that stretches a few coordinates. In BERT a few coordinates of
+#   very large magnitude dominate the cosines between hidden states, and with them the
+#   anisotropy ([Timkey and van Schijndel 2021](../references.html#timkey-2021)); the book's
+#   anisotropy baselines are this encoder's, and say nothing about whether its stream has such
+#   coordinates.
+# * **No LayerNorm on the embedding sum.** BERT's layer 0 is the LayerNorm of the sum of
+#   its token, position and segment rows; here it is $E[\tilde x_i] + P_i$ itself. Chapter 4
+#   explains layer 0's self-similarity from the lengths of the token row and the position rows
+#   ([where the spread comes from](04_geometry.html#where-the-spread-comes-from)), and
+#   chapter 7 its anisotropy baseline from a position row shared by every token. Both
+#   accounts apply to the raw sum; in BERT they would apply to the centred, rescaled sum, with
+#   the LayerNorm's offset shared by every token.
+# * **No segment embeddings in the masked LM.** BERT adds the row of segment A or B to
+#   every input; the masked-LM encoders here have no segment table (the sentence-pair encoder
+#   of [chapter 8](08_sentence_pairs.html) adds one). In a single-segment input BERT's segment
+#   row is one more vector shared by every layer-0 state, so it would raise a layer-0
+#   anisotropy baseline the way a shared position row does in chapter 7.
+# * **No transform before the tied head.** BERT's masked-LM head passes the last layer
+#   through a dense layer, a GELU and a LayerNorm before scoring it against the token table.
+#   Here only the final LayerNorm stands between the last layer and the table, so training
+#   shapes the last layer's states directly as queries against the rows of $E$. The last-layer
+#   geometry of chapters 4 and 7 may therefore follow the token table more closely than
+#   BERT's last layer follows its own.
+# * **A factor $1/\sqrt d$ on the logits.** BERT has none. The final LayerNorm's gain and
+#   offset can absorb the factor, so it changes nothing the encoder can compute; it sets the
+#   scale of the logits when training starts, and with it the lengths at which training
+#   leaves the rows of $E$, which are among the lengths chapter 4's account of layer 0 reads.
+# * **No dropout.** BERT applies dropout at rate 0.1 during pre-training; the book's
+#   encoders use none.
 
 # %% tags=["hide-input"]
 grad = hmm_encoder.gradient_check_result()
@@ -779,12 +826,12 @@ Markdown(
 # for each, as BERT does. The key bias is a curiosity: it adds $q_i \cdot b_k$ to every score
 # of query $i$'s row, the same amount for every key $j$, and the softmax over $j$ cancels any
 # amount added to a whole row. So the key bias changes no output, and its exact gradient is
-# zero. A computed gradient there holds only rounding. Adam then divides each step by the
-# running size of that gradient ([Kingma and Ba 2015](../references.html#kingma-2015)), so
-# rounding noise moves the key bias about as far per step as a real gradient moves any
-# other parameter: it wanders, and where it ends depends on the last bits of every
-# floating-point operation of training.
-# The package measures all of this on the trained encoder:
+# zero. A computed gradient there holds only rounding. Adam divides each step by the running
+# size of the gradient plus a small constant $\epsilon$
+# ([Kingma and Ba 2015](../references.html#kingma-2015)), so it does not simply scale rounding
+# noise up to the size of a real step: for a gradient of steady size $|g|$ and sign, the step is the
+# learning rate times about $|g|/(|g| + \epsilon)$, near 1 for a real gradient and small for
+# one far below $\epsilon$. The package measures all of this on the trained encoder:
 
 # %%
 kb = hmm_encoder.key_bias_check()
@@ -797,12 +844,28 @@ table(["block", "bias", "gradient rms (float64)", "gradient rms (float32)", "tra
       formats=[None, None, ".1e", ".1e", ".4f"])
 
 # %% tags=["hide-input"]
+import math
+
+trained_dtype, adam_eps = SETUP.training.dtype, SETUP.training.eps
+key_grads = [g[1] for g in kb.gradient_rms[trained_dtype]]
+query_grads = [g[0] for g in kb.gradient_rms[trained_dtype]]
 Markdown(
     f"On {kb.sequences} held-out corrupted sentences the key bias's gradient is at the level of rounding in both "
-    "precisions, while the query and value biases get gradients of ordinary size. Yet the trained key bias is not "
-    "at its starting value 0: its root-mean-square is "
+    "precisions, while the query and value biases get gradients of ordinary size. The encoder trains in "
+    f"{trained_dtype}, with Adam's $\\epsilon = 10^{{{math.log10(adam_eps):.0f}}}$. There the key bias's gradient has rms "
+    + " and ".join(f"{g:.1e}" for g in key_grads)
+    + " in the two blocks, far below $\\epsilon$, so a step driven by it is only about "
+    "$|g|/(|g| + \\epsilon) =$ "
+    + " and ".join(f"{g / (g + adam_eps):.2g}" for g in key_grads)
+    + " of a full step; the query bias's gradient, of rms "
+    + " and ".join(f"{g:.1e}" for g in query_grads)
+    + ", loses at most "
+    f"{100 * max(adam_eps / (g + adam_eps) for g in query_grads):.1g} % of its step. Rounding still moves the key bias, but "
+    "slowly. The trained key bias is not at its starting value 0: its root-mean-square is "
     + " and ".join(f"{v[1]:.4f}" for v in kb.value_rms)
-    + " in the two blocks, the distance rounding noise walked it under Adam. It does nothing: setting every key "
+    + " in the two blocks, against "
+    + " and ".join(f"{v[0]:.4f}" for v in kb.value_rms)
+    + " for the query bias: the distance rounding noise walked it under Adam. It does nothing: setting every key "
     f"bias to 0 changes no predicted probability by more than **{kb.zeroed_difference:.1e}**, the float32 rounding "
     "of the forward pass itself. The book keeps the key bias, because BERT has it and because the point of the "
     "encoder is to be the model whose objective the theorems describe; it costs "
