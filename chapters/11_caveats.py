@@ -134,7 +134,17 @@ Markdown(
 #
 # *The caveat.* Chapter 3 checked that the maximum-pseudo-likelihood estimate (MPLE) of an
 # Ising chain's field $h$ and coupling $J$ converges like $1/\sqrt N$ and measured what it
-# loses to maximum likelihood (MLE), on one chain. One chain could be lucky.
+# loses to maximum likelihood (MLE), on one chain. One chain could be lucky. The theory is
+# not in doubt. For independent samples, the MPLE of a fully visible Boltzmann machine, the
+# family of binary models of which the chain is a case, is consistent
+# ([Hyvärinen 2006](../references.html#hyvarinen-2006)); pseudo-likelihood's efficiency
+# against maximum likelihood was studied for simple Gaussian fields by
+# [Besag (1977)](../references.html#besag-1977); and the MPLE's asymptotic covariance is the
+# sandwich of composite-likelihood theory ([Lindsay 1988](../references.html#lindsay-1988);
+# [Varin, Reid and Firth 2011](../references.html#varin-2011)). What the grid tests is whether
+# finite samples behave as that theory predicts. All of this concerns Besag's estimator,
+# whose conditionals come from one joint; a neural masked LM is a composite
+# conditional-likelihood estimator with no joint behind it (chapter 3).
 #
 # *The experiment.* Chapter 3's study, unchanged, on a grid of chains: fields and couplings
 # crossed, every chain with many independent exact samples at each sample size, both
@@ -189,7 +199,12 @@ Markdown(
 # replacement makes a visible token ambiguous. Up to a constant, a visible token is read as
 # "the truth, or with odds $\eta\, u(s)$ a replacement", with
 # $\eta = \rho r / (1 - \rho(m + r))$. So without random replacement the optimum is the clean
-# full conditional and compatible; with it, $\delta$ is of first order in $\eta$.
+# full conditional and compatible; with it, and with two positions that depend on each other,
+# $\delta$ is of first order in $\eta$. The dependence is needed: in a language whose tokens
+# are independent, the optimum at a `[MASK]` is the position's marginal whatever the channel
+# shows elsewhere, and the product of the marginals is a joint with those conditionals, so
+# every channel gives a compatible optimum. How far the incompatibility reaches is a property
+# of the language, here of the HMM's memory.
 
 # %%
 show(incompatible.figure_incompatibility())
@@ -223,9 +238,11 @@ q3 = verify(claims=incompatible.PRESTATED)[0]
 nearest = found.nearest
 Markdown(
     f"Every setting without random replacement is compatible to rounding, whatever its `[MASK]` and kept shares, "
-    f"and every setting with replacement is not: the incompatibility belongs to random replacement, not to "
-    f"masking. Settings with the same $\\eta$ give the same gap draw for draw. The gap fades steeply with the "
-    f"distance between the two positions, as the HMM forgets. On two-token sentences the nearest compatible "
+    f"and on neighbouring positions every setting with replacement is not: the incompatibility belongs to random "
+    f"replacement, not to masking. Settings with the same $\\eta$ give the same gap draw for draw. The gap fades "
+    f"steeply with the distance between the two positions, as the HMM forgets: at distance "
+    f"{found.distances.distances[-1]:g} its median is {found.distances.median[-1]:.1e} nats, rounding, and its "
+    f"largest {found.distances.maximum[-1]:.1e}. On two-token sentences the nearest compatible "
     f"joint removes {100 * (1 - nearest.divergence / found.truth_divergence):.0f} % of the optimum's divergence from the truth's "
     f"conditionals, and it is not the HMM's joint: what remains is the incompatibility itself.\n\n"
     f"Before the numbers were computed, the rule was that the settings without replacement are compatible, those "
@@ -234,8 +251,10 @@ Markdown(
     f"the slopes are {', '.join(f'{slope:.2f}' for slope in q3.value['slopes'])}. Over the book's grid of rates "
     f"the median gap falls faster than $\\rho$, and the slope of "
     f"one that first order predicts appears only far below the grid (the table's last slope column). "
-    f"**Answer:** the optimum is incompatible exactly when random replacement is used, at every rate and most "
-    f"strongly for neighbouring positions, and it vanishes as the rate goes to zero."
+    f"**Answer:** on the book's HMM the optimum is incompatible exactly when random replacement is used, at every "
+    f"rate of the grid, most strongly for neighbouring positions and, at the median, down to rounding for distant ones; it "
+    f"vanishes as the rate goes to zero. That it reaches only as far as the positions depend on each other is the "
+    f"general lesson: a language without such dependence would give a compatible optimum under any channel."
 )
 
 # %% [markdown]
