@@ -25,8 +25,12 @@ depends on the channel through $\eta$ (and $u$) alone. Hence:
   truth, the optimum *is* the clean full conditional, and $\delta$ is zero to rounding;
 * $r > 0$: $q_i$ reads $x_j$ through the noise and $q_j$ reads $x_i$ through it, so the two
   log odds ratios of a four-cycle are those of $J N^\top$ and $N J$ for the pair's joint $J$
-  and the noise $N$: they differ at first order in $\eta$, so $\delta = O(\eta) = O(\rho r)$ and
-  a log-log slope of one as $\rho \to 0$; at fixed $r$, more kept tokens lower $\eta$ slightly;
+  and the noise $N$: where $x_i$ and $x_j$ depend on each other they differ at first order in
+  $\eta$, so $\delta = O(\eta) = O(\rho r)$ and a log-log slope of one as $\rho \to 0$; at fixed
+  $r$, more kept tokens lower $\eta$ slightly. The dependence is needed, so this is a statement
+  about the HMM, not about every language: if the tokens were independent, the optimum at a
+  ``[MASK]`` would be the position's marginal under any channel, and the product of the
+  marginals is a joint with those conditionals;
 * the dependence between $x_i$ and $x_j$ fades with their distance $d$ (the HMM mixes), and
   $\delta$ measures a difference of two readings of that dependence: it should fall with $d$;
 * $m = 0$ never shows ``[MASK]``, so the optimum "at a ``[MASK]``" does not exist: the grid
@@ -60,7 +64,8 @@ draws or the same protocol:
 **What it finds** ([`results`][mlm_book.experiments.ch11_incompatibility.results], the tables
 and [`figure_incompatibility`][mlm_book.experiments.ch11_incompatibility.figure_incompatibility]).
 Every share setting without random replacement is compatible to rounding, whatever its mask
-and keep shares (the corner $m = 1$ included), and every setting with replacement is not;
+and keep shares (the corner $m = 1$ included), and on the HMM's neighbouring positions every
+setting with replacement is not;
 settings with the same $\eta$ give the same gaps draw for draw. The median gap grows with $r$ and
 falls slightly with $\kappa$ at fixed $r$: the incompatibility is a property of random
 replacement, not of masking. For each swept setting the median gap falls as $\rho$ falls, but
@@ -69,8 +74,9 @@ over the book's $\rho$ grid it falls *faster* than $\rho$: the rule fixed before
 one on the grid's smallest rates, does not hold there, and the module registers no claim. The first-order law appears
 only about two orders of magnitude below the grid, where the slope is one (the table's
 far-below column); on the grid, orders above the first in $\eta$ still move the median draw.
-The gap fades steeply with the distance between the two positions and is at rounding level at
-the largest distance. On two-token sentences the nearest compatible joint removes most of the
+The gap fades steeply with the distance between the two positions, and its median is at
+rounding level at the largest distance: how far the incompatibility reaches is set by how far
+the HMM's tokens depend on each other. On two-token sentences the nearest compatible joint removes most of the
 optimum's divergence from the true conditionals but not all of it, and it is not the HMM's
 joint: what remains is the incompatibility itself.
 """
