@@ -1,4 +1,4 @@
-r"""The HMM encoder: a small BERT trained on the HMM and measured against the exact posterior.
+r"""The HMM encoder: a small BERT-style encoder trained on the HMM and measured against the exact posterior.
 
 What the chapters show of it (chapters 2 and 3), built from [`mlm_book.nn`][mlm_book.nn],
 [`mlm_book.hmm`][mlm_book.hmm] and [`mlm_book.channel`][mlm_book.channel]:
@@ -152,8 +152,10 @@ class KeyBiasCheck:
     A key bias adds $q_i \cdot b_k$ to every score of query $i$'s row, the same amount for
     every key, so the softmax cancels it: it changes no output and its exact gradient is 0.
     What a computed gradient holds there is rounding. Adam divides each step by the running
-    size of its gradient, so pure rounding noise still moves the parameter by about the
-    learning rate per step: the key bias random-walks, harmlessly.
+    size of its gradient plus $\epsilon$, so a gradient of steady size $|g|$ moves the
+    parameter by about $|g|/(|g| + \epsilon)$ of the learning rate per step: rounding-level
+    gradients far below $\epsilon$ move the key bias, harmlessly, but much more slowly than a
+    real gradient moves any other parameter.
 
     Attributes
     ----------
