@@ -524,8 +524,9 @@ Markdown(
 # %% [markdown]
 # ## What may not carry over to BERT
 #
-# The book's encoder is a small BERT in its objective, its corruption channel and its kind of
-# block, but its architecture differs from BERT's in five places
+# The book's encoder is a small BERT in its objective, its corruption channel and its parts
+# (multi-head attention, a GELU MLP, LayerNorm, a token table tied to the output), but it
+# assembles them differently from BERT in five places
 # ([`mlm_book.nn.encoder`](../api/mlm_book.nn.encoder.html)), and each could move the measures
 # of this chapter and of [chapter 7](07_filing_encoder.html), whose filing encoder is built the
 # same way.
