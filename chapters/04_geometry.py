@@ -540,7 +540,7 @@ Markdown(
 #   coordinate with a large gain $\gamma_j$ weighs more in every cosine; the rogue dimensions
 #   that dominate BERT's cosines ([Timkey and van Schijndel
 #   2021](../references.html#timkey-2021)) live in such outputs. The small baselines of this
-#   chapter are measured on a differently normalised stream, and do not contradict
+#   chapter are measured on a differently normalised stream, so they are no evidence against
 #   Ethayarajh's large ones.
 # * **No LayerNorm on the embedding sum.** Layer 0 here is exactly $E[x_i] + P_i$, which is why
 #   its self-similarity follows from the lengths of the two rows ("Where the spread comes
