@@ -234,7 +234,10 @@ Markdown(f"The static table has {hmm.vocab_size} rows of dimension {r.config.sta
 # A reader of the whole sentence can do much better. The best possible classifier of the
 # sense of an occurrence given its sentence picks the sense with the larger posterior, and it
 # is right with probability $\max_k P(\text{sense } k \mid x)$. Averaging this over the
-# occurrences of $w$ gives the Bayes accuracy, the ceiling for any probe on any encoder. The
+# occurrences of $w$ gives the Bayes accuracy, the ceiling for any probe on any encoder: an
+# encoder's vector is computed from the sentence, so it holds no more about the sense than the
+# sentence does (the data-processing argument that [Pimentel et al.
+# (2020)](../references.html#pimentel-2020) make for probing, in terms of mutual information). The
 # figure shows the posterior along one sampled sentence: far from a regime switch the
 # context settles the sense, and only the occurrences of $w$ next to the switch are in doubt.
 

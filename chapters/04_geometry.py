@@ -64,6 +64,13 @@ from mlm_book.report import Markdown, answer, table
 # random tokens are. For an isotropic cloud (one that favours no direction) the baseline is
 # zero; when every vector points the same way, it is one.
 #
+# Such cones are common. Static word vectors already share a large common mean and a few
+# dominant directions ([Mu and Viswanath 2018](../references.html#mu-2018)), and Ethayarajh
+# found contextual vectors in such cones. A cone need not involve many coordinates: in BERT
+# and similar models, [Timkey and van Schijndel (2021)](../references.html#timkey-2021) found
+# that a few *rogue dimensions*, often just one to three, dominate the cosine, so a high
+# baseline can be the work of a handful of coordinates.
+#
 # Two computational remarks. First, the average over all $k(k-1)$ ordered pairs needs no
 # loop over pairs: for unit vectors $u_j = h_j/\lVert h_j\rVert$,
 # $\sum_{j\ne l}\langle u_j,u_l\rangle = \lVert\sum_j u_j\rVert^2 - k$, so the exact mean costs
@@ -74,9 +81,13 @@ from mlm_book.report import Markdown, answer, table
 # inflates its top singular value: for $k$ standard Gaussian vectors, $\sigma_1^2$ is about
 # $(\sqrt k + \sqrt d)^2$ while the total energy $\sum_i \sigma_i^2$ is about $kd$, so MEV is
 # about $(\sqrt k + \sqrt d)^2/(kd)$. This is the upper edge of the Marchenko–Pastur law
-# ([Marchenko and Pastur 1967](../references.html#marchenko-1967)); the column *asymptotic*
-# below adds [Johnstone's (2001)](../references.html#johnstone-2001) correction for the mean of
-# the largest eigenvalue, which matters when $k$ or $d$ is small. The column *simulated*
+# ([Marchenko and Pastur 1967](../references.html#marchenko-1967)), which describes the bulk of
+# the eigenvalues of $H^\top H$; that the largest eigenvalue itself converges to the edge, and
+# does not stray beyond it, is a separate theorem, proved by [Geman
+# (1980)](../references.html#geman-1980) and, under a finite fourth moment, by [Yin, Bai and
+# Krishnaiah (1988)](../references.html#yin-1988). The column *asymptotic* below adds
+# [Johnstone's (2001)](../references.html#johnstone-2001) correction for the mean of the
+# largest eigenvalue, which matters when $k$ or $d$ is small. The column *simulated*
 # averages the MEV of independent Gaussian clouds of the same shape. An MEV must therefore be
 # compared with an isotropic cloud *of the same size*:
 
@@ -511,6 +522,58 @@ Markdown(
 )
 
 # %% [markdown]
+# ## What may not carry over to BERT
+#
+# The book's encoder is a small BERT in its objective, its corruption channel and its parts
+# (multi-head attention, a GELU MLP, LayerNorm, a token table tied to the output), but it
+# assembles them differently from BERT in five places
+# ([`mlm_book.nn.encoder`](../api/mlm_book.nn.encoder.html)), and each could move the measures
+# of this chapter and of [chapter 7](07_filing_encoder.html), whose filing encoder is built the
+# same way.
+#
+# * **Pre-LN blocks.** Each block normalises its input before attention and before the MLP
+#   and adds their outputs to a residual stream that is never normalised itself
+#   ([Xiong et al. 2020](../references.html#xiong-2020)); the layers measured here are that
+#   raw stream. BERT is *post-LN*: it normalises the sum after each sub-layer, so every layer
+#   it outputs is a LayerNorm output $\gamma \odot z + \beta$, with $z$ of zero mean and unit
+#   variance across coordinates. The offset $\beta$ is shared by every token, and a
+#   coordinate with a large gain $\gamma_j$ weighs more in every cosine; the rogue dimensions
+#   that dominate BERT's cosines ([Timkey and van Schijndel
+#   2021](../references.html#timkey-2021)) live in such outputs. The small baselines of this
+#   chapter are measured on a differently normalised stream, so they are no evidence against
+#   Ethayarajh's large ones.
+# * **No LayerNorm on the embedding sum.** Layer 0 here is exactly $E[x_i] + P_i$, which is why
+#   its self-similarity follows from the lengths of the two rows ("Where the spread comes
+#   from"). BERT normalises the sum. With unit gain and zero offset that would change little
+#   (it rescales each vector and centres its coordinates), but a learned offset adds one
+#   component to every input vector and a learned gain reweights the coordinates; either would
+#   move the layer-0 self-similarity and baseline away from the formula of that section.
+# * **No segment embeddings.** The masked LM of chapters 2 to 7 has no segment table (the pair
+#   encoder of [chapter 8](08_sentence_pairs.html) adds one). In BERT every token of a
+#   single-sentence input also carries the segment-A row, one more vector added to every input
+#   alike. Chapter 7 measures what such a shared offset does to the layer-0 baseline, with the
+#   position row that every token read at the centre of its window carries.
+# * **No transform before the tied head.** BERT's masked-LM head passes the last layer through
+#   a dense layer, a GELU and a LayerNorm before scoring it against the token table; here the
+#   head is the final LayerNorm alone, $\operatorname{LN}(x_L) E^\top/\sqrt d + b$. The book's
+#   last layer is therefore scored directly against the rows of $E$, while BERT's is one
+#   learned map away from them, so the token table may shape the top layer's geometry more
+#   here than in BERT. In both, $E$ is trained as an output layer as well as an input one, and
+#   [Gao et al. (2019)](../references.html#gao-2019) showed that a table tied to the softmax of
+#   a model trained by likelihood tends to degenerate into a narrow cone, the rows of rare words
+#   pushed in a common direction. Layer 0, here and in chapter 7, is a row of that table plus
+#   a position row.
+# * **A $1/\sqrt d$ on the logits.** BERT's head does not divide its logits. Here a token row
+#   must be $\sqrt d$ times longer to give the same logit as it would without the division, so
+#   the factor is one of the things that set how long training makes the rows of $E$; and the
+#   length of $E[w]$ against the position rows is what decided the layer-0 self-similarity
+#   above and, in the contrast encoder, the direction of the pooled comparison.
+#
+# None of the five was varied in the book, so how far each would move the chapter's numbers
+# is not measured. What they leave untouched is the logic of the measures: a baseline, a
+# size-matched reference for MEV, and comparisons within a position apply to any encoder.
+
+# %% [markdown]
 # ## Exercises
 #
 # **Exercise 1.** Draw 32 vectors of independent standard Gaussians in 32 dimensions. What
@@ -521,7 +584,8 @@ square = geometry.isotropic_mev(32, 32, np.random.default_rng(1), repeats=400)
 answer(
     f"`geometry.isotropic_mev(32, 32, rng, repeats={square.repeats})` gives **{square.mean:.4f}** "
     f"(± {square.stderr:.4f}), against $1/d$ = {square.naive:.4f}: **{square.mean / square.naive:.1f}** times "
-    f"larger. The Marchenko–Pastur edge puts $\\sigma_1^2$ near $(\\sqrt k + \\sqrt d)^2$, which is $4d$ when "
+    f"larger. The largest eigenvalue sits near the upper edge of the Marchenko–Pastur law (Geman's theorem): "
+    f"$\\sigma_1^2$ is near $(\\sqrt k + \\sqrt d)^2$, which is $4d$ when "
     f"$k = d$, while the total energy is about $kd = d^2$: MEV is about $4d/d^2 = 4/d$ = {4 / square.d:.3f}. "
     f"The finite-size correction (Johnstone's) lowers it a little: "
     f"`geometry.marchenko_pastur_mev(32, 32)` = {square.asymptotic:.3f}. With as many vectors as dimensions, "

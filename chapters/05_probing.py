@@ -109,6 +109,14 @@ Markdown(
 #   computed exactly by forward–backward
 #   ([chapter 1](01_static_vectors.html#the-ceiling-exact-bayes-sense-accuracy)). No classifier
 #   of the sentence beats it in expectation, however it reads the sentence.
+#
+# The second reference applies to probes because an encoder's vector is computed from the
+# sentence: it cannot tell a probe more about the sense than the sentence does.
+# [Pimentel et al. (2020)](../references.html#pimentel-2020) made this point in terms of
+# information, treating probing as estimating the mutual information between a
+# representation and a property, which by the data-processing inequality is at most that
+# between the sentence and the property. The exact Bayes accuracy is the same bound in
+# accuracy rather than in bits; on a real model it cannot be computed, and here it can.
 
 # %% tags=["hide-input"]
 Markdown(
@@ -179,11 +187,15 @@ Markdown(
     f"**{max(pt.controls):.3f}**, around the majority share ({pt.token_table_majority:.3f}): no labels leak, "
     f"and the probes at layers 1 and 2 rise about **{min(p1 - pt.controls[1], p2 - pt.controls[2]):.2f}** above "
     f"a probe that reads nothing.\n\n"
-    "Probing each layer in turn is how [Tenney, Das and Pavlick (2019)](../references.html#tenney-2019a) "
-    "located the depth at which BERT resolves each kind of linguistic property, and "
-    "[Tenney et al. (2019)](../references.html#tenney-2019b) compared each contextual probe with one on the "
-    "encoder's non-contextual input layer, the role that the token-table row and layer 0 play here. On this "
-    "two-block encoder the question of depth has a simple answer: the sense is there after the first block."
+    "A probe on each layer alone, as here, asks what each layer holds. "
+    "[Tenney, Das and Pavlick (2019)](../references.html#tenney-2019a) located the depth at which BERT resolves "
+    "each kind of linguistic property differently: with a probe on a learned weighted mix of all the layers (a "
+    "*scalar mix*), whose weights show which layers it draws on, and with *cumulative* probes on the mix of "
+    "layers 0 to $\\ell$, whose gain from $\\ell - 1$ to $\\ell$ measures what layer $\\ell$ adds. "
+    "[Tenney et al. (2019)](../references.html#tenney-2019b) also probed a scalar mix of the layers, and compared "
+    "it with a probe on the encoder's non-contextual input layer, the role that the token-table row and layer 0 "
+    "play here. On this two-block encoder the question of depth has a simple answer either way: the sense is "
+    "there after the first block, and the second adds nothing a probe can measure."
 )
 
 # %% [markdown]

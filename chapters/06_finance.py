@@ -25,7 +25,8 @@
 # [Corollary 1](01_static_vectors.html#corollary-1-the-static-cap), skip-gram vectors
 # ([Mikolov et al. 2013b](../references.html#mikolov-2013b)), and the classic
 # document-level answer to the third question, semantic orientation
-# ([Turney 2002](../references.html#turney-2002)).
+# ([Turney 2002](../references.html#turney-2002);
+# [Turney and Littman 2003](../references.html#turney-2003)).
 #
 # This chapter is the *static* side of the case study: the caps a one-vector reader cannot
 # pass, and what skip-gram vectors and pooled co-occurrence counts reach.
@@ -331,6 +332,13 @@ Markdown(
 # templates put a positive or a negative word in the same slot, with the same neighbours.
 # Only the filing's tone differs, and a window of a few words cannot see it. So we should
 # expect the skip-gram vectors to carry no polarity.
+#
+# Real filings have their own polarity lexicon for a reason: [Loughran and McDonald
+# (2011)](../references.html#loughran-2011) found that most of the words a general-purpose
+# dictionary lists as negative, *liability*, *tax* and *cost* among them, are not negative in
+# a 10-K, and built word lists for financial text instead. Here the lexicon is the
+# generator's own, so every word's polarity is known, and the question is only whether
+# vectors learned from the filings recover it.
 
 # %% tags=["hide-input"]
 n_lex = len(LEXICON)
@@ -341,7 +349,10 @@ Markdown(
     f"with a standard error of $\\sqrt{{0.25/{n_lex}}} =$ {se:.3f}.\n\n"
     f"Polarity does show up in these filings, but only when pooled over many of them. **Semantic "
     f"orientation** ([Turney 2002](../references.html#turney-2002); "
-    f"[`mlm_book.finance.orientation`](../api/mlm_book.finance.orientation.html)) counts how often a "
+    f"[`mlm_book.finance.orientation`](../api/mlm_book.finance.orientation.html)), in the form "
+    f"[Turney and Littman (2003)](../references.html#turney-2003) gave it, scores a word by its association "
+    f"with a set of positive seed words minus its association with a set of negative ones. Here the "
+    f"association is counted by filing: how often a "
     f"lexicon word shares a filing with the positive seed words "
     f"({', '.join(repr(w) for w in r.orientation.positive_seeds)}) and with the negative ones "
     f"({', '.join(repr(w) for w in r.orientation.negative_seeds)}), pooled over all filings. With $n_d(w)$ "
@@ -349,7 +360,8 @@ Markdown(
     f"$$\\operatorname{{SO}}(w) = \\log\\frac{{\\sum_d n_d(w)\\, n_d(P) + \\alpha}}"
     f"{{\\sum_d n_d(w)\\, n_d(N) + \\alpha}} - \\log\\frac{{n(P)}}{{n(N)}},$$\n\n"
     f"which is $\\operatorname{{PMI}}(w, P) - \\operatorname{{PMI}}(w, N)$ with smoothing "
-    f"$\\alpha =$ {semantic_orientation.__kwdefaults__['smoothing']:g}. A word is predicted positive when "
+    f"$\\alpha =$ {semantic_orientation.__kwdefaults__['smoothing']:g} (each set of seeds pooled into one "
+    f"class, where Turney and Littman sum an association per seed). A word is predicted positive when "
     f"$\\operatorname{{SO}}(w) > 0$. The seed words are not lexicon words, so all {len(r.orientation.words)} "
     f"are scored."
 )

@@ -24,7 +24,10 @@
 # chapter](02_objective.html), built in [`mlm_book.nn`](../api/mlm_book.nn.html), at the
 # reference size for this case study (width 64, 4 heads, 2 pre-LN blocks, windows of 32
 # tokens), trained with the masked-LM objective on the filings alone, five times from five
-# seeds. It is then probed exactly as chapter 6 probed the static vectors, layer by layer,
+# seeds. It has BERT's objective and channel; its architecture differs from BERT's in the
+# five places that [chapter 4](04_geometry.html#what-may-not-carry-over-to-bert) lists, which
+# bear most on the geometry at the end of this chapter. It is then probed exactly as
+# chapter 6 probed the static vectors, layer by layer,
 # against chapter 6's caps. At the end it meets Theorem 2 again, at the words the encoder
 # can see, and falls short of it.
 
@@ -410,6 +413,13 @@ Markdown(
 )
 
 # %% [markdown]
+# These baselines are cosines on the residual stream of a pre-LN encoder whose input has no
+# segment row and no LayerNorm. BERT's layers are LayerNorm outputs, in which a few rogue
+# dimensions dominate every cosine ([Timkey and van Schijndel
+# 2021](../references.html#timkey-2021)), and BERT's input adds the segment-A row to every
+# token of a sentence: one more offset shared by every token, like $P_{16}$ here. A comparison
+# with Ethayarajh's baselines is therefore a comparison across architectures as well as
+# corpora ([chapter 4](04_geometry.html#what-may-not-carry-over-to-bert)).
 
 # %% [markdown]
 # ## What this chapter shows

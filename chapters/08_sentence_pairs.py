@@ -22,9 +22,13 @@
 # examples of the task at hand.
 #
 # Each of these choices came with a reason. Next-sentence prediction (NSP) was meant to teach
-# the model how sentences connect; `[CLS]` was meant to summarise the sequence because NSP
-# trains it to; pre-training was meant to make labelled data go further. Later work dropped
-# NSP ([Liu et al. 2019](../references.html#liu-2019)) or replaced it
+# the model how sentences connect; the `[CLS]` vector is the one BERT's classifiers are
+# fine-tuned from, and although BERT's authors note that without fine-tuning it is not a
+# meaningful sentence representation (it was trained with NSP), it is often read frozen as
+# a summary of the sequence; pre-training was meant to make labelled data go further. NSP's
+# value is disputed: BERT's own ablation found that pre-training without it hurt several
+# tasks, RoBERTa's found that dropping it did not
+# ([Liu et al. 2019](../references.html#liu-2019)), and ALBERT replaced it
 # ([Lan et al. 2020](../references.html#lan-2020)). This chapter tests each reason on the
 # filings of [chapter 6](06_finance.html), where the generator knows every sentence's
 # filing, company and news, so every question has a checkable answer; and it builds from
@@ -82,7 +86,8 @@ Markdown(
     f"just {shapes['S'][0]} rows of width {shapes['S'][1]}, and the NSP head is one {shapes['nsp.W'][0]} × "
     f"{shapes['nsp.W'][1]} matrix with a bias: "
     f"$p(\\text{{next}} \\mid A, B) = \\operatorname{{softmax}}(h_{{\\mathrm{{CLS}}}} W_{{\\mathrm{{NSP}}}} + b)$, "
-    f"read from the last layer at `[CLS]` after the final LayerNorm. The blocks are the book's, unchanged "
+    f"read from the last layer at `[CLS]` after the final LayerNorm (BERT's released code puts a dense layer with "
+    f"a tanh, its *pooler*, between the two). The blocks are the book's, unchanged "
     f"([`mlm_book.nn.pairs`](../api/mlm_book.nn.pairs.html)); every new gradient is checked against central "
     f"differences in float64, and with both segment rows at zero and no `[CLS]` the pair encoder's loss and "
     f"gradients equal the encoder's of [chapter 2](02_objective.html) to $10^{{-12}}$."
@@ -102,9 +107,12 @@ show(ch8.figure_input(a))
 # * **MLM + NSP** (BERT): `[CLS] A [SEP] B [SEP]`, where B is the sentence after A in its
 #   filing for half the pairs and a sentence of *another* filing for the other half. The
 #   loss is the masked-LM cross-entropy plus the NSP cross-entropy.
-# * **MLM, packed** (RoBERTa's full sentences): `[CLS]` and then 31 contiguous tokens from a
-#   sentence start, running on over sentence and filing boundaries, one segment, masked-LM
-#   loss alone.
+# * **MLM, packed** (after RoBERTa's FULL-SENTENCES): `[CLS]` and then 31 contiguous tokens
+#   from a sentence start, running on over sentence and filing boundaries, one segment,
+#   masked-LM loss alone. RoBERTa packs *whole* sentences up to its length and puts an extra
+#   separator at a document boundary; here a sequence ends wherever its 31 tokens end, even
+#   mid-sentence, and a filing boundary is marked only by the `[SEP]` that ends every
+#   sentence.
 #
 # A third run, **MLM, packed, all `[MASK]`**, is the packed one with every selected token
 # shown as `[MASK]` (none random, none kept); it comes back at the end of the chapter.
@@ -180,10 +188,14 @@ Markdown(
     f"except at those three places. Across filings the signal is the topic, and the topic is faint in a single sentence: only the "
     f"sentences that name the company give the filer away, and a lexicon word agrees with its filing's tone only "
     f"{filings().config.corpus.lexicon_tone_agreement:g} of the time. On real text the topic is loud (two "
-    f"random Wikipedia sentences rarely share one), which is how BERT's NSP reached high accuracy while, as "
-    f"RoBERTa's ablations found, teaching the model little that later tasks needed; ALBERT replaced it with "
-    f"sentence-*order* prediction, whose negatives are exactly the swapped pairs above, so that topic cannot "
-    f"solve it."
+    f"random Wikipedia sentences rarely share one), which is how BERT's NSP reached high accuracy. Whether it "
+    f"taught the model anything later tasks needed is disputed. BERT's ablation found that pre-training without "
+    f"NSP hurt QNLI, MNLI and SQuAD; RoBERTa's found that dropping it matched or slightly improved the results, "
+    f"but its runs without NSP also changed the input, from pairs of segments to whole sentences packed up to "
+    f"the length, and its authors suggested that BERT's ablation may have removed the loss while keeping the "
+    f"pair input. The two ablations differ in more than the loss, so they do not settle it. ALBERT replaced NSP "
+    f"with sentence-*order* prediction, whose negatives are exactly the swapped pairs above, so that topic "
+    f"cannot solve it."
 )
 
 # %% [markdown]
@@ -203,7 +215,9 @@ table(["A", "B", "p(B is next)"],
 # %% [markdown]
 # ## What the CLS vector holds
 #
-# `[CLS]` was meant to summarise the sequence because the NSP head reads it. A linear probe
+# BERT fine-tunes its classifiers from the `[CLS]` vector, and its authors warn that, trained
+# with NSP, that vector is not a meaningful sentence representation until it is fine-tuned. It is nonetheless often read frozen, on the view that NSP, whose head reads it,
+# teaches it to summarise the sequence; that view is what is tested here. A linear probe
 # (chapter 5's ridge-logistic) is trained on the last-layer vectors of single sentences,
 # `[CLS] s [SEP]`, from the labelled pool corpus and tested on the held-out corpus, for two
 # facts about the whole sentence: which company's filing it comes from, and, for a news
@@ -485,13 +499,20 @@ Markdown(
     + (f", below training from scratch ({scratch_1024:.3f}): a start on the plateau is worse than a random one."
        if full["all-mask"] < scratch_1024 - 0.01 else f" (from scratch: {scratch_1024:.3f}).")
     + "\n\n"
-    "So this experiment measures an effect of the channel that accounts of BERT rarely mention, on *training* rather "
-    "than on fine-tuning: with no visible token ever a target, nothing rewards the model for carrying a "
+    f"So this experiment measures an effect of the channel on *training* rather than on fine-tuning, and at this "
+    f"size and length only: {config.encoder.n_blocks} blocks of width {config.encoder.d_model}, {setup.steps} "
+    f"steps. With no visible token ever a target, nothing rewards the model for carrying a "
     "token's identity through its own position, and the easiest task the 80/10/10 encoders have (copy the "
     "visible token, which Theorem 2 says is optimal at a kept position) does not exist. A plausible reading, "
-    "not tested here, is that this copy signal is what lets the encoder build token representations that "
-    "attention can then use. The mismatch question itself needs all-`[MASK]` encoders trained past the "
-    "plateau, which at this chapter's budget they are not."
+    "not tested here, is that this copy signal is what lets a small encoder build, early in training, token "
+    "representations that attention can then use.\n\n"
+    "It is not a finding about all-`[MASK]` pre-training in general. BERT's own ablation of the channel "
+    "([Devlin et al. 2019](../references.html#devlin-2019), appendix C.2) pre-trained with every selected token "
+    "shown as `[MASK]` and fine-tuned about as well as with 80/10/10; only the feature-based use of its vectors, "
+    "without fine-tuning, did somewhat worse. [Wettig et al. (2023)](../references.html#wettig-2023) likewise "
+    "found no downstream benefit of the 80/10/10 split over showing `[MASK]` alone. Whether "
+    "the all-`[MASK]` encoders here would leave the plateau with more steps, and what the mismatch would then "
+    "cost at fine-tuning, these runs do not say."
 )
 
 # %% [markdown]

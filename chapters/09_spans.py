@@ -49,9 +49,15 @@ Markdown(f"Taggers learn from {train.text.count} sentences of chapter 6's corpus
 # A span is `(start, end, type)`, `end` exclusive. Three schemes write spans as tags:
 #
 # * **IO**: `I-X` inside a mention of type X, `O` outside;
-# * **BIO** (IOB2, after [Ramshaw and Marcus 1995](../references.html#ramshaw-1995)): `B-X` on
-#   a mention's first token, `I-X` on the rest;
-# * **BIOES**: `S-X` for a one-token mention, otherwise `B-X`, `I-X` …, and `E-X` on the last.
+# * **BIO**: `B-X` on a mention's first token, `I-X` on the rest. This is the scheme that
+#   [Tjong Kim Sang and Veenstra (1999)](../references.html#tjong-1999) named IOB2.
+#   [Ramshaw and Marcus (1995)](../references.html#ramshaw-1995), who cast chunking as
+#   tagging, used the variant those authors named IOB1, in which a chunk begins with `I` and
+#   `B` marks only a chunk that starts right after another;
+# * **BIOES**: `S-X` for a one-token mention, otherwise `B-X`, `I-X` …, and `E-X` on the last:
+#   the BILOU scheme of [Ratinov and Roth (2009)](../references.html#ratinov-2009), with `U`
+#   (unit) and `L` (last) renamed `S` and `E`. They found it did better than BIO in their
+#   named-entity tagger.
 #
 # With $n$ types BIO has $2n + 1$ tags and BIOES $4n + 1$. BIO and BIOES can be read back
 # into the spans they came from; IO cannot when two mentions of one type touch, because
@@ -242,7 +248,11 @@ Markdown(
     f"filings use at least {ch9.minimum_count()} times. Byte-pair encoding "
     f"([Sennrich et al. 2016](../references.html#sennrich-2016)) avoids unknown words altogether. It starts from "
     f"characters (a word's last character marked as its end) and repeatedly merges the most frequent adjacent pair "
-    f"of symbols into a new symbol; a word is then written with the merges in the order they were learned. Learned "
+    f"of symbols into a new symbol; a word is then written with the merges in the order they were learned. BERT's "
+    f"vocabulary comes from a close relative, WordPiece ([Schuster and Nakajima 2012](../references.html#schuster-2012); "
+    f"[Wu et al. 2016](../references.html#wu-2016)), which also grows a vocabulary of pieces from characters but "
+    f"adds, at each step, the piece that most raises the likelihood of the training text under a language model "
+    f"of the pieces, not the most frequent pair. The book uses BPE. Learned "
     f"on chapter 6's filings and measured on the test corpus:"
 )
 
@@ -329,7 +339,8 @@ Markdown(
     f"frozen top-layer probe gets {100 * first_acc:.1f} % of the tags right from the first piece and "
     f"{100 * mean_acc:.1f} % from the mean (book seed), against {100 * unsplit_acc:.1f} % on unsplit words. On this "
     f"encoder, frozen or fine-tuned, the first piece of a split word is a worse witness of the word's tag than its "
-    f"pieces together. BERT's convention, the first piece alone, relies on the layers carrying a word's evidence to "
+    f"pieces together. BERT's convention ([Devlin et al. 2019](../references.html#devlin-2019)), the first piece "
+    f"alone, relies on the layers carrying a word's evidence to "
     f"its first piece; whether a fully trained encoder closes the gap, this budget does not tell.\n\n"
     f"Against chapter 7's word encoder the subword taggers lose by far: {subwords.mean_f1(f'frozen/{ch9.CRF_LAYER}/mean/viterbi'):.2f} "
     f"against {ch9.mean_f1(f'frozen/{ch9.CRF_LAYER}/viterbi'):.2f} on the frozen top layer (means, Viterbi, mean "

@@ -14,12 +14,14 @@ on the real tokens (``[CLS]``, ``[SEP]`` and ``[PAD]`` are never selected):
 
 * ``"nsp"``: BERT. ``[CLS] A [SEP] B [SEP]`` with B the sentence after A in its filing
   (half the pairs) or a sentence drawn uniformly from *another* filing; loss MLM + NSP;
-* ``"packed"``: RoBERTa's full sentences. ``[CLS]`` then contiguous text from a sentence
-  start, running on across sentence and filing boundaries (``[SEP]`` between sentences)
-  to the length; one segment; loss MLM alone.
+* ``"packed"``: after RoBERTa's FULL-SENTENCES. ``[CLS]`` then contiguous text from a
+  sentence start, running on across sentence and filing boundaries (``[SEP]`` between
+  sentences) to the length, so the last sentence may be cut; one segment; loss MLM alone.
+  (RoBERTa packs whole sentences and adds an extra separator at a document boundary.)
 
 A third run, ``"packed"`` with every selected token shown as ``[MASK]`` (``mask = 1``),
-isolates the pre-train/fine-tune mismatch.
+was meant to isolate the pre-train/fine-tune mismatch; at this size and length it stays on
+the unigram plateau, so it measures the channel's effect on training instead (chapter 8).
 
 The recipe is the filing encoder's (d = 64, 4 heads, 2 blocks, AdamW at peak 1e-2 with
 the same warm-up share, cosine to 2 %, total decay 0.5; selection 0.15, 0.8/0.1/0.1
