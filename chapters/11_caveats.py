@@ -439,9 +439,10 @@ Markdown(
 # arbitrary level. Here that level lets through a large share of the words at every position,
 # and the maximum over a filing's positions lets through the rest. What remains to rank the
 # words is the logits' height, and the head's output bias follows frequency (the table below).
-# Expansion has a reason of its own to fail: a masked LM proposes words that fit a position, and
-# the plural fits only the company description that these filings lack, so no position calls
-# for it.
+# Expansion has a reason of its own to fail, and it lies in how the test was built: a masked LM
+# proposes words that fit a position, and the plural fits only the company description that
+# these filings lack, so no position of them calls for it. The test asks for a word the context
+# does not suggest, which no head that reads the context could be expected to give.
 #
 # One diagnosis was chosen after these numbers were seen, and no rule judges it: pool the head's
 # log-probabilities instead, which no shift of the logits changes, and subtract each word's log
@@ -484,12 +485,15 @@ failed = sum(r.verdict == "not reproduced" for r in rules)
 registered = rules[0]
 Markdown(
     f"Of the {len(rules)} rules fixed in advance, {failed} hold at no seed (the table gives each rule's value). The "
-    f"first is the one the book registers, with the verdict *{registered.verdict}*. **Answer:** without SPLADE's "
+    f"first is the one the book registers, with the verdict *{registered.verdict}*. What they test is narrower "
+    f"than the masked-LM objective. The density follows from where ReLU cuts the logits, a level the loss never "
+    f"fixes, so it says how SPLADE's pooling reads an untrained head, not what the head knows. The expansion test "
+    f"asks for a word that no position of these filings calls for. Neither result says that nothing useful can be "
+    f"built on such a head: SparTerm ([Bai et al. 2020](../references.html#bai-2020)) learns sparse term "
+    f"representations from a pre-trained masked LM's vocabulary space. **Answer:** read through SPLADE's pooling without SPLADE's "
     f"training, the filing encoder's masked-LM head gives a dense vector, every word weighted in every filing and "
-    f"ranked mostly by how common the word is. It puts generic words above a filing's own names and news, expands "
-    f"toward no missing word of the filer, and retrieves slightly less well than counting words. Sparsity, "
-    f"idf-like weights and expansion are what SPLADE's training has to supply; here the masked-LM objective alone "
-    f"gives none of them."
+    f"ranked mostly by how common the word is. It puts generic words above a filing's own names and news, does not "
+    f"add the filer's missing plural, and retrieves slightly less well than counting words."
 )
 
 # %% [markdown]
