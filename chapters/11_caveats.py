@@ -292,7 +292,7 @@ slots = probe_caveats.window_positions(stride=1)[mentions]
 {"company": np.unique(slots[is_product == 0]), "product": np.unique(slots[is_product == 1])}
 
 # %% tags=["hide-input"]
-selective, rise, vanish = verify(claims=probes.PRESTATED)
+selective, rise, vanish = verify(claims=probes.PRESTATED[:3])
 sel = controls.selectivity
 stride_1 = leak.column(min(leak.strides))
 product = leak.product_slots[0]
