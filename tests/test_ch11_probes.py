@@ -13,7 +13,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from mlm_book import ledger, probe  # noqa: E402
-from mlm_book.artefacts import probe_caveats  # noqa: E402
+from mlm_book.artefacts import filing_controls, probe_caveats  # noqa: E402
 from mlm_book.experiments import ch11_probes as q5  # noqa: E402
 from mlm_book.artefacts import filing_encoder as fe  # noqa: E402
 from mlm_book.experiments import hmm_encoder  # noqa: E402
@@ -217,14 +217,17 @@ def test_the_causal_rule_fails_and_the_diagnostics_say_why():
 @pytest.mark.book
 def test_claims_verdicts_are_what_the_chapter_states():
     results = ledger.verify(claims=q5.CLAIMS)
-    assert [r.passed for r in results] == [True] * 4
-    assert [r.verdict for r in results] == ["not reproduced", "not reproduced", "reproduced", "not reproduced"]
-    assert [c.id for c in ledger.all_claims() if c.id.startswith("Q5")] == ["Q5", "Q5a", "Q5b", "Q5c"]
+    # Q5f (selectivity rising as the ridge cuts capacity) was expected to hold and does not: left failing
+    assert [r.passed for r in results] == [True] * 6 + [False]
+    assert [r.verdict for r in results] == ["not reproduced", "not reproduced", "reproduced", "not reproduced",
+                                            "reproduced", "reproduced", "not reproduced"]
+    assert [c.id for c in ledger.all_claims() if c.id.startswith("Q5")] == ["Q5", "Q5a", "Q5b", "Q5c", "Q5d",
+                                                                            "Q5e", "Q5f"]
 
 
 @pytest.mark.book
 def test_tables_and_figures_render():
-    for make in (q5.control_table, q5.stride_table, q5.causal_table):
+    for make in (q5.control_table, q5.stride_table, q5.causal_table, q5.filing_control_table):
         lines = make().splitlines()
         assert len(lines) >= 4 and all(line.startswith("|") for line in lines)
     for make in (q5.figure_controls, q5.figure_causal):
@@ -235,3 +238,61 @@ def test_tables_and_figures_render():
             if text.get_text():
                 assert text.get_fontsize() >= 9
         matplotlib.pyplot.close(fig)
+
+
+def test_separable_share_is_covers_count():
+    assert q5.separable_share(25, 32) == 1.0                 # the HMM: every labelling of its types
+    assert q5.separable_share(2 * 65, 64) == 0.5             # N = 2(d + 1)
+    assert q5.separable_share(66, 64) == 1 - 2 / 2 ** 66     # one beyond d + 1: only two labellings fail
+    # by brute force in one dimension with an intercept: N points on a line, labellings cut by one threshold
+    assert q5.separable_share(5, 1) == 2 * 5 / 2 ** 5
+    assert 0 < q5.separable_share(867, 64) < 1e-100
+    with pytest.raises(TypeError, match="dim"):
+        q5.separable_share(5, 1.5)
+    with pytest.raises(ValueError, match="n_points"):
+        q5.separable_share(q5.MAX_COVER_POINTS + 1, 3)
+
+
+def test_filing_control_labels_are_per_type_with_the_tasks_distribution():
+    y = np.array([0] * 50 + [4] * 30 + [1] * 20)
+    labels = filing_controls.control_labels(y, vocab_size=20000, draws=2, seed=3)
+    assert labels.shape == (2, 20000)
+    shares = np.bincount(labels[0], minlength=5) / 20000
+    assert np.allclose(shares, [0.5, 0.2, 0, 0, 0.3], atol=0.02)
+    assert (labels == filing_controls.control_labels(y, vocab_size=20000, draws=2, seed=3)).all()
+    with pytest.raises(ValueError, match="train_labels"):
+        filing_controls.control_labels(np.array([0, 5]), vocab_size=3)
+
+
+def test_the_filing_token_sample_is_half_in_mentions_and_from_the_right_filings():
+    split = fe.split()
+    train, test = filing_controls.token_sample(split, (50, 20))
+    corpus = fe.filing_world().corpus
+    assert np.isin(train, split.train_tokens).all() and np.isin(test, split.test_tokens).all()
+    assert (corpus.mention_type[train] >= 0).sum() == 50 and (corpus.mention_type[test] >= 0).sum() == 20
+    assert not (corpus.tokens[np.concatenate([train, test])] == "[SEP]").any()
+    with pytest.raises(TypeError, match="split"):
+        filing_controls.token_sample("split")
+
+
+def test_filing_controls_record_checks_its_shapes():
+    good = dict(seeds=(1, 2), strengths=(1e-3,), task=np.full((2, 3, 1), 0.9), control=np.full((2, 3, 1, 2), 0.6),
+                majority=0.5, type_ceiling=0.9, control_ceiling=0.97, train_types=700, vocab_size=867, dim=64)
+    assert q5.FilingControls(**good).selectivity.shape == (2, 3, 1)
+    with pytest.raises(ValueError, match="control"):
+        q5.FilingControls(**{**good, "control": np.full((2, 3, 2, 2), 0.6)})
+    with pytest.raises(TypeError, match="strengths"):
+        q5.FilingControls(**{**good, "strengths": (1,)})
+
+
+@pytest.mark.book
+def test_with_many_types_the_control_is_not_learned_and_the_probes_are_selective():
+    f = q5.filing_controls()
+    book = 0
+    assert (f.control_mean[:, :, book] < f.control_ceiling - 0.2).all()   # far from memorising every type
+    assert (f.control_mean[:, :, book] > f.majority + 0.1).all()          # the frequent types are fitted
+    assert (f.selectivity[:, :, book] > 0.15).all()
+    assert (f.task[:, 2, book] > f.type_ceiling).all()                    # layer 2 reads past the type
+    assert (np.abs(f.task[:, 0, book] - f.type_ceiling) < 0.03).all()     # layer 0 reads the type
+    strongest = f.selectivity[:, :, -1]
+    assert (strongest < f.selectivity[:, :, book]).all()                  # the strongest ridge costs selectivity
