@@ -903,7 +903,8 @@ Markdown(
 # %% [markdown]
 # ## Exercises
 #
-# **Exercise 1.** BERT's English vocabulary has 30,522 WordPiece tokens. At BERT's channel,
+# **Exercise 1.** BERT's English vocabulary has 30,522 WordPiece tokens
+# ([Schuster and Nakajima 2012](../references.html#schuster-2012); [Wu et al. 2016](../references.html#wu-2016)). At BERT's channel,
 # by what factor does a visible token multiply its odds, and below what context probability
 # does the optimum give it less than half its mass? What happens to both numbers if the
 # channel swaps the roles of its two small shares, replacing more often than it keeps

@@ -517,7 +517,8 @@ Markdown(
 # logits, so the masked-LM loss never decides where zero falls, and the ReLU cuts at an
 # arbitrary level. Here that level lets through a large share of the words at every position,
 # and the maximum over a filing's positions lets through the rest. What remains to rank the
-# words is the logits' height, and the head's output bias follows frequency (the table below).
+# words is the logits' height, and the head's output bias follows frequency (the table below), as
+# the frequency-driven output tables of [Gao et al. 2019](../references.html#gao-2019) lead one to expect.
 # Expansion has a reason of its own to fail, and it lies in how the test was built: a masked LM
 # proposes words that fit a position, and the plural fits only the company description that
 # these filings lack, so no position of them calls for it. The test asks for a word the context
