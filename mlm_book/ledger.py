@@ -50,6 +50,9 @@ _ID_PATTERN = re.compile(r"^(?:S(\d+)-(W?\d+)|D-(\d+)|Q(\d+[a-z]?))$")
 _D_SECTION = 100
 #: Where the open questions' Q claims sort: after the D claims.
 _Q_SECTION = 101
+# A heading's anchor as the site's table of contents writes it (mkdocs' slugify: lower case, word characters, and
+# single hyphens where the heading had spaces or hyphens)
+_SECTION_PATTERN = re.compile(r"[a-z0-9_]+(?:-[a-z0-9_]+)*")
 
 
 def format_value(value: Any, fmt: str = ".3f") -> str:
@@ -275,14 +278,23 @@ class Claim:
         compared with, a probability that is in (0, 1) by definition). It always passes, gets
         no verdict, and is counted apart from the claims. Build one with
         [`reported_value`][mlm_book.ledger.reported_value].
+    section : str, optional
+        Where the book makes the claim: the anchor of the heading, on the page of the chapter
+        that declares it (or the lab's page), of the section that shows its number or states
+        it, as the site writes it: the heading's text in lower case, with characters other than
+        letters, digits, underscores, spaces and hyphens removed and each run of spaces and
+        hyphens made one hyphen (``"## Corollary 1: the static cap"`` gives
+        ``"corollary-1-the-static-cap"``). The Claims page links the claim's row there.
 
     Raises
     ------
     TypeError
-        If a text field or ``fmt`` is not a string, or ``compute`` or ``accept`` is not callable.
+        If a text field or ``fmt`` is not a string, ``section`` is neither None nor a string,
+        or ``compute`` or ``accept`` is not callable.
     ValueError
-        If ``id`` does not look like ``"S2-16"``, ``fmt`` formats no number, or ``expected``
-        is not one of [`VERDICTS`][mlm_book.ledger.VERDICTS].
+        If ``id`` does not look like ``"S2-16"``, ``fmt`` formats no number, ``expected``
+        is not one of [`VERDICTS`][mlm_book.ledger.VERDICTS], or ``section`` is not an anchor
+        (lower-case letters, digits and underscores in runs joined by single hyphens).
 
     Examples
     --------
@@ -292,7 +304,8 @@ class Claim:
     >>> from mlm_book.pmi import static_cap
     >>> hmm = default_hmm()
     >>> cap = Claim("S2-16", "Static cap for w on the HMM", seed="0.509", rule="in [0.504, 0.514]",
-    ...             compute=lambda: static_cap(hmm), accept=lambda value: 0.504 <= value <= 0.514)
+    ...             compute=lambda: static_cap(hmm), accept=lambda value: 0.504 <= value <= 0.514,
+    ...             section="corollary-1-the-static-cap")
     >>> cap.sort_key
     (2, 16, '16')
     >>> [(result.claim.id, result.book, result.passed) for result in verify(only="S2-16", claims=[cap])]
@@ -325,6 +338,7 @@ class Claim:
     fmt: str = ".3f"
     expected: str | None = None
     reported: bool = False
+    section: str | None = None
 
     def __post_init__(self):
         for name in ("id", "quantity", "seed", "rule"):
@@ -342,6 +356,12 @@ class Claim:
         check_bool(self.reported, "reported")
         if self.reported and self.expected is not None:
             raise ValueError("a reported value has no rule, so it cannot state an expected verdict")
+        if self.section is not None:
+            if not isinstance(self.section, str):
+                raise TypeError(f"section must be None or a heading's anchor (str), got {type(self.section).__name__}")
+            if not _SECTION_PATTERN.fullmatch(self.section):
+                raise ValueError(f"section must be a heading's anchor such as 'corollary-1-the-static-cap' (lower-case "
+                                 f"letters, digits and underscores joined by single hyphens), got {self.section!r:.80}")
 
     @property
     def sort_key(self) -> tuple[int, int, str]:
@@ -409,10 +429,11 @@ def _no_rule(value) -> bool:
 
 
 def reported_value(id: str, quantity: str, seed: str, compute: Callable[[], Any], fmt: str = ".3f", *,
-                   why: str = "any rule would hold by construction") -> Claim:
+                   why: str = "any rule would hold by construction", section: str | None = None) -> Claim:
     """A number the book states beside the published one, with no rule (see ``Claim.reported``).
 
-    ``why`` says why no rule is given (the Claims page shows it as the rule).
+    ``why`` says why no rule is given (the Claims page shows it as the rule); ``section`` is
+    where the book shows the number (see [`Claim`][mlm_book.ledger.Claim]).
 
     Examples
     --------
@@ -424,7 +445,7 @@ def reported_value(id: str, quantity: str, seed: str, compute: Callable[[], Any]
     if not isinstance(why, str) or not why:
         raise TypeError(f"why must be a non-empty str, got {why!r:.60}")
     return Claim(id, quantity, seed, f"reported, no rule: {why}", compute=compute, accept=_no_rule, fmt=fmt,
-                 reported=True)
+                 reported=True, section=section)
 
 
 def _check_finite_value(value, depth: int = 0) -> None:
@@ -756,7 +777,7 @@ def verdict_text(counts: Mapping[str, int]) -> str:
     return ", ".join(parts) or "none"
 
 
-def to_html(results: Iterable[ClaimResult], claims_page: str | None = None) -> str:
+def to_html(results: Iterable[ClaimResult], claims_page: str | None = None, chapter_page: str | None = None) -> str:
     """An HTML table of results: claim, quantity, reference, book, rule, verdict.
 
     The texts' plain-text math is typeset (see [`typeset`][mlm_book.ledger.typeset]); a value
@@ -769,14 +790,20 @@ def to_html(results: Iterable[ClaimResult], claims_page: str | None = None) -> s
     claims_page : str, optional
         URL of the Claims page. Given, each id links to its row there; omitted, each row
         carries its id as an HTML ``id``, so that such links land on it.
+    chapter_page : str, optional
+        URL of the page that makes the claims (their chapter's, or the lab's), for a table
+        without ``claims_page``. Given, each id links to its claim's section there
+        ([`Claim.section`][mlm_book.ledger.Claim]), or to the page itself for a claim
+        without one.
 
     Raises
     ------
     TypeError
-        If ``results`` is not a sequence of [`ClaimResult`][mlm_book.ledger.ClaimResult] or
-        ``claims_page`` is neither None nor a string.
+        If ``results`` is not a sequence of [`ClaimResult`][mlm_book.ledger.ClaimResult], or
+        ``claims_page`` or ``chapter_page`` is neither None nor a string.
     ValueError
-        If ``claims_page`` is empty.
+        If ``claims_page`` or ``chapter_page`` is empty, or both are given (an id links to
+        one place).
 
     Examples
     --------
@@ -791,16 +818,24 @@ def to_html(results: Iterable[ClaimResult], claims_page: str | None = None) -> s
     results = _results(results)
     if claims_page is not None:
         _check_page(claims_page)
+    if chapter_page is not None:
+        _check_page(chapter_page, "chapter_page")
+        if claims_page is not None:
+            raise ValueError("give claims_page or chapter_page, not both: a claim's id links to one place")
     rows = ["<table><thead><tr><th>claim</th><th>quantity</th><th>reference</th><th>book</th><th>rule</th>"
             "<th>verdict</th></tr></thead><tbody>"]
     for result in results:
         claim = result.claim
         book = html.escape(result.book) if result.error else _value_html(result.value, claim.fmt)
         cells = [typeset(claim.quantity), typeset(claim.seed), book, typeset(claim.rule), html.escape(_verdict(result))]
-        if claims_page is None:
-            row, first = f'<tr id="{claim.id}">', f"<td>{claim.id}</td>"
-        else:
+        if claims_page is not None:
             row, first = "<tr>", f'<td><a href="{html.escape(claims_page)}#{claim.id}">{claim.id}</a></td>'
+        elif chapter_page is not None:
+            target = html.escape(chapter_page) + (f"#{claim.section}" if claim.section else "")
+            row = f'<tr id="{claim.id}">'
+            first = f'<td><a href="{target}" title="Where the book makes claim {claim.id}">{claim.id}</a></td>'
+        else:
+            row, first = f'<tr id="{claim.id}">', f"<td>{claim.id}</td>"
         rows.append(row + first + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>")
     rows.append("</tbody></table>")
     return "".join(rows)
@@ -876,12 +911,12 @@ def chapter_summary(results: Iterable[ClaimResult], claims_page: str = "../claim
     return ChapterSummary(results, claims_page)
 
 
-def _check_page(claims_page) -> str:
-    if not isinstance(claims_page, str):
-        raise TypeError(f"claims_page must be a URL string, got {type(claims_page).__name__}")
-    if not claims_page:
-        raise ValueError("claims_page must be a non-empty URL string")
-    return claims_page
+def _check_page(page, name: str = "claims_page") -> str:
+    if not isinstance(page, str):
+        raise TypeError(f"{name} must be a URL string, got {type(page).__name__}")
+    if not page:
+        raise ValueError(f"{name} must be a non-empty URL string")
+    return page
 
 
 def to_text(results: Iterable[ClaimResult], wide: bool = False) -> str:

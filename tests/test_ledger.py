@@ -169,3 +169,33 @@ def test_cache_prune_removes_only_the_entries_of_declared_artefacts_that_nothing
     assert "removed 1 entries" in capsys.readouterr().out
     assert cache.load(entry(2)) is None and cache.load(entry(1)) is not None
     assert cache.load(cache.entry_for("other", {}, ["code"])) is not None
+
+
+def test_a_claims_section_is_the_anchor_of_a_heading():
+    claim = Claim("S1-01", "q", "1", "r", compute=lambda: 1.0, accept=bool, section="corollary-1-the-static-cap")
+    assert claim.section == "corollary-1-the-static-cap" and _claim("S1-02", 1.0, bool).section is None
+    reported = ledger.reported_value("S1-03", "q", "1", lambda: 1.0, section="the-ising-chain")
+    assert reported.reported and reported.section == "the-ising-chain"
+    with pytest.raises(TypeError, match="section"):
+        Claim("S1-01", "q", "1", "r", compute=lambda: 1.0, accept=bool, section=3)
+    for bad in ("", "Corollary 1", "corollary--1", "-the-cap", "the-cap-", "#the-cap", "the cap", "théorème"):
+        with pytest.raises(ValueError, match="section"):
+            Claim("S1-01", "q", "1", "r", compute=lambda: 1.0, accept=bool, section=bad)
+
+
+def test_each_id_links_to_its_claims_section_on_the_page_that_makes_it():
+    placed = Claim("S1-01", "q", "1", "r", compute=lambda: 1.0, accept=bool, section="the-ising-chain")
+    unplaced = _claim("S1-02", 1.0, bool)
+    results = ledger.verify(claims=[placed, unplaced])
+    table = ledger.to_html(results, chapter_page="chapters/03_pseudo_likelihood.html")
+    # each row keeps its anchor (the chapters' summaries link to it) and its id links to the section
+    assert '<tr id="S1-01"><td><a href="chapters/03_pseudo_likelihood.html#the-ising-chain"' in table
+    assert '<tr id="S1-02"><td><a href="chapters/03_pseudo_likelihood.html" ' in table  # no section: the page
+    assert "#the-ising-chain" not in ledger.to_html(results) and '<tr id="S1-01"><td>S1-01</td>' in ledger.to_html(results)
+    with pytest.raises(ValueError, match="not both"):
+        ledger.to_html(results, claims_page="../claims.html", chapter_page="03_pseudo_likelihood.html")
+    with pytest.raises(ValueError, match="chapter_page"):
+        ledger.to_html(results, chapter_page="")
+    with pytest.raises(TypeError, match="chapter_page"):
+        ledger.to_html(results, chapter_page=3)
+
