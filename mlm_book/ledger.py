@@ -812,6 +812,8 @@ def to_html(results: Iterable[ClaimResult], claims_page: str | None = None, chap
     True
     >>> 'href="claims.html#S2-16"' in to_html(results, claims_page="claims.html")
     True
+    >>> print(to_html(results, chapter_page="chapters/01_static_vectors.html").split("<tbody>")[1].split("</td>")[0])
+    <tr id="S2-16"><td><a href="chapters/01_static_vectors.html#corollary-1-the-static-cap" title="Where the book makes claim S2-16">S2-16</a>
     >>> "max<sub>k</sub> π<sub>k</sub>" in to_html(results)
     True
     """

@@ -1266,7 +1266,8 @@ PRESTATED = (
           f"d = {', '.join(map(str, DEFAULT.distances))}", seed="—",
           rule="r = 0: median ≤ 1e-12 (compatible, whatever m and κ); r > 0: median ≥ 1e-7; every slope in "
                f"[{SLOPE_BAND[0]}, {SLOPE_BAND[1]}] (δ = O(ρ) → 0); median falls with every larger d",
-          compute=_q3, accept=_q3_accept, fmt=".3g", expected="not reproduced"),
+          compute=_q3, accept=_q3_accept, fmt=".3g", expected="not reproduced",
+          section="is-the-optimum-incompatible-everywhere"),
 )
 """The rule fixed before the numbers: it fails on this grid, and is registered as *not reproduced*."""
 

@@ -923,14 +923,14 @@ PRESTATED = (
           f"minus the same probe on a random binary label per word type (mean of {CONTROL_DRAWS} draws): "
           "selectivity at layers 1 and 2 (5 training seeds)", seed="—",
           rule="selectivity > 0 at layer 1 and at layer 2", compute=_selectivity_positive, accept=lambda v: True,
-          fmt="+.3f", expected="not reproduced"),
+          fmt="+.3f", expected="not reproduced", section="do-probes-find-what-the-encoder-uses"),
     Claim("Q5b", "The same selectivity at layers 0, 1 and 2 (5 training seeds)", seed="—",
           rule=f"selectivity at layers 1 and 2 each ≥ layer 0's + {SELECTIVITY_RISE}", compute=_selectivity_rise,
-          accept=lambda v: True, fmt="+.3f", expected="reproduced"),
+          accept=lambda v: True, fmt="+.3f", expected="reproduced", section="do-probes-find-what-the-encoder-uses"),
     Claim("Q5c", "Position leak at window stride 1: chapter 7's layer-0 five-fold probe of kestrel's type at the "
           "nearest-centre slot, windows every token (5 training seeds), and the majority share", seed="—",
           rule=f"≤ majority share + {LEAK_MARGIN} (the leak vanishes)", compute=_leak_vanishes,
-          accept=lambda v: True, expected="not reproduced"),
+          accept=lambda v: True, expected="not reproduced", section="do-probes-find-what-the-encoder-uses"),
 )
 """Q5's further rules, each fixed before its numbers and registered with the verdict it got (Q5a–Q5c)."""
 
@@ -940,7 +940,8 @@ CLAIMS = (
           "KL from the unablated predictions against 8 equal-displacement random directions, and the change of "
           "cross-entropy against the exact posterior with its SE over sequences (5 training seeds)", seed="—",
           rule=f"KL(sense) > every random direction's KL, and ΔCE(sense) > {CAUSAL_SE:g} SE",
-          compute=_causal, accept=lambda v: True, fmt=".4f", expected="not reproduced"),
+          compute=_causal, accept=lambda v: True, fmt=".4f", expected="not reproduced",
+          section="do-probes-find-what-the-encoder-uses"),
     *PRESTATED,
 )
 """Open question Q5's claims, every rule fixed before its numbers: the causal test (Q5) and ``PRESTATED``."""
