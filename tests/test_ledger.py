@@ -286,3 +286,21 @@ def test_every_claim_names_a_section_of_the_page_that_makes_it():
                          f"heading of {page.relative_to(ROOT)}")
     assert not wrong, "\n".join(wrong)
     assert len({page for page in anchors}) >= 12  # every chapter and the lab
+
+
+def test_a_residual_format_prints_rounding_in_words_and_keeps_real_numbers():
+    assert ledger.format_value((0.0, 2.2e-16, 3e-9), "residual") == "0 exactly / 0 to rounding / 3.0e-09"
+    assert ledger.format_value({"gap": 5.6e-16, "kl": 0.00224}, "residual:.2e") == "gap 0 to rounding, kl 2.24e-03"
+    assert ledger.format_value((1e-14, 3), ".1e") == "1.0e-14 / 3"  # another format leaves a tiny number alone
+    claim = Claim("S1-01", "q", "1", "r", compute=lambda: 4.4e-16, accept=lambda v: v <= 1e-12, fmt="residual")
+    assert ledger.verify(claims=[claim])[0].book == "0 to rounding"
+    for bad in ("residual:d", "residual:x", "residuals"):
+        with pytest.raises(ValueError, match="fmt"):
+            ledger.format_value(0.5, bad)
+    # over seeds: a quantity at rounding at every seed reads as words, a mix of zeros and rounding too
+    value = ledger.over_seeds([(0.02, 9.3e-16), (0.03, 0.0), (0.025, -1e-16)], 3, fmt="residual:.3g")
+    assert value["mean ± sd"] == "0.025 ± 0.005 / 0 to rounding at every seed"
+    assert ledger.over_seeds([0.0, 0.0], 2, fmt="residual")["mean ± sd"] == "0 exactly at every seed"
+    assert ledger.over_seeds([1e-3, 3e-3], 2, fmt="residual:.1e")["mean ± sd"] == "2.0e-03 ± 1.4e-03"
+    with pytest.raises(ValueError, match="fmt"):
+        ledger.over_seeds([0.5, 0.7], 1, fmt="residual:d")
