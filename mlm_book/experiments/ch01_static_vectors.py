@@ -819,7 +819,7 @@ def _bayes_ok(v) -> bool:
 CLAIMS = (
     reported_value("S2-01", "Def 1 on the HMM encoder: vectors of w at one fixed position across sentences — "
                    "layer 0 (E[w] + P_i) identical, layers 1 and 2 different", seed="—",
-                   compute=static_at_fixed_position, fmt=".2e",
+                   compute=static_at_fixed_position, fmt="residual:.2e",
                    why="Definition 1 holds by construction for any encoder whose input is E[x] + P and whose "
                        "attention reads the context (tests/test_hmm_encoder.py checks it on the book's encoder)",
                        section="static-and-contextual-embeddings"),
@@ -844,26 +844,26 @@ CLAIMS = (
     Claim("S2-06", "Contexts depend on an occurrence of w only through its state: "
           "max |P(c|w) - sum_k pi_k P(c|h_k)| over two-token windows after, before and around w",
           seed="—", rule="<= 1e-14 (holds by construction; checked on the enumerated joint)",
-          compute=lambda: results().screening_residual, accept=lambda v: v <= 1e-14, fmt=".1e",
+          compute=lambda: results().screening_residual, accept=lambda v: v <= 1e-14, fmt="residual",
           section="a-language-with-known-senses"),
     Claim("S2-07", "Forward-backward (posteriors, leave-one-out posteriors, log evidence, token "
           "conditionals) vs brute-force enumeration, lengths 1-4", seed="—",
           rule="max abs difference <= 1e-12", compute=lambda: results().brute_force_error,
-          accept=lambda v: v <= 1e-12, fmt=".1e", section="a-language-with-known-senses"),
+          accept=lambda v: v <= 1e-12, fmt="residual", section="a-language-with-known-senses"),
     Claim("S2-08", "Prop 1 identity PMI(w,c) = log sum_k pi_k exp PMI(s_k,c): max residual over c "
           "(token at offsets +1, -1, +2, -2)", seed="—", rule="<= 1e-12 for every c (tighter than 1e-10)",
-          compute=_identity_residual, accept=lambda v: v <= 1e-12, fmt=".1e",
+          compute=_identity_residual, accept=lambda v: v <= 1e-12, fmt="residual",
           section="proposition-1-a-static-vector-sees-the-mixture"),
     Claim("S2-09", "Prop 1 bounds: smallest slack of the lower bound max_k(log pi_k + PMI(s_k,c)) and of "
           "the upper bound max_k PMI(s_k,c), over c and offsets", seed="—",
-          rule="both slacks >= -1e-12", compute=_slacks, accept=lambda v: min(v) >= -1e-12, fmt=".2e",
+          rule="both slacks >= -1e-12", compute=_slacks, accept=lambda v: min(v) >= -1e-12, fmt="residual:.2e",
           section="proposition-1-a-static-vector-sees-the-mixture"),
     Claim("S2-11", "PMI(w,c) - max_k(log pi_k + PMI(s_k,c)): smallest and largest over c and offsets",
           seed="—", rule="0 <= gap <= log 2 (to 1e-12) for all c",
           compute=_dominance, accept=lambda v: v[0] >= -1e-12 and v[1] <= np.log(2) + 1e-12, fmt=".4f",
           section="proposition-1-a-static-vector-sees-the-mixture"),
     Claim("S2-12", "Numerical accuracy of the Prop 1 identity on the HMM (float64)", seed="1e-12",
-          rule="max abs error <= 1e-12", compute=_identity_residual, accept=lambda v: v <= 1e-12, fmt=".1e",
+          rule="max abs error <= 1e-12", compute=_identity_residual, accept=lambda v: v <= 1e-12, fmt="residual",
           section="proposition-1-a-static-vector-sees-the-mixture"),
     Claim("S2-13", "Largest next-token sense-PMI gap max_c |PMI(s_a,c) - PMI(s_b,c)|, c = x_{t+1}",
           seed="3.654 nats", rule="finite; in [3.55, 3.75] (the HMM is tuned to the seed; inside 2 to 5)",

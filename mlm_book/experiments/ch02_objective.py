@@ -1410,39 +1410,40 @@ CLAIMS = (
                            "closed_vs_exact_indep": dense_agreement(0.15),
                            "closed_form_kl_fixed": theorem1_fixed_count().kl},
           accept=lambda v: v["thm1_gap_fixed"] <= 1e-12 and v["closed_vs_exact_indep"] <= 1e-12
-          and v["closed_form_kl_fixed"] > 1e-3, fmt=".2e", section="theorem-1-the-loss-is-a-proper-scoring-rule"),
+          and v["closed_form_kl_fixed"] > 1e-3, fmt="residual:.2e",
+          section="theorem-1-the-loss-is-a-proper-scoring-rule"),
     Claim("S3-05", "Only selected positions reach the loss: gradient w.r.t. logits at unselected positions", seed="—",
           rule="analytic gradient there is exactly 0 and moving those logits changes the loss by exactly 0; "
           "gradient at selected rows matches central differences (rel. error ≤ 1e-6)",
           compute=loss_gradient_check,
           accept=lambda v: v["grad_unselected"] == 0.0 and v["loss_change"] == 0.0 and v["fd_rel_error"] <= 1e-6,
-          fmt=".1e", section="the-corruption-channel"),
+          fmt="residual", section="the-corruption-channel"),
     Claim("S3-06", "Thm 1: E[−log q] = E H(P_i) + E KL(P_i ‖ q) on 2000 random Dirichlet pairs (V = 25); "
           "risk is least at q = P_i", seed="—",
           rule="|gap| ≤ 1e-12; KL(p‖p) = 0 and risk(q) > risk(p)",
           compute=lambda: {"gap": abs(theorem1_random()[0].gap), "kl_at_p": theorem1_random()[1].kl,
                            "excess_risk": theorem1_random()[0].risk - theorem1_random()[1].risk},
-          accept=lambda v: v["gap"] <= 1e-12 and v["kl_at_p"] <= 1e-15 and v["excess_risk"] > 0, fmt=".2e",
+          accept=lambda v: v["gap"] <= 1e-12 and v["kl_at_p"] <= 1e-15 and v["excess_risk"] > 0, fmt="residual:.2e",
           section="theorem-1-the-loss-is-a-proper-scoring-rule"),
     Claim("S3-08", "Thm 2's formula against Bayes over the exact length-3 table P(x_i, x̃ ∣ i ∈ M), every display "
           "and position, ρ = 0.15 and 0.4", seed="—", rule="≤ 1e-10 (tighter: 1e-12)",
           compute=lambda: (dense_agreement(0.15), dense_agreement(0.4)),
-          accept=lambda v: max(v) <= 1e-12, fmt=".1e", section="the-brute-force-check"),
+          accept=lambda v: max(v) <= 1e-12, fmt="residual", section="the-brute-force-check"),
     Claim("S3-09", "Thm 2 (i): at a [MASK], q = p (random p and exact HMM p)", seed="—", rule="to 1e-12",
-          compute=mask_check, accept=lambda v: v <= 1e-12, fmt=".1e",
+          compute=mask_check, accept=lambda v: v <= 1e-12, fmt="residual",
           section="theorem-2-the-optimum-under-the-channel"),
     Claim("S3-10", "Thm 2 (ii): at a visible v, q(y) = p(y)(κ1[y=v] + r/V)/(κp(v) + r/V), uniform and "
           "(E-1) unigram replacement", seed="—", rule="to 1e-12",
-          compute=visible_check, accept=lambda v: max(v.values()) <= 1e-12, fmt=".1e",
+          compute=visible_check, accept=lambda v: max(v.values()) <= 1e-12, fmt="residual",
           section="theorem-2-the-optimum-under-the-channel"),
     Claim("S3-11", "Thm 2 (iii): ρ does not enter the shrinkage step; p itself moves with ρ", seed="—",
           rule="brute force ≤ 1e-10 at ρ = 0.15 and 0.4; shrinkage step identical at both ρ (≤ 1e-15); "
           "context p differs (> 1e-3)",
           compute=rho_free_check,
           accept=lambda v: v["brute_0.15"] <= 1e-10 and v["brute_0.4"] <= 1e-10 and v["shrinkage"] <= 1e-15
-          and v["context"] > 1e-3, fmt=".1e", section="theorem-2-the-optimum-under-the-channel"),
+          and v["context"] > 1e-3, fmt="residual", section="theorem-2-the-optimum-under-the-channel"),
     Claim("S3-12", "Thm 2 (iv): r = 0 < κ gives q(v) = 1; κ = 0 gives q = p", seed="—", rule="both to 1e-12",
-          compute=limits_check, accept=lambda v: v["copy"] <= 1e-12 and v["ignore"] <= 1e-12, fmt=".1e",
+          compute=limits_check, accept=lambda v: v["copy"] <= 1e-12 and v["ignore"] <= 1e-12, fmt="residual",
           section="why-the-random-replacements-matter"),
     Claim("S3-13", "Evidence factor S(v∣v)/S(v∣y≠v) = 1 + κV/r at V = 25 and at the book's filing V (the "
           "reference's filings had V = 879, factor 880)", seed="about κV/r",
@@ -1466,12 +1467,12 @@ CLAIMS = (
                            max(abs(visible_mass(evidence_table()[V]["threshold"], Channel(V)) - 0.5)
                                for V in (HMM_VOCAB, filing_vocab_size()))),
           accept=lambda v: _close(v[0], _direct_threshold(filing_vocab_size()), 1e-15) and round(v[1], 3) == 0.037
-          and v[2] <= 1e-12, fmt=".4g", section="how-strong-a-hint-is-a-visible-token"),
+          and v[2] <= 1e-12, fmt="residual:.4g", section="how-strong-a-hint-is-a-visible-token"),
     Claim("S3-17", "Thm 2 vs brute-force enumeration of a length-3 HMM joint (selection of i and every other "
           "position's selection event and draw explicit): worst over ρ ∈ {0.15, 0.4}, positions, displays "
           "[MASK]/kept/random", seed="agree to 1e-12",
           rule="≤ 1e-10 at both ρ, every position and display type",
           compute=lambda: max(r.max_abs for r in brute_force_rows()),
-          accept=lambda v: v <= 1e-10 and len(brute_force_rows()) == 2 * 3 * 3, fmt=".1e",
+          accept=lambda v: v <= 1e-10 and len(brute_force_rows()) == 2 * 3 * 3, fmt="residual",
           section="the-brute-force-check"),
 )

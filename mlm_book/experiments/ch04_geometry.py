@@ -934,27 +934,27 @@ CLAIMS = (
     Claim("S5-02", "Def 3 as implemented equals the literal definitions (mean cosine over j≠l from the full "
           "cosine matrix; sigma_1^2/sum sigma_i^2 of the uncentred matrix), on 1500 of w's layer-1 vectors: "
           "largest difference", seed="—", rule="≤ 1e-12", compute=_definitions_gap,
-          accept=lambda v: v <= 1e-12, fmt=".1e", section="three-measures-of-a-cloud"),
+          accept=lambda v: v <= 1e-12, fmt="residual", section="three-measures-of-a-cloud"),
     Claim("S5-03", "Anisotropy baseline of an isotropic Gaussian sample (as many vectors as test tokens, d = 32)",
           seed="0 (isotropic)", rule="abs ≤ 0.01", compute=_isotropic_baseline,
           accept=lambda v: abs(v) <= 0.01, fmt=".1e", section="three-measures-of-a-cloud"),
     Claim("S5-04", "Prop 2 (i): relative gradient of sum ||h_j - c||^2 at the row mean, worst over random "
           "matrices, a rank-1 matrix and w's clouds at layers 0-2", seed="0", rule="≤ 1e-12",
-          compute=lambda: max(c.mean_gradient for c in _all_checks()), accept=lambda v: v <= 1e-12, fmt=".1e",
+          compute=lambda: max(c.mean_gradient for c in _all_checks()), accept=lambda v: v <= 1e-12, fmt="residual",
           section="what-a-single-direction-can-carry"),
     Claim("S5-05", "Prop 2 (ii): |MEV − Rayleigh quotient at the top eigenvector of H^T H| (and no random "
           "direction above MEV), worst over the same clouds", seed="—", rule="≤ 1e-12",
-          compute=lambda: max(c.variational for c in _all_checks()), accept=lambda v: v <= 1e-12, fmt=".1e",
+          compute=lambda: max(c.variational for c in _all_checks()), accept=lambda v: v <= 1e-12, fmt="residual",
           section="what-a-single-direction-can-carry"),
     Claim("S5-06", "Prop 2 (iii): smallest slacks MEV − 1/r and 1 − MEV over the same clouds; |1 − MEV| for "
           "the rank-1 matrix", seed="—", rule="both slacks ≥ −1e-12; rank-1 MEV = 1 to 1e-12",
           compute=lambda: (min(c.lower_slack for c in _all_checks()), min(c.upper_slack for c in _all_checks()),
                            abs(1.0 - random_proposition2()[-1].mev)),
-          accept=lambda v: v[0] >= -1e-12 and v[1] >= -1e-12 and v[2] <= 1e-12, fmt=".2e",
+          accept=lambda v: v[0] >= -1e-12 and v[1] >= -1e-12 and v[2] <= 1e-12, fmt="residual:.2e",
           section="what-a-single-direction-can-carry"),
     Claim("S5-07", "Eckart–Young: |share of ||H||_F^2 missed by the best rank-1 fit − (1 − MEV)|, worst over "
           "the same clouds", seed="—", rule="≤ 1e-12",
-          compute=lambda: max(c.eckart_young for c in _all_checks()), accept=lambda v: v <= 1e-12, fmt=".1e",
+          compute=lambda: max(c.eckart_young for c in _all_checks()), accept=lambda v: v <= 1e-12, fmt="residual",
           section="what-a-single-direction-can-carry"),
     Claim("S5-09", "HMM encoder, w, self-similarity at layers 0 / 1 / 2 (test occurrences); judged on the "
           "book's training seed, with how many of 5 training seeds satisfy the rule (chapter 4)",

@@ -886,7 +886,7 @@ CLAIMS = (
            lambda m: m.ce["test"]["unigram"] - 1.0 - m.ce["test"]["all"], section="training-the-encoder"),
     Claim("S8-07", "Largest distance between two of kestrel's layer-0 vectors read at the window centre "
           "(every seed)", seed="0 (static)", rule="exactly 0 at every seed",
-          compute=lambda: max(m.layer0_spread for m in seeds()), accept=lambda v: v == 0.0, fmt=".1e",
+          compute=lambda: max(m.layer0_spread for m in seeds()), accept=lambda v: v == 0.0, fmt="residual",
           section="layer-0-is-static"),
     _claim("S8-14", "Leave-one-alias-out typing on encoder layer 0 (centred, static)", "0.852",
            "≤ per-alias cap + 0.005", lambda m: m.typing["0"], lambda m: m.typing["0"] <= _CAP() + 0.005,
@@ -908,7 +908,7 @@ CLAIMS = (
     Claim("S8-20", "Layer 0 on kestrel, fold by fold: every fold predicts its training majority, so a fold's "
           "accuracy is its share of that class (book seed)", seed="—",
           rule="each fold's accuracy equals its test share of the training majority (to 1e-12)",
-          compute=lambda: _folds_match(), accept=lambda v: v <= 1e-12, fmt=".1e",
+          compute=lambda: _folds_match(), accept=lambda v: v <= 1e-12, fmt="residual",
           section="the-static-fold-scoring-below-the-majority"),
     _claim("S1-04", "Five-fold accuracy typing kestrel's occurrences on encoder layers 1 / 2", "1.000",
            "≥ 0.97 at layer 1 or 2", lambda m: (m.kestrel["1"], m.kestrel["2"]),
@@ -1004,7 +1004,7 @@ CLAIMS = (
           seed="single point", rule="both 0 to 1e-12 at every seed",
           compute=lambda: max(max(abs(m.geometry["kestrel"]["0"]["self_similarity"] - 1),
                                   abs(m.geometry["kestrel"]["0"]["mev"] - 1)) for m in seeds()),
-          accept=lambda v: v <= 1e-12, fmt=".1e", section="the-geometry-of-kestrel"),
+          accept=lambda v: v <= 1e-12, fmt="residual", section="the-geometry-of-kestrel"),
     _claim("S5-22", "Filing baseline at layer 2 vs layer 1", "0.048 vs 0.320", "layer 2 < layer 1",
            lambda m: (m.geometry["kestrel"]["2"]["baseline"], m.geometry["kestrel"]["1"]["baseline"]),
            lambda m: m.geometry["kestrel"]["2"]["baseline"] < m.geometry["kestrel"]["1"]["baseline"],
@@ -1013,7 +1013,7 @@ CLAIMS = (
     Claim("S5-23", "A cloud with mean cosine near 0 that is not isotropic: 1000 vectors in 64 dimensions, half "
           "along +u and half along −u (plus unit noise): mean cosine, and MEV against the isotropic reference",
           seed="(logical)", rule="|mean cosine| ≤ 0.01 and MEV ≥ 10 × the isotropic reference",
-          compute=lambda: _two_sided_cone(), accept=lambda v: abs(v[0]) <= 0.01 and v[1] >= 10 * v[2],
+          compute=lambda: _two_sided_cone(), accept=lambda v: abs(v[0]) <= 0.01 and v[1] >= 10 * v[2], fmt=".3g",
           section="the-geometry-of-kestrel"),
     _claim("S5-24", "MEV of 1000 uniformly drawn top-layer token vectors vs the isotropic 1000 × 64 reference",
            "0.093 vs 0.0156", "≥ 2 × the finite-sample isotropic reference",

@@ -915,7 +915,7 @@ def _causal() -> dict:
                "ΔCE sense": float(t.ce_sense[i]), "its SE": float(t.ce_sense_se[i])} for i in range(len(t.seeds))]
     # CausalTest.holds' two conditions, each as its distance above its threshold (both in nats)
     margins = np.minimum(t.kl_sense - t.kl_random.max(axis=1), t.ce_sense - CAUSAL_SE * t.ce_sense_se)
-    return over_seeds(values, int(t.holds.sum()), margins=margins, fmt=".4f")
+    return over_seeds(values, int(t.holds.sum()), margins=margins, fmt=".2e", sd_fmt=".1e")
 
 
 PRESTATED = (
@@ -940,7 +940,7 @@ CLAIMS = (
           "KL from the unablated predictions against 8 equal-displacement random directions, and the change of "
           "cross-entropy against the exact posterior with its SE over sequences (5 training seeds)", seed="—",
           rule=f"KL(sense) > every random direction's KL, and ΔCE(sense) > {CAUSAL_SE:g} SE",
-          compute=_causal, accept=lambda v: True, fmt=".4f", expected="not reproduced",
+          compute=_causal, accept=lambda v: True, fmt=".2e", expected="not reproduced",
           section="do-probes-find-what-the-encoder-uses"),
     *PRESTATED,
 )

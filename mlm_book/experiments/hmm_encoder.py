@@ -332,7 +332,7 @@ def _judged(getter, rule, results=None, margin=None) -> dict:
     results = seed_evaluations() if results is None else results
     margins = None if margin is None else [margin(r) for r in results]
     return over_seeds([getter(r) for r in results], sum(bool(rule(r)) for r in results), margins=margins,
-                      fmt=".3g", sd_fmt=".2g")
+                      fmt="residual:.3g", sd_fmt=".2g")  # an identity checked at every seed (S3-25) reads as words
 
 
 # --------------------------------------------------------------------------- checks
@@ -487,7 +487,7 @@ CLAIMS = (
             rule="KL ≤ 0.06 nats and share < 3 %; Thm 1 gap ≤ 1e-10",
             getter=lambda e: {"KL": e.mean_kl, "share": e.kl_share, "Thm 1 gap": e.theorem1_gap},
             holds=lambda e: e.mean_kl <= 0.06 and e.kl_share < 0.03 and e.theorem1_gap <= 1e-10,
-            margin=lambda e: min(0.06 - e.mean_kl, 0.03 - e.kl_share), fmt=".3g",
+            margin=lambda e: min(0.06 - e.mean_kl, 0.03 - e.kl_share), fmt="residual:.3g",
             section="a-trained-encoder-against-the-exact-posterior"),
     # an entropy lies in (0, log 25) by definition, and the share's bound is S3-25's rule
     reported_value("S3-26", f"Mean entropy of the exact posterior over those positions, and KL as a share of it "
@@ -528,10 +528,10 @@ CLAIMS = (
           compute=lambda: {"autograd imports": _autograd_imports(), "gradcheck": gradient_check_result().max_error,
                            "gradcheck, padded keys": _padded_gradient_check()},
           accept=lambda v: v["autograd imports"] == 0 and max(v["gradcheck"], v["gradcheck, padded keys"]) <= 1e-6,
-          fmt=".1e", section="a-trained-encoder-against-the-exact-posterior"),
+          fmt="residual", section="a-trained-encoder-against-the-exact-posterior"),
     Claim("S10-13", "Encoder tests: gradient vs central differences; selected-rows loss vs full forward; faster MLP "
           "backward vs the reference", seed="—", rule="≤ 1e-6; ≤ 1e-12; ≤ 1e-12",
           compute=_test_checks,
           accept=lambda v: v["gradient rel. error"] <= 1e-6 and v["selected-rows loss gap"] <= 1e-12
-          and v["MLP backward gap"] <= 1e-12, fmt=".1e", section="a-trained-encoder-against-the-exact-posterior"),
+          and v["MLP backward gap"] <= 1e-12, fmt="residual", section="a-trained-encoder-against-the-exact-posterior"),
 )
