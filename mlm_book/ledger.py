@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from mlm_book.report import ROUNDING, residual
 from mlm_book.validation import (
     as_float_array,
     check_bool,
@@ -50,10 +51,20 @@ _ID_PATTERN = re.compile(r"^(?:S(\d+)-(W?\d+)|D-(\d+)|Q(\d+[a-z]?))$")
 _D_SECTION = 100
 #: Where the open questions' Q claims sort: after the D claims.
 _Q_SECTION = 101
+# A heading's anchor as the site's table of contents writes it (mkdocs' slugify: lower case, word characters, and
+# single hyphens where the heading had spaces or hyphens)
+_SECTION_PATTERN = re.compile(r"[a-z0-9_]+(?:-[a-z0-9_]+)*")
 
 
 def format_value(value: Any, fmt: str = ".3f") -> str:
     """Render a claim's value: numbers with ``fmt``, sequences and mappings element-wise.
+
+    ``fmt`` is a format specification for numbers, or ``"residual"`` for a value whose
+    numbers should be zero up to floating-point rounding (an identity's error, the gap
+    between two exact computations): each then reads ``"0 exactly"`` or ``"0 to rounding"``
+    below [`ROUNDING`][mlm_book.report.ROUNDING] and is a number (``".1e"``) above it, so
+    that a real error shows. ``"residual:.3g"`` formats the numbers above ``ROUNDING`` with
+    ``".3g"``, for a value that sets such a residual beside real quantities.
 
     Raises
     ------
@@ -71,6 +82,8 @@ def format_value(value: Any, fmt: str = ".3f") -> str:
     'mask 0.02, kept max 0.04'
     >>> format_value((1e-14, 3), ".1e")
     '1.0e-14 / 3'
+    >>> format_value({"shrinkage": 0.0, "brute force": 9.4e-16, "context": 0.0822}, "residual:.2g")
+    'shrinkage 0 exactly, brute force 0 to rounding, context 0.082'
     >>> format_value(True)
     'yes'
     """
@@ -78,16 +91,31 @@ def format_value(value: Any, fmt: str = ".3f") -> str:
     return _format(value, fmt)
 
 
+def _residual_spec(fmt: str) -> str | None:
+    """The number format of a ``"residual"`` format (``".1e"``, or what follows ``"residual:"``); None for another."""
+    if fmt == "residual":
+        return ".1e"
+    return fmt[len("residual:"):] if fmt.startswith("residual:") else None
+
+
 def _check_fmt(fmt) -> str:
     if not isinstance(fmt, str):
         raise TypeError(f"fmt must be a format specification (str) such as '.3f', got {type(fmt).__name__}")
-    for number in (0.5, 1):  # "d" formats the integer counts some claims report
+    spec = _residual_spec(fmt)
+    for number in (0.5,) if spec is not None else (0.5, 1):  # "d" formats the integer counts some claims report
         try:
-            format(number, fmt)
+            format(number, fmt if spec is None else spec)
             return fmt
         except ValueError:
             pass
-    raise ValueError(f"fmt must be a format specification for numbers such as '.3f' or 'd', got {fmt!r}")
+    raise ValueError(f"fmt must be a format specification for numbers such as '.3f', 'd' or 'residual:.2e', "
+                     f"got {fmt!r}")
+
+
+def _number(value: float, fmt: str) -> str:
+    """One float as ``fmt`` prints it (a ``"residual"`` format in words below ROUNDING)."""
+    spec = _residual_spec(fmt)
+    return format(value, fmt) if spec is None else residual(value, spec)
 
 
 def _format(value: Any, fmt: str) -> str:
@@ -97,7 +125,7 @@ def _format(value: Any, fmt: str) -> str:
         return str(value)
     if isinstance(value, float):
         try:
-            return format(value, fmt)
+            return _number(value, fmt)
         except ValueError:  # an integer-only spec such as "d"
             raise ValueError(f"fmt {fmt!r} cannot format the float {value!r}") from None
     if isinstance(value, Mapping):
@@ -105,7 +133,7 @@ def _format(value: Any, fmt: str) -> str:
     if isinstance(value, (tuple, list)):
         return " / ".join(_format(item, fmt) for item in value)
     try:
-        return format(float(value), fmt)
+        return _number(float(value), fmt)
     except (TypeError, ValueError):
         return str(value)
 
@@ -139,7 +167,10 @@ def over_seeds(values, holding: int | None = None, *, margins=None, fmt: str = "
         Formats of the means and of the standard deviations (default ``fmt``), float format
         specifications with width and precision at most 100 (see
         [`check_format`][mlm_book.validation.check_format]). A quantity that prints the same at
-        every seed shows as ``"x at every seed"``, not as a band of width zero.
+        every seed shows as ``"x at every seed"``, not as a band of width zero. ``fmt`` may be
+        ``"residual:<spec>"`` (see [`format_value`][mlm_book.ledger.format_value]): a quantity
+        that is zero up to rounding at every seed then reads ``"0 to rounding at every seed"``,
+        and the others are formatted with ``<spec>``.
 
     Raises
     ------
@@ -161,6 +192,11 @@ def over_seeds(values, holding: int | None = None, *, margins=None, fmt: str = "
     Traceback (most recent call last):
     ...
     ValueError: holding is 3, but 2 of the 3 margins are non-negative: the rule and its margins disagree
+
+    An identity checked at each seed beside a learned number:
+
+    >>> over_seeds([(0.0187, 9.3e-16), (0.0312, 8.9e-16)], 2, fmt="residual:.3g")["mean ± sd"]
+    '0.025 ± 0.00884 / 0 to rounding at every seed'
     """
     values = check_sequence(values, "values")
     if len(values) < 2:
@@ -173,8 +209,11 @@ def over_seeds(values, holding: int | None = None, *, margins=None, fmt: str = "
                         "seed") from None
     if columns.ndim != 2 or not np.all(np.isfinite(columns)):
         raise ValueError("values must hold finite numbers, alike at every seed")
-    sd_fmt = fmt if sd_fmt is None else sd_fmt
-    check_format(fmt, "fmt")
+    if not isinstance(fmt, str):
+        raise TypeError(f"fmt must be a format specification (str) such as '.3f', got {type(fmt).__name__}")
+    spec = _residual_spec(fmt)
+    sd_fmt = (fmt if spec is None else spec) if sd_fmt is None else sd_fmt
+    check_format(fmt if spec is None else spec, "fmt")
     check_format(sd_fmt, "sd_fmt")
     if margins is not None:
         margins = as_float_array(margins, "margins")
@@ -199,6 +238,11 @@ def over_seeds(values, holding: int | None = None, *, margins=None, fmt: str = "
 
 
 def _spread(column: np.ndarray, fmt: str, sd_fmt: str) -> str:
+    spec = _residual_spec(fmt)
+    if spec is not None:
+        if np.all(np.abs(column) < ROUNDING):  # zero up to rounding at every seed: words, not a band
+            return f"{'0 exactly' if np.all(column == 0) else '0 to rounding'} at every seed"
+        fmt = spec
     if len({f"{value:{fmt}}" for value in column}) == 1:  # a band of zero width says less than the words do
         return f"{column[0]:{fmt}} at every seed"
     return f"{column.mean():{fmt}} ± {column.std(ddof=1):{sd_fmt}}"
@@ -275,14 +319,23 @@ class Claim:
         compared with, a probability that is in (0, 1) by definition). It always passes, gets
         no verdict, and is counted apart from the claims. Build one with
         [`reported_value`][mlm_book.ledger.reported_value].
+    section : str, optional
+        Where the book makes the claim: the anchor of the heading, on the page of the chapter
+        that declares it (or the lab's page), of the section that shows its number or states
+        it, as the site writes it: the heading's text in lower case, with characters other than
+        letters, digits, underscores, spaces and hyphens removed and each run of spaces and
+        hyphens made one hyphen (``"## Corollary 1: the static cap"`` gives
+        ``"corollary-1-the-static-cap"``). The Claims page links the claim's row there.
 
     Raises
     ------
     TypeError
-        If a text field or ``fmt`` is not a string, or ``compute`` or ``accept`` is not callable.
+        If a text field or ``fmt`` is not a string, ``section`` is neither None nor a string,
+        or ``compute`` or ``accept`` is not callable.
     ValueError
-        If ``id`` does not look like ``"S2-16"``, ``fmt`` formats no number, or ``expected``
-        is not one of [`VERDICTS`][mlm_book.ledger.VERDICTS].
+        If ``id`` does not look like ``"S2-16"``, ``fmt`` formats no number, ``expected``
+        is not one of [`VERDICTS`][mlm_book.ledger.VERDICTS], or ``section`` is not an anchor
+        (lower-case letters, digits and underscores in runs joined by single hyphens).
 
     Examples
     --------
@@ -292,7 +345,8 @@ class Claim:
     >>> from mlm_book.pmi import static_cap
     >>> hmm = default_hmm()
     >>> cap = Claim("S2-16", "Static cap for w on the HMM", seed="0.509", rule="in [0.504, 0.514]",
-    ...             compute=lambda: static_cap(hmm), accept=lambda value: 0.504 <= value <= 0.514)
+    ...             compute=lambda: static_cap(hmm), accept=lambda value: 0.504 <= value <= 0.514,
+    ...             section="corollary-1-the-static-cap")
     >>> cap.sort_key
     (2, 16, '16')
     >>> [(result.claim.id, result.book, result.passed) for result in verify(only="S2-16", claims=[cap])]
@@ -325,6 +379,7 @@ class Claim:
     fmt: str = ".3f"
     expected: str | None = None
     reported: bool = False
+    section: str | None = None
 
     def __post_init__(self):
         for name in ("id", "quantity", "seed", "rule"):
@@ -342,6 +397,12 @@ class Claim:
         check_bool(self.reported, "reported")
         if self.reported and self.expected is not None:
             raise ValueError("a reported value has no rule, so it cannot state an expected verdict")
+        if self.section is not None:
+            if not isinstance(self.section, str):
+                raise TypeError(f"section must be None or a heading's anchor (str), got {type(self.section).__name__}")
+            if not _SECTION_PATTERN.fullmatch(self.section):
+                raise ValueError(f"section must be a heading's anchor such as 'corollary-1-the-static-cap' (lower-case "
+                                 f"letters, digits and underscores joined by single hyphens), got {self.section!r:.80}")
 
     @property
     def sort_key(self) -> tuple[int, int, str]:
@@ -409,10 +470,11 @@ def _no_rule(value) -> bool:
 
 
 def reported_value(id: str, quantity: str, seed: str, compute: Callable[[], Any], fmt: str = ".3f", *,
-                   why: str = "any rule would hold by construction") -> Claim:
+                   why: str = "any rule would hold by construction", section: str | None = None) -> Claim:
     """A number the book states beside the published one, with no rule (see ``Claim.reported``).
 
-    ``why`` says why no rule is given (the Claims page shows it as the rule).
+    ``why`` says why no rule is given (the Claims page shows it as the rule); ``section`` is
+    where the book shows the number (see [`Claim`][mlm_book.ledger.Claim]).
 
     Examples
     --------
@@ -424,7 +486,7 @@ def reported_value(id: str, quantity: str, seed: str, compute: Callable[[], Any]
     if not isinstance(why, str) or not why:
         raise TypeError(f"why must be a non-empty str, got {why!r:.60}")
     return Claim(id, quantity, seed, f"reported, no rule: {why}", compute=compute, accept=_no_rule, fmt=fmt,
-                 reported=True)
+                 reported=True, section=section)
 
 
 def _check_finite_value(value, depth: int = 0) -> None:
@@ -756,7 +818,7 @@ def verdict_text(counts: Mapping[str, int]) -> str:
     return ", ".join(parts) or "none"
 
 
-def to_html(results: Iterable[ClaimResult], claims_page: str | None = None) -> str:
+def to_html(results: Iterable[ClaimResult], claims_page: str | None = None, chapter_page: str | None = None) -> str:
     """An HTML table of results: claim, quantity, reference, book, rule, verdict.
 
     The texts' plain-text math is typeset (see [`typeset`][mlm_book.ledger.typeset]); a value
@@ -769,14 +831,20 @@ def to_html(results: Iterable[ClaimResult], claims_page: str | None = None) -> s
     claims_page : str, optional
         URL of the Claims page. Given, each id links to its row there; omitted, each row
         carries its id as an HTML ``id``, so that such links land on it.
+    chapter_page : str, optional
+        URL of the page that makes the claims (their chapter's, or the lab's), for a table
+        without ``claims_page``. Given, each id links to its claim's section there
+        ([`Claim.section`][mlm_book.ledger.Claim]), or to the page itself for a claim
+        without one.
 
     Raises
     ------
     TypeError
-        If ``results`` is not a sequence of [`ClaimResult`][mlm_book.ledger.ClaimResult] or
-        ``claims_page`` is neither None nor a string.
+        If ``results`` is not a sequence of [`ClaimResult`][mlm_book.ledger.ClaimResult], or
+        ``claims_page`` or ``chapter_page`` is neither None nor a string.
     ValueError
-        If ``claims_page`` is empty.
+        If ``claims_page`` or ``chapter_page`` is empty, or both are given (an id links to
+        one place).
 
     Examples
     --------
@@ -785,22 +853,32 @@ def to_html(results: Iterable[ClaimResult], claims_page: str | None = None) -> s
     True
     >>> 'href="claims.html#S2-16"' in to_html(results, claims_page="claims.html")
     True
+    >>> print(to_html(results, chapter_page="chapters/01_static_vectors.html").split("<tbody>")[1].split("</td>")[0])
+    <tr id="S2-16"><td><a href="chapters/01_static_vectors.html#corollary-1-the-static-cap" title="Where the book makes claim S2-16">S2-16</a>
     >>> "max<sub>k</sub> π<sub>k</sub>" in to_html(results)
     True
     """
     results = _results(results)
     if claims_page is not None:
         _check_page(claims_page)
+    if chapter_page is not None:
+        _check_page(chapter_page, "chapter_page")
+        if claims_page is not None:
+            raise ValueError("give claims_page or chapter_page, not both: a claim's id links to one place")
     rows = ["<table><thead><tr><th>claim</th><th>quantity</th><th>reference</th><th>book</th><th>rule</th>"
             "<th>verdict</th></tr></thead><tbody>"]
     for result in results:
         claim = result.claim
         book = html.escape(result.book) if result.error else _value_html(result.value, claim.fmt)
         cells = [typeset(claim.quantity), typeset(claim.seed), book, typeset(claim.rule), html.escape(_verdict(result))]
-        if claims_page is None:
-            row, first = f'<tr id="{claim.id}">', f"<td>{claim.id}</td>"
-        else:
+        if claims_page is not None:
             row, first = "<tr>", f'<td><a href="{html.escape(claims_page)}#{claim.id}">{claim.id}</a></td>'
+        elif chapter_page is not None:
+            target = html.escape(chapter_page) + (f"#{claim.section}" if claim.section else "")
+            row = f'<tr id="{claim.id}">'
+            first = f'<td><a href="{target}" title="Where the book makes claim {claim.id}">{claim.id}</a></td>'
+        else:
+            row, first = f'<tr id="{claim.id}">', f"<td>{claim.id}</td>"
         rows.append(row + first + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>")
     rows.append("</tbody></table>")
     return "".join(rows)
@@ -876,12 +954,12 @@ def chapter_summary(results: Iterable[ClaimResult], claims_page: str = "../claim
     return ChapterSummary(results, claims_page)
 
 
-def _check_page(claims_page) -> str:
-    if not isinstance(claims_page, str):
-        raise TypeError(f"claims_page must be a URL string, got {type(claims_page).__name__}")
-    if not claims_page:
-        raise ValueError("claims_page must be a non-empty URL string")
-    return claims_page
+def _check_page(page, name: str = "claims_page") -> str:
+    if not isinstance(page, str):
+        raise TypeError(f"{name} must be a URL string, got {type(page).__name__}")
+    if not page:
+        raise ValueError(f"{name} must be a non-empty URL string")
+    return page
 
 
 def to_text(results: Iterable[ClaimResult], wide: bool = False) -> str:

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mlm_book.validation import as_float_array, check_bool, check_format, check_sequence
+from mlm_book.validation import as_float_array, check_bool, check_format, check_real, check_sequence
 
-__all__ = ["Markdown", "table", "ROUNDING", "seed_band", "seed_words", "Answer", "answer"]
+__all__ = ["Markdown", "table", "ROUNDING", "residual", "seed_band", "seed_words", "Answer", "answer"]
 
 
 class Markdown(str):
@@ -60,15 +60,50 @@ ROUNDING = 1e-12
 """Below this size a number in a ``"residual"`` column is rounding, and the table says so in words."""
 
 
-def _residual(value: float) -> str:
+def _residual_format(fmt: str) -> str | None:
+    """The number format of a ``"residual"`` format (``".1e"``, or what follows ``"residual:"``); None for another."""
+    if fmt == "residual":
+        return ".1e"
+    return fmt[len("residual:"):] if fmt.startswith("residual:") else None
+
+
+def residual(value, fmt: str = ".1e") -> str:
+    """A number that should be zero up to floating-point rounding, in words when it is.
+
+    An identity's error or the gap between two exact computations prints as ``"0 exactly"``
+    when it is zero and ``"0 to rounding"`` below [`ROUNDING`][mlm_book.report.ROUNDING];
+    anything larger is a number, formatted with ``fmt``, so that a real error shows.
+
+    Parameters
+    ----------
+    value : float
+        A finite number.
+    fmt : str
+        The format of a number at or above ``ROUNDING`` (a float format specification).
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a real number or ``fmt`` is not a str.
+    ValueError
+        If ``value`` is NaN or infinite, or ``fmt`` cannot format a float.
+
+    Examples
+    --------
+    >>> residual(0.0), residual(-2.2e-16), residual(3e-9), residual(5.8e-5, ".2e")
+    ('0 exactly', '0 to rounding', '3.0e-09', '5.80e-05')
+    """
+    value = check_real(value, "value")
+    fmt = check_format(fmt, "fmt")
     if value == 0:
         return "0 exactly"
-    return "0 to rounding" if abs(value) < ROUNDING else format(value, ".1e")
+    return "0 to rounding" if abs(value) < ROUNDING else format(value, fmt)
 
 
 def _cell(value, fmt: str | None) -> str:
     if fmt is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
-        text = _residual(float(value)) if fmt == "residual" else format(value, fmt)
+        spec = _residual_format(fmt)
+        text = residual(float(value), spec) if spec is not None else format(value, fmt)
     else:
         text = str(value)
     return text.replace("|", "\\|").replace("\n", " ")
@@ -86,7 +121,8 @@ def table(header: Sequence[str], rows: Sequence[Sequence], formats: Sequence[str
     formats : sequence of (str or None), optional
         A format spec per column for numbers (``".3f"``, ``".1e"``); ``None`` uses ``str``.
         ``"residual"`` is for a check that should come out zero: ``"0 exactly"``, ``"0 to
-        rounding"`` below [`ROUNDING`][mlm_book.report.ROUNDING], else the number as ``".1e"``.
+        rounding"`` below [`ROUNDING`][mlm_book.report.ROUNDING], else the number as ``".1e"``
+        (``"residual:.2e"``: as ``".2e"``); see [`residual`][mlm_book.report.residual].
 
     Returns
     -------
@@ -108,6 +144,9 @@ def table(header: Sequence[str], rows: Sequence[Sequence], formats: Sequence[str
     >>> print(table(["check", "largest difference"], [["a", 0.0], ["b", 2.2e-16], ["c", 3e-9]],
     ...             formats=[None, "residual"]).splitlines()[2:])
     ['| a | 0 exactly |', '| b | 0 to rounding |', '| c | 3.0e-09 |']
+    >>> print(table(["cycles", "median abs(δ)"], [["compatible", 2.2e-16], ["not", 1.32e-5]],
+    ...             formats=[None, "residual:.2e"]).splitlines()[2:])
+    ['| compatible | 0 to rounding |', '| not | 1.32e-05 |']
     """
     header = [str(title) for title in check_sequence(header, "header")]
     if not header:

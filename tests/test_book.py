@@ -64,6 +64,11 @@ def test_the_claims_page_shows_every_claim_passing_grouped_by_chapter(site):
     html = _page(site, "claims.md").read_text(encoding="utf-8")
     claims = ledger.all_claims()
     assert all(f'<tr id="{claim.id}">' in html for claim in claims)
+    # each row's id links to the section of its chapter (or of the lab) that makes the claim; the link checker of
+    # test_site.py checks that the anchors exist
+    links = dict(re.findall(r'<tr id="([^"]+)"><td><a href="([^"]+)"', html))
+    assert all(re.fullmatch(r"(chapters/\d\d_\w+|lab)\.html" + (f"#{claim.section}" if claim.section else ""),
+                            links.get(claim.id, "")) for claim in claims), links
     assert "FAIL" not in html.split('<dl class="claims-legend">')[1].split("</dl>")[1]  # the legend names it
     # the verdicts are totalled on top, and the totals count every stated verdict
     counts = re.search(r"<strong>\d+ of (\d+) claims pass:</strong> (\d+) reproduced, (\d+) seed-dependent, "

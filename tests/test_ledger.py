@@ -1,7 +1,13 @@
 """The claims ledger and the ``mlm-book verify`` command."""
 
+import ast
+import re
+import unicodedata
+from pathlib import Path
+
 import pytest
 
+from conftest import ROOT
 from mlm_book import cli, ledger
 from mlm_book.ledger import Claim
 
@@ -169,3 +175,124 @@ def test_cache_prune_removes_only_the_entries_of_declared_artefacts_that_nothing
     assert "removed 1 entries" in capsys.readouterr().out
     assert cache.load(entry(2)) is None and cache.load(entry(1)) is not None
     assert cache.load(cache.entry_for("other", {}, ["code"])) is not None
+
+
+def test_a_claims_section_is_the_anchor_of_a_heading():
+    claim = Claim("S1-01", "q", "1", "r", compute=lambda: 1.0, accept=bool, section="corollary-1-the-static-cap")
+    assert claim.section == "corollary-1-the-static-cap" and _claim("S1-02", 1.0, bool).section is None
+    reported = ledger.reported_value("S1-03", "q", "1", lambda: 1.0, section="the-ising-chain")
+    assert reported.reported and reported.section == "the-ising-chain"
+    with pytest.raises(TypeError, match="section"):
+        Claim("S1-01", "q", "1", "r", compute=lambda: 1.0, accept=bool, section=3)
+    for bad in ("", "Corollary 1", "corollary--1", "-the-cap", "the-cap-", "#the-cap", "the cap", "théorème"):
+        with pytest.raises(ValueError, match="section"):
+            Claim("S1-01", "q", "1", "r", compute=lambda: 1.0, accept=bool, section=bad)
+
+
+def test_each_id_links_to_its_claims_section_on_the_page_that_makes_it():
+    placed = Claim("S1-01", "q", "1", "r", compute=lambda: 1.0, accept=bool, section="the-ising-chain")
+    unplaced = _claim("S1-02", 1.0, bool)
+    results = ledger.verify(claims=[placed, unplaced])
+    table = ledger.to_html(results, chapter_page="chapters/03_pseudo_likelihood.html")
+    # each row keeps its anchor (the chapters' summaries link to it) and its id links to the section
+    assert '<tr id="S1-01"><td><a href="chapters/03_pseudo_likelihood.html#the-ising-chain"' in table
+    assert '<tr id="S1-02"><td><a href="chapters/03_pseudo_likelihood.html" ' in table  # no section: the page
+    assert "#the-ising-chain" not in ledger.to_html(results) and '<tr id="S1-01"><td>S1-01</td>' in ledger.to_html(results)
+    with pytest.raises(ValueError, match="not both"):
+        ledger.to_html(results, claims_page="../claims.html", chapter_page="03_pseudo_likelihood.html")
+    with pytest.raises(ValueError, match="chapter_page"):
+        ledger.to_html(results, chapter_page="")
+    with pytest.raises(TypeError, match="chapter_page"):
+        ledger.to_html(results, chapter_page=3)
+
+
+def _anchor(heading: str) -> str:
+    """A heading's anchor as the site writes it: Python-Markdown's toc slugify (mkdocs' default, which
+    mkdocs-jupyter's heading ids follow) of the heading's text, its inline markup dropped."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading)  # a link keeps its text
+    text = re.sub(r"[*`]", "", text)  # emphasis and code marks
+    text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    text = re.sub(r"[^\w\s-]", "", text).strip().lower()
+    return re.sub(r"[-\s]+", "-", text)
+
+
+def _headings(path: Path) -> list[str]:
+    """The headings (levels 1 to 3) of a page's source: a chapter's Jupytext script (in its Markdown cells) or a
+    Markdown page, fenced code left out."""
+    script = path.suffix == ".py"
+    headings, markdown, fenced = [], not script, False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if script:
+            if line.startswith("# %%"):
+                markdown, fenced = "[markdown]" in line, False
+                continue
+            if not markdown or not (line == "#" or line.startswith("# ")):
+                continue
+            line = line[2:]
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif not fenced and (found := re.match(r"(#{1,3}) (.+)", line)):
+            headings.append(found.group(2).strip())
+    return headings
+
+
+def _page_of_module(module: str) -> Path:
+    """The page whose claims a module of mlm_book.experiments declares, as the Claims page groups them."""
+    hook = ast.parse((ROOT / "docs/hooks/claims.py").read_text(encoding="utf-8"))
+    chapters = next(ast.literal_eval(node.value) for node in hook.body if isinstance(node, ast.Assign)
+                    and any(getattr(target, "id", None) == "MODULE_CHAPTERS" for target in node.targets))
+    found = re.match(r"ch(\d\d)_", module)
+    chapter = int(found.group(1)) if found else chapters[module]
+    if chapter == "lab":
+        return ROOT / "docs/lab.md"
+    (script,) = (ROOT / "chapters").glob(f"{chapter:02d}_*.py")
+    return script
+
+
+def test_the_anchors_follow_pythons_markdown():
+    assert _anchor("The static fold: scoring below the majority") == "the-static-fold-scoring-below-the-majority"
+    assert _anchor("The geometry of *kestrel*") == "the-geometry-of-kestrel"
+    assert _anchor("Chapter 2 — The masked-LM objective") == "chapter-2-the-masked-lm-objective"
+    assert _anchor("BERT's own count") == "berts-own-count"
+    toc = pytest.importorskip("markdown.extensions.toc")
+    for page in [*(ROOT / "chapters").glob("[0-9][0-9]_*.py"), ROOT / "docs/lab.md"]:
+        for heading in _headings(page):
+            assert _anchor(heading) == toc.slugify(re.sub(r"[*`]", "", heading), "-"), heading
+
+
+def test_every_claim_names_a_section_of_the_page_that_makes_it():
+    """Each claim's section is the anchor of one heading of its chapter's script (or the lab's page), so that the
+    Claims page's link lands on it; the site's link checker checks the built links again."""
+    modules = ledger.claim_modules()
+    anchors = {}
+    wrong = []
+    for claim in ledger.all_claims():
+        page = _page_of_module(modules[claim.id])
+        if page not in anchors:
+            anchors[page] = [_anchor(heading) for heading in _headings(page)]
+        section = claim.section
+        if section is None:
+            wrong.append(f"{claim.id}: no section")
+        elif anchors[page].count(section) != 1:
+            wrong.append(f"{claim.id}: {section!r} is {'not' if section not in anchors[page] else 'not only'} a "
+                         f"heading of {page.relative_to(ROOT)}")
+    assert not wrong, "\n".join(wrong)
+    assert len({page for page in anchors}) >= 12  # every chapter and the lab
+
+
+def test_a_residual_format_prints_rounding_in_words_and_keeps_real_numbers():
+    assert ledger.format_value((0.0, 2.2e-16, 3e-9), "residual") == "0 exactly / 0 to rounding / 3.0e-09"
+    assert ledger.format_value({"gap": 5.6e-16, "kl": 0.00224}, "residual:.2e") == "gap 0 to rounding, kl 2.24e-03"
+    assert ledger.format_value((1e-14, 3), ".1e") == "1.0e-14 / 3"  # another format leaves a tiny number alone
+    claim = Claim("S1-01", "q", "1", "r", compute=lambda: 4.4e-16, accept=lambda v: v <= 1e-12, fmt="residual")
+    assert ledger.verify(claims=[claim])[0].book == "0 to rounding"
+    for bad in ("residual:d", "residual:x", "residuals"):
+        with pytest.raises(ValueError, match="fmt"):
+            ledger.format_value(0.5, bad)
+    # over seeds: a quantity at rounding at every seed reads as words, a mix of zeros and rounding too
+    value = ledger.over_seeds([(0.02, 9.3e-16), (0.03, 0.0), (0.025, -1e-16)], 3, fmt="residual:.3g")
+    assert value["mean ± sd"] == "0.025 ± 0.005 / 0 to rounding at every seed"
+    assert ledger.over_seeds([0.0, 0.0], 2, fmt="residual")["mean ± sd"] == "0 exactly at every seed"
+    assert ledger.over_seeds([1e-3, 3e-3], 2, fmt="residual:.1e")["mean ± sd"] == "2.0e-03 ± 1.4e-03"
+    with pytest.raises(ValueError, match="fmt"):
+        ledger.over_seeds([0.5, 0.7], 1, fmt="residual:d")

@@ -189,3 +189,17 @@ def test_every_text_of_the_diagram_is_at_least_the_minimum_size():
     sizes = np.array([text.get_fontsize() for text in fig.axes[0].texts])
     assert sizes.min() >= figures.MIN_FONT_SIZE
     matplotlib.pyplot.close(fig)
+
+
+def test_a_residual_column_writes_rounding_in_words_and_real_numbers_in_its_format():
+    from mlm_book import report
+
+    rows = [["exact", 0.0], ["rounding", -4.4e-16], ["real", 5.8e-5]]
+    assert [line.split(" | ")[1].rstrip(" |") for line in report.table(["case", "gap"], rows, [None, "residual"])
+            .splitlines()[2:]] == ["0 exactly", "0 to rounding", "5.8e-05"]
+    assert report.table(["case", "gap"], rows, [None, "residual:.3e"]).splitlines()[-1] == "| real | 5.800e-05 |"
+    assert report.residual(report.ROUNDING) == "1.0e-12"  # ROUNDING itself is a number
+    with pytest.raises(ValueError, match="value"):
+        report.residual(float("nan"))
+    with pytest.raises(ValueError, match="fmt"):
+        report.residual(0.5, "d")

@@ -3,7 +3,8 @@
 The page shows the same claims as ``mlm-book verify``: every registered claim recomputed
 by the package during this build, with the reference text's value, the book's value, the
 rule and the verdict. Each row carries its claim's id as an anchor, which the chapters'
-claims summaries link to.
+claims summaries link to, and the id links to the section of the chapter (or of the lab) that
+makes the claim (``Claim.section``).
 
 The claims are recomputed in a process of their own that starts when the files are collected,
 so that they are judged while the chapters execute and the pages render (a thread of this
@@ -33,10 +34,11 @@ Every claim the book makes about a number, recomputed by the package while this 
 and judged by a rule fixed before the number was seen. *reference* is the published value it
 is compared with, where there is one (see [Sources and references](references.md)); *book* is
 what `mlm_book` computes here; *rule* is the acceptance rule. The claims are grouped by the
-chapter that makes them, and each chapter ends with a summary of its own that links here. An id
-that begins with S follows the sections of the page the book reproduces; D marks a further
-concept the book states its own rule for, and Q an open question it answers by experiment. The
-same table prints with `mlm-book verify`, which exits non-zero if any claim fails.
+chapter that makes them, and each chapter ends with a summary of its own that links here; a
+claim's id links to the section of its chapter that makes it. An id that begins with S follows
+the sections of the page the book reproduces; D marks a further concept the book states its own
+rule for, and Q an open question it answers by experiment. The same table prints with
+`mlm-book verify`, which exits non-zero if any claim fails.
 
 """
 
@@ -67,18 +69,27 @@ def on_config(config):
 log = logging.getLogger("mkdocs.hooks.claims")
 _state: dict = {}
 
+# Where the claims of a module of mlm_book.experiments belong when its name does not say: a module chNN_* belongs
+# to chapter NN, and a new module of another name must be added here (tests/test_ledger.py reads this too).
+MODULE_CHAPTERS = {"hmm_encoder": 2, "lab_figures": "lab"}
 
 # Run in a process of its own: every claim judged, grouped by the chapter whose module declares it, and
-# printed as each group's tables and counts (JSON on the last line).
+# printed as each group's tables and counts (JSON on the last line). Its argument (JSON) gives MODULE_CHAPTERS and
+# each group's page, where each row's id links to the section that makes its claim.
 JUDGE = """
-import json, re
+import json, re, sys
 from mlm_book import ledger
+
+given = json.loads(sys.argv[1])
 
 def chapter(module):
     found = re.match(r"ch(\\d\\d)_", module)
     if found:
         return int(found.group(1))
-    return {"hmm_encoder": 2, "lab_figures": "lab"}[module]  # a new module must say where its claims belong
+    return given["chapters"][module]  # a new module must say where its claims belong (MODULE_CHAPTERS)
+
+def page_of(key):
+    return given["pages"][str(key)]
 
 results = ledger.verify()
 modules = ledger.claim_modules()
@@ -93,8 +104,8 @@ for key in sorted(groups, key=lambda key: (isinstance(key, str), str(key).zfill(
     reported = [result for result in group if result.claim.reported]
     page.append({"chapter": key, "counts": ledger.verdict_counts(group),
                  "text": ledger.verdict_text(ledger.verdict_counts(group)),
-                 "claims": ledger.to_html(claims) if claims else "",
-                 "reported": ledger.to_html(reported) if reported else ""})
+                 "claims": ledger.to_html(claims, chapter_page=page_of(key)) if claims else "",
+                 "reported": ledger.to_html(reported, chapter_page=page_of(key)) if reported else ""})
 print(json.dumps({"groups": page, "counts": ledger.verdict_counts(results),
                   "text": ledger.verdict_text(ledger.verdict_counts(results)),
                   "passed": sum(result.passed for result in judged), "judged": len(judged),
@@ -110,6 +121,13 @@ def _chapter_heading(key, root: Path) -> tuple[str, str]:
     title = next(line[4:].strip() for line in script.read_text(encoding="utf-8").splitlines()
                  if line.startswith("# # "))
     return title, f"chapters/{script.name}"
+
+
+def _pages(root: Path) -> dict[str, str]:
+    """Each group's page as the built site names it, from the Claims page: every chapter's, and the lab's."""
+    pages = {str(int(script.name[:2])): f"chapters/{script.stem}.html"
+             for script in (root / "chapters").glob("[0-9][0-9]_*.py")}
+    return {**pages, "lab": "lab.html"}
 
 
 def _judged() -> dict:
@@ -132,7 +150,8 @@ def on_files(files, config):
     artefacts.build(artefacts.missing())
     _state.clear()
     _state["start"] = time.perf_counter()
-    _state["process"] = subprocess.Popen([sys.executable, "-c", JUDGE], stdout=subprocess.PIPE,
+    given = {"chapters": MODULE_CHAPTERS, "pages": _pages(Path(config["config_file_path"]).parent)}
+    _state["process"] = subprocess.Popen([sys.executable, "-c", JUDGE, json.dumps(given)], stdout=subprocess.PIPE,
                                          stderr=subprocess.PIPE, text=True)
     files.append(File.generated(config, "claims.md", content="# Claims\n"))
     return files

@@ -1261,11 +1261,12 @@ CLAIMS = (
           compute=lambda: {"column_sum_error": _column_sums(), "chi2_p": chi_square_check().p_value,
                            "min_expected": chi_square_check().min_expected},
           accept=lambda v: v["column_sum_error"] <= 1e-15 and v["chi2_p"] > 1e-3 and v["min_expected"] >= 5,
-          fmt=".3g"),
+          fmt=".3g", section="the-corruption-channel"),
     Claim("S3-02", "BERT's settings as the channel's defaults: ρ and (m, r, κ)", seed="ρ = 0.15, (0.8, 0.1, 0.1)",
           rule="CITED; defaults equal ρ = 0.15, m = 0.8, r = 0.1, κ = 0.1",
           compute=lambda: {k: v for k, v in _bert_defaults().items() if not k.startswith("count")},
-          accept=lambda v: v == {"rho": 0.15, "mask": 0.8, "random": 0.1, "keep": 0.1}, fmt=".2f"),
+          accept=lambda v: v == {"rho": 0.15, "mask": 0.8, "random": 0.1, "keep": 0.1}, fmt=".2f",
+          section="the-corruption-channel"),
     Claim("S3-03", "Fixed count. The book's channel: max(1, round(0.15 n)) of a sequence's n positions (n = 3, 24, "
           "32). BERT's create_pretraining_data.py: min(max_predictions_per_seq, max(1, round(0.15 len(tokens)))), "
           "len(tokens) = n + 3 for its [CLS] A [SEP] B [SEP] inputs (n + 2 for one segment), the specials never "
@@ -1274,7 +1275,7 @@ CLAIMS = (
           "selects exactly 4 in every row at n = 24; BERT's count differs from the book's at exactly n = 7-9, "
           "14-16, 21-23, 28-30 for n ≤ 32 (sentence pairs; one segment: 8, 9, 15, 16, 22, 23, 29, 30); at 128 "
           "tokens (125 content + 3, or 126 + 2) BERT's count is round(19.2) = 19, under the cap",
-          compute=_count_check, accept=_count_check_ok),
+          compute=_count_check, accept=_count_check_ok, section="berts-own-count"),
     Claim("S3-04", "Thm 1's identity holds under fixed-count selection (length 3, ρ = 0.15, exact table); "
           "Thm 2's closed form is exact under independence but not under fixed count", seed="—",
           rule="fixed-count Thm 1 gap ≤ 1e-12; closed form vs exact: ≤ 1e-12 (independent), E KL > 1e-3 (fixed)",
@@ -1282,36 +1283,41 @@ CLAIMS = (
                            "closed_vs_exact_indep": dense_agreement(0.15),
                            "closed_form_kl_fixed": theorem1_fixed_count().kl},
           accept=lambda v: v["thm1_gap_fixed"] <= 1e-12 and v["closed_vs_exact_indep"] <= 1e-12
-          and v["closed_form_kl_fixed"] > 1e-3, fmt=".2e"),
+          and v["closed_form_kl_fixed"] > 1e-3, fmt="residual:.2e",
+          section="theorem-1-the-loss-is-a-proper-scoring-rule"),
     Claim("S3-05", "Only selected positions reach the loss: gradient w.r.t. logits at unselected positions", seed="—",
           rule="analytic gradient there is exactly 0 and moving those logits changes the loss by exactly 0; "
           "gradient at selected rows matches central differences (rel. error ≤ 1e-6)",
           compute=loss_gradient_check,
           accept=lambda v: v["grad_unselected"] == 0.0 and v["loss_change"] == 0.0 and v["fd_rel_error"] <= 1e-6,
-          fmt=".1e"),
+          fmt="residual", section="the-corruption-channel"),
     Claim("S3-06", "Thm 1: E[−log q] = E H(P_i) + E KL(P_i ‖ q) on 2000 random Dirichlet pairs (V = 25); "
           "risk is least at q = P_i", seed="—",
           rule="|gap| ≤ 1e-12; KL(p‖p) = 0 and risk(q) > risk(p)",
           compute=lambda: {"gap": abs(theorem1_random()[0].gap), "kl_at_p": theorem1_random()[1].kl,
                            "excess_risk": theorem1_random()[0].risk - theorem1_random()[1].risk},
-          accept=lambda v: v["gap"] <= 1e-12 and v["kl_at_p"] <= 1e-15 and v["excess_risk"] > 0, fmt=".2e"),
+          accept=lambda v: v["gap"] <= 1e-12 and v["kl_at_p"] <= 1e-15 and v["excess_risk"] > 0, fmt="residual:.2e",
+          section="theorem-1-the-loss-is-a-proper-scoring-rule"),
     Claim("S3-08", "Thm 2's formula against Bayes over the exact length-3 table P(x_i, x̃ ∣ i ∈ M), every display "
           "and position, ρ = 0.15 and 0.4", seed="—", rule="≤ 1e-10 (tighter: 1e-12)",
           compute=lambda: (dense_agreement(0.15), dense_agreement(0.4)),
-          accept=lambda v: max(v) <= 1e-12, fmt=".1e"),
+          accept=lambda v: max(v) <= 1e-12, fmt="residual", section="the-brute-force-check"),
     Claim("S3-09", "Thm 2 (i): at a [MASK], q = p (random p and exact HMM p)", seed="—", rule="to 1e-12",
-          compute=mask_check, accept=lambda v: v <= 1e-12, fmt=".1e"),
+          compute=mask_check, accept=lambda v: v <= 1e-12, fmt="residual",
+          section="theorem-2-the-optimum-under-the-channel"),
     Claim("S3-10", "Thm 2 (ii): at a visible v, q(y) = p(y)(κ1[y=v] + r/V)/(κp(v) + r/V), uniform and "
           "(E-1) unigram replacement", seed="—", rule="to 1e-12",
-          compute=visible_check, accept=lambda v: max(v.values()) <= 1e-12, fmt=".1e"),
+          compute=visible_check, accept=lambda v: max(v.values()) <= 1e-12, fmt="residual",
+          section="theorem-2-the-optimum-under-the-channel"),
     Claim("S3-11", "Thm 2 (iii): ρ does not enter the shrinkage step; p itself moves with ρ", seed="—",
           rule="brute force ≤ 1e-10 at ρ = 0.15 and 0.4; shrinkage step identical at both ρ (≤ 1e-15); "
           "context p differs (> 1e-3)",
           compute=rho_free_check,
           accept=lambda v: v["brute_0.15"] <= 1e-10 and v["brute_0.4"] <= 1e-10 and v["shrinkage"] <= 1e-15
-          and v["context"] > 1e-3, fmt=".1e"),
+          and v["context"] > 1e-3, fmt="residual", section="theorem-2-the-optimum-under-the-channel"),
     Claim("S3-12", "Thm 2 (iv): r = 0 < κ gives q(v) = 1; κ = 0 gives q = p", seed="—", rule="both to 1e-12",
-          compute=limits_check, accept=lambda v: v["copy"] <= 1e-12 and v["ignore"] <= 1e-12, fmt=".1e"),
+          compute=limits_check, accept=lambda v: v["copy"] <= 1e-12 and v["ignore"] <= 1e-12, fmt="residual",
+          section="why-the-random-replacements-matter"),
     Claim("S3-13", "Evidence factor S(v∣v)/S(v∣y≠v) = 1 + κV/r at V = 25 and at the book's filing V (the "
           "reference's filings had V = 879, factor 880)", seed="about κV/r",
           rule="= 26 at V = 25 and = V + 1 at the book's filing V (to 1e-9), that V being the finance chapter's "
@@ -1319,12 +1325,13 @@ CLAIMS = (
           compute=lambda: {"factor_25": evidence_table()[HMM_VOCAB]["factor"], "filing_V": filing_vocab_size(),
                            "factor_filing": evidence_table()[filing_vocab_size()]["factor"]},
           accept=lambda v: _close(v["factor_25"], 26.0, 1e-9) and _close(v["factor_filing"], v["filing_V"] + 1.0, 1e-9)
-          and v["filing_V"] == _filing_words() + 2, fmt=".6g"),
+          and v["filing_V"] == _filing_words() + 2, fmt=".6g", section="how-strong-a-hint-is-a-visible-token"),
     reported_value("S3-14", "Replacement mass per token r/V on the book's filings (the page's V = 879 gives 1.138e-4)",
                    seed="r/V ≈ 1.1e-4 (0.1/879 = 1.138e-4)",
                    compute=lambda: evidence_table()[filing_vocab_size()]["r_over_V"], fmt=".4e",
                    why="the page's rule is the arithmetic 0.1/V, exact by construction; the book's vocabulary is "
-                       "its own filings' (V differs from the page's 879), so the number differs with it"),
+                       "its own filings' (V differs from the page's 879), so the number differs with it",
+                       section="how-strong-a-hint-is-a-visible-token"),
     Claim("S3-15", "p(v) at which the visible token keeps q(v) = 1/2: (r/V)/(κ + 2r/V), at the book's filing V "
           "and at V = 25 (the reference's V = 879 gives 1.135e-3)", seed="—",
           rule="equals (r/V)/(κ + 2r/V) computed directly (to 1e-15) at the book's filing V; 0.037 at V = 25 "
@@ -1333,11 +1340,12 @@ CLAIMS = (
                            max(abs(visible_mass(evidence_table()[V]["threshold"], Channel(V)) - 0.5)
                                for V in (HMM_VOCAB, filing_vocab_size()))),
           accept=lambda v: _close(v[0], _direct_threshold(filing_vocab_size()), 1e-15) and round(v[1], 3) == 0.037
-          and v[2] <= 1e-12, fmt=".4g"),
+          and v[2] <= 1e-12, fmt="residual:.4g", section="how-strong-a-hint-is-a-visible-token"),
     Claim("S3-17", "Thm 2 vs brute-force enumeration of a length-3 HMM joint (selection of i and every other "
           "position's selection event and draw explicit): worst over ρ ∈ {0.15, 0.4}, positions, displays "
           "[MASK]/kept/random", seed="agree to 1e-12",
           rule="≤ 1e-10 at both ρ, every position and display type",
           compute=lambda: max(r.max_abs for r in brute_force_rows()),
-          accept=lambda v: v <= 1e-10 and len(brute_force_rows()) == 2 * 3 * 3, fmt=".1e"),
+          accept=lambda v: v <= 1e-10 and len(brute_force_rows()) == 2 * 3 * 3, fmt="residual",
+          section="the-brute-force-check"),
 )

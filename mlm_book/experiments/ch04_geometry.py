@@ -934,65 +934,71 @@ CLAIMS = (
     Claim("S5-02", "Def 3 as implemented equals the literal definitions (mean cosine over j≠l from the full "
           "cosine matrix; sigma_1^2/sum sigma_i^2 of the uncentred matrix), on 1500 of w's layer-1 vectors: "
           "largest difference", seed="—", rule="≤ 1e-12", compute=_definitions_gap,
-          accept=lambda v: v <= 1e-12, fmt=".1e"),
+          accept=lambda v: v <= 1e-12, fmt="residual", section="three-measures-of-a-cloud"),
     Claim("S5-03", "Anisotropy baseline of an isotropic Gaussian sample (as many vectors as test tokens, d = 32)",
           seed="0 (isotropic)", rule="abs ≤ 0.01", compute=_isotropic_baseline,
-          accept=lambda v: abs(v) <= 0.01, fmt=".1e"),
+          accept=lambda v: abs(v) <= 0.01, fmt=".1e", section="three-measures-of-a-cloud"),
     Claim("S5-04", "Prop 2 (i): relative gradient of sum ||h_j - c||^2 at the row mean, worst over random "
           "matrices, a rank-1 matrix and w's clouds at layers 0-2", seed="0", rule="≤ 1e-12",
-          compute=lambda: max(c.mean_gradient for c in _all_checks()), accept=lambda v: v <= 1e-12, fmt=".1e"),
+          compute=lambda: max(c.mean_gradient for c in _all_checks()), accept=lambda v: v <= 1e-12, fmt="residual",
+          section="what-a-single-direction-can-carry"),
     Claim("S5-05", "Prop 2 (ii): |MEV − Rayleigh quotient at the top eigenvector of H^T H| (and no random "
           "direction above MEV), worst over the same clouds", seed="—", rule="≤ 1e-12",
-          compute=lambda: max(c.variational for c in _all_checks()), accept=lambda v: v <= 1e-12, fmt=".1e"),
+          compute=lambda: max(c.variational for c in _all_checks()), accept=lambda v: v <= 1e-12, fmt="residual",
+          section="what-a-single-direction-can-carry"),
     Claim("S5-06", "Prop 2 (iii): smallest slacks MEV − 1/r and 1 − MEV over the same clouds; |1 − MEV| for "
           "the rank-1 matrix", seed="—", rule="both slacks ≥ −1e-12; rank-1 MEV = 1 to 1e-12",
           compute=lambda: (min(c.lower_slack for c in _all_checks()), min(c.upper_slack for c in _all_checks()),
                            abs(1.0 - random_proposition2()[-1].mev)),
-          accept=lambda v: v[0] >= -1e-12 and v[1] >= -1e-12 and v[2] <= 1e-12, fmt=".2e"),
+          accept=lambda v: v[0] >= -1e-12 and v[1] >= -1e-12 and v[2] <= 1e-12, fmt="residual:.2e",
+          section="what-a-single-direction-can-carry"),
     Claim("S5-07", "Eckart–Young: |share of ||H||_F^2 missed by the best rank-1 fit − (1 − MEV)|, worst over "
           "the same clouds", seed="—", rule="≤ 1e-12",
-          compute=lambda: max(c.eckart_young for c in _all_checks()), accept=lambda v: v <= 1e-12, fmt=".1e"),
+          compute=lambda: max(c.eckart_young for c in _all_checks()), accept=lambda v: v <= 1e-12, fmt="residual",
+          section="what-a-single-direction-can-carry"),
     Claim("S5-09", "HMM encoder, w, self-similarity at layers 0 / 1 / 2 (test occurrences); judged on the "
           "book's training seed, with how many of 5 training seeds satisfy the rule (chapter 4)",
           seed="0.763 / 0.620 / 0.676", rule="layers 1 and 2 below layer 0 (book's encoder)",
           compute=lambda: _book_seed_with_robustness("self_similarity", "s509"),
-          accept=lambda v: s509_holds(v["book"]), expected="seed-dependent"),
+          accept=lambda v: s509_holds(v["book"]), expected="seed-dependent", section="how-robust-is-the-layer-table"),
     Claim("S5-10", "HMM encoder, w, MEV (uncentred) at layers 0 / 1 / 2; judged on the book's training seed, "
           "with how many of 5 training seeds satisfy the rule", seed="0.763 / 0.638 / 0.691",
           rule="layers 1 and 2 below layer 0; all in (1/32, 1] (book's encoder)",
           compute=lambda: _book_seed_with_robustness("mev", "s510"),
-          accept=lambda v: s510_holds(v["book"]), expected="seed-dependent"),
+          accept=lambda v: s510_holds(v["book"]), expected="seed-dependent", section="how-robust-is-the-layer-table"),
     Claim("S5-11", "HMM encoder, anisotropy baseline (exact mean cosine over distinct pairs of all test-token "
           "vectors) at layers 0 / 1 / 2; the book's training seed, with how many of 5 training seeds satisfy "
           "the rule", seed="0.068 / 0.152 / 0.203", rule="layer 1 > layer 0",
           compute=lambda: _book_seed_with_robustness("baseline", "baseline_rises"),
-          accept=lambda v: v["book"][1] > v["book"][0], expected="reproduced"),
+          accept=lambda v: v["book"][1] > v["book"][0], expected="reproduced", section="how-robust-is-the-layer-table"),
     Claim("S5-12", "HMM encoder, w, adjusted self-similarity at layers 0 / 1 / 2; judged on the book's "
           "training seed, with how many of 5 training seeds satisfy the rule", seed="0.695 / 0.467 / 0.473",
           rule="layers 1 and 2 below layer 0; minimum at layer 1 or within 0.02 of layer 2 (book's encoder)",
           compute=lambda: _book_seed_with_robustness("adjusted", "s512"),
-          accept=lambda v: s512_holds(v["book"]), expected="seed-dependent"),
+          accept=lambda v: s512_holds(v["book"]), expected="seed-dependent", section="how-robust-is-the-layer-table"),
     # adjusted is computed as that difference, and layer 0 has one vector per position: no rule can fail
     reported_value("S5-17", "Adjusted = self-similarity − baseline in all six rows (HMM w and filing kestrel, "
                    "layers 0-2, book seeds): |round(adjusted) − (round(self-sim) − round(baseline))|, worst row "
-                   "(3 decimals)", "holds", lambda: max(_rounding_gap(), _filing_rounding_gap())),
+                   "(3 decimals)", "holds", lambda: max(_rounding_gap(), _filing_rounding_gap()),
+                   section="the-hmm-encoders-clouds-of-w"),
     reported_value("S5-18", "Distinct layer-0 vectors of w over its test occurrences (one per position at most)",
-                   "—", lambda: geometry_table().rows[0].distinct_vectors, fmt="d"),
+                   "—", lambda: geometry_table().rows[0].distinct_vectors, fmt="d",
+                   section="the-hmm-encoders-clouds-of-w"),
     Claim("S5-20", "Adjusted self-similarity at layer 1 vs layer 0, HMM encoder (w; seeds of chapter 4) and filing "
           "encoder (kestrel; 5 seeds)", seed="lower at layer 1 (both)",
           rule="adjusted(L1) < adjusted(L0), at every seed of both encoders",
           compute=lambda: {"HMM": _book_seed_with_robustness("adjusted", "s520"), "filings": _filing_layer_pair("adjusted")},
-          accept=lambda v: True, expected="seed-dependent"),
+          accept=lambda v: True, expected="seed-dependent", section="how-robust-is-the-layer-table"),
     Claim("S5-21", "Anisotropy baseline at layer 0 vs layer 1, HMM encoder (book's seed) and filing encoder "
           "(5 seeds)", seed="rises (both)",
           rule="baseline(L1) > baseline(L0), at every seed of the filing encoder (the HMM's rise is S5-11)",
           compute=lambda: {"HMM": geometry_table().column("baseline")[:2], "filings": _filing_layer_pair("baseline")},
-          accept=lambda v: True, expected="not reproduced"),
+          accept=lambda v: True, expected="not reproduced", section="the-hmm-encoders-clouds-of-w"),
     Claim("S7-15", "'MEV (its baseline)' at HMM layer 1: MEV of as many uniformly drawn test-token vectors as w "
           "has occurrences, vs w's MEV (each training seed of the seed table)", seed="0.373 (w: 0.638)",
           rule="w's MEV > token MEV",
           compute=lambda: over_seeds([(row.mev[1], row.token_mev[1]) for row in seed_robustness().rows],
                                      sum(row.mev[1] > row.token_mev[1] for row in seed_robustness().rows),
                                      margins=[row.mev[1] - row.token_mev[1] for row in seed_robustness().rows]),
-          accept=lambda v: True, expected="reproduced"),
+          accept=lambda v: True, expected="reproduced", section="two-readings-of-mev"),
 )

@@ -347,13 +347,14 @@ def _expected_occurrences() -> float:
 
 
 
-def _over_seeds(id_, quantity, *, seed, rule, getter, holds, margin, expected, controls=False):
+def _over_seeds(id_, quantity, *, seed, rule, getter, holds, margin, expected, controls=False, section=None):
     """A probe claim judged at each training seed of [`seed_probes`][mlm_book.readings.sense_probes.seed_probes]:
     ``getter(probes, bayes)`` (``getter(probes, controls)`` with ``controls=True``) gives one seed's value,
     ``holds`` judges it and ``margin`` gives its signed distance from the rule's threshold (non-negative exactly
     where ``holds``, which [`over_seeds`][mlm_book.ledger.over_seeds] checks); the claim passes when the verdict over the seeds is ``expected``, the one chapter 5
     states. The value is [`over_seeds`][mlm_book.ledger.over_seeds]': the book seed's, mean ± sd over the
-    seeds and how many hold, as the other chapters' learned claims show theirs."""
+    seeds and how many hold, as the other chapters' learned claims show theirs. ``section`` is where the chapter
+    shows it (see [`Claim`][mlm_book.ledger.Claim])."""
     def compute():
         seeds = seed_probes()
         if controls:
@@ -362,54 +363,60 @@ def _over_seeds(id_, quantity, *, seed, rule, getter, holds, margin, expected, c
             values = [getter(probes, seeds.bayes) for probes in seeds.probes]
         return over_seeds(values, sum(bool(holds(v)) for v in values), margins=[margin(v) for v in values])
     return Claim(id_, f"{quantity} (each training seed of the table)", seed=seed,
-                 rule=rule, compute=compute, accept=lambda v: True, expected=expected)
+                 rule=rule, compute=compute, accept=lambda v: True, expected=expected, section=section)
 
 CLAIMS = (
     _over_seeds("S1-10", "Exact Bayes sense accuracy minus the probe's, at layers 1 / 2 (HMM test split)",
                 seed="0.007 / 0.008", rule="≤ 0.02 at layers 1 and 2, and no probe above Bayes by more than 0.005",
                 getter=lambda probes, bayes: tuple(bayes - p for p in probes[1:]),
                 holds=lambda v: all(-ABOVE_BAYES <= x <= 0.02 for x in v),
-                margin=lambda v: min(min(x - -ABOVE_BAYES, 0.02 - x) for x in v), expected="seed-dependent"),
+                margin=lambda v: min(min(x - -ABOVE_BAYES, 0.02 - x) for x in v), expected="seed-dependent",
+                section="other-training-seeds"),
     _over_seeds("S1-11", "Layer-2 probe vs the static cap", seed="0.962 vs 0.509", rule="probe ≥ cap + 0.3",
                 getter=lambda probes, bayes: (probes[2], probe_table().cap), holds=lambda v: v[0] >= v[1] + 0.3,
-                margin=lambda v: v[0] - (v[1] + 0.3), expected="reproduced"),
+                margin=lambda v: v[0] - (v[1] + 0.3), expected="reproduced", section="other-training-seeds"),
     _over_seeds("S2-15", "Cor 1: probes on static inputs vs the cap: the token table E[w] (one vector for every "
                 "occurrence, so the training majority at any seed: S2-17) and layer 0 = E[w] + P at the position",
                 seed="≤ cap", rule="each ≤ cap + 0.015",
                 getter=lambda probes, bayes: (probe_table().token_table, probes[0], probe_table().cap),
                 holds=lambda v: v[0] <= v[2] + 0.015 and v[1] <= v[2] + 0.015,
-                margin=lambda v: min(v[2] + 0.015 - v[0], v[2] + 0.015 - v[1]), expected="reproduced"),
+                margin=lambda v: min(v[2] + 0.015 - v[0], v[2] + 0.015 - v[1]), expected="reproduced",
+                section="static-inputs-stay-at-the-cap"),
     Claim("S2-17", "Token-table probe (E[w] for every occurrence) vs the test share of the training-majority "
           "sense, and the cap", seed="attains the cap",
           rule="equal to the majority share exactly; within ±0.015 of the cap",
           compute=lambda: (probe_table().token_table, probe_table().token_table_majority, probe_table().cap),
-          accept=lambda v: v[0] == v[1] and abs(v[0] - v[2]) <= 0.015),
+          accept=lambda v: v[0] == v[1] and abs(v[0] - v[2]) <= 0.015, section="static-inputs-stay-at-the-cap"),
     _over_seeds("S2-18", "Sense probe on HMM-encoder layer 2, test split", seed="0.962",
                 rule="≥ Bayes − 0.02 and ≥ cap + 0.3", getter=lambda probes, bayes: probes[2],
                 holds=lambda v: v >= probe_table().bayes - 0.02 and v >= probe_table().cap + 0.3,
                 margin=lambda v: min(v - (probe_table().bayes - 0.02), v - (probe_table().cap + 0.3)),
-                expected="seed-dependent"),
+                expected="seed-dependent", section="probes-layer-by-layer"),
     Claim("S6-01", "Ridge strength lambda of the probe (mean log-loss + lambda/2 ||W||^2, intercept unpenalised), "
           "a module constant fixed a priori and used by every probe", seed="unstated",
           rule="a positive constant; not tuned on any split",
           compute=lambda: probe.PROBE_STRENGTH,
-          accept=lambda v: v > 0 and probe.fit_and_score.__kwdefaults__["strength"] == v, fmt=".0e"),
+          accept=lambda v: v > 0 and probe.fit_and_score.__kwdefaults__["strength"] == v, fmt=".0e",
+          section="the-probe-fixed-in-advance"),
     Claim("S6-02", "The two computable references: static cap and exact Bayes accuracy (forward–backward, "
           "test occurrences)", seed="0.509; 0.970", rule="cap in [0.50, 0.55]; cap < Bayes ≤ 1",
           compute=lambda: (probe_table().cap, probe_table().bayes),
-          accept=lambda v: 0.50 <= v[0] <= 0.55 and v[0] < v[1] <= 1.0),
+          accept=lambda v: 0.50 <= v[0] <= 0.55 and v[0] < v[1] <= 1.0,
+          section="two-references-the-static-cap-and-the-bayes-accuracy"),
     _over_seeds("S6-03", "Probe / shuffled control at layer 0 (E[x] + P at the occurrence's position)",
                 seed="0.501 / 0.504", rule="both ≤ cap + 0.015",
                 getter=lambda probes, controls: (probes[0], controls[0]),
                 holds=lambda v: max(v) <= probe_table().cap + 0.015,
-                margin=lambda v: probe_table().cap + 0.015 - max(v), expected="reproduced", controls=True),
+                margin=lambda v: probe_table().cap + 0.015 - max(v), expected="reproduced", controls=True,
+                section="probes-layer-by-layer"),
     _over_seeds("S6-04", "Probe / shuffled control at layer 1", seed="0.963 / 0.499",
                 rule="probe ≥ Bayes − 0.02 and ≤ Bayes + 0.005; control ≤ cap + 0.015",
                 getter=lambda probes, controls: (probes[1], controls[1]),
                 holds=lambda v: probe_table().bayes - 0.02 <= v[0] <= probe_table().bayes + ABOVE_BAYES
                 and v[1] <= probe_table().cap + 0.015,
                 margin=lambda v: min(v[0] - (probe_table().bayes - 0.02), probe_table().bayes + ABOVE_BAYES - v[0],
-                                     probe_table().cap + 0.015 - v[1]), expected="seed-dependent", controls=True),
+                                     probe_table().cap + 0.015 - v[1]), expected="seed-dependent", controls=True,
+                                     section="probes-layer-by-layer"),
     _over_seeds("S6-05", "Probe / shuffled control at layer 2", seed="0.962 / 0.505",
                 rule="as S6-04; abs(L2 − L1) ≤ 0.01",
                 getter=lambda probes, controls: (probes[2], controls[2], probes[1]),
@@ -417,24 +424,25 @@ CLAIMS = (
                 and v[1] <= probe_table().cap + 0.015 and abs(v[0] - v[2]) <= 0.01,
                 margin=lambda v: min(v[0] - (probe_table().bayes - 0.02), probe_table().bayes + ABOVE_BAYES - v[0],
                                      probe_table().cap + 0.015 - v[1], 0.01 - abs(v[0] - v[2])),
-                expected="seed-dependent", controls=True),
+                expected="seed-dependent", controls=True, section="probes-layer-by-layer"),
     _over_seeds("S6-06", "Reference rows: static cap and exact Bayes accuracy, and the largest probe of the table",
                 seed="0.509; 0.970", rule="cap = max_k pi_k exactly, in [0.50, 0.55]; every probe ≤ Bayes + 0.005",
                 getter=lambda probes, bayes: (probe_table().cap, bayes, max(probes)),
                 holds=lambda v: 0.50 <= v[0] <= 0.55 and v[2] <= v[1] + ABOVE_BAYES,
-                margin=lambda v: v[1] + ABOVE_BAYES - v[2], expected="reproduced"),
+                margin=lambda v: v[1] + ABOVE_BAYES - v[2], expected="reproduced", section="probes-layer-by-layer"),
     Claim("S6-07", "Probe data: training sequences / test sequences / test occurrences of w", seed="1500 / 1500 / 6663",
           rule="1500 / 1500 exactly; occurrences within 5% of their expectation 36000 P(w)",
           compute=lambda: (SPLITS.n_train, SPLITS.n_test, probe_table().n_test),
           accept=lambda v: v[0] == 1500 and v[1] == 1500 and abs(v[2] - _expected_occurrences())
-          <= 0.05 * _expected_occurrences(), fmt="d"),
+          <= 0.05 * _expected_occurrences(), fmt="d", section="the-data"),
     _over_seeds("S6-08", "Shuffled-label control (trained and scored on permuted senses: training and test labels "
                 "each permuted within their split) at layers 0 / 1 / 2", seed="0.504 / 0.499 / 0.505",
                 rule="each ≤ cap + 0.015", getter=lambda probes, controls: tuple(controls),
                 holds=lambda v: max(v) <= probe_table().cap + 0.015,
-                margin=lambda v: probe_table().cap + 0.015 - max(v), expected="reproduced", controls=True),
+                margin=lambda v: probe_table().cap + 0.015 - max(v), expected="reproduced", controls=True,
+                section="probes-layer-by-layer"),
     _over_seeds("S6-10", "One attention block reads off almost all the sense information: layer-1 probe vs Bayes",
                 seed="0.963 vs 0.970", rule="probe(L1) ≥ Bayes − 0.02",
                 getter=lambda probes, bayes: (probes[1], bayes), holds=lambda v: v[0] >= v[1] - 0.02,
-                margin=lambda v: v[0] - (v[1] - 0.02), expected="seed-dependent"),
+                margin=lambda v: v[0] - (v[1] - 0.02), expected="seed-dependent", section="probes-layer-by-layer"),
 )

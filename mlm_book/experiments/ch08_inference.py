@@ -262,8 +262,10 @@ def _pair_accuracy() -> dict:
 CLAIMS = (
     Claim("D-30", f"A [CLS] head classifies sentence pairs: test accuracy on three balanced relations, "
           f"pre-trained encoder fine-tuned 1000 steps ({len(SEEDS)} seeds)", seed="—",
-          rule="≥ 0.5 (chance 1/3)", compute=_pair_accuracy, accept=lambda value: True, expected="reproduced"),
+          rule="≥ 0.5 (chance 1/3)", compute=_pair_accuracy, accept=lambda value: True, expected="reproduced",
+          section="two-sentences-one-verdict-entailment"),
     Claim("D-31", f"Natural language inference: recall of entails / contradicts / neutral, pre-trained encoder "
           f"fine-tuned 1000 steps ({len(SEEDS)} seeds)", seed="—", rule="every relation ≥ 0.5",
-          compute=_relation_recalls, accept=lambda value: True, expected="not reproduced"),
+          compute=_relation_recalls, accept=lambda value: True, expected="not reproduced",
+          section="two-sentences-one-verdict-entailment"),
 )

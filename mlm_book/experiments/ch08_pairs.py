@@ -480,10 +480,12 @@ def _balanced(run: dict, negatives: str) -> float:
     return (run["nsp/next"] + 1.0 - run[f"nsp/{negatives}"]) / 2.0
 
 
-def _claim(id_, quantity, sources, rule_text, getter, rule, margin, expected):
-    """A learned claim over the seeds; it passes when its verdict is ``expected``, the one chapter 8 states."""
+def _claim(id_, quantity, sources, rule_text, getter, rule, margin, expected, section=None):
+    """A learned claim over the seeds; it passes when its verdict is ``expected``, the one chapter 8 states
+    (in its ``section``)."""
     return Claim(id_, f"{quantity} ({len(SEEDS)} seeds)", seed="—", rule=rule_text,
-                 compute=lambda: _judged(sources, getter, rule, margin), accept=lambda value: True, expected=expected)
+                 compute=lambda: _judged(sources, getter, rule, margin), accept=lambda value: True, expected=expected,
+                 section=section)
 
 
 def _longest_pair() -> int:
@@ -498,7 +500,8 @@ CLAIMS = (
            "pre-trained ≥ scratch + 0.02 (a real gain with few labels)",
            lambda pre, base: (pre["curve/full/cls/64"], base["curve/full/cls/64"]),
            lambda pre, base: pre["curve/full/cls/64"] >= base["curve/full/cls/64"] + 0.02,
-           lambda pre, base: pre["curve/full/cls/64"] - (base["curve/full/cls/64"] + 0.02), "seed-dependent"),
+           lambda pre, base: pre["curve/full/cls/64"] - (base["curve/full/cls/64"] + 0.02), "seed-dependent",
+           section="fine-tuning-for-the-news-of-a-sentence"),
     _claim("D-14", "80/10/10 against all-[MASK] pre-training at chapter 8's budget, frozen mean-pooled news probe "
            "at 1024 labels (the all-[MASK] encoders are still on the unigram plateau, so this measures the channel's "
            "effect on training, not the pre-train / fine-tune mismatch)", ("packed", "all-mask"),
@@ -506,40 +509,46 @@ CLAIMS = (
            lambda kept, masked: (kept["curve/frozen/mean/1024"], masked["curve/frozen/mean/1024"]),
            lambda kept, masked: kept["curve/frozen/mean/1024"] >= masked["curve/frozen/mean/1024"] + 0.01,
            lambda kept, masked: kept["curve/frozen/mean/1024"] - (masked["curve/frozen/mean/1024"] + 0.01),
-           "reproduced"),
+           "reproduced", section="no-mask-at-fine-tuning"),
     _claim("D-18", "NSP is solved by topic: balanced accuracy of the NSP head with other-filing against "
            "same-filing negatives", ("nsp",), "other-filing ≥ same-filing + 0.05",
            lambda run: (_balanced(run, "other"), _balanced(run, "same")),
            lambda run: _balanced(run, "other") >= _balanced(run, "same") + 0.05,
-           lambda run: _balanced(run, "other") - (_balanced(run, "same") + 0.05), "not reproduced"),
+           lambda run: _balanced(run, "other") - (_balanced(run, "same") + 0.05), "not reproduced",
+           section="what-next-sentence-prediction-learns-here"),
     Claim("D-19", "Input [CLS] A [SEP] B [SEP]: slots of the longest pair of consecutive filing sentences",
           seed="—", rule="≤ the encoder's 32 slots (no pair is cut)", compute=_longest_pair,
-          accept=lambda value: value <= PairSetup().length, fmt="d"),
+          accept=lambda value: value <= PairSetup().length, fmt="d", section="exercises"),
     _claim("D-20", "The NSP head learns its task: balanced accuracy with other-filing negatives (its training "
            "distribution)", ("nsp",), "≥ 0.75", lambda run: _balanced(run, "other"),
-           lambda run: _balanced(run, "other") >= 0.75, lambda run: _balanced(run, "other") - 0.75, "not reproduced"),
+           lambda run: _balanced(run, "other") >= 0.75, lambda run: _balanced(run, "other") - 0.75, "not reproduced",
+           section="what-next-sentence-prediction-learns-here"),
     _claim("D-21", "[CLS] summarises the sequence because NSP trains it: company probe on [CLS] after MLM + NSP "
            "against packed MLM", ("nsp", "packed"), "MLM + NSP ≥ packed + 0.02",
            lambda nsp, packed: (nsp["probe/company/cls"], packed["probe/company/cls"]),
            lambda nsp, packed: nsp["probe/company/cls"] >= packed["probe/company/cls"] + 0.02,
-           lambda nsp, packed: nsp["probe/company/cls"] - (packed["probe/company/cls"] + 0.02), "not reproduced"),
+           lambda nsp, packed: nsp["probe/company/cls"] - (packed["probe/company/cls"] + 0.02), "not reproduced",
+           section="what-the-cls-vector-holds"),
     _claim("D-22", "Training without NSP costs nothing downstream: full fine-tuning at 64 / 1024 labels, packed MLM "
            "against MLM + NSP", ("packed", "nsp"), "packed ≥ MLM + NSP − 0.02 at both sizes",
            lambda packed, nsp: tuple(packed[f"curve/full/cls/{n}"] - nsp[f"curve/full/cls/{n}"] for n in (64, 1024)),
            lambda packed, nsp: all(packed[f"curve/full/cls/{n}"] >= nsp[f"curve/full/cls/{n}"] - 0.02
                                    for n in (64, 1024)),
            lambda packed, nsp: min(packed[f"curve/full/cls/{n}"] - (nsp[f"curve/full/cls/{n}"] - 0.02)
-                                   for n in (64, 1024)), "seed-dependent"),
+                                   for n in (64, 1024)), "seed-dependent",
+                                   section="fine-tuning-for-the-news-of-a-sentence"),
     _claim("D-28", "A [CLS] head and a mean-pooled head after full fine-tuning, 1024 labels", ("nsp",),
            "within 0.02 of each other",
            lambda run: (run["curve/full/cls/1024"], run["curve/full/mean/1024"]),
            lambda run: abs(run["curve/full/cls/1024"] - run["curve/full/mean/1024"]) <= 0.02,
-           lambda run: 0.02 - abs(run["curve/full/cls/1024"] - run["curve/full/mean/1024"]), "reproduced"),
+           lambda run: 0.02 - abs(run["curve/full/cls/1024"] - run["curve/full/mean/1024"]), "reproduced",
+           section="fine-tuning-for-the-news-of-a-sentence"),
     _claim("D-29", "Minimal changes suffice: training only the top block against full fine-tuning, 1024 labels",
            ("nsp",), "top block ≥ full − 0.02",
            lambda run: (run["curve/top/cls/1024"], run["curve/full/cls/1024"]),
            lambda run: run["curve/top/cls/1024"] >= run["curve/full/cls/1024"] - 0.02,
-           lambda run: run["curve/top/cls/1024"] - (run["curve/full/cls/1024"] - 0.02), "seed-dependent"),
+           lambda run: run["curve/top/cls/1024"] - (run["curve/full/cls/1024"] - 0.02), "seed-dependent",
+           section="fine-tuning-for-the-news-of-a-sentence"),
 )
 
 

@@ -484,19 +484,21 @@ def _flattery(k: int) -> tuple[float, float]:
 
 CLAIMS = (
     Claim("D-37", f"BIO tags for the {len(corpus_module.MENTION_TYPES)} mention types", seed="—",
-          rule="2n + 1", compute=_bio_count, accept=lambda v: v == 2 * len(corpus_module.MENTION_TYPES) + 1, fmt="d"),
+          rule="2n + 1", compute=_bio_count, accept=lambda v: v == 2 * len(corpus_module.MENTION_TYPES) + 1, fmt="d",
+          section="from-spans-to-tags"),
     Claim("D-38", "IO loses where touching mentions of one type begin: touching pairs in the test corpus",
-          seed="—", rule="> 0", compute=lambda: io_example()[0], accept=lambda v: v > 0, fmt="d"),
+          seed="—", rule="> 0", compute=lambda: io_example()[0], accept=lambda v: v > 0, fmt="d",
+          section="from-spans-to-tags"),
     Claim("D-42", "A partial span (\"Jane\" for \"Jane Villanueva\") counts as errors: (tp, fp, fn)", seed="—",
-          rule="(0, 1, 1)", compute=_partial_counts, accept=lambda v: v == (0, 1, 1)),
+          rule="(0, 1, 1)", compute=_partial_counts, accept=lambda v: v == (0, 1, 1), section="scores-by-entity"),
     Claim("D-39", f"A CRF over the top layer against per-token argmax on the same frozen layer: entity micro-F1 "
           f"({len(SEEDS)} seeds)", seed="—", rule="CRF ≥ argmax + 0.01",
           compute=lambda: _learned(_crf_gain, lambda v: v[0] >= v[1] + 0.01, lambda v: v[0] - (v[1] + 0.01)),
           accept=lambda v: True,
-          expected="reproduced"),
+          expected="reproduced", section="scores-by-entity"),
     Claim("D-41", f"Token accuracy flatters a tagger: token accuracy against entity micro-F1, frozen top layer, "
           f"argmax ({len(SEEDS)} seeds)", seed="—", rule="token accuracy ≥ micro-F1 + 0.05",
           compute=lambda: _learned(_flattery, lambda v: v[0] >= v[1] + 0.05, lambda v: v[0] - (v[1] + 0.05)),
           accept=lambda v: True,
-          expected="not reproduced"),
+          expected="not reproduced", section="scores-by-entity"),
 )

@@ -257,5 +257,5 @@ CLAIMS = (
     Claim("D-40", f"Subwords in tagging: every piece trained on its word's tag; a word decoded from its first "
           f"piece's distribution against the mean of its pieces' (frozen top layer, Viterbi, entity micro-F1: "
           f"first, mean; {len(SEEDS)} seeds)", seed="—", rule="first ≥ mean − 0.01",
-          compute=_first_piece_claim, accept=lambda v: True, expected="not reproduced"),
+          compute=_first_piece_claim, accept=lambda v: True, expected="not reproduced", section="tagging-pieces"),
 )

@@ -456,5 +456,5 @@ CLAIMS = (
     Claim("D-09", f"Next-token training of the HMM encoder: held-out loss without the causal mask; the causal "
           f"reader's excess over the exact left-to-right surprisal of the same sentences (nats; {len(SEEDS)} seeds)",
           seed="—", rule=f"unmasked < {COPY_LOSS}; causal excess in [−3 SE, {REACH}]",
-          compute=_mask_claim, accept=lambda v: True, expected="reproduced"),
+          compute=_mask_claim, accept=lambda v: True, expected="reproduced", section="why-the-encoder-needs-a-mask"),
 )

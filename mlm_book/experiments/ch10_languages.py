@@ -371,5 +371,5 @@ CLAIMS = (
     # for any α < 1, p^α / Σ p^α raises the smallest share and lowers the largest: true by construction
     reported_value("D-23", "Sampling languages by q ∝ p^α with α = 0.3 upweights the less-represented: (p, q) of the "
                    "smallest language, then of the largest, for shares 0.70 / 0.20 / 0.07 / 0.03", "—",
-                   _upweighting),
+                   _upweighting, section="one-encoder-many-languages-how-often-to-show-each"),
 )

@@ -295,5 +295,6 @@ CLAIMS = (
     Claim("D-11", "Span masking, another denoising corruption, has an exact optimum on the HMM whose expected "
           f"entropy per hidden position grows with the span: spans of {', '.join(map(str, SPAN_LENGTHS))} "
           f"(sampled sentences, ± 2 standard errors)", seed="—", rule="rises with every longer span",
-          compute=_monotone, accept=lambda v: all(b > a for a, b in zip(v, v[1:])), fmt=".3f"),
+          compute=_monotone, accept=lambda v: all(b > a for a, b in zip(v, v[1:])), fmt=".3f",
+          section="hiding-more-than-one-word"),
 )

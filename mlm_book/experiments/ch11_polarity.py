@@ -550,15 +550,18 @@ _PROTOCOL = ("chapter 6's leave-one-word-out probe over the 35 lexicon words (5 
 PRESTATED = (
     Claim("Q8a", "Document pooling of the word's own contextual vectors (centred reading): its vectors averaged "
           f"within each filing, then over filings; {_PROTOCOL}", seed="—", rule=_RULE,
-          compute=lambda: _pooled_rule("document"), accept=lambda v: True, expected="not reproduced"),
+          compute=lambda: _pooled_rule("document"), accept=lambda v: True, expected="not reproduced",
+          section="can-context-recover-a-words-polarity"),
     *(Claim(f"Q8{letter}", f"Context beyond the window: at each occurrence the mean of the vectors of every token within "
             f"{radius} positions in its filing (nearest-centre reading), averaged over the word's occurrences; "
             f"{_PROTOCOL}", seed="—", rule=_RULE, compute=functools.partial(_pooled_rule, "neighbour", radius),
-            accept=lambda v: True, expected="not reproduced") for letter, radius in zip("bcd", (8, 16, 32))),
+            accept=lambda v: True, expected="not reproduced", section="can-context-recover-a-words-polarity")
+      for letter, radius in zip("bcd", (8, 16, 32))),
     Claim("Q8e", "Orientation from the masked-LM head: chapter 6's document-pooled orientation with each filing's "
           "seed counts replaced by the head's expected counts at its seed slots (each masked in its own window); "
           "accuracy against the dictionary over the 35 lexicon words (5 filing encoders)", seed="—",
-          rule=f"accuracy > {THRESHOLD:.3f}", compute=_head_rule, accept=lambda v: True, expected="seed-dependent"),
+          rule=f"accuracy > {THRESHOLD:.3f}", compute=_head_rule, accept=lambda v: True, expected="seed-dependent",
+          section="can-context-recover-a-words-polarity"),
 )
 """Q8's further rules (Q8a–Q8e), committed before any number and registered; ``expected`` is the verdict then
 measured."""
@@ -568,7 +571,7 @@ CLAIMS = (
           "word the mean of its filing's vectors (nearest-centre reading), averaged over the word's occurrences "
           f"(orientation's weights n_d(w)); {_PROTOCOL}", seed="—", rule=_RULE,
           compute=lambda: _pooled_rule("neighbour", None), accept=lambda v: True,
-          expected="seed-dependent"),
+          expected="seed-dependent", section="can-context-recover-a-words-polarity"),
     *PRESTATED,
 )
 """Open question Q8's claims: the representation that pools as orientation does (Q8), and ``PRESTATED``."""

@@ -1066,13 +1066,15 @@ _QUANTITY = ("The filing encoder's masked-LM head as SPLADE term weights, max ov
 PRESTATED = (
     Claim("Q13a", _QUANTITY + "mean AUC of each filing's aspect words against its generic words", seed="—",
           rule=f"mean AUC > {ASPECT_THRESHOLD:g} at a seed", compute=_aspect_claim, accept=lambda v: True,
-          expected="not reproduced"),
+          expected="not reproduced", section="a-masked-lm-head-as-a-sparse-retriever"),
     Claim("Q13b", _QUANTITY + f"share of the filings lacking their filer's plural in which it ranks within the top "
           f"{TOP_K} of their absent terms", seed="—", rule=f"share ≥ {EXPANSION_SHARE:g} at a seed",
-          compute=_expansion_claim, accept=lambda v: True, expected="not reproduced"),
+          compute=_expansion_claim, accept=lambda v: True, expected="not reproduced",
+          section="a-masked-lm-head-as-a-sparse-retriever"),
     Claim("Q13c", _QUANTITY + "each company's plural as a one-word query, its own held-out filings relevant: mean AUC "
           "over the companies", seed="—", rule="above the mean AUC of the plural's term frequency, at a seed",
-          compute=_retrieval_claim, accept=lambda v: True, expected="not reproduced"),
+          compute=_retrieval_claim, accept=lambda v: True, expected="not reproduced",
+          section="a-masked-lm-head-as-a-sparse-retriever"),
 )
 """Q13's other rules (Q13a–Q13c), fixed before the numbers, judged over the seeds and registered."""
 
@@ -1080,7 +1082,7 @@ CLAIMS = (
     Claim("Q13", _QUANTITY + "mean AUC of each filing's own terms (its filer's alias, noun and plural) against its "
           f"generic words (in at least {GENERIC_SHARE:g} of the training filings)", seed="—",
           rule=f"mean AUC > {SALIENCE_THRESHOLD:g} at a seed", compute=_salience_claim, accept=lambda v: True,
-          expected="not reproduced"),
+          expected="not reproduced", section="a-masked-lm-head-as-a-sparse-retriever"),
     *PRESTATED,
 )
 """Open question Q13's claims: the salience rule (``SALIENCE_THRESHOLD``) and ``PRESTATED``."""
