@@ -420,7 +420,7 @@ table(["family", r"median $\lvert\delta\rvert$", "90th percentile", r"largest $\
       + [("trained HMM encoder, 5 seeds: mean ± sd",
           *(hmm_encoder.band_cell(lambda f, q=q: np.quantile(np.abs(f.encoder), q), ".2e", seeded, with_range=False)
             for q in (0.5, 0.9, 1.0)))],
-      formats=[None, ".2e", ".2e", ".2e"])
+      formats=[None, "residual:.2e", "residual:.2e", "residual:.2e"])
 
 # %%
 show(ch3.figure_delta_histogram(families),
