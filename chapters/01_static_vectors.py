@@ -87,13 +87,7 @@ table(["parameter", "value"], [(name, value) for name, value in vars(hmm.config)
 table(["state", "stationary probability"], zip(ch1.state_names(hmm), hmm.initial), formats=[None, ".3f"])
 
 # %%
-show(ch1.figure_transition(r),
-     alt=f"Two heatmaps on one probability scale. The {hmm.n_states} by {hmm.n_states} transition matrix is nearly "
-         "block diagonal: each regime's states mostly move among themselves, and every state has a small chance "
-         f"of entering the other regime. The {hmm.n_states} by {hmm.vocab_size} emission matrix shows each state "
-         "emitting three tokens of its own, and the two heavy states also emitting the shared token w.",
-     caption="The HMM's transition matrix $T$ (left) and emission matrix (right). Entries of $T$ below 0.005 "
-             "are left blank; every one of them is positive.")
+show(ch1.figure_transition(r))
 
 # %% tags=["hide-input"]
 share_w = float(hmm.initial @ hmm.emission[:, hmm.shared_token])
@@ -174,13 +168,7 @@ table(["context", "identity residual", "min slack, lower", "min slack, upper", "
       formats=[None, "residual", ".4f", ".1e", ".4f", ".3f"])
 
 # %%
-show(ch1.figure_pmi_profiles(r),
-     alt=f"PMI of each sense of w and of w itself with the next token, for each of the {hmm.vocab_size} tokens. The two "
-         "sense curves swap places between regime a's tokens and regime b's tokens; the word's PMI, shown "
-         "as triangles, always sits in the grey band between the bounds, just below the higher sense curve.",
-     caption=r"Proposition 1 on the HMM with the next token as context. The grey band runs from the lower "
-             r"bound $\max_k(\log \pi_k + \operatorname{PMI}(s_k, c))$ to the upper bound "
-             r"$\max_k \operatorname{PMI}(s_k, c)$.")
+show(ch1.figure_pmi_profiles(r))
 
 # %% tags=["hide-input"]
 p = r.pmi[0]
@@ -242,13 +230,7 @@ Markdown(f"The static table has {hmm.vocab_size} rows of dimension {r.config.sta
 # context settles the sense, and only the occurrences of $w$ next to the switch are in doubt.
 
 # %%
-show(ch1.figure_sense_posterior(r),
-     alt=f"Posterior probabilities along one sampled sentence of {len(r.example_tokens)} tokens. The probability "
-         "of regime a follows the true regime, shown by the shading, and moves through the switch; the "
-         f"{int((r.example_tokens == hmm.shared_token).sum())} occurrences of w sit on this curve: those far from "
-         "the switch are certain, those beside it are in doubt.",
-     caption=r"One sampled sentence. Shading shows the true regime; the line is $P(\text{regime a} \mid x)$ at "
-             r"each position and the dots are $P(\text{sense a} \mid x)$ at the occurrences of $w$.")
+show(ch1.figure_sense_posterior(r))
 
 # %% tags=["hide-input"]
 b = r.bayes_test

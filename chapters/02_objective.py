@@ -49,7 +49,6 @@ from mlm_book.readings.hmm_encoder import evaluation
 from mlm_book.figures import show
 from mlm_book.hmm import default_hmm
 from mlm_book.ledger import chapter_summary, verify
-from mlm_book.nn.diagram import figure_architecture
 from mlm_book.report import Markdown, answer, table
 
 hmm = default_hmm()
@@ -376,19 +375,7 @@ Markdown(
 )
 
 # %%
-show(ch2.shrinkage_figure(),
-     alt=f"Two panels, for vocabularies of {ch2.HMM_VOCAB} and {filing_V} tokens, plot the optimum's "
-         "probability of the visible token against the context's probability of it on a log scale. Every curve "
-         "is an S shape that rises from 0 to 1, to the left of the diagonal where the visible token would be "
-         "ignored. The rarest word's curve rises "
-         "first, the uniform-replacement curve next, the most frequent word's curve last; thin vertical lines mark "
-         "where each crosses one half, and the spread between them is much wider at the larger vocabulary.",
-     caption=r"Theorem 2 (ii): the optimum's probability $q(v)$ of a visible token against the context's "
-             r"probability $p(v)$ of it, at BERT's channel, with uniform replacement and with a Zipf-like unigram "
-             rf"$u(k) \propto k^{{-{ch2.ShrinkageConfig().zipf_exponent:g}}}$. Curves to the left of the diagonal "
-             r"$q = p$ mean the "
-             r"visible token is believed more than the context alone would; the thin vertical lines are the "
-             r"half-mass thresholds.")
+show(ch2.shrinkage_figure())
 
 # %% tags=["hide-input"]
 Markdown("Evidence factors and half-mass thresholds of the curves in the figure:")
@@ -576,7 +563,6 @@ Markdown(
 
 # %% tags=["hide-input"]
 e = SETUP.encoder
-channel = SETUP.channel()
 Markdown(
     "**The encoder** is a small BERT-style model, not BERT scaled down (the differences are listed after its "
     "configuration): a bidirectional transformer encoder "
@@ -587,17 +573,8 @@ Markdown(
 )
 
 # %%
-show(figure_architecture(SETUP.encoder, rho=channel.rho),
-     alt="Block diagram of the encoder, read from bottom to top. A row of shown tokens, one of them [MASK], feeds a "
-         "token table and a position table whose rows are added into layer 0. Two identical blocks follow, each with "
-         "a LayerNorm then self-attention without a causal mask, added back to the residual stream, and a LayerNorm "
-         "then an MLP with GELU, added back likewise. A final LayerNorm feeds an output head that reuses the token "
-         "table, shown by a dashed arrow from the token table to the head. At the top, softmax and cross-entropy "
-         "against the clean token, only at the positions the channel selected.",
-     caption=rf"The book's HMM encoder: width $d = {e.d_model}$, {e.n_blocks} pre-LN blocks, {e.n_heads} heads, "
-             rf"MLP width {e.mlp_ratio * e.d_model}, {e.vocab_size} tokens plus [MASK], sentences of up to "
-             rf"{e.length} tokens. The dashed arrow is the weight tying: the output head reads with the token "
-             rf"table $E$.")
+channel = SETUP.channel()
+show(ch2.figure_architecture(SETUP.encoder, rho=channel.rho))
 
 # %% tags=["hide-input"]
 Markdown(
@@ -685,16 +662,7 @@ Markdown(
 )
 
 # %%
-show(hmm_encoder.loss_curve_figure(),
-     alt=f"Training loss of the HMM encoder over {SETUP.training.steps} Adam steps. The raw loss of each batch is "
-         "a noisy grey band; its moving average falls fast at first, drops again a few hundred steps later, and then "
-         "creeps down toward a dashed horizontal line, the exact posterior's mean entropy, ending just above it. "
-         f"Faint lines show the moving averages of the encoders trained at the other {len(hmm_encoder.SEEDS) - 1} "
-         "seeds.",
-     caption="Training loss of the HMM encoder. Each step's loss is measured on a fresh batch, so it estimates the "
-             "encoder's risk without bias; by Theorem 1 no predictor's risk is below the mean entropy of the "
-             "exact posterior, the dashed floor (estimated on the held-out positions used below). Faint lines: the "
-             f"other {len(hmm_encoder.SEEDS) - 1} training seeds.")
+show(hmm_encoder.loss_curve_figure())
 
 # %% [markdown]
 # The moving average approaches the floor and stays above it, as Theorem 1 requires of any

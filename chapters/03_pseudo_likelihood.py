@@ -194,14 +194,7 @@ table(["N", "MPLE median", "MPLE 10–90 %", "MLE median", "predicted MPLE media
       formats=[None, ".4f", None, ".4f", ".4f"])
 
 # %%
-show(ch3.figure_error_vs_n(config),
-     alt=f"Log-log plot of the estimation error against the number of sequences, from {min(config.sizes):,} to "
-         f"{max(config.sizes):,}. The medians of the pseudo-likelihood and maximum-likelihood estimates fall along "
-         "parallel straight lines of slope minus one half, pseudo-likelihood slightly above; the dashed asymptotic "
-         "predictions lie on top of the medians, and shaded bands show the 10 to 90 percent range at every size.",
-     caption=r"Error of the two estimators on the Ising chain over independent exact samples at each $N$: "
-             r"medians, 10–90 % bands, and the median predicted by each estimator's asymptotic normal law, "
-             r"$\propto 1/\sqrt{N}$.")
+show(ch3.figure_error_vs_n(config))
 
 # %% tags=["hide-input"]
 small, large = config.page_sizes
@@ -423,13 +416,7 @@ table(["family", r"median $\lvert\delta\rvert$", "90th percentile", r"largest $\
       formats=[None, "residual:.2e", "residual:.2e", "residual:.2e"])
 
 # %%
-show(ch3.figure_delta_histogram(families),
-     alt="Histogram of the base-10 logarithm of the four-cycle gap over the draws for three families, with "
-         "these medians: " + ", ".join(f"{name} {np.median(np.abs(delta)):.1e}" for name, delta in families.items())
-         + ". The exact conditionals sit at the level of rounding, with exact zeros at the left edge; the "
-         "population optimum spreads over many orders of magnitude; the trained encoder sits furthest right.",
-     caption=r"Four-cycle gaps $|\delta|$ of three families on the same draws (log scale). Exact zeros are drawn "
-             r"at the left edge.")
+show(ch3.figure_delta_histogram(families))
 
 # %% tags=["hide-input"]
 optimum_deltas = families["population optimum"]
@@ -456,18 +443,9 @@ Markdown(
 
 # %%
 rho = four_cycles.rho_sweep(four)
-show(ch3.figure_delta_vs_rho(four, points={rf"trained HMM encoder: median $|\delta|$ (book seed; small: the other {len(seeded) - 1})":
-                                           [f.encoder_median for f in seeded]}),
-     alt=(lambda sweep: f"Log-log plot of the population optimum's four-cycle gap against the selection rate "
-          f"from {sweep.rho.min():g} to {sweep.rho.max():g}. The median over the draws rises from "
-          f"{sweep.median[0]:.1e} to {sweep.median[-1]:.1e}; the largest gap rises only from "
-          f"{sweep.maximum[0]:.2f} to {sweep.maximum[-1]:.2f}. A dotted vertical line marks BERT's rate "
-          f"{four.rho:g}, where a star shows the trained encoder's median, {summary.encoder_median:.2f}, and "
-          f"smaller stars the other training seeds' medians, {min(f.encoder_median for f in seeded):.2f} to "
-          f"{max(f.encoder_median for f in seeded):.2f}; a dashed "
-          "horizontal line at the level of rounding shows the HMM's exact conditionals.")(four_cycles.rho_sweep(four)),
-     caption=r"The population optimum's four-cycle gap against the selection rate $\rho$: median and largest "
-             r"$|\delta|$ over the draws.")
+show(ch3.figure_delta_vs_rho(four, points={
+    rf"trained HMM encoder: median $|\delta|$ (book seed; small: the other {len(seeded) - 1})":
+        [f.encoder_median for f in seeded]}))
 
 # %% tags=["hide-input"]
 worst = int(np.argmax(np.abs(rho.deltas[0])))

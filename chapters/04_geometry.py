@@ -394,16 +394,7 @@ Markdown(
 # the occurrences at one position.
 
 # %%
-show(ch4.plot_principal_axes(),
-     alt="Four scatter plots of the occurrences of w on two principal axes. At layer 0 they sit on "
-         f"{layer_table.rows[0].distinct_vectors} spots, one per position, each holding both senses. At "
-         "layers 1 and 2 the cloud forms a wide V: sense a occurrences on the left arm, sense b on the "
-         "right, uncertain ones pale in between. The last panel, the layer-2 occurrences at the middle "
-         "position only, shows the same V, spread by sense.",
-     caption=r"The occurrences of $w$ in the test split on their own first two principal axes, coloured by the "
-             r"exact $P(\text{sense b} \mid x)$; each leading axis is oriented with sense b to the right. At "
-             r"layer 0 the occurrences at one position coincide, so all the spread of the last panel is added by "
-             r"the blocks.")
+show(ch4.plot_principal_axes())
 
 # %% tags=["hide-input"]
 axes = ch4.sense_axes()

@@ -164,17 +164,7 @@ Markdown(
 ch5.probe_markdown(pt)
 
 # %%
-others = len(sense_probes.seed_probes().seeds) - 1
-show(ch5.figure_probes(pt, seeds=sense_probes.seed_probes()),
-     alt="Sense accuracy of the probe on the token-table row, on layer 0, layer 1 and layer 2, with the "
-         "leak check at each layer and two horizontal reference lines. The token-table probe, the layer-0 "
-         "probe and all three leak checks sit at about one half, on the static cap. The probes on layers 1 "
-         "and 2 jump to just below the exact Bayes accuracy line. Small dots beside each layer show the same probe "
-         f"on the encoders trained at the other {others} seeds.",
-     caption=r"Probe accuracy by representation. Error bars are $\pm 2$ binomial standard errors (at layers "
-             r"1 and 2 they are smaller than the markers). Small dots: the same probe on the encoders trained "
-             f"at the other {others} seeds (the seed table below). The leak checks are trained and scored on "
-             "permuted senses.")
+show(ch5.figure_probes(pt, seeds=sense_probes.seed_probes()))
 
 # %% tags=["hide-input"]
 p0, p1, p2 = pt.probes
@@ -311,14 +301,7 @@ Markdown(
 
 # %%
 spread = ch5.control_spread(1)
-show(ch5.figure_control_spread(spread),
-     alt=f"Test accuracies of a layer-1 probe trained on permuted senses, for {spread.permuted.size} "
-         f"permutations. Scored on permuted senses, they sit between {spread.permuted.min():.2f} and "
-         f"{spread.permuted.max():.2f}, in the narrow grey band of one half plus or minus two binomial standard "
-         f"deviations. Scored on the true senses, they scatter from {spread.true_labels.min():.2f} to "
-         f"{spread.true_labels.max():.2f}, on both sides of one half.",
-     caption=r"The shuffled-label leak check at layer 1, one point per permutation. The grey band is "
-             r"$1/2 \pm 2$ binomial standard deviations of an accuracy on the test occurrences.")
+show(ch5.figure_control_spread(spread))
 
 # %% tags=["hide-input"]
 below = int((spread.true_labels < 0.5).sum())

@@ -33,9 +33,10 @@ def test_results_are_consistent(r):
 
 def test_figures_and_table(r):
     for make in (ch1.figure_transition, ch1.figure_pmi_profiles, ch1.figure_sense_posterior):
-        figure = make(r)
-        assert isinstance(figure, matplotlib.figure.Figure) and figure.axes
-        plt.close(figure)
+        drawn = make(r)
+        assert isinstance(drawn.figure, matplotlib.figure.Figure) and drawn.figure.axes
+        assert "{" not in drawn.alt and drawn.caption  # every placeholder of the alt text was filled in
+        plt.close(drawn.figure)
     with pytest.raises(ValueError, match="offset"):
         ch1.figure_pmi_profiles(r, offset=3)
     table = ch1.summary_table(r)

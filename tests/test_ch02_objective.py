@@ -34,8 +34,11 @@ def test_shrinkage_curves_order_uniform_between_frequent_and_rare():
         assert np.all(q["unigram, rare word"] >= q["uniform"] - 1e-15)
         assert np.all(q["unigram, frequent word"] <= q["uniform"] + 1e-15)
         assert np.all(q["uniform"] >= c.p - 1e-15)       # a visible token never loses mass
-    fig = ch2.shrinkage_figure()
-    assert len(fig.axes) == 2
+    drawn = ch2.shrinkage_figure()
+    assert len(drawn.figure.axes) == 2
+    # the alt text names the crossings in the order the thresholds put them, at both sizes
+    for c in ch2.shrinkage_curves():
+        assert f"at V = {c.vocab_size}, first for the rarest word" in drawn.alt
 
 
 @pytest.mark.slow  # enumerates every fixed-count selection

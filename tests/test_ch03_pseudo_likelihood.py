@@ -4,6 +4,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
@@ -38,8 +39,10 @@ def test_histogram_takes_any_number_of_families():
     rng = np.random.default_rng(0)
     families = {name: rng.normal(size=50) * scale for name, scale in (("a", 1e-15), ("b", 1e-4), ("c", 0.1))}
     families["zeros"] = np.zeros(10)
-    figure = ch3.figure_delta_histogram(families)
-    assert len(figure.axes[0].get_legend().get_texts()) == 4
+    drawn = ch3.figure_delta_histogram(families)
+    assert len(drawn.figure.axes[0].get_legend().get_texts()) == 4
+    assert "zeros, all 10 draws exactly zero" in drawn.alt and "The c sits furthest right." in drawn.alt
+    plt.close(drawn.figure)
     with pytest.raises(ValueError, match="families must be"):
         ch3.figure_delta_histogram({})
 

@@ -88,8 +88,8 @@ def test_plugin_formula_on_a_hand_case():
 
 
 def test_loss_curve_figure():
-    fig = he.loss_curve_figure()
-    ax = fig.axes[0]
+    drawn = he.loss_curve_figure()
+    ax = drawn.figure.axes[0]
     others = len(he.SEEDS) - 1
     assert len(ax.lines) == 3 + others   # raw, its average, one average per other seed, the floor
     raw = ax.lines[0].get_ydata()
@@ -102,6 +102,7 @@ def test_loss_curve_figure():
         losses = he.trained_encoder(he.seed_setup(seed)).losses
         assert np.allclose(line.get_ydata(), np.convolve(losses, np.ones(50) / 50, mode="valid"))
         assert not np.allclose(line.get_ydata(), book)
+    assert f"floor at {floor:.2f} nats" in drawn.alt and f"at step {len(raw)}," in drawn.alt
 
 
 def test_trained_params_are_finite_and_shaped():

@@ -195,11 +195,12 @@ def test_probe_markdown_and_figure_read_a_given_table():
     table = _probe_table()
     lines = ch5.probe_markdown(table).splitlines()
     assert lines[2].startswith("| token-table row E[w] | 0.509 |") and len(lines) == 8
-    fig = ch5.figure_probes(table)
+    drawn = ch5.figure_probes(table)
     try:
-        assert fig.axes[0].get_ylabel() == "sense accuracy (6663 test occurrences)"
+        assert drawn.figure.axes[0].get_ylabel() == "sense accuracy (6663 test occurrences)"
+        assert "Small dots" not in drawn.alt  # no seeds given, none drawn
     finally:
-        plt.close(fig)
+        plt.close(drawn.figure)
     for function in (ch5.probe_markdown, ch5.figure_probes):
         with pytest.raises(TypeError, match="table_"):
             function("table")
@@ -208,11 +209,12 @@ def test_probe_markdown_and_figure_read_a_given_table():
 def test_figure_control_spread_reads_a_given_spread():
     spread = ch5.ControlSpread(layer=1, permuted=np.array([0.49, 0.51]), true_labels=np.array([0.3, 0.7]),
                                binomial_sd=0.006)
-    fig = ch5.figure_control_spread(spread)
+    drawn = ch5.figure_control_spread(spread)
     try:
-        assert fig.axes[0].get_xlabel().endswith("(layer 1)")
+        assert drawn.figure.axes[0].get_xlabel().endswith("(layer 1)")
+        assert "they scatter from 0.30 to 0.70, on both sides of one half" in drawn.alt
     finally:
-        plt.close(fig)
+        plt.close(drawn.figure)
     with pytest.raises(TypeError, match="spread"):
         ch5.figure_control_spread({"layer": 1})
 
@@ -233,13 +235,14 @@ def test_chapter5_records_name_their_bad_field():
 @pytest.mark.book
 def test_figure_probes_draws_every_other_seed_once():
     seeds = sense_probes.seed_probes()
-    fig = ch5.figure_probes(seeds=seeds)
+    drawn = ch5.figure_probes(seeds=seeds)
     try:
-        dots = [line for line in fig.axes[0].lines if str(line.get_label()).startswith("probe, the other")]
+        dots = [line for line in drawn.figure.axes[0].lines if str(line.get_label()).startswith("probe, the other")]
         assert len(dots) == 1
         assert sorted(dots[0].get_ydata()) == sorted(np.ravel(seeds.probes[1:]).tolist())
+        assert f"the other {len(seeds.seeds) - 1} seeds" in drawn.alt
     finally:
-        plt.close(fig)
+        plt.close(drawn.figure)
     with pytest.raises(TypeError, match="seeds"):
         ch5.figure_probes(seeds="seeds")
     short = sense_probes.SeedProbes(seeds=(1, 2), probes=((0.5, 0.9), (0.5, 0.9)), bayes=0.97)

@@ -24,7 +24,7 @@ import numpy as np
 
 from mlm_book.artefacts import bayes_expectation as bayes_expectation_artefact
 from mlm_book.artefacts.bayes_expectation import BayesExpectationSetup, chunk_sums
-from mlm_book.figures import MIN_FONT_SIZE, PALETTE, SENSE_COLORS, WIDE, subplots
+from mlm_book.figures import MIN_FONT_SIZE, PALETTE, SENSE_COLORS, WIDE, DescribedFigure, describe, subplots
 from mlm_book.hmm import (
     BayesSenseAccuracy,
     HiddenMarkovLanguage,
@@ -541,7 +541,19 @@ def state_names(hmm: HiddenMarkovLanguage) -> list[str]:
     return names
 
 
-def figure_transition(r: Chapter1Results | None = None):
+def _span(values, fmt: str = ".2f") -> str:
+    """``values`` as one number if they all print the same at ``fmt``, else as "low to high"."""
+    low, high = f"{np.min(values):{fmt}}", f"{np.max(values):{fmt}}"
+    return low if low == high else f"{low} to {high}"
+
+
+def _listed(items) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    items = [str(item) for item in items]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def figure_transition(r: Chapter1Results | None = None) -> DescribedFigure:
     """Heatmaps of the transition matrix and the emission matrix, on one probability scale.
 
     Parameters
@@ -551,7 +563,9 @@ def figure_transition(r: Chapter1Results | None = None):
 
     Returns
     -------
-    matplotlib.figure.Figure
+    DescribedFigure
+        The two heatmaps, with alt text that gives how often each state leaves its regime and
+        what each state emits.
 
     Raises
     ------
@@ -561,10 +575,12 @@ def figure_transition(r: Chapter1Results | None = None):
     Examples
     --------
     >>> import matplotlib.pyplot as plt
-    >>> fig = figure_transition()
-    >>> [ax.get_title() for ax in fig.axes[:2]]
+    >>> drawn = figure_transition()
+    >>> [ax.get_title() for ax in drawn.figure.axes[:2]]
     ['transition matrix $T$', 'emission matrix (a:h and b:h also emit $w$)']
-    >>> plt.close(fig)
+    >>> drawn.alt.split(". ")[2].split(", so")[0]
+    'From every state the chain leaves its regime with probability 0.025 to 0.026'
+    >>> plt.close(drawn.figure)
     """
     r = _given_or_results(r)
     hmm = r.hmm
@@ -589,10 +605,40 @@ def figure_transition(r: Chapter1Results | None = None):
     right.set_xlabel("emitted token")
     right.set_title("emission matrix (a:h and b:h also emit $w$)")
     fig.colorbar(image, ax=[left, right], shrink=0.85, label="probability (both panels)")
-    return fig
+
+    T, heavy = hmm.transition, list(hmm.sense_states)
+    light = [state for state in range(hmm.n_states) if state not in heavy]
+    leave = np.array([T[state, hmm.regime != hmm.regime[state]].sum() for state in range(hmm.n_states)])
+    home = np.array([T[state, heavy[hmm.regime[state]]] for state in light])  # back to its own heavy state
+    own = hmm.emission.copy()
+    own[:, hmm.shared_token] = 0.0
+    own_sorted = -np.sort(-own, axis=1)
+    counts = (own > 0).sum(axis=1)
+
+    def emits(states):
+        values = own_sorted[states][:, :counts[states].max()]
+        return _listed(_span(values[:, k]) for k in range(values.shape[1]))
+
+    exclusive = bool(((own > 0).sum(axis=0) <= 1).all())
+    sizes = np.bincount(hmm.regime)
+    blocks = f"{sizes[0]} states each" if len(set(sizes)) == 1 else _listed(f"{size} states" for size in sizes)
+    alt = (f"Two heatmaps on one probability scale, from white at 0 to dark blue at 1. Left, the {hmm.n_states} by "
+           f"{hmm.n_states} transition matrix, current state down the side against next state along the bottom, in "
+           f"the order {_listed(names)}. From every state the chain leaves its regime with probability "
+           f"{_span(leave, '.3f')}, so nearly all the mass lies in one block on the diagonal per regime ({blocks}), "
+           f"with faint entries outside them. Within a regime the heavy states {_listed(names[k] for k in heavy)} stay put with "
+           f"probability {_span(T[heavy, heavy])}, and a light state returns to its heavy state with probability "
+           f"{_span(home)} and stays with {_span(T[light, light])}. Right, the {hmm.n_states} by {hmm.vocab_size} "
+           f"emission matrix, state down the side against token along the bottom: each light state emits "
+           f"{_span(counts[light], 'd')} tokens of its own with probabilities {emits(light)}, and each heavy state "
+           f"{_span(counts[heavy], 'd')} of its own with {emits(heavy)} plus the shared token w with probability "
+           f"{_span(hmm.emission[heavy, hmm.shared_token])}"
+           + (". No other token is emitted by two states." if exclusive else "."))
+    return describe(fig, alt=alt, caption="The HMM's transition matrix $T$ (left) and emission matrix (right). "
+                                          "Entries of $T$ below 0.005 are left blank; every one of them is positive.")
 
 
-def figure_pmi_profiles(r: Chapter1Results | None = None, offset: int = 1):
+def figure_pmi_profiles(r: Chapter1Results | None = None, offset: int = 1) -> DescribedFigure:
     r"""PMI of each sense and of $w$ with the token at ``offset``, with Proposition 1's bounds.
 
     Parameters
@@ -604,7 +650,9 @@ def figure_pmi_profiles(r: Chapter1Results | None = None, offset: int = 1):
 
     Returns
     -------
-    matplotlib.figure.Figure
+    DescribedFigure
+        The profiles and the band, with alt text that says which sense is higher where and
+        where the word's PMI lies.
 
     Raises
     ------
@@ -616,10 +664,12 @@ def figure_pmi_profiles(r: Chapter1Results | None = None, offset: int = 1):
     Examples
     --------
     >>> import matplotlib.pyplot as plt
-    >>> fig = figure_pmi_profiles(offset=-1)
-    >>> fig.axes[0].get_xlabel(), len(fig.axes[0].lines)     # two senses, w, the zero line
+    >>> drawn = figure_pmi_profiles(offset=-1)
+    >>> drawn.figure.axes[0].get_xlabel(), len(drawn.figure.axes[0].lines)     # two senses, w, the zero line
     ('context $c$ = the previous token', 4)
-    >>> plt.close(fig)
+    >>> drawn.alt.split(". ")[1]
+    "Sense a's PMI is the higher one at all 12 tokens of regime a and sense b's at all 12 tokens of regime b, by up to 3.65 nats"
+    >>> plt.close(drawn.figure)
     """
     r = _given_or_results(r)
     if isinstance(offset, bool) or not isinstance(offset, numbers.Integral):
@@ -646,10 +696,37 @@ def figure_pmi_profiles(r: Chapter1Results | None = None, offset: int = 1):
     ax.set_title(r"$\mathrm{PMI}(w, c) = \log \sum_k \pi_k \exp \mathrm{PMI}(s_k, c)$ follows the sense that "
                  "dominates $c$")
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return fig
+
+    hmm = r.hmm
+    own = np.array([token != hmm.shared_token for token in range(hmm.vocab_size)])
+    regime = hmm.regime[np.argmax(hmm.emission, axis=0)]      # the regime of the state that emits each token
+    a_higher = p.pmi_senses[0] > p.pmi_senses[1]
+    words = []
+    for k, name in enumerate("ab"):
+        tokens = own & (regime == k)
+        higher = int(((a_higher if k == 0 else ~a_higher) & tokens).sum())
+        words.append(f"sense {name}'s" + (" PMI is the higher one" if k == 0 else "")
+                     + f" at {'all ' if higher == tokens.sum() else f'{higher} of the '}{tokens.sum()} tokens of "
+                       f"regime {name}")
+    tolerance = 1e-9
+    inside = int(((p.pmi_word >= lower - tolerance) & (p.pmi_word <= upper + tolerance)).sum())
+    below = (p.pmi_senses.max(axis=0) - p.pmi_word)[own]
+    at_w = [float(v[hmm.shared_token]) for v in (p.pmi_senses[0], p.pmi_senses[1], p.pmi_word)]
+    w_text = (f"at w itself the three coincide at {at_w[2]:.2f}" if max(at_w) - min(at_w) < 0.005 else
+              f"at w itself sense a is at {at_w[0]:.2f}, sense b at {at_w[1]:.2f} and the word at {at_w[2]:.2f}")
+    alt = (f"PMI in nats of each sense of w and of the word w itself with the {label}, for each of the "
+           f"{len(names)} tokens along the bottom ({names[0]} to {names[-1]}): sense a as circles "
+           f"(share {p.shares[0]:.3f}), sense b as squares (share {p.shares[1]:.3f}), the word as triangles, over a "
+           f"grey band between Proposition 1's bounds. {words[0][0].upper() + words[0][1:]} and {words[1]}, by up "
+           f"to {p.sense_gap:.2f} nats. The word's PMI lies inside the band at "
+           + (f"all {len(names)} tokens" if inside == len(names) else f"{inside} of the {len(names)} tokens")
+           + f", {_span(below)} nats below the higher sense at every token but w; {w_text}.")
+    return describe(fig, alt=alt, caption=r"Proposition 1 on the HMM with the " + label + r" as context. The grey "
+                    r"band runs from the lower bound $\max_k(\log \pi_k + \operatorname{PMI}(s_k, c))$ to the upper "
+                    r"bound $\max_k \operatorname{PMI}(s_k, c)$.")
 
 
-def figure_sense_posterior(r: Chapter1Results | None = None):
+def figure_sense_posterior(r: Chapter1Results | None = None) -> DescribedFigure:
     r"""Posterior regime of every position of an example sentence, and $w$'s sense posterior.
 
     Parameters
@@ -659,7 +736,9 @@ def figure_sense_posterior(r: Chapter1Results | None = None):
 
     Returns
     -------
-    matplotlib.figure.Figure
+    DescribedFigure
+        The sentence's posteriors, with alt text that gives the true regimes and the sense
+        posterior at each occurrence of $w$.
 
     Raises
     ------
@@ -669,10 +748,12 @@ def figure_sense_posterior(r: Chapter1Results | None = None):
     Examples
     --------
     >>> import matplotlib.pyplot as plt
-    >>> fig = figure_sense_posterior()
-    >>> len(fig.axes[0].get_xticklabels()), fig.axes[0].get_ylabel()     # one tick per token
+    >>> drawn = figure_sense_posterior()
+    >>> len(drawn.figure.axes[0].get_xticklabels()), drawn.figure.axes[0].get_ylabel()     # one tick per token
     (24, 'posterior probability')
-    >>> plt.close(fig)
+    >>> drawn.alt.split(". ")[1]
+    'Shading gives the true regime: a at positions 0 to 8, then b at positions 9 to 23'
+    >>> plt.close(drawn.figure)
     """
     from matplotlib.patches import Patch
 
@@ -698,7 +779,30 @@ def figure_sense_posterior(r: Chapter1Results | None = None):
     handles += [Patch(color=SENSE_COLORS[0], alpha=0.3), Patch(color=SENSE_COLORS[1], alpha=0.3)]
     labels += ["true regime a (shading)", "true regime b (shading)"]
     ax.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    return fig
+
+    starts = [0] + [int(i) for i in x[1:] if truth_a[i] != truth_a[i - 1]]
+    runs = [f"{'ab'[int(not truth_a[start])]} at positions {start} to {end - 1}"
+            for start, end in zip(starts, starts[1:] + [len(tokens)])]
+    off = [int(i) for i in x if abs(regime_a[i] - truth_a[i]) > 0.05]   # where the posterior is not the truth
+    line = ("follows the true regime within 0.05 at every position" if not off else
+            f"is within 0.05 of the true regime except at position{'s' if len(off) > 1 else ''} "
+            f"{_listed(off)}, where it is {_listed(f'{regime_a[i]:.2f}' for i in off)}")
+    at_w = [int(i) for i in x[w]]
+    doubtful = [i for i in at_w if 0.05 < senses[i, 0] < 0.95]
+    beside = set(starts[1:]) | {start - 1 for start in starts[1:]}
+    on_line = bool(np.allclose(senses[w, 0], regime_a[w]))
+    alt = (f"Posterior probabilities along one sampled sentence of {len(tokens)} tokens, whose tokens label the "
+           f"horizontal axis. Shading gives the true regime: {', then '.join(runs)}. The line P(regime a | x) {line}. "
+           f"The {len(at_w)} occurrences of w, at positions {_listed(at_w)}, are dots"
+           + (" on the line" if on_line else "")
+           + f" at P(sense a | x) = {_listed(f'{senses[i, 0]:.2f}' for i in at_w)}: "
+           + (f"the one{'s' if len(doubtful) > 1 else ''} at position{'s' if len(doubtful) > 1 else ''} "
+              f"{_listed(doubtful)}" + (", beside the switch," if set(doubtful) <= beside and len(starts) > 1 else "")
+              + f" {'are' if len(doubtful) > 1 else 'is'} in doubt, the others within 0.05 of certain."
+              if doubtful else "all within 0.05 of certain."))
+    return describe(fig, alt=alt, caption=r"One sampled sentence. Shading shows the true regime; the line is "
+                                          r"$P(\text{regime a} \mid x)$ at each position and the dots are "
+                                          r"$P(\text{sense a} \mid x)$ at the occurrences of $w$.")
 
 
 # --------------------------------------------------------------------------------------

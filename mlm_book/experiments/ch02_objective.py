@@ -36,10 +36,13 @@ from mlm_book.channel import (
     visible_mass,
     zipf_unigram,
 )
-from mlm_book.figures import PALETTE, WIDE, subplots
+from mlm_book.artefacts.hmm_encoder import SETUP as HMM_ENCODER_SETUP
+from mlm_book.figures import PALETTE, WIDE, DescribedFigure, describe, subplots
 from mlm_book.hmm import default_hmm, sample
 from mlm_book.ledger import reported_value
 from mlm_book.ledger import Claim
+from mlm_book.nn.diagram import figure_architecture as draw_architecture
+from mlm_book.nn.encoder import EncoderConfig
 from mlm_book.report import Markdown, table
 from mlm_book.scoring import kl_divergence, masked_lm_loss_and_grad, risk_decomposition
 from mlm_book.validation import check_instance, check_positive_int, check_probability, check_real, check_sequence
@@ -69,6 +72,7 @@ __all__ = [
     "ShrinkageConfig",
     "shrinkage_curves",
     "shrinkage_figure",
+    "figure_architecture",
     "evidence_table",
     "filing_unigram_replacement",
     "filing_unigram_table",
@@ -864,12 +868,17 @@ def shrinkage_curves(config: ShrinkageConfig = ShrinkageConfig()) -> tuple[Shrin
     return tuple(out)
 
 
-def shrinkage_figure(config: ShrinkageConfig = ShrinkageConfig()):
+def shrinkage_figure(config: ShrinkageConfig = ShrinkageConfig()) -> DescribedFigure:
     r"""Figure: $q(v)$ against $p(v)$ at $V = 25$ and the filings' $V$, uniform vs unigram replacement.
 
     One panel per vocabulary size; a thin vertical line of a curve's colour marks where that
     curve crosses $q(v) = 1/2$. The evidence factors are not printed (the chapter tabulates
     them).
+
+    Returns
+    -------
+    DescribedFigure
+        The panels, with alt text that gives where each curve crosses one half.
 
     Raises
     ------
@@ -879,10 +888,12 @@ def shrinkage_figure(config: ShrinkageConfig = ShrinkageConfig()):
     Examples
     --------
     >>> import matplotlib.pyplot as plt
-    >>> fig = shrinkage_figure(ShrinkageConfig(vocab_sizes=(25,), points=20))
-    >>> fig.axes[0].get_title(), len(fig.axes[0].lines)      # 3 curves, 3 crossings, q = p, q = 1/2
+    >>> drawn = shrinkage_figure(ShrinkageConfig(vocab_sizes=(25,), points=20))
+    >>> drawn.figure.axes[0].get_title(), len(drawn.figure.axes[0].lines)  # 3 curves, 3 crossings, q = p, q = 1/2
     ('$V = 25$', 8)
-    >>> plt.close(fig)
+    >>> drawn.alt.split("one half: ")[1]
+    'at V = 25, first for the rarest word at p(v) = 0.01, then under uniform replacement at 0.037, last for the most frequent word at 0.17, 1.2 decades after the first.'
+    >>> plt.close(drawn.figure)
     """
     from matplotlib.lines import Line2D
 
@@ -912,7 +923,90 @@ def shrinkage_figure(config: ShrinkageConfig = ShrinkageConfig()):
                 Line2D([], [], color=PALETTE["black"], linewidth=0.8, marker="|", markersize=10, linestyle="none")]
     labels += [r"$q(v) = 1/2$", "thin vertical line: where the curve of its colour crosses 1/2"]
     fig.legend(handles, labels, loc="outside lower center", ncols=2, frameon=False)
-    return fig
+
+    spoken = {"uniform": "under uniform replacement", "unigram, frequent word": "for the most frequent word",
+              "unigram, rare word": "for the rarest word"}
+    crossings = []
+    for result in results:
+        order = sorted(result.thresholds, key=result.thresholds.get)
+        first, last = result.thresholds[order[0]], result.thresholds[order[-1]]
+        steps = [f"{spoken[name]} at {'p(v) = ' if k == 0 else ''}{result.thresholds[name]:.2g}"
+                 for k, name in enumerate(order)]
+        crossings.append(f"at V = {result.vocab_size}, first {steps[0]}, then " + ", then ".join(steps[1:-1])
+                         + f", last {steps[-1]}, {math.log10(last / first):.1f} decades after the first")
+    q = np.array([[curve for curve in result.curves.values()] for result in results])
+    p = np.array([result.p for result in results])[:, None, :]
+    above = bool((q >= p - 1e-12).all())
+    sizes = [result.vocab_size for result in results]
+    left = np.format_float_positional(results[0].p[0], trim="-")
+    alt = (f"{len(results)} panel{'s' if len(results) > 1 else ''}, for vocabularies of "
+           f"{' and '.join(map(str, sizes))} tokens, plot the optimum's probability q(v) of the visible token (0 to 1) "
+           f"against the context's probability p(v) of it (log scale, {left} to 1): uniform replacement "
+           "as a solid black line, a Zipf unigram as a dashed blue line for the most frequent word and a dotted "
+           "vermillion line for the rarest; a grey diagonal marks q = p, the visible token ignored. Every curve is an "
+           f"S shape rising from at most {q[..., 0].max():.2f} at the left edge to {q[..., -1].min():.2f} at p(v) = 1, "
+           + ("above the diagonal throughout" if above else "crossing the diagonal")
+           + ". Thin vertical lines mark where each curve crosses one half: " + "; ".join(crossings) + ".")
+    exponent = f"{config.zipf_exponent:g}"
+    return describe(fig, alt=alt, caption=(
+        r"Theorem 2 (ii): the optimum's probability $q(v)$ of a visible token against the context's probability "
+        r"$p(v)$ of it, at BERT's channel, with uniform replacement and with a Zipf-like unigram "
+        rf"$u(k) \propto k^{{-{exponent}}}$. Curves to the left of the diagonal $q = p$ mean the visible token is "
+        r"believed more than the context alone would; the thin vertical lines are the half-mass thresholds."))
+
+
+def figure_architecture(config: EncoderConfig | None = None, *, rho: float | None = None) -> DescribedFigure:
+    r"""The encoder of ``config`` as a block diagram ([`mlm_book.nn.diagram.figure_architecture`][mlm_book.nn.diagram.figure_architecture]), with its words.
+
+    Parameters
+    ----------
+    config : EncoderConfig, optional
+        The encoder to draw; by default the book's HMM encoder
+        ([`SETUP`][mlm_book.artefacts.hmm_encoder.SETUP]``.encoder``).
+    rho : float, optional
+        The channel's selection rate, printed beside the loss when given.
+
+    Returns
+    -------
+    DescribedFigure
+        The diagram, with alt text that reads it from the bottom up with the configured sizes.
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not an [`EncoderConfig`][mlm_book.nn.encoder.EncoderConfig] (or ``None``).
+    ValueError
+        If ``rho`` is not a number in (0, 1].
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> drawn = figure_architecture(rho=0.15)
+    >>> drawn.alt.split(". ")[2]
+    '2 blocks follow, each a LayerNorm then self-attention with 4 heads and no causal mask, added back to the residual stream, then a LayerNorm and an MLP from width 32 to 128 and back with GELU, added back likewise'
+    >>> plt.close(drawn.figure)
+    """
+    book = config is None
+    config = HMM_ENCODER_SETUP.encoder if book else config
+    fig = draw_architecture(config, rho=rho)  # checks config and rho
+    d, mlp, blocks, heads = config.d_model, config.mlp_ratio * config.d_model, config.n_blocks, config.n_heads
+    alt = (f"Block diagram of the encoder, read from bottom to top. A row of shown tokens of a sentence of up to "
+           f"{config.length} tokens, one of them [MASK], feeds a token table E ({config.input_vocab_size} by {d}) and a "
+           f"position table P ({config.length} by {d}), whose rows are added into layer 0. "
+           f"{blocks} block{'s follow' if blocks > 1 else ' follows'}, each a LayerNorm then self-attention with "
+           f"{heads} head{'s' if heads > 1 else ''} and {'a' if config.causal else 'no'} causal mask, added back to the "
+           f"residual stream, then a LayerNorm and an MLP from width {d} to {mlp} and back with GELU, added back "
+           f"likewise. A final LayerNorm feeds an output head over the {config.vocab_size} tokens that reuses the "
+           "token table E, shown by a dashed arrow from the token table to the head. At the top, softmax and "
+           "cross-entropy against the clean token, only at the positions the channel selected"
+           + ("." if rho is None else f", a share {rho:g} of them."))
+    caption = (rf"{'The book' + chr(39) + 's HMM encoder' if book else 'The encoder'}: width $d = {d}$, {blocks} "
+               rf"pre-LN block{'s' if blocks > 1 else ''}, {heads} head{'s' if heads > 1 else ''}, MLP width {mlp}, "
+               rf"{config.vocab_size} tokens plus [MASK], sentences of up to {config.length} tokens. The dashed arrow "
+               r"is the weight tying: the output head reads with the token table $E$.")
+    return describe(fig, alt=alt, caption=caption)
+
+
 
 
 # ------------------------------------------------------------------ the filings' own unigram
