@@ -962,7 +962,7 @@ def figure_architecture(config: EncoderConfig | None = None, *, rho: float | Non
     ----------
     config : EncoderConfig, optional
         The encoder to draw; by default the book's HMM encoder
-        ([`SETUP`][mlm_book.artefacts.hmm_encoder.SETUP]``.encoder``).
+        (``hmm_encoder.SETUP.encoder`` of [`mlm_book.artefacts.hmm_encoder`][mlm_book.artefacts.hmm_encoder]).
     rho : float, optional
         The channel's selection rate, printed beside the loss when given.
 
