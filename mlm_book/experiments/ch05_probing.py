@@ -286,7 +286,7 @@ def figure_control_spread(spread: ControlSpread | None = None) -> DescribedFigur
     ...                        binomial_sd=0.006)
     >>> drawn = figure_control_spread(spread)
     >>> drawn.alt.split(". ")[2]
-    'Scored on the true senses, they scatter from 0.30 to 0.70, on both sides of one half'
+    'Scored on the true senses (vermillion squares), they scatter from 0.30 to 0.70, on both sides of one half.'
     >>> plt.close(drawn.figure)
     """
     s = control_spread() if spread is None else check_instance(spread, "spread", ControlSpread)
