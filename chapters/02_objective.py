@@ -107,8 +107,10 @@ lengths = (3, 6, 7, 10, 24, 32)
 table(["length n"] + [str(n) for n in lengths],
       [["fixed count k"] + [selection_count(n, bert.rho) for n in lengths]])
 
-# %% tags=["hide-input"]
+# %%
 small = Channel(4)
+
+# %% tags=["hide-input"]
 Markdown(f"For a vocabulary of {small.vocab_size} tokens the matrix $S$ is small enough to read. Column $y$ is "
          "the law of what a selected position whose token is $y$ shows; each column sums to 1, and the "
          f"diagonal entry $\\kappa + r/V = {small.keep + small.random / small.vocab_size:.3f}$ is the chance that "
@@ -185,16 +187,17 @@ table(["check", "result"],
 # Theorem 2.
 
 # %% tags=["hide-input"]
-n_small = ch2.BruteForceConfig().length
 Markdown(
     "[`risk_decomposition`](../api/mlm_book.scoring.html#mlm_book.scoring.risk_decomposition) computes the risk "
     "directly and the two terms separately. The table checks the identity on random pairs of distributions over "
-    f"the {ch2.HMM_VOCAB} tokens, and on the exact table of all HMM sentences of length {n_small} under BERT's "
+    f"the {ch2.HMM_VOCAB} tokens, and on the exact table of all HMM sentences of length "
+    f"{ch2.BruteForceConfig().length} under BERT's "
     "fixed-count selection, with every corrupted sentence enumerated and Theorem 2's closed form as the "
     "predictor $q$."
 )
 
 # %%
+n_small = ch2.BruteForceConfig().length
 d, d_self = ch2.theorem1_random()
 fixed = ch2.theorem1_fixed_count()
 table(["case", "risk", "entropy", "KL", "risk − entropy − KL"],

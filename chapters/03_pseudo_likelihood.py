@@ -275,8 +275,10 @@ table(["coupling $J$", r"ratio for $\hat h$", r"ratio for $\hat J$"],
 # channel of [Chapter 2](02_objective.html), so the context a prediction reads may itself be
 # corrupted.
 
-# %% tags=["hide-input"]
+# %%
 four = four_cycles.FOUR_CYCLE
+
+# %% tags=["hide-input"]
 Markdown(
     f"It selects each position with probability $\\rho = {four.rho:g}$ and shows a selected position as "
     f"`[MASK]` with probability {four.mask:g}, as a uniformly random token with probability {four.random:g}, "

@@ -195,8 +195,10 @@ Markdown(
 # and the outputs of the blocks so far) after the first and the second block; layer 2 is taken
 # before the final LayerNorm.
 
-# %% tags=["hide-input"]
+# %%
 layer_table = hmm_encoder.geometry_table()
+
+# %% tags=["hide-input"]
 Markdown(
     f"The test split holds {hmm_splits.SPLITS.n_test} sentences of length {hmm_splits.SPLITS.length}, that is "
     f"{layer_table.n_tokens} tokens, of which **{layer_table.n_occurrences}** are occurrences of $w$; every "
@@ -423,6 +425,10 @@ Markdown(
 # cell of the first table holds the values at layers 0 / 1 / 2.
 
 # %%
+robust, contrasts = ch4.seed_robustness(), ch4.contrast_robustness()
+book = robust.rows[0]
+
+
 def triple(values):
     return " / ".join(f"{x:.3f}" for x in values)
 

@@ -991,11 +991,11 @@ def figure_architecture(config: EncoderConfig | None = None, *, rho: float | Non
     fig = draw_architecture(config, rho=rho)  # checks config and rho
     d, mlp, blocks, heads = config.d_model, config.mlp_ratio * config.d_model, config.n_blocks, config.n_heads
     alt = (f"Block diagram of the encoder, read from bottom to top. A row of shown tokens of a sentence of up to "
-           f"{config.length} tokens, one of them [MASK], feeds a token table E ({config.input_vocab_size} by {d}) and a "
-           f"position table P ({config.length} by {d}), whose rows are added into layer 0. "
+           f"{config.length} tokens, one of them [MASK], feeds a token table E ({config.input_vocab_size} by {d}) "
+           f"and a position table P ({config.length} by {d}), whose rows are added into layer 0. "
            f"{blocks} block{'s follow' if blocks > 1 else ' follows'}, each a LayerNorm then self-attention with "
-           f"{heads} head{'s' if heads > 1 else ''} and {'a' if config.causal else 'no'} causal mask, added back to the "
-           f"residual stream, then a LayerNorm and an MLP from width {d} to {mlp} and back with GELU, added back "
+           f"{heads} head{'s' if heads > 1 else ''} and {'a' if config.causal else 'no'} causal mask, added back to "
+           f"the residual stream, then a LayerNorm and an MLP from width {d} to {mlp} and back with GELU, added back "
            f"likewise. A final LayerNorm feeds an output head over the {config.vocab_size} tokens that reuses the "
            "token table E, shown by a dashed arrow from the token table to the head. At the top, softmax and "
            "cross-entropy against the clean token, only at the positions the channel selected"

@@ -798,8 +798,8 @@ def figure_error_vs_n(config: IsingStudyConfig = ISING) -> DescribedFigure:
            f"the log-log axes, and the MLE median from {medians['maximum'][0]:.2g} to {medians['maximum'][-1]:.2g}, a "
            f"slope of {slopes['maximum']:.2f}. The MPLE median is {above}, {ratio.min():.2f} to {ratio.max():.2f} "
            f"times it. Each estimator's dashed asymptotic median, proportional to one over the square root of N, "
-           f"stays within {np.ceil(100 * off):.0f} % of its measured median at every size. Shaded bands show the 10 to 90 "
-           f"percent range of the replicates, for the MPLE from {low:.2g} to {high:.2g} at N = {sizes[0]:,.0f}.")
+           f"stays within {np.ceil(100 * off):.0f} % of its measured median at every size. Shaded bands show the 10 "
+           f"to 90 percent range of the replicates, for the MPLE from {low:.2g} to {high:.2g} at N = {sizes[0]:,.0f}.")
     return describe(fig, alt=alt, caption=r"Error of the two estimators on the Ising chain over independent exact "
                                           r"samples at each $N$: medians, 10–90 % bands, and the median predicted by "
                                           r"each estimator's asymptotic normal law, $\propto 1/\sqrt{N}$.")
@@ -907,9 +907,9 @@ def figure_delta_vs_rho(config: FourCycleConfig = FOUR_CYCLE,
     median_factor = sweep.median[-1] / sweep.median[0]
     maximum_factor = sweep.maximum[-1] / sweep.maximum[0]
     alt = (f"Log-log plot of the population optimum's four-cycle gap |δ| in nats against the selection rate from "
-           f"{sweep.rho.min():g} to {sweep.rho.max():g}. The median over the draws (blue circles) {change(sweep.median)} "
-           f"from {sweep.median[0]:.1e} to {sweep.median[-1]:.1e}, a factor of {median_factor:.0f}; the largest gap "
-           f"(vermillion squares) {change(sweep.maximum)} from {sweep.maximum[0]:.2f} to {sweep.maximum[-1]:.2f}, a "
+           f"{sweep.rho.min():g} to {sweep.rho.max():g}. The median over the draws (blue circles) "
+           f"{change(sweep.median)} from {sweep.median[0]:.1e} to {sweep.median[-1]:.1e}, a factor of "
+           f"{median_factor:.0f}; the largest gap (vermillion squares) {change(sweep.maximum)} from {sweep.maximum[0]:.2f} to {sweep.maximum[-1]:.2f}, a "
            f"factor of {maximum_factor:.0f}. A dashed horizontal line at {max(floor, 1e-17):.0e} shows the median "
            f"gap of the HMM's exact conditionals, the level of rounding. A dotted vertical line marks BERT's rate "
            f"{config.rho:g}" + ("; " + "; ".join(marks) if marks else "") + ".")

@@ -251,7 +251,7 @@ def figure_probes(table_: ProbeTable | None = None, seeds: SeedProbes | None = N
            f"representation along the bottom: the token-table row E[w] as an open diamond at {t.token_table:.3f}, "
            "then each layer as a blue circle with a bar of two standard errors, "
            + listed(f"{name} at {score:.3f}" for name, score in zip(names[1:], scores[1:]))
-           + f". Grey squares on a dashed line give the leak check at each layer, "
+           + ". Grey squares on a dashed line give the leak check at each layer, "
            + listed(f"{value:.3f}" for value in t.controls)
            + f", and two horizontal lines mark the static cap at {t.cap:.3f} (dotted) and the exact Bayes accuracy at "
            f"{t.bayes:.3f} (solid). " + "; ".join(standing)[0].upper() + "; ".join(standing)[1:] + ".")
@@ -286,7 +286,7 @@ def figure_control_spread(spread: ControlSpread | None = None) -> DescribedFigur
     ...                        binomial_sd=0.006)
     >>> drawn = figure_control_spread(spread)
     >>> drawn.alt.split(". ")[2]
-    'Scored on the true senses, they scatter from 0.30 to 0.70, on both sides of one half'
+    'Scored on the true senses (vermillion squares), they scatter from 0.30 to 0.70, on both sides of one half.'
     >>> plt.close(drawn.figure)
     """
     s = control_spread() if spread is None else check_instance(spread, "spread", ControlSpread)
