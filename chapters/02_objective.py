@@ -511,8 +511,10 @@ Markdown(
 # [`bert_prediction_count`](../api/mlm_book.channel.html#mlm_book.channel.bert_prediction_count)
 # computes this count.
 
+# %%
+longest = ch6.Chapter6Config().window_length  # the length of the finance chapters' windows
+
 # %% tags=["hide-input"]
-longest = ch6.Chapter6Config().window_length
 readme_length, readme_cap = ch2.BERT_README_SEQ_LENGTH, ch2.BERT_README_MAX_PREDICTIONS
 readme_count = bert_prediction_count(readme_length - 3)
 Markdown(

@@ -27,16 +27,8 @@ import pytest
 CHAPTERS = sorted((Path(__file__).resolve().parents[1] / "chapters").glob("[0-9][0-9]_*.py"))
 _MARKER = re.compile(r"^# %%(?P<rest>.*)$")
 
-# (chapter, name) pairs still allowed to break the rule, with why. Any other pair fails the test; remove a
-# pair once its cells bind the name visibly (a pair that no longer occurs is not an error, so that the fix
-# can land on the branch that owns the section in either order). Chapters 6-11 had none when this test was
-# written; the two below sit in chapter 2's fixed-count section, which branch ch2-trim is rewriting.
-ALLOWED_HIDDEN_NAMES = {
-    ("02_objective.py", "fc"): "the fixed-count rate tables read the FixedCountConfig bound in the hidden cell "
-                               "that describes the protocol",
-    ("02_objective.py", "longest"): "BERT's count table reads the finance chapter's window length, bound in the "
-                                    "hidden cell before it",
-}
+# (chapter, name) pairs allowed to break the rule, each with why; none is today. Any other pair fails the test.
+ALLOWED_HIDDEN_NAMES: dict[tuple[str, str], str] = {}
 
 
 def code_cells(text: str) -> list[tuple[int, bool, str]]:
