@@ -76,8 +76,8 @@ Markdown(
     f"total decay $\\lambda \\sum_t \\eta_t = 0.5$. No claim's value chose between the two; the 40-pass encoder "
     f"stays in the book as a contrast.\n\n"
     f"**Seeds.** Five seeds (initialisation and batch order; the split and every evaluation draw fixed) were "
-    f"trained. Every learned number below is given for the book's seed "
-    f"and, in brackets, as mean ± standard deviation over the five."
+    f"trained. Every learned number below is the book's seed's; the tables give the mean and standard deviation "
+    f"over the five, and the text says where the seeds disagree."
 )
 
 # %%
