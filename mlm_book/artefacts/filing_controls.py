@@ -158,7 +158,11 @@ def control_labels(train_labels, vocab_size: int, draws: int = DRAWS, seed: int 
     if y.size == 0 or y.min() < 0 or y.max() >= N_CLASSES:
         raise ValueError(f"train_labels must be a non-empty array of classes in [0, {N_CLASSES})")
     vocab_size = check_positive_int(vocab_size, "vocab_size")
+    if vocab_size > 10**6:
+        raise ValueError(f"vocab_size must be at most 1,000,000 (one label per vocabulary id), got {vocab_size}")
     draws = check_positive_int(draws, "draws")
+    if draws > 1000:
+        raise ValueError(f"draws must be at most 1000 (each is a labelling of the whole vocabulary), got {draws}")
     seed = check_positive_int(seed, "seed", minimum=0)
     shares = np.bincount(y, minlength=N_CLASSES) / y.size
     return np.stack([np.random.default_rng([seed, r]).choice(N_CLASSES, size=vocab_size, p=shares)

@@ -66,7 +66,6 @@ __all__ = [
     "loss_curve_figure",
     "seed_evaluations",
     "seed_four_cycles",
-    "FOUR_CYCLE_CLAIM",
     "seed_band",
     "band_cell",
     "KeyBiasCheck",
@@ -458,18 +457,6 @@ def _seeded(id_, quantity, *, seed, rule, getter, holds, margin, results=seed_ev
     return Claim(id_, f"{quantity} ({len(SEEDS)} training seeds)", seed=seed, rule=rule,
                  compute=lambda: _judged(getter, holds, results(), margin), accept=lambda v: True, fmt=fmt,
                  expected=expected, section=section)
-
-
-FOUR_CYCLE_CLAIM = _seeded(
-    "S4-16", "Four-cycle |δ| of the trained HMM encoder's conditionals ([MASK] at i, x_j set to b), same 200 draws: "
-    "median, max, and the population optimum's median", seed="median 0.130, max 1.623",
-    rule="median ≥ 0.02 and > the population optimum's median",
-    getter=lambda f: {"median": f.encoder_median, "max": f.encoder_max, "population median": f.population_median},
-    holds=lambda f: f.encoder_median >= 0.02 and f.encoder_median > f.population_median,
-    margin=lambda f: min(f.encoder_median - 0.02, f.encoder_median - f.population_median),
-    results=seed_four_cycles, fmt=".3g", section="the-four-cycle-test")
-"""Claim S4-16, the trained encoder's four-cycle gaps over its training seeds: chapter 3 shows and states it, so
-[`mlm_book.experiments.ch03_pseudo_likelihood`][mlm_book.experiments.ch03_pseudo_likelihood] registers it."""
 
 
 CLAIMS = (
