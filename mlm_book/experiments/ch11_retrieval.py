@@ -43,11 +43,12 @@ computed once): see ``CLAIMS`` and ``PRESTATED``.
 
 Examples
 --------
-BM25 of a two-word query over three tiny documents:
+BM25 of a two-word query over five tiny documents:
 
->>> docs = [["kestrel", "gross", "margin", "rose"], ["osprey", "sales", "rose"], ["kestrel", "debt"]]
+>>> docs = [["kestrel", "gross", "margin", "rose"], ["osprey", "sales", "rose"], ["kestrel", "debt"],
+...         ["heron", "orders", "fell"], ["osprey", "margin"]]
 >>> bm25_scores(docs, ["kestrel", "margin"]).round(3).tolist()
-[0.879, 0.0, 0.0]
+[0.573, 0.0, 0.381, 0.0, 0.381]
 """
 
 from __future__ import annotations
@@ -135,7 +136,7 @@ def bm25_scores(documents, query, *, k1: float = K1, b: float = B) -> np.ndarray
     Examples
     --------
     >>> bm25_scores([["a", "b"], ["b", "c", "c"], ["d"]], ["c"]).round(4).tolist()
-    [0.0, 0.7083, 0.0]
+    [0.0, 0.6158, 0.0]
     """
     docs = _check_texts(documents, "documents")
     if isinstance(query, (str, bytes)):
@@ -368,7 +369,7 @@ def retrieval_gold() -> RetrievalGold:
     --------
     >>> gold = retrieval_gold()
     >>> gold.relevant.shape[1], " ".join(gold.texts[0]), bool(gold.relevant.any(axis=1).all())
-    (60, 'kestrel revenue', True)
+    (60, 'kestrel net income', True)
     """
     world = filing_encoder.filing_world()
     corpus = world.corpus
@@ -740,28 +741,21 @@ _RULE_NAMES = ("MRR at least BM25's", "recall@10 at least BM25's", "MRR above ch
 
 
 def rules_table() -> Markdown:
-    """Q12's five rules: each rule, its value at the book's seed and over the seeds, and the verdict.
-
-    Raises
-    ------
-    RuntimeError
-        If a rule's verdict differs from the one its claim states.
+    """Q12's five rules: each rule, its value at the book's seed and over the seeds, the verdict stated before the
+    run and the verdict found (a rule whose found verdict differs is shown, not hidden: it fails its claim).
 
     Examples
     --------
     >>> print(rules_table().splitlines()[0])  # doctest: +BOOK
-    | claim | rule (fixed before computing) | book's seed | mean ± sd | seeds holding | verdict |
+    | claim | rule (fixed before computing) | book's seed | mean ± sd | seeds holding | expected | found |
     """
     rows = []
     for name, result in zip(_RULE_NAMES, verify(claims=CLAIMS)):
-        if not result.passed:
-            raise RuntimeError(f"the rule '{name}' gives {result.verdict or result.error}, not the "
-                               f"{result.claim.expected} its claim states")
         value = result.value
         rows.append((result.claim.id, f"{name}: {result.claim.rule}", float(value["book"]), value["mean ± sd"],
-                     value["seeds holding"], result.verdict))
+                     value["seeds holding"], result.claim.expected, result.verdict))
     return table(["claim", "rule (fixed before computing)", "book's seed", "mean ± sd", "seeds holding",
-                  "verdict"], rows, formats=[None, None, ".3f", None, None, None])
+                  "expected", "found"], rows, formats=[None, None, ".3f", None, None, None, None])
 
 
 def figure_retrieval(study: RetrievalStudy | None = None):
