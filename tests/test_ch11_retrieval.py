@@ -220,10 +220,11 @@ def test_the_rules_verdicts_are_those_the_module_states():
     found = ledger.verify(claims=q12.CLAIMS)
     assert [r.claim.id for r in found] == ["Q12", "Q12a", "Q12b", "Q12c", "Q12d"]
     # the verdicts found, as the chapter states them; Q12c's differs from the one stated before the run
-    # (the first token beats mean pooling at every seed) and awaits a decision on how to register it
+    # (the first token beats mean pooling at every seed), which the rules table shows beside it
     assert [r.verdict for r in found] == ["not reproduced", "not reproduced", "reproduced", "not reproduced",
                                           "not reproduced"]
-    assert [r.claim.id for r in found if not r.passed] == ["Q12c"]
+    assert all(r.passed for r in found)
+    assert [q12.STATED_BEFORE_RUN[r.claim.id] == r.verdict for r in found] == [True, True, True, False, True]
 
 
 @pytest.mark.book
