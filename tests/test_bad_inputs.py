@@ -355,7 +355,12 @@ def describe(value) -> str:
 
 #: Faults still open, key -> the first one the sweep finds; each is an xfail until fixed (none
 #: since issue 10 closed: a new fault goes here only with a reason to defer it).
-OPEN: dict[str, str] = {}
+OPEN: dict[str, str] = {
+    # keyed module (its source keys the filing-controls artefacts): bounding vocab_size and draws
+    # there retrains those kinds, so the fix waits for a retraining (issue 36)
+    "mlm_book.artefacts.filing_controls.control_labels": "vocab_size and draws have no upper bound (MemoryError, "
+                                                         "hang); the fix edits a keyed module (issue 36)",
+}
 
 
 def drivable() -> list[str]:

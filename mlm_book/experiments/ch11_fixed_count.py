@@ -411,7 +411,7 @@ def log_log_slope(lengths, errors):
         raise ValueError(f"lengths must be positive with at least two distinct values, got {n.tolist()!r:.60}")
     e = as_float_array(errors, "errors", ndim=(1, 2))
     if e.shape[-1] != n.size:
-        raise ValueError(f"errors must have {n.size} entries per row (one per length), got shape {e.shape}")
+        raise ValueError(f"errors must have {n.size} entries per row (one per entry of lengths), got shape {e.shape}")
     if np.any(e <= 0):
         raise ValueError("errors must be positive (a log-log slope needs a logarithm)")
     x = np.log(n) - np.log(n).mean()
