@@ -295,3 +295,10 @@ def test_ising_study_config_stops_where_ising_does():
     with pytest.raises(ValueError, match=r"n must be an integer in \[2, 16\]"):
         ch03_pseudo_likelihood.IsingStudyConfig(n=17)
     assert ch03_pseudo_likelihood.IsingStudyConfig(n=16).n == 16
+
+
+# 4. A result or config of the wrong type is named, not an AttributeError deep inside.
+def test_span_table_names_a_wrong_result():
+    from mlm_book.experiments import ch10_span_masking
+    with pytest.raises(TypeError, match="r must be SpanMasking"):
+        ch10_span_masking.span_table("abc")
