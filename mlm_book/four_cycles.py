@@ -149,9 +149,15 @@ def four_cycle_deltas(conditional: compat.ConditionalFamily, *, mask_id: int | N
                                       length=config.length, mask_id=mask_id)
 
 
-@cache
 def exact_families(config: FourCycleConfig = FOUR_CYCLE) -> dict[str, np.ndarray]:
     """Per-draw gaps for the HMM's exact conditionals and Theorem 2's population optimum at ``config.rho``."""
+    config = check_instance(config, "config", FourCycleConfig)
+    return _exact_families(config)
+
+
+@cache
+def _exact_families(config: FourCycleConfig = FOUR_CYCLE) -> dict[str, np.ndarray]:
+    """The memoised body of `exact_families`, which checks the arguments before the cache."""
     hmm = default_hmm()
     return {"HMM conditionals": four_cycle_deltas(compat.hmm_conditionals(hmm), config=config),
             f"population optimum (rho = {config.rho})":
@@ -207,9 +213,15 @@ class RhoSweep:
         return float(np.polyfit(np.log(self.rho), np.log(values), 1)[0])
 
 
-@cache
 def rho_sweep(config: FourCycleConfig = FOUR_CYCLE) -> RhoSweep:
     """Population optimum's four-cycle gaps at every rho of ``config.rho_grid``."""
+    config = check_instance(config, "config", FourCycleConfig)
+    return _rho_sweep(config)
+
+
+@cache
+def _rho_sweep(config: FourCycleConfig = FOUR_CYCLE) -> RhoSweep:
+    """The memoised body of `rho_sweep`, which checks the arguments before the cache."""
     hmm = default_hmm()
     deltas = [four_cycle_deltas(compat.population_optimum_conditionals(hmm, config.channel(rho)), config=config)
               for rho in config.rho_grid]

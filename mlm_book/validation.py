@@ -171,8 +171,11 @@ def check_tokens(value, name: str, vocab_size: int, *, ndim: int | tuple[int, ..
     return array
 
 
-def check_positive_int(value, name: str, *, minimum: int = 1) -> int:
-    """Return ``value`` as an int at least ``minimum``.
+def check_positive_int(value, name: str, *, minimum: int = 1, maximum: int | None = None) -> int:
+    """Return ``value`` as an int at least ``minimum`` and, when given, at most ``maximum``.
+
+    ``maximum`` is the bound of a size argument (a count of permutations, a sample size, a batch):
+    without one, ``10**12`` would allocate terabytes or loop for days; the error names the bound.
 
     Examples
     --------
@@ -182,11 +185,20 @@ def check_positive_int(value, name: str, *, minimum: int = 1) -> int:
     Traceback (most recent call last):
     ...
     ValueError: length must be an integer >= 1, got 0
+    >>> check_positive_int(10**12, "n_permutations", maximum=10_000)
+    Traceback (most recent call last):
+    ...
+    ValueError: n_permutations must be an integer in [1, 10000], got 1000000000000
     """
-    if isinstance(minimum, bool) or not isinstance(minimum, numbers.Integral):
-        raise TypeError(f"minimum must be an integer, got {type(minimum).__name__}")
+    for bound, bound_name in ((minimum, "minimum"), (maximum, "maximum")):
+        if bound_name == "maximum" and bound is None:
+            continue
+        if isinstance(bound, bool) or not isinstance(bound, numbers.Integral):
+            raise TypeError(f"{bound_name} must be an integer, got {type(bound).__name__}")
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+    if maximum is not None and not minimum <= value <= maximum:
+        raise ValueError(f"{name} must be an integer in [{minimum}, {maximum}], got {value}")
     if value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
     return int(value)

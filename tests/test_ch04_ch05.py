@@ -19,8 +19,8 @@ from mlm_book.nn import encoder as enc
 
 
 def _clear():
-    for function in (readings.split_vectors, readings.geometry_table, ch4.encoder_proposition2, sense_probes.probe_table,
-                     ch5.control_spread):
+    for function in (readings._split_vectors, readings.geometry_table, ch4.encoder_proposition2, sense_probes.probe_table,
+                     ch5._control_spread, ch5._bayes_comparison):
         function.cache_clear()
 
 

@@ -32,7 +32,7 @@ def test_each_chain_is_chapter_3s_study_with_seed_plus_index(own_cache):
         assert np.abs(sweep.pseudo[index] - reference.pseudo).max() <= 1e-12
         assert np.abs(sweep.maximum[index] - reference.maximum).max() <= 1e-12
     # the disk entry reads back the same numbers
-    q2.pl_sweep.cache_clear()
+    q2._pl_sweep.cache_clear()
     again = q2.pl_sweep(SMALL)
     assert np.array_equal(again.pseudo, sweep.pseudo) and np.array_equal(again.maximum, sweep.maximum)
 

@@ -40,7 +40,7 @@ from mlm_book.hmm import default_hmm, sense_posteriors
 from mlm_book.nn import encoder as enc
 from mlm_book.scoring import kl_divergence
 
-_CACHED = (readings.evaluation, readings.four_cycle_summary, readings.split_vectors, readings.geometry_table,
+_CACHED = (readings._evaluation, readings._four_cycle_summary, readings._split_vectors, readings.geometry_table,
            sense_probes.probe_table, lab._hmm_view, lab._cycle_view, lab._cloud_view, lab._filing_view, lab._kestrel_view)
 _GEOMETRY = ("self_similarity", "baseline", "adjusted", "mev", "token_mev", "isotropic_mev")
 

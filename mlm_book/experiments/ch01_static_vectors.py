@@ -66,6 +66,9 @@ from mlm_book.validation import (
 
 #: Largest ``batch`` of [`brute_force_error`][mlm_book.experiments.ch01_static_vectors.brute_force_error] (it compares sampled sequences one length at a time).
 MAX_BRUTE_FORCE_BATCH = 10**5
+#: Most ``sequences`` [`static_at_fixed_position`][mlm_book.experiments.ch01_static_vectors.static_at_fixed_position]
+#: samples (each is read through the trained encoder).
+MAX_FIXED_POSITION_SEQUENCES = 10**5
 
 __all__ = [
     "Chapter1Config",
@@ -418,7 +421,6 @@ def _example_sentence(hmm: HiddenMarkovLanguage, config: Chapter1Config) -> tupl
     return tokens[index], states[index]
 
 
-@functools.cache
 def results(config: Chapter1Config | None = None) -> Chapter1Results:
     """Build (once per config) everything Chapter 1 shows.
 
@@ -431,9 +433,13 @@ def results(config: Chapter1Config | None = None) -> Chapter1Results:
     -------
     Chapter1Results
     """
-    config = Chapter1Config() if config is None else config
-    if not isinstance(config, Chapter1Config):
-        raise TypeError(f"config must be a Chapter1Config, got {type(config).__name__}")
+    config = Chapter1Config() if config is None else check_instance(config, "config", Chapter1Config)
+    return _results(config)
+
+
+@functools.cache
+def _results(config: Chapter1Config | None = None) -> Chapter1Results:
+    """The memoised body of `results`, which checks the arguments before the cache."""
     hmm = build_hmm(config.hmm)
     rng = np.random.default_rng(config.split_seed)
     train_states, train_tokens = sample(hmm, config.train_sequences, config.length, rng)
@@ -810,7 +816,6 @@ def figure_sense_posterior(r: Chapter1Results | None = None) -> DescribedFigure:
 # --------------------------------------------------------------------------------------
 
 
-@functools.cache
 def static_at_fixed_position(position: int = 12, sequences: int = 400, seed: int = 31) -> dict:
     r"""Definition 1 on the trained HMM encoder: layer 0 is static at a fixed position.
 
@@ -837,11 +842,25 @@ def static_at_fixed_position(position: int = 12, sequences: int = 400, seed: int
         first one's, relative to the first one's norm.
     """
     from mlm_book.artefacts.hmm_encoder import SETUP
+
+    position = check_positive_int(position, "position", minimum=0, maximum=SETUP.length - 1)
+    sequences = check_positive_int(sequences, "sequences", maximum=MAX_FIXED_POSITION_SEQUENCES)
+    seed = check_positive_int(seed, "seed", minimum=0)
+    return _static_at_fixed_position(position, sequences, seed)
+
+
+@functools.cache
+def _static_at_fixed_position(position: int = 12, sequences: int = 400, seed: int = 31) -> dict:
+    """The memoised body of `static_at_fixed_position`, which checks the arguments before the cache."""
+    from mlm_book.artefacts.hmm_encoder import SETUP
     from mlm_book.readings.hmm_encoder import hidden_states
 
     hmm = default_hmm()
     _, tokens = sample(hmm, sequences, SETUP.length, np.random.default_rng(seed))
     rows = tokens[tokens[:, position] == hmm.shared_token]
+    if len(rows) < 2:
+        raise ValueError(f"sequences must be large enough that w sits at position {position} twice, "
+                         f"got {len(rows)} such sequences among sequences={sequences}")
     layers = [h[:, position, :] for h in hidden_states(rows)]
     first = [layer[0] for layer in layers]
     spread = [np.linalg.norm(layer[1:] - ref, axis=1) / np.linalg.norm(ref) for layer, ref in zip(layers, first)]

@@ -45,7 +45,15 @@ from mlm_book.nn.diagram import figure_architecture as draw_architecture
 from mlm_book.nn.encoder import EncoderConfig
 from mlm_book.report import Markdown, table
 from mlm_book.scoring import kl_divergence, masked_lm_loss_and_grad, risk_decomposition
-from mlm_book.validation import check_instance, check_positive_int, check_probability, check_real, check_sequence
+from mlm_book.validation import (
+    check_choice,
+    check_instance,
+    check_positive_int,
+    check_probability,
+    check_real,
+    check_sequence,
+    check_table_size,
+)
 
 __all__ = [
     "HMM_VOCAB",
@@ -143,7 +151,26 @@ def _chi_square_upper_tail(statistic: float, dof: int) -> float:
     return 0.5 * math.erfc(z / math.sqrt(2))
 
 
-@cache
+# Upper bounds of the size arguments of the checks below: far above the book's values, they keep a
+# call within seconds and megabytes (without them, ``batch=10**12`` asks for terabytes).
+#: Most sentences (or distributions) one check draws.
+MAX_BATCH = 10**6
+#: Longest sentence one check samples.
+MAX_LENGTH = 10**4
+#: Largest vocabulary of `theorem1_random`.
+MAX_VOCAB = 10**4
+#: Most entries (sentences x length, distributions x vocabulary) one check holds.
+MAX_ENTRIES = 10**7
+
+
+def _check_batch(batch, name: str, length, *, length_name: str = "length") -> tuple[int, int]:
+    """``batch`` sentences of ``length`` tokens, each bounded and their product at most `MAX_ENTRIES`."""
+    batch = check_positive_int(batch, name, maximum=MAX_BATCH)
+    length = check_positive_int(length, length_name, maximum=MAX_LENGTH)
+    check_table_size(batch * length, 1, MAX_ENTRIES, f"{name}={batch} sentences of {length_name}={length}")
+    return batch, length
+
+
 def chi_square_check(batch: int = 4000, length: int = 100, seed: int = 20) -> ChiSquare:
     r"""Sampled displays at selected positions against $S(\cdot \mid y)$, by Pearson's chi-square.
 
@@ -157,6 +184,14 @@ def chi_square_check(batch: int = 4000, length: int = 100, seed: int = 20) -> Ch
     >>> chi.dof, chi.p_value > 1e-3, chi.min_expected >= 5
     (625, True, True)
     """
+    batch, length = _check_batch(batch, "batch", length)
+    seed = check_positive_int(seed, "seed", minimum=0)
+    return _chi_square_check(batch, length, seed)
+
+
+@cache
+def _chi_square_check(batch: int = 4000, length: int = 100, seed: int = 20) -> ChiSquare:
+    """The memoised body of `chi_square_check`, which checks the arguments before the cache."""
     rng = np.random.default_rng(seed)
     tokens = rng.integers(0, HMM_VOCAB, size=(batch, length))
     out = corrupt(BERT, tokens, rng)
@@ -279,7 +314,6 @@ def rounding_halves(max_tokens: int = 128, rho: float = 0.15) -> tuple[tuple[int
 # ------------------------------------------------------------------ Theorem 1
 
 
-@cache
 def theorem1_random(size: int = 2000, vocab: int = HMM_VOCAB, seed: int = 1):
     """Theorem 1's decomposition on random Dirichlet distributions $p$ and predictors $q$.
 
@@ -292,6 +326,16 @@ def theorem1_random(size: int = 2000, vocab: int = HMM_VOCAB, seed: int = 1):
     >>> abs(d.gap) <= 1e-12, d_self.kl == 0.0, d.risk > d_self.risk
     (True, True, True)
     """
+    size = check_positive_int(size, "size", maximum=MAX_BATCH)
+    vocab = check_positive_int(vocab, "vocab", minimum=2, maximum=MAX_VOCAB)
+    seed = check_positive_int(seed, "seed", minimum=0)
+    check_table_size(size * vocab, 1, MAX_ENTRIES, f"size={size} distributions over vocab={vocab} tokens")
+    return _theorem1_random(size, vocab, seed)
+
+
+@cache
+def _theorem1_random(size: int = 2000, vocab: int = HMM_VOCAB, seed: int = 1):
+    """The memoised body of `theorem1_random`, which checks the arguments before the cache."""
     rng = np.random.default_rng(seed)
     p = rng.dirichlet(np.full(vocab, 0.5), size=size)
     q = rng.dirichlet(np.full(vocab, 0.5), size=size)
@@ -314,7 +358,6 @@ class Theorem1Check:
     entropy: float
 
 
-@cache
 def theorem1_fixed_count(rho: float = 0.15, selection: str = "fixed") -> Theorem1Check:
     r"""Theorem 1 without independence, exactly: length-3 sentences, every display enumerated.
 
@@ -331,6 +374,14 @@ def theorem1_fixed_count(rho: float = 0.15, selection: str = "fixed") -> Theorem
     >>> theorem1_fixed_count(selection="independent").kl <= 1e-12
     True
     """
+    rho = check_probability(rho, "rho")
+    selection = check_choice(selection, "selection", ("independent", "fixed"))
+    return _theorem1_fixed_count(rho, selection)
+
+
+@cache
+def _theorem1_fixed_count(rho: float = 0.15, selection: str = "fixed") -> Theorem1Check:
+    """The memoised body of `theorem1_fixed_count`, which checks the arguments before the cache."""
     hmm = default_hmm()
     law = Channel(HMM_VOCAB, rho=rho, selection=selection)
     table = dense_posteriors(hmm, law)
@@ -351,7 +402,6 @@ def theorem1_fixed_count(rho: float = 0.15, selection: str = "fixed") -> Theorem
                          float(np.mean(entropies)))
 
 
-@cache
 def dense_agreement(rho: float) -> float:
     """Largest |dense Bayes posterior − closed form| over every length-3 display of positive
     probability and every position, under independent selection at ``rho``.
@@ -361,6 +411,13 @@ def dense_agreement(rho: float) -> float:
     >>> dense_agreement(0.4) <= 1e-12
     True
     """
+    rho = check_probability(rho, "rho")
+    return _dense_agreement(rho)
+
+
+@cache
+def _dense_agreement(rho: float) -> float:
+    """The memoised body of `dense_agreement`, which checks the arguments before the cache."""
     hmm = default_hmm()
     c = Channel(HMM_VOCAB, rho=rho)
     table = dense_posteriors(hmm, c)
@@ -454,10 +511,16 @@ class BruteForceRow:
         check_real(self.max_abs, "max_abs", low=0.0)
 
 
-@cache
 def brute_force_rows(config: BruteForceConfig = BruteForceConfig()) -> tuple[BruteForceRow, ...]:
     """Theorem 2 (via [`mlm_book.channel.exact_posterior`][mlm_book.channel.exact_posterior]) against
     [`mlm_book.bruteforce.brute_force_posterior`][mlm_book.bruteforce.brute_force_posterior], case by case."""
+    config = check_instance(config, "config", BruteForceConfig)
+    return _brute_force_rows(config)
+
+
+@cache
+def _brute_force_rows(config: BruteForceConfig = BruteForceConfig()) -> tuple[BruteForceRow, ...]:
+    """The memoised body of `brute_force_rows`, which checks the arguments before the cache."""
     hmm = default_hmm()
     rows = []
     for rho in config.rhos:
@@ -616,10 +679,18 @@ class WorkedExample:
     q: dict = field(repr=False)
 
 
-@cache
 def worked_example(length: int = 8, position: int = 4, seed: int = 12) -> WorkedExample:
     """A sampled sentence whose position ``position`` is selected; the others corrupted by
     BERT's channel. Theorem 2 at [MASK], at the true token kept, and at a random token."""
+    length = check_positive_int(length, "length", minimum=1, maximum=MAX_LENGTH)
+    position = check_positive_int(position, "position", minimum=0, maximum=length - 1)
+    seed = check_positive_int(seed, "seed", minimum=0)
+    return _worked_example(length, position, seed)
+
+
+@cache
+def _worked_example(length: int = 8, position: int = 4, seed: int = 12) -> WorkedExample:
+    """The memoised body of `worked_example`, which checks the arguments before the cache."""
     hmm = default_hmm()
     rng = np.random.default_rng(seed)
     _, tokens = sample(hmm, 1, length, rng)
@@ -708,7 +779,6 @@ def worked_example_table(example: WorkedExample | None = None, top: int = 4) -> 
 # ------------------------------------------------------------------ the loss (S3-05)
 
 
-@cache
 def loss_gradient_check(seed: int = 7) -> dict:
     """The masked-LM loss's gradient at unselected positions, three ways.
 
@@ -717,6 +787,13 @@ def loss_gradient_check(seed: int = 7) -> dict:
     up to ±5 (exactly 0); ``fd_rel_error``: relative error of the analytic gradient at
     selected rows against central differences.
     """
+    seed = check_positive_int(seed, "seed", minimum=0)
+    return _loss_gradient_check(seed)
+
+
+@cache
+def _loss_gradient_check(seed: int = 7) -> dict:
+    """The memoised body of `loss_gradient_check`, which checks the arguments before the cache."""
     rng = np.random.default_rng(seed)
     B, n, V = 3, 6, HMM_VOCAB
     logits = rng.normal(size=(B, n, V))
@@ -850,9 +927,15 @@ def _factors_and_thresholds(cases: dict) -> tuple[dict, dict]:
     return factors, thresholds
 
 
-@cache
 def shrinkage_curves(config: ShrinkageConfig = ShrinkageConfig()) -> tuple[ShrinkageCurves, ...]:
     """Theorem 2 (ii)'s map $p(v) \\mapsto q(v)$ for each vocabulary size and replacement law."""
+    config = check_instance(config, "config", ShrinkageConfig)
+    return _shrinkage_curves(config)
+
+
+@cache
+def _shrinkage_curves(config: ShrinkageConfig = ShrinkageConfig()) -> tuple[ShrinkageCurves, ...]:
+    """The memoised body of `shrinkage_curves`, which checks the arguments before the cache."""
     out = []
     p = np.logspace(math.log10(config.p_min), 0, config.points)
     for V in config.sizes():
@@ -1064,7 +1147,6 @@ class FilingUnigram:
         raise ValueError(f"case must be one of {[row.case for row in self.rows]}, got {case!r}")
 
 
-@cache
 def filing_unigram_replacement(setup=None) -> FilingUnigram:
     r"""Evidence factors and half-mass thresholds on the filings under unigram replacement.
 
@@ -1102,6 +1184,15 @@ def filing_unigram_replacement(setup=None) -> FilingUnigram:
     >>> result.row("most frequent token").factor < result.row("uniform").factor < result.row("rarest word").factor
     True
     """
+    from mlm_book.artefacts import filings
+
+    setup = None if setup is None else check_instance(setup, "setup", filings.FilingsSetup)
+    return _filing_unigram_replacement(setup)
+
+
+@cache
+def _filing_unigram_replacement(setup=None) -> FilingUnigram:
+    """The memoised body of `filing_unigram_replacement`, which checks the arguments before the cache."""
     from mlm_book.artefacts import filings
     from mlm_book.finance.vocab import SEP_ID, UNK_ID
 
@@ -1156,11 +1247,23 @@ def filing_unigram_table(result: FilingUnigram | None = None) -> Markdown:
 # ------------------------------------------------------------------ fixed-count selection
 
 
-@cache
 def count_chain_agreement(lengths: tuple[int, ...] = (6, 8, 12), rho: float = 0.4, batch: int = 40,
                           seed: int = 9) -> float:
     """Largest |count-augmented chain − explicit enumeration of selection sets| for the exact
     fixed-count posterior, over sampled corrupted sentences and every selected position."""
+    lengths = tuple(_check_batch(batch, "batch", length, length_name="lengths")[1]
+                    for length in check_sequence(lengths, "lengths"))
+    if not lengths:
+        raise ValueError("lengths must not be empty")
+    rho = check_probability(rho, "rho")
+    seed = check_positive_int(seed, "seed", minimum=0)
+    return _count_chain_agreement(lengths, rho, batch, seed)
+
+
+@cache
+def _count_chain_agreement(lengths: tuple[int, ...] = (6, 8, 12), rho: float = 0.4, batch: int = 40,
+                          seed: int = 9) -> float:
+    """The memoised body of `count_chain_agreement`, which checks the arguments before the cache."""
     hmm = default_hmm()
     c = Channel(HMM_VOCAB, rho=rho, selection="fixed")
     worst = 0.0
@@ -1261,7 +1364,6 @@ class VisibleTokens:
         check_real(self.visible_ignore_cost, "visible_ignore_cost", low=0.0)
 
 
-@cache
 def visible_tokens(setup=None) -> VisibleTokens:
     """The exact context prediction and optimum at the visible tokens of the held-out sample.
 
@@ -1276,6 +1378,15 @@ def visible_tokens(setup=None) -> VisibleTokens:
     >>> v.mean_optimum["kept"] > v.mean_optimum["random"], v.median_context["kept"] > v.threshold
     (True, True)
     """
+    from mlm_book.artefacts.hmm_encoder import HMMEncoderSetup
+
+    setup = None if setup is None else check_instance(setup, "setup", HMMEncoderSetup)
+    return _visible_tokens(setup)
+
+
+@cache
+def _visible_tokens(setup=None) -> VisibleTokens:
+    """The memoised body of `visible_tokens`, which checks the arguments before the cache."""
     from mlm_book.artefacts.hmm_encoder import SETUP
 
     setup = SETUP if setup is None else setup

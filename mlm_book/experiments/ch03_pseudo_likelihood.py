@@ -48,12 +48,14 @@ from mlm_book.readings.hmm_encoder import four_cycle_summary
 from mlm_book.validation import (
     as_float_array,
     as_int_array,
+    check_choice,
     check_instance,
     check_positive_float,
     check_positive_int,
     check_probability,
     check_real,
     check_sequence,
+    check_table_size,
 )
 
 __all__ = [
@@ -110,7 +112,7 @@ class IsingStudyConfig:
     Raises
     ------
     TypeError, ValueError
-        If ``n`` is not in 2..20 (the study enumerates the $2^n$ states), ``h`` or ``J`` not
+        If ``n`` is not in 2..16 (the study enumerates the $2^n$ states, as `ising` does up to 16), ``h`` or ``J`` not
         finite, ``sizes`` not a non-empty tuple of positive integers (at most 10**7),
         ``replicates`` not in 1..100,000, ``seed`` negative, ``page_sizes`` not among ``sizes``
         or ``page_errors`` not one finite non-negative error per page size.
@@ -132,8 +134,8 @@ class IsingStudyConfig:
     page_errors: tuple[float, float] = (0.011, 0.004)
 
     def __post_init__(self):
-        if check_positive_int(self.n, "n", minimum=2) > 20:
-            raise ValueError(f"n must be at most 20 (the study enumerates 2**n states), got {self.n}")
+        # the study enumerates the 2**n states, as far as `ising` does
+        check_positive_int(self.n, "n", minimum=2, maximum=ising.MAX_ENUMERATED_LENGTH)
         check_real(self.h, "h")
         check_real(self.J, "J")
         # tuples keep the config hashable (the study's results are memoised per config)
@@ -181,6 +183,47 @@ def _check_config(config, kind: type):
 
 ISING = IsingStudyConfig()
 
+# Upper bounds of the size arguments below: each is far above the book's value and keeps a call
+# within seconds and megabytes (without them, ``10**12`` allocates terabytes or runs for days).
+#: Longest HMM sequence `theorem3_hmm` enumerates (25**4 sequences).
+MAX_THEOREM3_LENGTH = 4
+#: Largest grid step of `population_check` (the grid spans ``2 * half_width * spacing`` around the truth).
+MAX_SPACING = 1.0
+#: Largest ``half_width`` of `population_check` (a grid of 401 x 401 points).
+MAX_HALF_WIDTH = 200
+#: Most Gaussian ``draws`` of `gaussian_error_quantiles` (its quantiles are within 0.3 % at 400,000).
+MAX_DRAWS = 10**7
+#: Most sequence ``pairs`` of `brook_check`, and its longest sequences.
+MAX_PAIRS = 10**5
+MAX_BROOK_LENGTH = 1000
+#: Longest sequences whose joint `rebuild_check` rebuilds (25**5 entries).
+MAX_REBUILD_LENGTH = 5
+#: Most four-cycles of `random_joint_check` per joint.
+MAX_CYCLES = 10**6
+#: Most ``sequences`` of `mask_kl`, its longest sequences and its most masked copies (sequences x length**2).
+MAX_MASK_KL_SEQUENCES = 10**5
+MAX_MASK_KL_LENGTH = 1000
+MAX_MASK_KL_ENTRIES = 10**7
+
+
+def _check_sizes(values, name: str, *, minimum: int, maximum: int) -> tuple[int, ...]:
+    """``values`` as a non-empty tuple of integers in ``[minimum, maximum]`` (hashable, for the caches)."""
+    items = check_sequence(values, name)
+    if not items:
+        raise ValueError(f"{name} must not be empty")
+    return tuple(check_positive_int(value, name, minimum=minimum, maximum=maximum) for value in items)
+
+
+def _check_rhos(rhos) -> tuple[float, ...]:
+    """``rhos`` as a non-empty tuple of selection rates in (0, 1] (a rate of 0 shows no [MASK])."""
+    items = check_sequence(rhos, "rhos")
+    if not items:
+        raise ValueError("rhos must not be empty")
+    checked = tuple(check_probability(rho, "rhos") for rho in items)
+    if min(checked) == 0:
+        raise ValueError("rhos must be selection rates in (0, 1] (at 0 no position is masked), got 0.0")
+    return checked
+
 
 # --------------------------------------------------------------------------------------
 # Theorem 3 and the population objective
@@ -191,7 +234,6 @@ THEOREM3_PREDICTORS: tuple[tuple[float, float], ...] = ((0.0, 0.0), (-0.5, 1.0),
 """The wrong predictors of Theorem 3's check on the Ising chain: conditionals $q_{h,J}$ at these $(h, J)$."""
 
 
-@cache
 def theorem3_ising(config: IsingStudyConfig = ISING) -> dict[str, float]:
     r"""Largest $|\text{risk} + \frac1n E\log\mathrm{PL}|$ over several predictors $q_{h,J}$, and the risk at the truth.
 
@@ -203,6 +245,13 @@ def theorem3_ising(config: IsingStudyConfig = ISING) -> dict[str, float]:
     >>> theorem3_ising()["gap"] < 1e-12
     True
     """
+    config = _check_config(config, IsingStudyConfig)
+    return _theorem3_ising(config)
+
+
+@cache
+def _theorem3_ising(config: IsingStudyConfig = ISING) -> dict[str, float]:
+    """The memoised body of `theorem3_ising`, which checks the arguments before the cache."""
     chain = config.chain
     counts = ising.expected_local_counts(chain)
     predictors = [(chain.h, chain.J), *THEOREM3_PREDICTORS]
@@ -267,7 +316,6 @@ def _log_pseudo_likelihood(transition, initial, emission, tokens) -> np.ndarray:
     return np.log(picked).sum(axis=1)
 
 
-@cache
 def theorem3_hmm(lengths: tuple[int, ...] = (2, 3)) -> dict[str, float]:
     r"""Theorem 3 on every HMM sequence of each length, for the true model and a perturbed one.
 
@@ -288,6 +336,13 @@ def theorem3_hmm(lengths: tuple[int, ...] = (2, 3)) -> dict[str, float]:
     >>> theorem3_hmm((2,))["gap"] < 1e-12
     True
     """
+    lengths = _check_sizes(lengths, "lengths", minimum=1, maximum=MAX_THEOREM3_LENGTH)
+    return _theorem3_hmm(lengths)
+
+
+@cache
+def _theorem3_hmm(lengths: tuple[int, ...] = (2, 3)) -> dict[str, float]:
+    """The memoised body of `theorem3_hmm`, which checks the arguments before the cache."""
     hmm = default_hmm()
     states, vocab = hmm.n_states, hmm.vocab_size
     perturbed_transition = 0.7 * hmm.transition + 0.3 / states
@@ -307,7 +362,6 @@ def theorem3_hmm(lengths: tuple[int, ...] = (2, 3)) -> dict[str, float]:
     return {"gap": float(max(gaps)), "excess": float(risks["perturbed"] - risks["truth"])}
 
 
-@cache
 def population_check(config: IsingStudyConfig = ISING, spacing: float = 0.05, half_width: int = 10) -> dict:
     r"""Population gradient at the truth and the grid maximum of $E \log \mathrm{PL}$.
 
@@ -323,6 +377,17 @@ def population_check(config: IsingStudyConfig = ISING, spacing: float = 0.05, ha
     >>> population_check()["gradient"] < 1e-12
     True
     """
+    config = _check_config(config, IsingStudyConfig)
+    spacing = check_real(spacing, "spacing", low=0.0, high=MAX_SPACING)
+    if spacing == 0:
+        raise ValueError("spacing must be a finite number > 0 (the grid's step), got 0.0")
+    half_width = check_positive_int(half_width, "half_width", maximum=MAX_HALF_WIDTH)
+    return _population_check(config, spacing, half_width)
+
+
+@cache
+def _population_check(config: IsingStudyConfig = ISING, spacing: float = 0.05, half_width: int = 10) -> dict:
+    """The memoised body of `population_check`, which checks the arguments before the cache."""
     chain = config.chain
     counts = ising.expected_local_counts(chain)
     value, grad, _ = ising.pseudo_likelihood_objective(counts, chain.theta)
@@ -403,7 +468,6 @@ class EstimatorSweep:
         return (float(np.median(errors)), float(np.quantile(errors, 0.1)), float(np.quantile(errors, 0.9)))
 
 
-@cache
 def estimator_sweep(config: IsingStudyConfig = ISING) -> EstimatorSweep:
     """MPLE and MLE over ``config.replicates`` exact samples at every size (the artefact
     [`mlm_book.artefacts.ising_estimates`][mlm_book.artefacts.ising_estimates]: from the store, computed on a miss).
@@ -411,11 +475,17 @@ def estimator_sweep(config: IsingStudyConfig = ISING) -> EstimatorSweep:
     Each replicate is the histogram of ``N`` independent exact draws
     ([`mlm_book.ising.sample_state_counts`][mlm_book.ising.sample_state_counts]); both estimators read the same samples.
     """
+    config = _check_config(config, IsingStudyConfig)
+    return _estimator_sweep(config)
+
+
+@cache
+def _estimator_sweep(config: IsingStudyConfig = ISING) -> EstimatorSweep:
+    """The memoised body of `estimator_sweep`, which checks the arguments before the cache."""
     arrays = ising_estimates.estimates(_check_config(config, IsingStudyConfig).estimates_setup)
     return EstimatorSweep(config, arrays["sizes"], arrays["pseudo"], arrays["maximum"])
 
 
-@cache
 def gaussian_error_quantiles(which: str = "pseudo", config: IsingStudyConfig = ISING,
                              draws: int = 400_000) -> tuple[float, float, float]:
     r"""(median, 10 %, 90 %) of $\max(|Z_h|, |Z_J|)$ for $Z \sim \mathcal N(0, \Sigma)$, per-sequence $\Sigma$.
@@ -425,12 +495,16 @@ def gaussian_error_quantiles(which: str = "pseudo", config: IsingStudyConfig = I
     divided by $\sqrt N$. Monte Carlo over ``draws`` Gaussian draws with a fixed seed
     (relative accuracy of the quantiles ~ 0.3 %).
     """
-    if not isinstance(which, str) or which not in ("pseudo", "maximum"):
-        raise ValueError(f"which must be 'pseudo' or 'maximum', got {which!r:.40}")
-    draws = check_positive_int(draws, "draws")
-    if draws > 10**7:
-        raise ValueError(f"draws must be at most 10**7 (the quantiles are within 0.3 % at 400,000), got {draws}")
-    config = check_instance(config, "config", IsingStudyConfig)
+    which = check_choice(which, "which", ("pseudo", "maximum"))
+    config = _check_config(config, IsingStudyConfig)
+    draws = check_positive_int(draws, "draws", maximum=MAX_DRAWS)
+    return _gaussian_error_quantiles(which, config, draws)
+
+
+@cache
+def _gaussian_error_quantiles(which: str = "pseudo", config: IsingStudyConfig = ISING,
+                             draws: int = 400_000) -> tuple[float, float, float]:
+    """The memoised body of `gaussian_error_quantiles`, which checks the arguments before the cache."""
     covariances = ising.asymptotic_covariances(config.chain)
     sigma = {"pseudo": covariances.pseudo_likelihood, "maximum": covariances.maximum_likelihood}[which]
     z = np.random.default_rng(7).standard_normal((draws, 2)) @ np.linalg.cholesky(sigma).T
@@ -519,7 +593,6 @@ def efficiency_by_coupling(couplings: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75,
 # --------------------------------------------------------------------------------------
 
 
-@cache
 def brook_check(pairs: int = 200, length: int = 24, seed: int = 20260305) -> float:
     r"""Largest $|\log p(x)/p(y)|$ error of Brook's product over random pairs of HMM sequences.
 
@@ -530,6 +603,15 @@ def brook_check(pairs: int = 200, length: int = 24, seed: int = 20260305) -> flo
     >>> brook_check(pairs=5) < 1e-12
     True
     """
+    pairs = check_positive_int(pairs, "pairs", maximum=MAX_PAIRS)
+    length = check_positive_int(length, "length", minimum=2, maximum=MAX_BROOK_LENGTH)
+    seed = check_positive_int(seed, "seed", minimum=0)
+    return _brook_check(pairs, length, seed)
+
+
+@cache
+def _brook_check(pairs: int = 200, length: int = 24, seed: int = 20260305) -> float:
+    """The memoised body of `brook_check`, which checks the arguments before the cache."""
     hmm = default_hmm()
     rng = np.random.default_rng(seed)
     _, x = sample(hmm, pairs, length, rng)
@@ -539,9 +621,15 @@ def brook_check(pairs: int = 200, length: int = 24, seed: int = 20260305) -> flo
     return float(np.abs(ratio - (log_p[0] - log_p[1])).max())
 
 
-@cache
 def rebuild_check(length: int = 4) -> dict[str, float]:
     """The HMM's joint over all 25**length sequences rebuilt from its conditionals: max abs error and size."""
+    length = check_positive_int(length, "length", maximum=MAX_REBUILD_LENGTH)
+    return _rebuild_check(length)
+
+
+@cache
+def _rebuild_check(length: int = 4) -> dict[str, float]:
+    """The memoised body of `rebuild_check`, which checks the arguments before the cache."""
     hmm = default_hmm()
     rebuilt = compat.rebuild_joint(compat.hmm_conditionals(hmm), hmm.vocab_size, length)
     exact = enumerate_joint(hmm, length)
@@ -549,7 +637,6 @@ def rebuild_check(length: int = 4) -> dict[str, float]:
             "smallest_probability": float(exact.min())}
 
 
-@cache
 def random_joint_check(seed: int = 20260306, cycles: int = 500) -> float:
     r"""Largest $|\delta|$ over random positive joints (several shapes and concentrations) and random cycles.
 
@@ -558,6 +645,14 @@ def random_joint_check(seed: int = 20260306, cycles: int = 500) -> float:
     >>> random_joint_check(cycles=20) < 1e-12
     True
     """
+    seed = check_positive_int(seed, "seed", minimum=0)
+    cycles = check_positive_int(cycles, "cycles", maximum=MAX_CYCLES)
+    return _random_joint_check(seed, cycles)
+
+
+@cache
+def _random_joint_check(seed: int = 20260306, cycles: int = 500) -> float:
+    """The memoised body of `random_joint_check`, which checks the arguments before the cache."""
     rng = np.random.default_rng(seed)
     worst = 0.0
     for length, vocab in ((2, 6), (3, 5), (4, 4), (5, 3)):
@@ -702,7 +797,6 @@ def rebuild_disagreement(conditional: compat.ConditionalFamily, length: int = 3,
             "max_log_ratio": float(np.abs(np.log(first) - np.log(second)).max())}
 
 
-@cache
 def mask_kl(rhos: tuple[float, ...] = (0.001, 0.01, 0.05, 0.15, 0.3, 0.5), sequences: int = 100,
             length: int = 24, seed: int = 20260307) -> dict[float, float]:
     r"""Mean KL(true full conditional ‖ Theorem 2's optimum at a [MASK]) over every position, per rho.
@@ -716,6 +810,18 @@ def mask_kl(rhos: tuple[float, ...] = (0.001, 0.01, 0.05, 0.15, 0.3, 0.5), seque
     >>> kl[0.15] > kl[0.01] > 0
     True
     """
+    rhos = _check_rhos(rhos)
+    sequences = check_positive_int(sequences, "sequences", maximum=MAX_MASK_KL_SEQUENCES)
+    length = check_positive_int(length, "length", minimum=2, maximum=MAX_MASK_KL_LENGTH)
+    seed = check_positive_int(seed, "seed", minimum=0)
+    check_table_size(sequences * length * length, 1, MAX_MASK_KL_ENTRIES, f"the masked copies of sequences={sequences} of length={length}")
+    return _mask_kl(rhos, sequences, length, seed)
+
+
+@cache
+def _mask_kl(rhos: tuple[float, ...] = (0.001, 0.01, 0.05, 0.15, 0.3, 0.5), sequences: int = 100,
+            length: int = 24, seed: int = 20260307) -> dict[float, float]:
+    """The memoised body of `mask_kl`, which checks the arguments before the cache."""
     hmm = default_hmm()
     _, tokens = sample(hmm, sequences, length, np.random.default_rng(seed))
     truth = token_conditionals(hmm, tokens)                      # (B, n, V)

@@ -110,7 +110,19 @@ class ControlSpread:
         check_real(self.binomial_sd, "binomial_sd", low=0.0)
 
 
-@functools.cache
+#: Most permutations `control_spread` runs: each fits two probes (1000 take minutes).
+MAX_PERMUTATIONS = 1000
+
+
+def _check_layer(layer) -> int:
+    """``layer`` as one of the trained encoder's layers (0 is the input), checked before any cache."""
+    layer = check_positive_int(layer, "layer", minimum=0)
+    layers = len(split_vectors("train").layers)
+    if layer >= layers:
+        raise ValueError(f"layer must be one of the encoder's layers, an integer in [0, {layers - 1}], got {layer}")
+    return layer
+
+
 def control_spread(layer: int = 1, n_permutations: int = 8) -> ControlSpread:
     """The shuffled control over ``n_permutations`` seeded permutations, scored both ways.
 
@@ -120,13 +132,15 @@ def control_spread(layer: int = 1, n_permutations: int = 8) -> ControlSpread:
         If ``layer`` is not one of the encoder's layers, or ``n_permutations`` is not an
         integer in [1, 1000] (each permutation fits two probes).
     """
-    n_permutations = check_positive_int(n_permutations, "n_permutations")
-    if n_permutations > 1000:
-        raise ValueError(f"n_permutations must be at most 1000 (each fits two probes), got {n_permutations}")
-    layer = check_positive_int(layer, "layer", minimum=0)
+    n_permutations = check_positive_int(n_permutations, "n_permutations", maximum=MAX_PERMUTATIONS)
+    layer = _check_layer(layer)
+    return _control_spread(layer, n_permutations)
+
+
+@functools.cache
+def _control_spread(layer: int = 1, n_permutations: int = 8) -> ControlSpread:
+    """The memoised body of `control_spread`, which checks the arguments before the cache."""
     train, test = split_vectors("train"), split_vectors("test")
-    if layer >= len(train.layers):
-        raise ValueError(f"layer must be one of the encoder's layers 0-{len(train.layers) - 1}, got {layer}")
     scores = {False: [], True: []}
     for index in range(n_permutations):
         for permute_test in (False, True):
@@ -388,9 +402,15 @@ class BayesComparison:
         return float((self.bayes_only - self.probe_only) / np.sqrt(discordant)) if discordant else 0.0
 
 
-@functools.cache
 def bayes_comparison(layer: int = 1) -> BayesComparison:
     """Where the probe at ``layer`` and the Bayes rule disagree on the test occurrences (memoised)."""
+    layer = _check_layer(layer)
+    return _bayes_comparison(layer)
+
+
+@functools.cache
+def _bayes_comparison(layer: int = 1) -> BayesComparison:
+    """The memoised body of `bayes_comparison`, which checks the arguments before the cache."""
     train, test = split_vectors("train"), split_vectors("test")
     fitted = probe.fit_and_score(train.word(layer), train.senses, test.word(layer), test.senses)
     probe_right = fitted.model.predict(test.word(layer)) == test.senses

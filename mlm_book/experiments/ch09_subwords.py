@@ -84,10 +84,16 @@ def _spans(key: str) -> tuple[list, ...]:
     return span_scores.decoded(key, predictions(key))
 
 
-@functools.cache
 def scores(key: str) -> tuple[tagging.EntityScores, ...]:
     """Entity scores of each seed's run (word-level spans against chapter 9's gold)."""
-    return span_scores.entity_scores(_spans(_check_tagger(key)))
+    key = _check_tagger(key)
+    return _scores(key)
+
+
+@functools.cache
+def _scores(key: str) -> tuple[tagging.EntityScores, ...]:
+    """The memoised body of `scores`, which checks the arguments before the cache."""
+    return span_scores.entity_scores(_spans(key))
 
 
 def mean_f1(key: str) -> float:

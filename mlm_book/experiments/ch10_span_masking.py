@@ -204,7 +204,7 @@ def results() -> SpanMasking:
 def span_table(r: SpanMasking | None = None):
     """Per-position and centre entropy of the span-masking optimum by span length (nats, ± one standard error)."""
     from mlm_book.report import table
-    r = results() if r is None else r
+    r = results() if r is None else check_instance(r, "r", SpanMasking)
     rows = [[int(m), f"{p:.3f} ± {ps:.3f}", f"{c:.3f} ± {cs:.3f}"]
             for m, p, ps, c, cs in zip(r.span_lengths, r.per_position, r.per_position_se, r.centre, r.centre_se)]
     return table(["span length $m$", "per hidden position", "at the span's centre"], rows)

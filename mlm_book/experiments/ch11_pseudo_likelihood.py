@@ -295,7 +295,6 @@ class PseudoLikelihoodSweep:
         return np.sqrt(self.squared_errors(which).mean(-1))
 
 
-@cache
 def pl_sweep(config: ConsistencyConfig = CONFIG) -> PseudoLikelihoodSweep:
     """MPLE and MLE of every chain at every size over ``config.replicates`` exact samples (memoised).
 
@@ -314,6 +313,13 @@ def pl_sweep(config: ConsistencyConfig = CONFIG) -> PseudoLikelihoodSweep:
     >>> sweep.maximum.shape, bool(np.all(np.isfinite(sweep.maximum)))
     ((9, 5, 1000, 2), True)
     """
+    config = _check_config(config)
+    return _pl_sweep(config)
+
+
+@cache
+def _pl_sweep(config: ConsistencyConfig = CONFIG) -> PseudoLikelihoodSweep:
+    """The memoised body of `pl_sweep`, which checks the arguments before the cache."""
     config = _check_config(config)
     parts = [ising_estimates.estimates(config.chain_setup(index)) for index in range(len(config.chains))]
     return PseudoLikelihoodSweep(config, np.stack([part["pseudo"] for part in parts]),
@@ -458,7 +464,6 @@ def _weighted_variance(weights: np.ndarray, values: np.ndarray) -> np.ndarray:
     return second - mean ** 2
 
 
-@cache
 def consistency_summary(config: ConsistencyConfig = CONFIG) -> ConsistencySummary:
     """Errors, slopes and variance ratios of every chain, with bootstrap standard errors.
 
@@ -479,6 +484,13 @@ def consistency_summary(config: ConsistencyConfig = CONFIG) -> ConsistencySummar
     >>> float(np.abs((summary.empirical_ratio - summary.asymptotic_ratio) / summary.empirical_ratio_se).max().round(1))
     1.7
     """
+    config = _check_config(config)
+    return _consistency_summary(config)
+
+
+@cache
+def _consistency_summary(config: ConsistencyConfig = CONFIG) -> ConsistencySummary:
+    """The memoised body of `consistency_summary`, which checks the arguments before the cache."""
     config = _check_config(config)
     sweep = pl_sweep(config)
     covariances = [ising.asymptotic_covariances(chain) for chain in config.chains]

@@ -230,7 +230,11 @@ class KeyBiasCheck:
         check_positive_int(self.sequences, "sequences")
 
 
-@cache
+#: Most ``sequences`` [`key_bias_check`][mlm_book.experiments.hmm_encoder.key_bias_check] samples (each is read
+#: through the trained encoder).
+MAX_KEY_BIAS_SEQUENCES = 10**5
+
+
 def key_bias_check(setup: HMMEncoderSetup = SETUP, sequences: int = 400, seed: int = 5) -> KeyBiasCheck:
     """Measure [`KeyBiasCheck`][mlm_book.experiments.hmm_encoder.KeyBiasCheck] on held-out corrupted sequences.
 
@@ -242,11 +246,15 @@ def key_bias_check(setup: HMMEncoderSetup = SETUP, sequences: int = 400, seed: i
     seed : int
         Seed of the sample and of the corruption.
     """
-    if not isinstance(setup, HMMEncoderSetup):
-        raise TypeError(f"setup must be an HMMEncoderSetup, got {type(setup).__name__}")
-    sequences = check_positive_int(sequences, "sequences")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed must be an integer, got {type(seed).__name__}")
+    setup = check_instance(setup, "setup", HMMEncoderSetup)
+    sequences = check_positive_int(sequences, "sequences", maximum=MAX_KEY_BIAS_SEQUENCES)
+    seed = check_positive_int(seed, "seed", minimum=0)
+    return _key_bias_check(setup, sequences, seed)
+
+
+@cache
+def _key_bias_check(setup: HMMEncoderSetup = SETUP, sequences: int = 400, seed: int = 5) -> KeyBiasCheck:
+    """The memoised body of `key_bias_check`, which checks the arguments before the cache."""
     result = trained_encoder(setup)
     config, params = result.encoder, result.params
     rng = np.random.default_rng(seed)

@@ -49,6 +49,7 @@ from mlm_book.scoring import cross_entropy, entropy, kl_divergence
 from mlm_book.validation import (
     as_float_array,
     as_int_array,
+    check_choice,
     check_instance,
     check_positive_int,
     check_probability,
@@ -211,7 +212,6 @@ class SplitVectors:
         return int(self.occurrences.sum())
 
 
-@functools.cache
 def split_vectors(name: str) -> SplitVectors:
     """Hidden states of the trained HMM encoder on a split of `SPLITS`, with sense labels and posteriors.
 
@@ -224,6 +224,13 @@ def split_vectors(name: str) -> SplitVectors:
     SplitVectors
         ``len(layers) == 3`` (layers 0, 1, 2), each ``(n_sequences * length, 32)``.
     """
+    name = check_choice(name, "name", ("train", "test"))
+    return _split_vectors(name)
+
+
+@functools.cache
+def _split_vectors(name: str) -> SplitVectors:
+    """The memoised body of `split_vectors`, which checks the arguments before the cache."""
     split = hmm_split(name)
     hmm = default_hmm()
     hidden = hidden_states(split.tokens)
@@ -444,7 +451,6 @@ class EncoderEvaluation:
         return "\n".join(["| quantity | value |", "|---|---|"] + [f"| {a} | {b} |" for a, b in rows])
 
 
-@functools.cache
 def evaluation(setup: HMMEncoderSetup = SETUP) -> EncoderEvaluation:
     """Evaluate the trained encoder on ``setup.eval_sequences`` held-out corrupted sequences.
 
@@ -452,6 +458,13 @@ def evaluation(setup: HMMEncoderSetup = SETUP) -> EncoderEvaluation:
     -------
     EncoderEvaluation
     """
+    setup = check_instance(setup, "setup", HMMEncoderSetup)
+    return _evaluation(setup)
+
+
+@functools.cache
+def _evaluation(setup: HMMEncoderSetup = SETUP) -> EncoderEvaluation:
+    """The memoised body of `evaluation`, which checks the arguments before the cache."""
     hmm = default_hmm()
     result = artefact.trained_encoder(setup)
     config, params = result.encoder, result.params
@@ -602,7 +615,6 @@ class FourCycleSummary:
         return float(np.median(np.abs(self.population)))
 
 
-@functools.cache
 def four_cycle_summary(setup: HMMEncoderSetup = SETUP) -> FourCycleSummary:
     """Chapter 3's four-cycle protocol on the encoder (query: [MASK] at i, x_j set to b, rest clean).
 
@@ -612,8 +624,13 @@ def four_cycle_summary(setup: HMMEncoderSetup = SETUP) -> FourCycleSummary:
         Which trained encoder (default the book's; [`seed_setup`][mlm_book.artefacts.hmm_encoder.seed_setup]
         for another training seed). The draws are the same for every encoder.
     """
-    if not isinstance(setup, HMMEncoderSetup):
-        raise TypeError(f"setup must be an HMMEncoderSetup, got {type(setup).__name__}")
+    setup = check_instance(setup, "setup", HMMEncoderSetup)
+    return _four_cycle_summary(setup)
+
+
+@functools.cache
+def _four_cycle_summary(setup: HMMEncoderSetup = SETUP) -> FourCycleSummary:
+    """The memoised body of `four_cycle_summary`, which checks the arguments before the cache."""
     deltas = four_cycles.four_cycle_deltas(partial(_conditionals, setup), mask_id=setup.encoder.mask_id)
     families = four_cycles.exact_families()
     population = next(value for key, value in families.items() if key.startswith("population"))

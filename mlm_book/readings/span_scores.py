@@ -68,9 +68,15 @@ def predicted_spans(key: str) -> tuple[list, ...]:
     return decoded(key, predictions(key))
 
 
-@functools.cache
 def scores(key: str) -> tuple[tagging.EntityScores, ...]:
     """Entity scores of each seed's run."""
+    key = check_tagger(key)
+    return _scores(key)
+
+
+@functools.cache
+def _scores(key: str) -> tuple[tagging.EntityScores, ...]:
+    """The memoised body of `scores`, which checks the arguments before the cache."""
     return entity_scores(predicted_spans(key))
 
 
