@@ -102,8 +102,17 @@ def _check_texts(value, name: str) -> list:
     for text in texts:
         if isinstance(text, (str, bytes)) or not hasattr(text, "__len__"):
             raise TypeError(f"{name} must hold sequences of tokens (not strings), got {type(text).__name__}")
-        out.append(list(text))
+        out.append(_hashable_tokens(list(text), name))
     return out
+
+
+def _hashable_tokens(tokens: list, name: str) -> list:
+    for token in tokens:
+        try:
+            hash(token)
+        except TypeError:
+            raise TypeError(f"{name} must hold hashable tokens (words or ids), got {type(token).__name__}") from None
+    return tokens
 
 
 def bm25_scores(documents, query, *, k1: float = K1, b: float = B) -> np.ndarray:
@@ -141,7 +150,7 @@ def bm25_scores(documents, query, *, k1: float = K1, b: float = B) -> np.ndarray
     docs = _check_texts(documents, "documents")
     if isinstance(query, (str, bytes)):
         raise TypeError("query must be a sequence of tokens, not a string (split it first)")
-    terms = check_sequence(query, "query")
+    terms = _hashable_tokens(check_sequence(query, "query"), "query")
     for name, value in (("k1", k1), ("b", b)):
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
             raise TypeError(f"{name} must be a number, got {type(value).__name__}")
@@ -180,7 +189,10 @@ def bm25_scores(documents, query, *, k1: float = K1, b: float = B) -> np.ndarray
 
 # ----------------------------------------------------------------------------- measures
 def _check_relevant(relevant, shape=None) -> np.ndarray:
-    rel = np.asarray(relevant)
+    try:
+        rel = np.asarray(relevant)
+    except (TypeError, ValueError):
+        raise ValueError("relevant must be a rectangular boolean array (queries, documents)") from None
     if rel.dtype != bool:
         raise TypeError(f"relevant must be a boolean array, got dtype {rel.dtype}")
     if rel.ndim != 2 or rel.shape[0] == 0 or rel.shape[1] == 0:
@@ -343,20 +355,24 @@ def query_ids(words) -> np.ndarray:
     >>> [filing_encoder.filing_world().vocabulary.words[i] for i in query_ids("kestrel gross margin")]
     ['kestrel', 'gross', 'margin']
     """
+    return _query_ids(words, "words")
+
+
+def _query_ids(words, name: str) -> np.ndarray:
     if isinstance(words, str):
         words = words.split()
-    words = check_sequence(words, "words", of=str)
+    words = check_sequence(words, name, of=str)
     if not words:
-        raise ValueError("words must hold at least one word")
+        raise ValueError(f"{name} must hold at least one word")
     vocabulary = filing_encoder.filing_world().vocabulary
     ids = []
     for word in words:
         try:
             i = vocabulary.lookup(word)
         except KeyError:
-            raise ValueError(f"words must be words of the filings' vocabulary, got {word!r}") from None
+            raise ValueError(f"{name} must be words of the filings' vocabulary, got {word!r}") from None
         if i == SEP_ID or word.startswith("["):
-            raise ValueError(f"words must be words, not the special token {word!r}")
+            raise ValueError(f"{name} must be words, not the special token {word!r}")
         ids.append(i)
     return np.array(ids, dtype=np.int64)
 
@@ -608,7 +624,7 @@ def retrieve(query, *, method: str = "bm25", layer: int = RULE_LAYER, seed: int 
     >>> print(retrieve("kestrel gross margin", k=1).splitlines()[2].split("|")[3].strip())
     kestrel
     """
-    ids = query_ids(query)
+    ids = _query_ids(query, "query")
     method = check_choice(method, "method", ("bm25", *POOLINGS))
     gold = retrieval_gold()
     if check_positive_int(k, "k") > gold.documents.size:
