@@ -453,7 +453,9 @@ def outcome_probability(n: int, masked: int, replaced: int, kept: int = 0, *, ch
 
 @dataclass(frozen=True)
 class FishCorruption:
-    """`FISH_SENTENCE` corrupted by BERT's channel: see [`fish_corruption`][mlm_book.experiments.ch02_objective.fish_corruption].
+    """`FISH_SENTENCE` corrupted by BERT's channel.
+
+    See [`fish_corruption`][mlm_book.experiments.ch02_objective.fish_corruption].
 
     Attributes
     ----------

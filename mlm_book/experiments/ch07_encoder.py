@@ -851,7 +851,9 @@ PUBLISHED_SIZES = (
     ("Llama 2 (largest)", "decoder (causal LM)", 70e9, "touvron-2023", "Touvron et al. 2023"),
     ("GPT-3", "decoder (causal LM)", 175e9, "brown-2020", "Brown et al. 2020"),
 )
-"""Published parameter counts, as their papers state them: ``(model, family, parameters, reference anchor, citation)``."""
+"""Published parameter counts, as their papers state them.
+
+``(model, family, parameters, reference anchor, citation)``."""
 
 
 def parameter_count(params) -> int:
@@ -924,7 +926,7 @@ def encoder_sizes() -> tuple[tuple[str, str, int, str | None], ...]:
 
 
 def size_table() -> Markdown:
-    """Parameters of the book's encoders beside published encoders and causal LLMs, with the ratio to the filing encoder.
+    """Parameters of the book's encoders beside published encoders and causal LLMs, and their ratio to the filing one.
 
     Examples
     --------
@@ -934,7 +936,8 @@ def size_table() -> Markdown:
     sizes = encoder_sizes()
     filing = sizes[1][2]
     cite = {anchor: text for _, _, _, anchor, text in PUBLISHED_SIZES}
-    rows = [(name, family, f"{count:,}" if count < 10**6 else _short(count), f"{count / filing:,.0f}" if count >= 10 * filing else f"{count / filing:.3g}",
+    rows = [(name, family, f"{count:,}" if count < 10**6 else _short(count),
+             f"{count / filing:,.0f}" if count >= 10 * filing else f"{count / filing:.3g}",
              f"[{cite[anchor]}](../references.html#{anchor})" if anchor else "counted from its trained parameters")
             for name, family, count, anchor in sizes]
     return table(["model", "family", "parameters", "× the filing encoder", "source"], rows)
