@@ -64,6 +64,12 @@ hmm = r.hmm
 # ambiguous: it can come from the heavy state of regime a or from that of regime b. These
 # two hidden states are the two *senses* of $w$. What follows or precedes an occurrence of
 # $w$ depends on the occurrence only through its hidden state, by the Markov property.
+#
+# A sense here is discrete: an occurrence of $w$ has one of two hidden states and nothing in
+# between. An embedding, static or contextual, is continuous: a point among the real vectors
+# of $d$ dimensions, which can hold the sense and more besides (the position, the
+# neighbours, how sure the context is). The chapters measure how much of the discrete sense
+# those continuous points recover.
 
 # %% tags=["hide-input"]
 Markdown(f"With three own tokens for each of the {hmm.n_states} states and the shared $w$, the vocabulary has "

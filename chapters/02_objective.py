@@ -290,7 +290,10 @@ ch2.worked_example_table()
 # %% tags=["hide-input"]
 t_true, t_rand = ex.true_token, ex.random_token
 Markdown(
-    f"At `[MASK]` the optimum is $p$ itself (Theorem 2 (i)). When the true token `{names[t_true]}` is shown, its "
+    "At `[MASK]` the optimum is $p$ itself (Theorem 2 (i)): the blank is filled from its context alone. This is "
+    "the *cloze* task, which [Taylor (1953)](../references.html#taylor-1953) introduced to measure how readable a "
+    "text is: words are deleted from a passage and readers restore them. "
+    f"When the true token `{names[t_true]}` is shown, its "
     f"probability rises from {ex.p[t_true]:.3f} to {ex.q['kept'][t_true]:.3f}, and every other token keeps its "
     f"share of the rest. When `{names[t_rand]}` is shown, a token the context finds implausible "
     f"(it gives it {ex.p[t_rand]:.0e}), the optimum gives it only {ex.q['random'][t_rand]:.0e} and leaves the other "
@@ -557,6 +560,60 @@ Markdown(
     "Python 2, the version Google used internally. The two counts differ at "
     + ", ".join(f"{length} tokens ({new} in Python 3, {old} in Python 2)" for length, new, old in disagree)
     + ". The book rounds the Python 3 way, in its own count and in `bert_prediction_count`."
+)
+
+# %% [markdown]
+# ### Eight words under BERT's count
+#
+# The corruption is often illustrated on one sentence, *so long and thanks for all the
+# fish*, shown as *so `[MASK]` and `[MASK]` for all apricot fish*: three of the eight words
+# selected, two shown as `[MASK]` and one replaced by another word. Under BERT's own rule,
+# how likely is that outcome?
+# [`outcome_probability`](../api/mlm_book.experiments.ch02_objective.html#mlm_book.experiments.ch02_objective.outcome_probability)
+# gives the exact probability of a named outcome, with $V$ = 30,522 as in BERT's English
+# vocabulary, and
+# [`selected_count_law`](../api/mlm_book.experiments.ch02_objective.html#mlm_book.experiments.ch02_objective.selected_count_law)
+# the law of the number of selected words, under BERT's count for the sentence as one
+# segment and under the independent coins of Definition 2 at the same rate.
+
+# %%
+fish = ch2.fish_corruption()
+table(["words selected"] + [str(s) for s in range(len(fish.tokens) + 1)],
+      [["BERT's count, one segment"] + list(fish.law["bert"]),
+       [f"independent, ρ = {fish.rho:g}"] + list(fish.law["independent"])],
+      formats=[None] + [".4f"] * (len(fish.tokens) + 1))
+
+# %%
+ch2.outcome_probability(8, masked=2, replaced=1)  # long, thanks → [MASK]; the → apricot; nothing else selected
+
+# %% tags=["hide-input"]
+n_fish, chosen = len(fish.tokens), len(fish.outcome)
+Markdown(
+    f"With `[CLS]` and `[SEP]` the input has {n_fish + 2} tokens, and "
+    f"$\\operatorname{{round}}({fish.rho:g} \\times {n_fish + 2}) = "
+    f"\\operatorname{{round}}({fish.rho * (n_fish + 2):g}) = {fish.count_one_segment}$ (a half, which Python 3 and "
+    f"Python 2 both round to {fish.count_one_segment} here); with a pair's three special tokens the count is "
+    f"{fish.count_pair} as well. BERT's script selects exactly {fish.count_one_segment} of the {n_fish} words, "
+    f"so an outcome with {chosen} selected has probability **{fish.outcome_probability['bert']:g}**: it cannot "
+    f"happen. Under independent coins it can, with probability "
+    f"$\\rho^{chosen}(1-\\rho)^{n_fish - chosen}\\,m^2\\,r/V$ = "
+    f"**{fish.outcome_probability['independent']:.2e}**, and {chosen} of {n_fish} words are selected in "
+    f"{100 * fish.law['independent'][chosen]:.1f} % of corruptions. BERT's count reaches {chosen} for this "
+    f"sentence only from $\\rho = {fish.smallest_rate_for_outcome:g}$ on. The nearest outcome BERT can produce, "
+    f"*long* and *thanks* shown as `[MASK]` and nothing else selected, has probability "
+    f"$m^2/\\binom{{{n_fish}}}{{2}}$ = **{fish.two_masks:.4f}**. What the two selected words show, whichever "
+    "they are:"
+)
+
+# %%
+table(["the two selected words show", "probability"], list(fish.kinds.items()), formats=[None, ".4f"])
+
+# %% tags=["hide-input"]
+Markdown(
+    f"Both are shown as `[MASK]` in {100 * fish.kinds['[MASK] + [MASK]']:.0f} % of corruptions, and in "
+    f"{100 * fish.kinds['own word + own word']:.0f} % the sentence comes through unchanged, with two words still "
+    "selected for the loss. “Other word” means a random draw that is not the word itself, $r(1 - 1/V)$; "
+    "“own word” a kept word or a random draw that returns it, $\\kappa + r/V$."
 )
 
 # %% [markdown]

@@ -71,6 +71,13 @@ from mlm_book.report import Markdown, answer, table
 # that a few *rogue dimensions*, often just one to three, dominate the cosine, so a high
 # baseline can be the work of a handful of coordinates.
 #
+# So the cosine between two contextual vectors says how similar two words in context are
+# only after some transformation of the vectors or of the cosine. Subtracting the
+# baseline, as the adjusted self-similarity does, is one such transformation; others remove
+# the common mean and the dominant directions from the vectors (Mu and Viswanath) or
+# standardise each coordinate so that no rogue dimension dominates (Timkey and van
+# Schijndel).
+#
 # Two computational remarks. First, the average over all $k(k-1)$ ordered pairs needs no
 # loop over pairs: for unit vectors $u_j = h_j/\lVert h_j\rVert$,
 # $\sum_{j\ne l}\langle u_j,u_l\rangle = \lVert\sum_j u_j\rVert^2 - k$, so the exact mean costs

@@ -83,6 +83,27 @@ Markdown(
 # %%
 ch07_encoder.training_table()
 
+# %% tags=["hide-input"]
+sizes = ch07_encoder.encoder_sizes()
+Markdown(
+    f"**Size.** The encoder has **{sizes[1][2]:,}** parameters, counted from its trained arrays (the HMM encoder "
+    f"of chapter 2 has {sizes[0][2]:,}). Published models are larger by orders of magnitude, encoders and causal "
+    "language models alike, each size as its paper states it:"
+)
+
+# %%
+ch07_encoder.size_table()
+
+# %% tags=["hide-input"]
+published = {name: count for name, _, count, _ in sizes}
+Markdown(
+    f"BERT-base is about {published['BERT-base'] / sizes[1][2]:,.0f} times the book's encoder, and the largest "
+    f"causal models are about {published['Llama 2 (largest)'] / published['RoBERTa-large']:,.0f} "
+    f"(Llama 2) and {published['GPT-3'] / published['RoBERTa-large']:,.0f} (GPT-3) times RoBERTa-large. "
+    "The book's worlds are small enough that an encoder of this size can be measured against the exact answer; "
+    "what it shows is what the objective asks for, not what scale adds."
+)
+
 # %%
 show(ch07_encoder.figure_loss())
 

@@ -24,6 +24,24 @@
 # The filings generator annotates four kinds of mention: **ORG** (a company in full or by
 # its alias), **PRODUCT** (an alias and its noun: "the *kestrel turbine*"), **PERSON** (a
 # first name and a surname) and **LOC** (a place or a country).
+#
+# Standard corpora cut the same world differently. CoNLL-2003
+# ([Tjong Kim Sang and De Meulder 2003](../references.html#tjong-2003)) tags persons (PER),
+# locations (LOC), organisations (ORG) and miscellaneous names (MISC), the names that are
+# none of the other three. OntoNotes ([Weischedel et al. 2013](../references.html#weischedel-2013))
+# has 18 types; among them it separates geo-political entities (GPE: countries, cities,
+# states) from other locations (LOC), and has a PRODUCT type. Read in those schemes, this
+# corpus's types would be:
+#
+# | this corpus | CoNLL-2003 | OntoNotes |
+# |---|---|---|
+# | ORG: a company, in full or by its alias | ORG | ORG |
+# | PRODUCT: an alias and its noun | MISC | PRODUCT |
+# | PERSON: a first name and a surname | PER | PERSON |
+# | LOC: a town or a country | LOC | GPE |
+#
+# The corpus has no locations that are not GPEs (no rivers, no mountains), and no MISC
+# other than its products.
 
 # %%
 import numpy as np
@@ -80,6 +98,36 @@ Markdown(
     f"{mentions} mentions touch a mention of the same type before them ({100 * touching / mentions:.1f} %); an IO "
     f"tagger could not get any of them right however well it tagged each token. Every tagger below uses BIO, whose "
     f"{len(ch9.TAGS)} tags ({', '.join(f'`{t}`' for t in ch9.TAGS)}) are the classes of each token."
+)
+
+# %%
+ch9.touching_mentions()  # (types) → (touching pairs, sentences, first sentence), test corpus
+
+# %% tags=["hide-input"]
+touch = ch9.touching_mentions()
+same = {pair: value for pair, value in touch.items() if pair[0] == pair[1]}
+loc_pairs, loc_sentences, _ = touch[("LOC", "LOC")]
+mixed = {pair: value for pair, value in touch.items() if pair[0] != pair[1]}
+first_mixed, (mixed_pairs, mixed_sentences, mixed_at) = next(iter(mixed.items()))
+mixed_words, mixed_spans = test.words[mixed_at], test.spans[mixed_at]
+left = next(span for span in mixed_spans if span[2] == first_mixed[0] and any(
+    other[0] == span[1] and other[2] == first_mixed[1] for other in mixed_spans))
+right = next(span for span in mixed_spans if span[0] == left[1] and span[2] == first_mixed[1])
+pair = next((a, b) for a, b in zip(spans, spans[1:]) if a[1] == b[0] and a[2] == b[2])  # the table's touching pair
+Markdown(
+    "**Two ambiguities.** A tagger must say where a mention ends and what it is. Chapter 6's *kestrel* is an "
+    "ambiguity of *type*: one token names the company or its product, ORG or PRODUCT, and only the context "
+    f"says which. Touching mentions are an ambiguity of *segmentation*: *{' '.join(words[pair[0][0]:pair[1][1]])}* "
+    "above could be one place or two, and only the annotation says where the first ends. In the test "
+    f"corpus **{loc_sentences}** of its {test.text.count} sentences ({100 * loc_sentences / test.text.count:.1f} %) "
+    f"have two LOC mentions back to back"
+    + (", one pair in each" if loc_pairs == loc_sentences else f", {loc_pairs} pairs in all")
+    + (", and no other type touches itself. " if len(same) == 1 else ". ")
+    + f"Mentions of two types touch too, {first_mixed[0]} before {first_mixed[1]} in {mixed_sentences} sentences, "
+    f"as in *{' '.join(mixed_words)}*: nothing in the words says whether "
+    f"*{' '.join(mixed_words[left[0]:left[1]])}* is a {first_mixed[0]} of its own or begins the "
+    f"{first_mixed[1]} *{' '.join(mixed_words[right[0]:right[1]])}*. There the types mark the boundary, even in "
+    "IO tags."
 )
 
 # %% [markdown]
@@ -228,6 +276,41 @@ Markdown(
     "The interval is about the *test sentences*, for one trained tagger; the spread over seeds in the score table is "
     "about the *training* (the encoder's seed, the head's initialisation and batches). A difference can be certain "
     "on this test set and still change sign with another seed, so the book reports both."
+)
+
+# %% [markdown]
+# ## Redacting names
+#
+# One use of a tagger is to anonymise a text: replace every token inside a predicted PERSON
+# mention before the text is shared. What matters then is not the F1 but what leaks: a
+# person mention *leaks* when any of its tokens is left visible, because it was missed
+# entirely or redacted only in part. Tokens redacted outside every person mention cost the
+# text, not privacy.
+# [`redaction_leaks`](../api/mlm_book.experiments.ch09_spans.html#mlm_book.experiments.ch09_spans.redaction_leaks)
+# counts both on the test corpus, for each tagger and seed:
+
+# %%
+redactors = ("frozen/0/viterbi", "frozen/2/viterbi", f"crf/{ch9.CRF_LAYER}/viterbi", "tuned/2/viterbi")
+table(["tagger", "person mentions leaked, per seed", "of which missed entirely", "tokens over-redacted"],
+      [[ch9.TAGGERS[key], ", ".join(str(run["leaked"]) for run in ch9.anonymisation(key)),
+        ", ".join(str(run["missed"]) for run in ch9.anonymisation(key)),
+        ", ".join(str(run["over-redacted tokens"]) for run in ch9.anonymisation(key))] for key in redactors])
+
+# %% tags=["hide-input"]
+people = ch9.anonymisation(redactors[0])[0]["mentions"]
+layer0 = ch9.anonymisation(redactors[0])
+crf_runs = ch9.anonymisation(redactors[2])
+Markdown(
+    f"Of the {people} person mentions of the test corpus, the frozen layer-0 tagger leaks "
+    f"{min(r['leaked'] for r in layer0)}–{max(r['leaked'] for r in layer0)} depending on the seed "
+    f"({100 * min(r['leaked'] for r in layer0) / people:.0f}–"
+    f"{100 * max(r['leaked'] for r in layer0) / people:.0f} %), "
+    + ("almost all" if sum(r['partly redacted'] for r in layer0) >= 0.9 * sum(r['leaked'] for r in layer0)
+       else "some") + f" of them partly: {sum(r['partly redacted'] for r in layer0)} of its "
+    f"{sum(r['leaked'] for r in layer0)} leaks over the seeds keep part of the name visible. The CRF on the top "
+    f"layer leaks {', '.join(str(r['leaked']) for r in crf_runs)} at the {len(crf_runs)} seeds. Every leak is "
+    "also an error of entity F1 (a person span the tagger did not find exactly), but not every such error "
+    "leaks: a predicted span that covers the whole name and more over-redacts and hides the person all the same."
 )
 
 # %% [markdown]

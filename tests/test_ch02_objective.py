@@ -99,3 +99,35 @@ def test_filing_unigram_replacement():
     assert text.count("\n") == 1 + len(rows) and "`[SEP]`" in text
     with pytest.raises(TypeError, match="result"):
         ch2.filing_unigram_table("not a result")
+
+
+@pytest.mark.parametrize("selection", ["bert", "fixed", "independent"])
+def test_outcome_probabilities_sum_to_one(selection):
+    """Summed over every exact outcome of a short input (each named set of positions and every other token a
+    replaced position can show), the probabilities add up to 1 under each selection rule."""
+    import math
+
+    from mlm_book.channel import Channel
+
+    n, channel = 5, Channel(7, rho=0.3)
+    total = 0.0
+    for masked in range(n + 1):
+        for replaced in range(n + 1 - masked):
+            for kept in range(n + 1 - masked - replaced):
+                sets = math.comb(n, masked) * math.comb(n - masked, replaced) * math.comb(n - masked - replaced, kept)
+                p = ch2.outcome_probability(n, masked, replaced, kept, channel=channel, selection=selection)
+                total += sets * (channel.vocab_size - 1) ** replaced * p
+    assert abs(total - 1.0) <= 1e-12
+    law = ch2.selected_count_law(n, channel.rho, selection)
+    assert law.shape == (n + 1,) and abs(law.sum() - 1.0) <= 1e-12
+
+
+def test_fish_corruption_under_berts_count():
+    f = ch2.fish_corruption()
+    assert (f.count_one_segment, f.count_pair, f.outcome_probability["bert"]) == (2, 2, 0.0)
+    assert f.law["bert"][2] == 1.0 and abs(sum(f.kinds.values()) - 1.0) <= 1e-12
+    assert abs(f.two_masks - 0.8 ** 2 / 28) <= 1e-15
+    with pytest.raises(ValueError, match="masked"):
+        ch2.outcome_probability(8, masked=5, replaced=4)
+    with pytest.raises(ValueError, match="selection"):
+        ch2.selected_count_law(8, selection="coin")

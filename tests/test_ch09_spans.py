@@ -146,3 +146,28 @@ def test_legends_cover_no_data(name):
             for patch in ax.patches:
                 assert not box.overlaps(patch.get_window_extent(renderer)), "the legend covers a bar"
     plt.close(fig)
+
+
+def test_touching_mentions_and_redaction_leaks():
+    from mlm_book.experiments import ch09_spans as ch9
+
+    touch = ch9.touching_mentions()
+    pairs, sentences, first = touch[("LOC", "LOC")]
+    assert pairs == ch9.io_example()[0] and first == ch9.io_example()[1] and 0 < sentences <= pairs
+    # a tagger that finds every gold mention leaks nothing and over-redacts nothing
+    gold = list(ch9.test_data().spans)
+    perfect = ch9.redaction_leaks(gold, gold)
+    assert perfect["leaked"] == perfect["over-redacted tokens"] == 0
+    assert perfect["mentions"] == ch9.mention_count("PERSON")
+    nothing = ch9.redaction_leaks(gold, [[] for _ in gold])
+    assert nothing["leaked"] == nothing["missed"] == nothing["mentions"]
+    runs = ch9.anonymisation()
+    assert len(runs) == len(ch9.SEEDS) and all(r["leaked"] == r["missed"] + r["partly redacted"] for r in runs)
+    with pytest.raises(ValueError, match="key"):
+        ch9.anonymisation("crf/9/viterbi")
+    with pytest.raises(ValueError, match="kind"):
+        ch9.anonymisation(kind="GPE")
+    with pytest.raises(ValueError, match="gold and found"):
+        ch9.redaction_leaks(gold, gold[:3])
+    with pytest.raises(ValueError, match=r"found\[0\]"):
+        ch9.redaction_leaks([[]], [[(2, 1, "PERSON")]])

@@ -63,6 +63,13 @@ __all__ = [
     "BERT_README_MAX_PREDICTIONS",
     "bert_count_differences",
     "rounding_halves",
+    "FISH_SENTENCE",
+    "FISH_OUTCOME",
+    "BERT_WORDPIECE_VOCAB",
+    "selected_count_law",
+    "outcome_probability",
+    "FishCorruption",
+    "fish_corruption",
     "BruteForceConfig",
     "BruteForceRow",
     "brute_force_rows",
@@ -309,6 +316,297 @@ def rounding_halves(max_tokens: int = 128, rho: float = 0.15) -> tuple[tuple[int
         if x - math.floor(x) == 0.5:
             rows.append((length, max(1, round(x)), max(1, math.floor(x) + 1)))
     return tuple(rows)
+
+
+# ------------------------------------------------------------------ one sentence under BERT's count
+
+FISH_SENTENCE = ("so", "long", "and", "thanks", "for", "all", "the", "fish")
+"""An eight-word sentence whose corruption is worked out exactly under BERT's count."""
+
+FISH_OUTCOME = {"long": "[MASK]", "thanks": "[MASK]", "the": "apricot"}
+"""A corruption of `FISH_SENTENCE` that selects three of its eight words: two shown as [MASK], one replaced."""
+
+BERT_WORDPIECE_VOCAB = 30522
+"""Tokens of BERT's English WordPiece vocabulary, the $V$ of its uniform random replacement."""
+
+_SELECTIONS = ("bert", "fixed", "independent")
+
+
+def _selection_count_for(n: int, rho: float, selection: str, specials: int) -> int | None:
+    if selection == "bert":
+        return bert_prediction_count(n, rho, specials=specials)
+    if selection == "fixed":
+        return selection_count(n, rho)
+    return None
+
+
+def _check_outcome_arguments(n, rho, selection, specials) -> tuple[int, float, str, int]:
+    n = check_positive_int(n, "n")
+    if n > _MAX_COUNT_LENGTH:
+        raise ValueError(f"n must be at most {_MAX_COUNT_LENGTH:,}, got {n}")
+    rho = check_probability(rho, "rho")
+    if not isinstance(selection, str):
+        raise TypeError(f"selection must be a str, got {type(selection).__name__}")
+    if selection not in _SELECTIONS:
+        raise ValueError(f"selection must be one of {list(_SELECTIONS)}, got {selection[:80]!r}")
+    specials = check_positive_int(specials, "specials", minimum=0)
+    if specials > _MAX_COUNT_LENGTH:
+        raise ValueError(f"specials must be at most {_MAX_COUNT_LENGTH:,}, got {specials}")
+    return n, rho, selection, specials
+
+
+def selected_count_law(n: int, rho: float = 0.15, selection: str = "bert", *, specials: int = 2) -> np.ndarray:
+    r"""Law of the number of selected positions of an $n$-token input, under one of three selection rules.
+
+    * ``"bert"``: BERT's data script selects exactly
+      $k$ = [`bert_prediction_count`][mlm_book.channel.bert_prediction_count]``(n, rho, specials=specials)``
+      positions (the count rounds $\rho$ times the length *with* the special tokens);
+    * ``"fixed"``: the book's fixed count, $k = \max(1, \operatorname{round}(\rho n))$
+      ([`selection_count`][mlm_book.channel.selection_count]);
+    * ``"independent"``: Definition 2, a coin of bias $\rho$ per position, so the count is
+      binomial $(n, \rho)$.
+
+    Parameters
+    ----------
+    n : int
+        Content tokens, $1 \le n \le 10{,}000$.
+    rho : float
+        Selection rate in $[0, 1]$.
+    selection : {"bert", "fixed", "independent"}
+        The selection rule.
+    specials : int
+        Special tokens BERT's count includes: 2 for one segment ``[CLS] x [SEP]``, 3 for a
+        pair (read only by ``"bert"``).
+
+    Returns
+    -------
+    ndarray, shape (n + 1,)
+        Entry $s$ is the probability that exactly $s$ positions are selected; it sums to 1.
+
+    Raises
+    ------
+    TypeError
+        If ``n`` or ``specials`` is not an integer, ``rho`` not a number or ``selection`` not a str.
+    ValueError
+        If ``n`` is outside $[1, 10{,}000]$, ``specials`` is negative or above 10,000, ``rho``
+        is outside $[0, 1]$ or ``selection`` is not one of the three rules.
+
+    Examples
+    --------
+    >>> selected_count_law(8).tolist()                    # BERT's count for 8 words as one segment: 2
+    [0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    >>> law = selected_count_law(8, selection="independent")
+    >>> law.shape, round(float(law.sum()), 12), round(float(law[3]), 4)
+    ((9,), 1.0, 0.0839)
+    """
+    n, rho, selection, specials = _check_outcome_arguments(n, rho, selection, specials)
+    k = _selection_count_for(n, rho, selection, specials)
+    law = np.zeros(n + 1)
+    if k is not None:
+        law[k] = 1.0
+        return law
+    for s in range(n + 1):
+        if (rho == 0.0 and s > 0) or (rho == 1.0 and s < n):
+            continue
+        log = (math.lgamma(n + 1) - math.lgamma(s + 1) - math.lgamma(n - s + 1)
+               + (s * math.log(rho) if s else 0.0) + ((n - s) * math.log1p(-rho) if n - s else 0.0))
+        law[s] = math.exp(log)
+    return law
+
+
+def outcome_probability(n: int, masked: int, replaced: int, kept: int = 0, *, channel: Channel | None = None,
+                        selection: str = "bert", specials: int = 2) -> float:
+    r"""Probability of one exact corruption of an $n$-token input: which positions are selected and what each shows.
+
+    The outcome names ``masked`` positions that show ``[MASK]``, ``replaced`` positions that
+    each show one named token other than their own, and ``kept`` positions that are selected
+    and show their own token; every other position is unselected. Given the selected set, the
+    positions' displays are independent draws from $S$ (Definition 2): ``[MASK]`` with
+    probability $m$, one named other token with $r/V$ (the uniform draw), the own token with
+    $\kappa + r/V$ (kept, or drawn at random). The selected set has probability
+    $1/\binom{n}{k}$ under a fixed count $k$ (zero if it has another size) and
+    $\rho^s(1-\rho)^{n-s}$ under independent selection.
+
+    Parameters
+    ----------
+    n : int
+        Content tokens, $1 \le n \le 10{,}000$.
+    masked, replaced, kept : int
+        Sizes of the three named sets of positions (non-negative, summing to at most ``n``).
+    channel : Channel, optional
+        Its $\rho$, $m$, $r$, $\kappa$ and $V$; default BERT's settings over BERT's 30,522
+        WordPiece tokens (`BERT_WORDPIECE_VOCAB`).
+    selection : {"bert", "fixed", "independent"}
+        The selection rule, as in [`selected_count_law`][mlm_book.experiments.ch02_objective.selected_count_law].
+    specials : int
+        Special tokens BERT's count includes (2 for one segment, 3 for a pair).
+
+    Returns
+    -------
+    float
+        The probability, in $[0, 1]$.
+
+    Raises
+    ------
+    TypeError
+        If a count is not an integer, ``channel`` is not a `Channel` or ``selection`` not a str.
+    ValueError
+        If ``n`` is outside $[1, 10{,}000]$, a count is negative, the counts add up to more
+        than ``n``, or ``selection`` is not one of the three rules.
+
+    Examples
+    --------
+    Three of eight words selected cannot happen when BERT's count is 2; two masks can:
+
+    >>> outcome_probability(8, masked=2, replaced=1)
+    0.0
+    >>> round(outcome_probability(8, masked=2, replaced=0), 6)     # 0.8² / C(8, 2)
+    0.022857
+    >>> outcome_probability(8, 2, 1, selection="independent") > 0
+    True
+    """
+    channel = Channel(BERT_WORDPIECE_VOCAB) if channel is None else check_instance(channel, "channel", Channel)
+    n, _, selection, specials = _check_outcome_arguments(n, channel.rho, selection, specials)
+    counts = {"masked": masked, "replaced": replaced, "kept": kept}
+    for name, value in counts.items():
+        counts[name] = check_positive_int(value, name, minimum=0)
+    s = sum(counts.values())
+    if s > n:
+        raise ValueError(f"masked + replaced + kept must be at most n = {n}, got {s}")
+    k = _selection_count_for(n, channel.rho, selection, specials)
+    if k is not None:
+        if s != k:
+            return 0.0
+        selected = 1.0 / math.comb(n, k)
+    else:
+        selected = float(selected_count_law(n, channel.rho, "independent")[s]) / math.comb(n, s)
+    V = channel.vocab_size
+    shows = (channel.mask ** counts["masked"] * (channel.random / V) ** counts["replaced"]
+             * (channel.keep + channel.random / V) ** counts["kept"])
+    return float(selected * shows)
+
+
+@dataclass(frozen=True)
+class FishCorruption:
+    """`FISH_SENTENCE` corrupted by BERT's channel.
+
+    See [`fish_corruption`][mlm_book.experiments.ch02_objective.fish_corruption].
+
+    Attributes
+    ----------
+    tokens : tuple of str
+        The sentence's $n$ words.
+    outcome : dict
+        The corruption studied, word to what it shows.
+    vocab_size : int
+        $V$ of the random replacement.
+    rho : float
+        Selection rate.
+    count_one_segment, count_pair : int
+        BERT's count for the sentence as one segment ``[CLS] x [SEP]`` ($n + 2$ tokens) and with
+        the three special tokens of a pair ($n + 3$).
+    law : dict of str to ndarray, each (n + 1,)
+        Law of the number of selected words under ``"bert"`` (one segment) and ``"independent"``.
+    outcome_probability : dict of str to float
+        The studied corruption's probability under ``"bert"`` and ``"independent"``.
+    two_masks : float
+        Under BERT's count, the probability of the nearest possible outcome: ``long`` and
+        ``thanks`` shown as [MASK], every other word unselected.
+    kinds : dict of str to float
+        Under BERT's count, the law of what the selected words show, as a multiset:
+        ``"[MASK] + [MASK]"``, ``"[MASK] + other word"`` and so on (sums to 1).
+    smallest_rate_for_outcome : float
+        The smallest rate on a grid of step 0.01 at which BERT's count for this sentence (one
+        segment) is the outcome's number of selected words.
+    """
+
+    tokens: tuple[str, ...]
+    outcome: dict
+    vocab_size: int
+    rho: float
+    count_one_segment: int
+    count_pair: int
+    law: dict
+    outcome_probability: dict
+    two_masks: float
+    kinds: dict
+    smallest_rate_for_outcome: float
+
+
+def fish_corruption(vocab_size: int = BERT_WORDPIECE_VOCAB, rho: float = 0.15) -> FishCorruption:
+    r"""The eight-word `FISH_SENTENCE` under BERT's channel: the studied outcome and the law of every kind of outcome.
+
+    The studied outcome (`FISH_OUTCOME`) selects three words: ``long`` and ``thanks`` show
+    ``[MASK]``, ``the`` shows the token ``apricot``, and nothing else is selected. BERT's
+    count for eight content tokens is computed by
+    [`bert_prediction_count`][mlm_book.channel.bert_prediction_count]; the probabilities by
+    [`outcome_probability`][mlm_book.experiments.ch02_objective.outcome_probability].
+
+    Parameters
+    ----------
+    vocab_size : int
+        $V$ of the uniform random replacement ($\ge 2$, at most 10^9).
+    rho : float
+        Selection rate, in $(0, 1)$.
+
+    Returns
+    -------
+    FishCorruption
+
+    Raises
+    ------
+    TypeError
+        If ``vocab_size`` is not an integer or ``rho`` not a number.
+    ValueError
+        If ``vocab_size`` is outside $[2, 10^9]$ or ``rho`` outside $(0, 1)$.
+
+    Examples
+    --------
+    >>> f = fish_corruption()
+    >>> f.count_one_segment, f.count_pair, f.outcome_probability["bert"]
+    (2, 2, 0.0)
+    >>> round(f.kinds["[MASK] + [MASK]"], 2), f.smallest_rate_for_outcome
+    (0.64, 0.26)
+    """
+    vocab_size = check_positive_int(vocab_size, "vocab_size", minimum=2)
+    if vocab_size > 10**9:
+        raise ValueError(f"vocab_size must be at most 10^9, got {vocab_size}")
+    rho = check_probability(rho, "rho")
+    if not 0.0 < rho < 1.0:
+        raise ValueError(f"rho must lie strictly between 0 and 1, got {rho}")
+    channel = Channel(vocab_size, rho=rho)
+    n = len(FISH_SENTENCE)
+    masked = sum(shown == "[MASK]" for shown in FISH_OUTCOME.values())
+    replaced = len(FISH_OUTCOME) - masked
+    law = {rule: selected_count_law(n, rho, rule) for rule in ("bert", "independent")}
+    probability = {rule: outcome_probability(n, masked, replaced, channel=channel, selection=rule)
+                   for rule in ("bert", "independent")}
+    k = bert_prediction_count(n, rho, specials=2)
+    shows = {"[MASK]": channel.mask, "other word": channel.random * (1 - 1 / vocab_size),
+             "own word": channel.keep + channel.random / vocab_size}
+    kinds: dict[str, float] = {}
+    for combo in _multisets(tuple(shows), k):
+        ways = math.factorial(k)
+        for kind in set(combo):
+            ways //= math.factorial(combo.count(kind))
+        kinds[" + ".join(combo)] = ways * math.prod(shows[kind] for kind in combo)
+    grid = [j / 100 for j in range(1, 100)]
+    rate = next((r for r in grid if bert_prediction_count(n, r, specials=2) == len(FISH_OUTCOME)), float("nan"))
+    return FishCorruption(tokens=FISH_SENTENCE, outcome=dict(FISH_OUTCOME), vocab_size=vocab_size, rho=rho,
+                          count_one_segment=k, count_pair=bert_prediction_count(n, rho, specials=3), law=law,
+                          outcome_probability=probability,
+                          two_masks=outcome_probability(n, 2, 0, channel=channel, selection="bert"),
+                          kinds=kinds, smallest_rate_for_outcome=rate)
+
+
+def _multisets(kinds: tuple[str, ...], k: int) -> list[tuple[str, ...]]:
+    """Every multiset of ``k`` items of ``kinds``, each as a tuple in the order of ``kinds``."""
+    if k == 0:
+        return [()]
+    if not kinds:
+        return []
+    first, rest = kinds[0], kinds[1:]
+    return [(first,) * j + tail for j in range(k, -1, -1) for tail in _multisets(rest, k - j)]
 
 
 # ------------------------------------------------------------------ Theorem 1
@@ -1481,6 +1779,19 @@ CLAIMS = (
           "14-16, 21-23, 28-30 for n ≤ 32 (sentence pairs; one segment: 8, 9, 15, 16, 22, 23, 29, 30); at 128 "
           "tokens (125 content + 3, or 126 + 2) BERT's count is round(19.2) = 19, under the cap",
           compute=_count_check, accept=_count_check_ok, section="berts-own-count"),
+    Claim("D-13", "An eight-word sentence (so long and thanks for all the fish) corrupted with three words "
+          "selected (long → [MASK], thanks → [MASK], the → a named other token): its probability under BERT's count "
+          "at ρ = 0.15, V = 30,522", seed="3 of 8 selected",
+          rule="BERT's count is 2 for 8 content tokens (one segment and pair), so the probability is exactly 0; "
+          "under independent selection it is > 0; the law of what the 2 selected words show sums to 1 (to 1e-12)",
+          compute=lambda: {"count_one_segment": fish_corruption().count_one_segment,
+                           "count_pair": fish_corruption().count_pair,
+                           "p_bert": fish_corruption().outcome_probability["bert"],
+                           "p_independent": fish_corruption().outcome_probability["independent"],
+                           "kinds_sum_error": abs(sum(fish_corruption().kinds.values()) - 1.0)},
+          accept=lambda v: v["count_one_segment"] == 2 and v["count_pair"] == 2 and v["p_bert"] == 0.0
+          and v["p_independent"] > 0 and v["kinds_sum_error"] <= 1e-12, fmt=".3g",
+          section="eight-words-under-berts-count"),
     Claim("S3-04", "Thm 1's identity holds under fixed-count selection (length 3, ρ = 0.15, exact table); "
           "Thm 2's closed form is exact under independence but not under fixed count", seed="—",
           rule="fixed-count Thm 1 gap ≤ 1e-12; closed form vs exact: ≤ 1e-12 (independent), E KL > 1e-3 (fixed)",

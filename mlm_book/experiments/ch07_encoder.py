@@ -29,7 +29,8 @@ __all__ = [
     "kestrel_table", "kestrel_folds_table", "polarity_table", "polarity_words_table", "lexicon_table",
     "visible_table", "visible_by_frequency", "geometry_table", "layer0_baseline_parts", "read_word",
     "probe_kestrel", "probe_news", "figure_loss", "figure_typing", "figure_cue",
-    "figure_polarity_words", "figure_visible", "CLAIMS",
+    "figure_polarity_words", "figure_visible", "PUBLISHED_SIZES", "parameter_count", "encoder_sizes", "size_table",
+    "CLAIMS",
 ]
 
 _LAYERS = ("0", "1", "2")
@@ -841,6 +842,128 @@ def figure_visible() -> DescribedFigure:
                                           "its own masked guess; colour is the word's corpus frequency.")
 
 
+# ----------------------------------------------------------------------------- sizes
+PUBLISHED_SIZES = (
+    ("BERT-base", "encoder (masked LM)", 110e6, "devlin-2019", "Devlin et al. 2019"),
+    ("BERT-large", "encoder (masked LM)", 340e6, "devlin-2019", "Devlin et al. 2019"),
+    ("RoBERTa-large", "encoder (masked LM)", 355e6, "liu-2019", "Liu et al. 2019"),
+    ("GPT-2 (largest)", "decoder (causal LM)", 1.5e9, "radford-2019", "Radford et al. 2019"),
+    ("Llama 2 (largest)", "decoder (causal LM)", 70e9, "touvron-2023", "Touvron et al. 2023"),
+    ("GPT-3", "decoder (causal LM)", 175e9, "brown-2020", "Brown et al. 2020"),
+)
+"""Published parameter counts, as their papers state them.
+
+``(model, family, parameters, reference anchor, citation)``."""
+
+
+def parameter_count(params) -> int:
+    """Number of scalar parameters in a parameter dict.
+
+    Parameters
+    ----------
+    params : mapping of str to array_like
+        Parameter name to array, as [`mlm_book.nn.encoder.init_params`][mlm_book.nn.encoder.init_params]
+        returns and training stores.
+
+    Returns
+    -------
+    int
+        The sum of the arrays' sizes.
+
+    Raises
+    ------
+    TypeError
+        If ``params`` is not a mapping, a key is not a str or a value is not a numeric array.
+    ValueError
+        If ``params`` is empty.
+
+    Examples
+    --------
+    >>> from mlm_book.nn.encoder import EncoderConfig, init_params
+    >>> cfg = EncoderConfig(vocab_size=25, length=24, d_model=32, n_blocks=2, n_heads=2)
+    >>> parameter_count(init_params(cfg, np.random.default_rng(0)))
+    27097
+    """
+    from collections.abc import Mapping
+
+    if not isinstance(params, Mapping):
+        raise TypeError(f"params must be a mapping of names to arrays, got {type(params).__name__}")
+    if not params:
+        raise ValueError("params must hold at least one array, got an empty mapping")
+    total = 0
+    for name, value in params.items():
+        if not isinstance(name, str):
+            raise TypeError(f"params must have str keys, got {type(name).__name__}")
+        array = np.asarray(value) if not isinstance(value, np.ndarray) else value
+        if array.dtype == object or not (np.issubdtype(array.dtype, np.number) and not np.iscomplexobj(array)):
+            raise TypeError(f"params[{name[:40]!r}] must be a real numeric array, got dtype {array.dtype}")
+        total += int(array.size)
+    return total
+
+
+def encoder_sizes() -> tuple[tuple[str, str, int, str | None], ...]:
+    """The book's two masked-LM encoders, counted from their trained parameters, and `PUBLISHED_SIZES`.
+
+    Returns
+    -------
+    tuple of (str, str, int, str or None)
+        ``(model, family, parameters, reference anchor)``, the book's encoders first (anchor
+        ``None``), then the published models by size.
+
+    Examples
+    --------
+    >>> sizes = encoder_sizes()  # doctest: +BOOK
+    >>> [(name, count) for name, _, count, _ in sizes[:2]]  # doctest: +BOOK
+    [('HMM encoder (chapter 2)', 27097), ('filing encoder (chapter 7)', 158627)]
+    """
+    from mlm_book.artefacts import hmm_encoder
+
+    rows = [("HMM encoder (chapter 2)", "encoder (masked LM)",
+             parameter_count(hmm_encoder.trained_encoder().params), None),
+            ("filing encoder (chapter 7)", "encoder (masked LM)", parameter_count(fe.trained_encoder().params), None)]
+    rows += [(name, family, int(count), anchor) for name, family, count, anchor, _ in PUBLISHED_SIZES]
+    return tuple(rows)
+
+
+def size_table() -> Markdown:
+    """Parameters of the book's encoders beside published encoders and causal LLMs, and their ratio to the filing one.
+
+    Examples
+    --------
+    >>> size_table().splitlines()[0]  # doctest: +BOOK
+    '| model | family | parameters | × the filing encoder | source |'
+    """
+    sizes = encoder_sizes()
+    filing = sizes[1][2]
+    cite = {anchor: text for _, _, _, anchor, text in PUBLISHED_SIZES}
+    rows = [(name, family, f"{count:,}" if count < 10**6 else _short(count),
+             f"{count / filing:,.0f}" if count >= 10 * filing else f"{count / filing:.3g}",
+             f"[{cite[anchor]}](../references.html#{anchor})" if anchor else "counted from its trained parameters")
+            for name, family, count, anchor in sizes]
+    return table(["model", "family", "parameters", "× the filing encoder", "source"], rows)
+
+
+def _short(count: int) -> str:
+    return f"{count / 1e9:g} billion" if count >= 10**9 else f"{count / 1e6:g} million"
+
+
+def _size_check() -> dict:
+    from mlm_book.artefacts import hmm_encoder
+    from mlm_book.nn import encoder as enc
+
+    sizes = {name: count for name, _, count, _ in encoder_sizes()}
+    configured = {"HMM encoder (chapter 2)": hmm_encoder.trained_encoder().encoder,
+                  "filing encoder (chapter 7)": fe.trained_encoder().encoder}
+    from_config = {name: sum(int(np.prod(shape)) for shape in enc.param_shapes(cfg).values())
+                   for name, cfg in configured.items()}
+    encoders = [count for name, family, count, anchor in encoder_sizes() if anchor and family.startswith("encoder")]
+    largest = [count for name, count in sizes.items() if name in ("GPT-3", "Llama 2 (largest)")]
+    return {"hmm": sizes["HMM encoder (chapter 2)"], "filing": sizes["filing encoder (chapter 7)"],
+            "config_mismatch": sum(abs(sizes[name] - from_config[name]) for name in configured),
+            "smallest_llm_over_largest_encoder": min(largest) / max(encoders),
+            "bert_base_over_filing": sizes["BERT-base"] / sizes["filing encoder (chapter 7)"]}
+
+
 # ----------------------------------------------------------------------------- claims
 def _c(getter, rule, margin=None):
     return lambda: _judged(getter, rule, margin)
@@ -869,6 +992,13 @@ def _claim(id_, quantity, seed, rule_text, getter, rule, margin, expected="repro
 
 
 CLAIMS = (
+    Claim("D-08", "Encoder size: the book's two encoders counted from their trained parameters, beside the published "
+          "sizes of BERT-base/large, RoBERTa-large (encoders) and GPT-3, Llama 2 70B (causal LLMs)", seed="—",
+          rule="CITED sizes; each count equals the count from the encoder's configuration; the two largest causal "
+          "LLMs have ≥ 100 times the parameters of the largest encoder cited; BERT-base ≥ 100 times the filing "
+          "encoder", compute=_size_check,
+          accept=lambda v: v["config_mismatch"] == 0 and v["smallest_llm_over_largest_encoder"] >= 100
+          and v["bert_base_over_filing"] >= 100, fmt=".4g", section="training-the-encoder"),
     Claim("S8-01", "Filing encoder's shape: d, heads, blocks, window length", seed="64, 4, 2, 32",
           rule="the same", compute=lambda: (fe.SETUP.d_model, fe.SETUP.n_heads, fe.SETUP.n_blocks, fe.SETUP.length),
           accept=lambda v: v == (64, 4, 2, 32), section="training-the-encoder"),

@@ -68,14 +68,15 @@ from mlm_book.readings.span_scores import (
     recall_among,
     scores,
 )
-from mlm_book.validation import check_choice, check_positive_int
+from mlm_book.validation import check_choice, check_positive_int, check_sequence
 from mlm_book.report import seed_band
 
 __all__ = ["TAGGERS", "score_table", "token_accuracies", "bootstrap", "partial_spans",
            "io_example", "figure_f1", "figure_sentence", "CLAIMS", "mean_f1", "best_tagger", "COMPARISONS", "BOOTSTRAP_RESAMPLES", "mention_count",
            "unknown_share", "unknown_recall", "known_recall", "example_sentence", "sentence_summary",
            "brute_force_log_partition", "MERGE_COUNTS", "subword_rows", "word_vocabulary_rates", "matched_bpe",
-           "matched_statistics", "split_table", "mention_pieces", "figure_subwords", "minimum_count", "unknown_words"]
+           "matched_statistics", "split_table", "mention_pieces", "figure_subwords", "minimum_count", "unknown_words",
+           "touching_mentions", "redaction_leaks", "anonymisation"]
 
 def token_accuracies(key: str) -> np.ndarray:
     """Share of test tokens whose tag is right, per seed."""
@@ -233,6 +234,154 @@ def brute_force_log_partition(emissions, transitions, start, end) -> float:
               + np.asarray(transitions)[paths[:, :-1], paths[:, 1:]].sum(axis=1) + np.asarray(end)[paths[:, -1]])
     top = scores.max()
     return float(top + np.log(np.exp(scores - top).sum()))
+
+
+# ----------------------------------------------------------------------------- touching mentions and anonymisation
+def touching_mentions(spans=None) -> dict[tuple[str, str], tuple[int, int]]:
+    """Mentions that touch (one ends where the next begins), by their two types: ``(pairs, sentences, first sentence)``.
+
+    Two touching mentions of one type are the segmentation ambiguity IO tags cannot write
+    down (see [`io_merges`][mlm_book.tagging.io_merges]); touching mentions of two types are
+    still told apart by their types.
+
+    Parameters
+    ----------
+    spans : sequence of sequences of (int, int, str), optional
+        Each sentence's mentions, not overlapping; default the test corpus's gold mentions.
+
+    Returns
+    -------
+    dict of (str, str) to (int, int, int)
+        For each ordered pair of types that touch somewhere: how many touching pairs, in how
+        many sentences, and the index of the first such sentence.
+
+    Raises
+    ------
+    TypeError
+        If ``spans`` is not a sequence of sentences of ``(start, end, type)`` triples.
+    ValueError
+        If a sentence's mentions overlap or a span is empty.
+
+    Examples
+    --------
+    >>> touching_mentions([[(0, 1, "LOC"), (1, 2, "LOC"), (3, 4, "LOC")], [(2, 3, "LOC"), (3, 6, "ORG")]])
+    {('LOC', 'LOC'): (1, 1, 0), ('LOC', 'ORG'): (1, 1, 1)}
+    """
+    if spans is None:
+        spans = test_data().spans
+    sentences = check_sequence(spans, "spans")
+    found: dict[tuple[str, str], list[int]] = {}
+    for k, sentence in enumerate(sentences):
+        ordered = tagging._check_spans(sentence, f"spans[{k}]")     # sorted; bad or overlapping spans fail
+        hit = set()
+        for a, b in zip(ordered, ordered[1:]):
+            if a[1] == b[0]:
+                entry = found.setdefault((a[2], b[2]), [0, 0, k])
+                entry[0] += 1
+                if (a[2], b[2]) not in hit:
+                    entry[1] += 1
+                    hit.add((a[2], b[2]))
+    return {pair: tuple(entry) for pair, entry in sorted(found.items())}
+
+
+def redaction_leaks(gold, found, kind: str = "PERSON") -> dict[str, int]:
+    """What leaks when every token inside a predicted ``kind`` mention is redacted.
+
+    A gold ``kind`` mention *leaks* when at least one of its tokens is not inside a
+    predicted ``kind`` mention: it is *missed* when none of its tokens is, and *partly
+    redacted* otherwise. Tokens redacted outside every gold ``kind`` mention are
+    *over-redacted*: they cost the text, not privacy.
+
+    Parameters
+    ----------
+    gold, found : sequence of sequences of (int, int, str)
+        Each sentence's gold and predicted mentions (the same number of sentences).
+    kind : str
+        The type redacted, one of the corpus's `MENTION_TYPES`.
+
+    Returns
+    -------
+    dict of str to int
+        ``"mentions"``, ``"leaked"``, ``"missed"``, ``"partly redacted"``, ``"tokens"`` (in
+        gold ``kind`` mentions), ``"tokens leaked"`` and ``"over-redacted tokens"``.
+
+    Raises
+    ------
+    TypeError
+        If ``gold`` or ``found`` is not a sequence of sentences of spans, or ``kind`` is not a str.
+    ValueError
+        If ``gold`` and ``found`` differ in length, a span is invalid, or ``kind`` is not a
+        mention type.
+
+    Examples
+    --------
+    >>> gold = [[(0, 2, "PERSON"), (4, 5, "LOC")], [(1, 3, "PERSON")]]
+    >>> found = [[(0, 1, "PERSON")], [(3, 4, "PERSON")]]
+    >>> leaks = redaction_leaks(gold, found)
+    >>> leaks["mentions"], leaks["leaked"], leaks["missed"], leaks["partly redacted"]
+    (2, 2, 1, 1)
+    >>> leaks["tokens"], leaks["tokens leaked"], leaks["over-redacted tokens"]
+    (4, 3, 1)
+    """
+    kind = _check_kind(kind)
+    gold, found = check_sequence(gold, "gold"), check_sequence(found, "found")
+    if len(gold) != len(found):
+        raise ValueError(f"gold and found must hold the same number of sentences, got {len(gold)} and {len(found)}")
+    counts = dict.fromkeys(("mentions", "leaked", "missed", "partly redacted", "tokens", "tokens leaked",
+                            "over-redacted tokens"), 0)
+    gold = [tagging._check_spans(sentence, f"gold[{k}]") for k, sentence in enumerate(gold)]
+    found = [tagging._check_spans(sentence, f"found[{k}]") for k, sentence in enumerate(found)]
+    for g, f in zip(gold, found):
+        redacted = {j for a, b, t in f if t == kind for j in range(a, b)}
+        private = {j for a, b, t in g if t == kind for j in range(a, b)}
+        counts["over-redacted tokens"] += len(redacted - private)
+        for a, b, t in g:
+            if t != kind:
+                continue
+            visible = sum(j not in redacted for j in range(a, b))
+            counts["mentions"] += 1
+            counts["tokens"] += b - a
+            counts["tokens leaked"] += visible
+            if visible:
+                counts["leaked"] += 1
+                counts["missed" if visible == b - a else "partly redacted"] += 1
+    return counts
+
+
+def anonymisation(key: str = f"crf/{CRF_LAYER}/viterbi", kind: str = "PERSON") -> tuple[dict[str, int], ...]:
+    """What leaks when tagger ``key`` redacts ``kind`` on the test corpus, per seed.
+
+    [`redaction_leaks`][mlm_book.experiments.ch09_spans.redaction_leaks] of each seed's predicted mentions.
+
+    Parameters
+    ----------
+    key : str
+        One of `TAGGERS`.
+    kind : str
+        The type redacted.
+
+    Returns
+    -------
+    tuple of dict
+        One per seed of `SEEDS`, the book's first.
+
+    Raises
+    ------
+    TypeError
+        If ``key`` or ``kind`` is not a str.
+    ValueError
+        If ``key`` is not a tagger or ``kind`` not a mention type.
+
+    Examples
+    --------
+    >>> runs = anonymisation()  # doctest: +BOOK
+    >>> len(runs), runs[0]["mentions"] == mention_count("PERSON")  # doctest: +BOOK
+    (5, True)
+    """
+    check_tagger(key)
+    kind = _check_kind(kind)
+    gold = list(test_data().spans)
+    return tuple(redaction_leaks(gold, found, kind) for found in predicted_spans(key))
 
 
 # ----------------------------------------------------------------------------- subwords
@@ -477,6 +626,11 @@ def _crf_gain(k: int) -> tuple[float, float]:
     return (scores(f"crf/{CRF_LAYER}/viterbi")[k].micro_f1, scores(f"frozen/{CRF_LAYER}/argmax")[k].micro_f1)
 
 
+def _leak_share(k: int) -> float:
+    run = anonymisation(f"crf/{CRF_LAYER}/viterbi")[k]
+    return run["leaked"] / run["mentions"]
+
+
 def _flattery(k: int) -> tuple[float, float]:
     key = f"frozen/{CRF_LAYER}/argmax"
     return (float(token_accuracies(key)[k]), scores(key)[k].micro_f1)
@@ -491,6 +645,16 @@ CLAIMS = (
           section="from-spans-to-tags"),
     Claim("D-42", "A partial span (\"Jane\" for \"Jane Villanueva\") counts as errors: (tp, fp, fn)", seed="—",
           rule="(0, 1, 1)", compute=_partial_counts, accept=lambda v: v == (0, 1, 1), section="scores-by-entity"),
+    Claim("D-35", f"Anonymisation: share of the test PERSON mentions left at least partly visible when every token "
+          f"of a predicted PERSON mention is redacted, CRF on layer {CRF_LAYER} ({len(SEEDS)} seeds)", seed="—",
+          rule="≤ 0.05 of the mentions leak",
+          compute=lambda: _learned(_leak_share, lambda v: v <= 0.05, lambda v: 0.05 - v),
+          accept=lambda v: True, expected="reproduced", section="redacting-names"),
+    Claim("D-36", "Segmentation ambiguity: test sentences with two LOC mentions back to back, against all test "
+          "sentences", seed="—", rule="> 0 sentences",
+          compute=lambda: (touching_mentions().get(("LOC", "LOC"), (0, 0, -1))[1], len(test_data().spans)),
+          accept=lambda v: v[0] > 0, fmt="d",
+          section="from-spans-to-tags"),
     Claim("D-39", f"A CRF over the top layer against per-token argmax on the same frozen layer: entity micro-F1 "
           f"({len(SEEDS)} seeds)", seed="—", rule="CRF ≥ argmax + 0.01",
           compute=lambda: _learned(_crf_gain, lambda v: v[0] >= v[1] + 0.01, lambda v: v[0] - (v[1] + 0.01)),
