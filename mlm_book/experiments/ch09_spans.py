@@ -650,11 +650,6 @@ CLAIMS = (
           rule="≤ 0.05 of the mentions leak",
           compute=lambda: _learned(_leak_share, lambda v: v <= 0.05, lambda v: 0.05 - v),
           accept=lambda v: True, expected="reproduced", section="redacting-names"),
-    Claim("D-36", "Segmentation ambiguity: test sentences with two LOC mentions back to back, against all test "
-          "sentences", seed="—", rule="> 0 sentences",
-          compute=lambda: (touching_mentions().get(("LOC", "LOC"), (0, 0, -1))[1], len(test_data().spans)),
-          accept=lambda v: v[0] > 0, fmt="d",
-          section="from-spans-to-tags"),
     Claim("D-39", f"A CRF over the top layer against per-token argmax on the same frozen layer: entity micro-F1 "
           f"({len(SEEDS)} seeds)", seed="—", rule="CRF ≥ argmax + 0.01",
           compute=lambda: _learned(_crf_gain, lambda v: v[0] >= v[1] + 0.01, lambda v: v[0] - (v[1] + 0.01)),
