@@ -58,6 +58,7 @@ __all__ = [
     "MAX_RESAMPLES",
     "tags_for_types",
     "tags_from_spans",
+    "check_spans",
     "check_tags",
     "spans_from_tags",
     "io_merges",
@@ -118,8 +119,35 @@ def _check_index(value, name: str) -> int:
     return int(value)
 
 
-def _check_spans(spans, name: str, length: int | None = None) -> list[tuple[int, int, str]]:
-    """Spans of one sentence as sorted ``(start, end, type)`` tuples; overlaps and bad bounds fail."""
+def check_spans(spans, name: str, length: int | None = None) -> list[tuple[int, int, str]]:
+    """Spans of one sentence, checked, as sorted ``(start, end, type)`` tuples.
+
+    Parameters
+    ----------
+    spans : sequence of (int, int, str)
+        Half-open token ranges ``[start, end)`` with a non-empty type, e.g. ``(0, 2, "ORG")``.
+    name : str
+        The argument's name, for error messages.
+    length : int, optional
+        The sentence's length, which every ``end`` must not exceed.
+
+    Returns
+    -------
+    list of (int, int, str)
+        The spans sorted by start.
+
+    Raises
+    ------
+    TypeError
+        If a span is not a ``(start, end, type)`` triple of two integers and a str.
+    ValueError
+        If a span is empty or out of bounds, two spans overlap, or a type is blank.
+
+    Examples
+    --------
+    >>> check_spans([(3, 4, "LOC"), (0, 2, "ORG")], "spans")
+    [(0, 2, 'ORG'), (3, 4, 'LOC')]
+    """
     items = check_sequence(spans, name)
     checked = []
     for i, span in enumerate(items):
@@ -147,7 +175,7 @@ def _check_spans(spans, name: str, length: int | None = None) -> list[tuple[int,
 
 def _check_corpus(value, name: str) -> list[list[tuple[int, int, str]]]:
     sentences = check_sequence(value, name)
-    return [_check_spans(sentence, f"{name}[{i}]") for i, sentence in enumerate(sentences)]
+    return [check_spans(sentence, f"{name}[{i}]") for i, sentence in enumerate(sentences)]
 
 
 # ----------------------------------------------------------------------------- schemes
@@ -231,7 +259,7 @@ def tags_from_spans(spans, length: int, scheme: str = "BIO") -> list[str]:
     length = check_positive_int(length, "length", minimum=0)
     if length > MAX_LENGTH:
         raise ValueError(f"length must be at most {MAX_LENGTH} tokens, got {length}")
-    spans = _check_spans(spans, "spans", length)
+    spans = check_spans(spans, "spans", length)
     scheme = _check_scheme(scheme)
     tags = ["O"] * length
     for start, end, kind in spans:
@@ -421,7 +449,7 @@ def io_merges(spans) -> int:
     >>> len(spans_from_tags(tags_from_spans(spans, 4, "IO"), "IO"))
     2
     """
-    spans = _check_spans(spans, "spans")
+    spans = check_spans(spans, "spans")
     return sum(1 for a, b in itertools.pairwise(spans) if a[1] == b[0] and a[2] == b[2])
 
 

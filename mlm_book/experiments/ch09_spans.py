@@ -272,7 +272,7 @@ def touching_mentions(spans=None) -> dict[tuple[str, str], tuple[int, int]]:
     sentences = check_sequence(spans, "spans")
     found: dict[tuple[str, str], list[int]] = {}
     for k, sentence in enumerate(sentences):
-        ordered = tagging._check_spans(sentence, f"spans[{k}]")     # sorted; bad or overlapping spans fail
+        ordered = tagging.check_spans(sentence, f"spans[{k}]")     # sorted; bad or overlapping spans fail
         hit = set()
         for a, b in zip(ordered, ordered[1:]):
             if a[1] == b[0]:
@@ -329,8 +329,8 @@ def redaction_leaks(gold, found, kind: str = "PERSON") -> dict[str, int]:
         raise ValueError(f"gold and found must hold the same number of sentences, got {len(gold)} and {len(found)}")
     counts = dict.fromkeys(("mentions", "leaked", "missed", "partly redacted", "tokens", "tokens leaked",
                             "over-redacted tokens"), 0)
-    gold = [tagging._check_spans(sentence, f"gold[{k}]") for k, sentence in enumerate(gold)]
-    found = [tagging._check_spans(sentence, f"found[{k}]") for k, sentence in enumerate(found)]
+    gold = [tagging.check_spans(sentence, f"gold[{k}]") for k, sentence in enumerate(gold)]
+    found = [tagging.check_spans(sentence, f"found[{k}]") for k, sentence in enumerate(found)]
     for g, f in zip(gold, found):
         redacted = {j for a, b, t in f if t == kind for j in range(a, b)}
         private = {j for a, b, t in g if t == kind for j in range(a, b)}
