@@ -148,6 +148,10 @@ def check_spans(spans, name: str, length: int | None = None) -> list[tuple[int, 
     >>> check_spans([(3, 4, "LOC"), (0, 2, "ORG")], "spans")
     [(0, 2, 'ORG'), (3, 4, 'LOC')]
     """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be the argument's name (str), got {type(name).__name__}")
+    if length is not None:
+        length = check_positive_int(length, "length", minimum=0)
     items = check_sequence(spans, name)
     checked = []
     for i, span in enumerate(items):
