@@ -148,6 +148,18 @@ def test_legends_cover_no_data(name):
     plt.close(fig)
 
 
+@pytest.mark.book  # reads the stored taggers' predictions
+def test_anonymisation_reads_every_seed_and_checks_its_arguments():
+    from mlm_book.experiments import ch09_spans as ch9
+
+    runs = ch9.anonymisation()
+    assert len(runs) == len(ch9.SEEDS) and all(r["leaked"] == r["missed"] + r["partly redacted"] for r in runs)
+    with pytest.raises(ValueError, match="key"):
+        ch9.anonymisation("crf/9/viterbi")
+    with pytest.raises(ValueError, match="kind"):
+        ch9.anonymisation(kind="GPE")
+
+
 def test_touching_mentions_and_redaction_leaks():
     from mlm_book.experiments import ch09_spans as ch9
 
@@ -161,12 +173,6 @@ def test_touching_mentions_and_redaction_leaks():
     assert perfect["mentions"] == ch9.mention_count("PERSON")
     nothing = ch9.redaction_leaks(gold, [[] for _ in gold])
     assert nothing["leaked"] == nothing["missed"] == nothing["mentions"]
-    runs = ch9.anonymisation()
-    assert len(runs) == len(ch9.SEEDS) and all(r["leaked"] == r["missed"] + r["partly redacted"] for r in runs)
-    with pytest.raises(ValueError, match="key"):
-        ch9.anonymisation("crf/9/viterbi")
-    with pytest.raises(ValueError, match="kind"):
-        ch9.anonymisation(kind="GPE")
     with pytest.raises(ValueError, match="gold and found"):
         ch9.redaction_leaks(gold, gold[:3])
     with pytest.raises(ValueError, match=r"found\[0\]"):

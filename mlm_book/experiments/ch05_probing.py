@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mlm_book import probe
+from mlm_book.artefacts.hmm_encoder import SETUP
 from mlm_book.artefacts.sense_controls import CONTROL_SEED
 from mlm_book.figures import PALETTE, WIDE, DescribedFigure, describe, style, subplots
 from mlm_book.hmm import default_hmm
@@ -117,7 +118,7 @@ MAX_PERMUTATIONS = 1000
 def _check_layer(layer) -> int:
     """``layer`` as one of the trained encoder's layers (0 is the input), checked before any cache."""
     layer = check_positive_int(layer, "layer", minimum=0)
-    layers = len(split_vectors("train").layers)
+    layers = SETUP.encoder.n_blocks + 1  # from the configuration: checking reads no trained encoder
     if layer >= layers:
         raise ValueError(f"layer must be one of the encoder's layers, an integer in [0, {layers - 1}], got {layer}")
     return layer
