@@ -18,7 +18,7 @@ What the chapters show of it (chapters 2 and 3), built from [`mlm_book.nn`][mlm_
 * [`seed_evaluations`][mlm_book.experiments.hmm_encoder.seed_evaluations]: that evaluation at
   each training seed, and [`band_cell`][mlm_book.experiments.hmm_encoder.band_cell] to show its
   spread;
-* [`seed_four_cycles`][mlm_book.experiments.hmm_encoder.seed_four_cycles]: the four-cycle test at
+* [`seed_four_cycles`][mlm_book.readings.hmm_encoder.seed_four_cycles]: the four-cycle test at
   each training seed;
 * [`loss_curve_figure`][mlm_book.experiments.hmm_encoder.loss_curve_figure]: the training loss against the exact posterior's entropy floor;
 * [`key_bias_check`][mlm_book.experiments.hmm_encoder.key_bias_check] and the gradient check.
@@ -49,7 +49,7 @@ from mlm_book.artefacts.hmm_encoder import (  # noqa: F401
     trained_encoder,
 )
 from mlm_book import report
-from mlm_book.readings.hmm_encoder import EncoderEvaluation, FourCycleSummary, evaluation, four_cycle_summary
+from mlm_book.readings.hmm_encoder import EncoderEvaluation, evaluation, seed_four_cycles
 from mlm_book.ledger import Claim, over_seeds, reported_value
 from mlm_book.nn import encoder as enc
 from mlm_book.nn import gradcheck, layers
@@ -299,13 +299,6 @@ def seed_evaluations() -> tuple[EncoderEvaluation, ...]:
     (5, True)
     """
     return tuple(evaluation(seed_setup(seed)) for seed in SEEDS)
-
-
-@cache
-def seed_four_cycles() -> tuple[FourCycleSummary, ...]:
-    """[`four_cycle_summary`][mlm_book.readings.hmm_encoder.four_cycle_summary] at each of
-    [`SEEDS`][mlm_book.artefacts.hmm_encoder.SEEDS], the book's seed first (the same 200 draws)."""
-    return tuple(four_cycle_summary(seed_setup(seed)) for seed in SEEDS)
 
 
 def seed_band(getter, results=None) -> tuple[float, float, float, float, float]:

@@ -57,7 +57,7 @@ from mlm_book.validation import (
     check_tokens,
 )
 
-__all__ = ["hidden_states", "token_table", "LAYER_NAMES", "SplitVectors", "split_vectors", "GeometryRow",
+__all__ = ["seed_four_cycles", "hidden_states", "token_table", "LAYER_NAMES", "SplitVectors", "split_vectors", "GeometryRow",
            "GeometryTable", "geometry_table", "EncoderEvaluation", "evaluation", "encoder_conditionals",
            "FourCycleSummary", "four_cycle_summary"]
 
@@ -626,6 +626,13 @@ def four_cycle_summary(setup: HMMEncoderSetup = SETUP) -> FourCycleSummary:
     """
     setup = check_instance(setup, "setup", HMMEncoderSetup)
     return _four_cycle_summary(setup)
+
+
+@functools.cache
+def seed_four_cycles() -> tuple[FourCycleSummary, ...]:
+    """`four_cycle_summary` at each of [`SEEDS`][mlm_book.artefacts.hmm_encoder.SEEDS], the book's seed first
+    (the same 200 draws); read by chapter 3's claim and the HMM encoder's module."""
+    return tuple(four_cycle_summary(artefact.seed_setup(seed)) for seed in artefact.SEEDS)
 
 
 @functools.cache
