@@ -167,6 +167,8 @@ def without_prose(source: str) -> str:
     --------
     >>> print(without_prose("x = 1  # why"))
     x = 1
+    >>> print(without_prose("SEEDS = (1, 2)" + chr(10) + "'The seeds the book reports.'"))
+    SEEDS = (1, 2)
     """
     if not isinstance(source, str):
         raise TypeError(f"source must be Python source text (str), got {type(source).__name__}")
@@ -180,12 +182,12 @@ def _code_without_prose(source: str) -> str:
     source = textwrap.dedent(source)
     lines = source.splitlines()
     dropped: set[int] = set()
+    # Every bare string statement is prose: a docstring, or the string under an attribute or
+    # a module constant that documents it; none of them changes what the code computes.
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
-                    and isinstance(first.value.value, str) and _alone_on_its_lines(first, lines):
-                dropped.update(range(first.lineno, first.end_lineno + 1))
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
+                and isinstance(node.value.value, str) and _alone_on_its_lines(node, lines):
+            dropped.update(range(node.lineno, node.end_lineno + 1))
     ends = {row: column for kind, _, (row, column), _, _ in tokenize.generate_tokens(io.StringIO(source).readline)
             if kind == tokenize.COMMENT}
     kept = (line[:ends.get(number, len(line))].rstrip() for number, line in enumerate(lines, 1)

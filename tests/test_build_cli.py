@@ -57,7 +57,7 @@ def test_a_tiny_build_on_a_dask_cluster_stores_what_a_local_one_stores(local_sto
     monkeypatch.delenv("MLM_BOOK_BUILD_NOTHING", raising=False)   # the cluster's workers inherit this process's
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                                   env={"MLM_BOOK_CACHE": str(tmp_path)}) as cluster:
-        done = _build(tmp_path, "--scheduler", cluster.scheduler_address, "--only", "hmm-*")
+        done = _build(tmp_path, "--scheduler", cluster.scheduler_address, "--only", "hmm-encoder")
         assert done.returncode == 0, done.stderr[-3000:]
         done = _build(tmp_path, "--scheduler", cluster.scheduler_address, "--only", "next-token")
         assert done.returncode == 0, done.stderr[-3000:]

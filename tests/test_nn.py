@@ -126,6 +126,49 @@ def test_under_the_causal_mask_no_position_reads_a_later_one(config):
         assert not np.allclose(enc.logits(params, twin, shown)[:, :cut], enc.logits(params, twin, moved)[:, :cut])
 
 
+PLAIN = enc.EncoderConfig(vocab_size=6, length=5, d_model=8, n_blocks=2, n_heads=2, head="plain")
+UNTIED = enc.EncoderConfig(vocab_size=6, length=5, d_model=8, n_blocks=2, n_heads=2, tied=False)
+PLAIN_UNTIED = enc.EncoderConfig(vocab_size=6, length=5, d_model=8, n_blocks=1, n_heads=2, head="plain", tied=False)
+
+
+@pytest.mark.parametrize("config", [PLAIN, UNTIED, PLAIN_UNTIED])
+def test_gradient_check_of_the_other_heads(config):
+    result = gradcheck.gradient_check(config, np.random.default_rng(5), batch=3)
+    assert result.max_error <= 1e-6, result.errors
+
+
+@pytest.mark.parametrize("config", [PLAIN, UNTIED, PLAIN_UNTIED])
+def test_the_other_heads_compute_their_formula(config):
+    params = perturbed_params(config, seed=8)
+    shown = np.random.default_rng(9).integers(0, config.vocab_size + 1, size=(3, 5))
+    x_last = enc.hidden_states(params, config, shown)[-1].reshape(-1, config.d_model)
+    table = params["E"][:config.vocab_size] if config.tied else params["E_out"]
+    if config.head == "plain":
+        expected = x_last @ table.T / np.sqrt(config.d_model)
+    else:
+        y = (x_last - x_last.mean(-1, keepdims=True)) / np.sqrt(x_last.var(-1, keepdims=True) + config.ln_eps)
+        expected = (y * params["ln_f.g"] + params["ln_f.b"]) @ table.T / np.sqrt(config.d_model) + params["b_out"]
+    assert np.allclose(enc.logits(params, config, shown).reshape(-1, config.vocab_size), expected, atol=1e-10)
+    names = set(enc.param_names(config))
+    assert ("E_out" in names) == (not config.tied) and ("b_out" in names) == (config.head == "normalised")
+    # the untied table is the one the head reads: moving it moves the logits, and E[:V] then only feeds the input
+    if not config.tied:
+        moved = {**params, "E_out": params["E_out"] + 1.0}
+        assert not np.allclose(enc.logits(moved, config, shown), enc.logits(params, config, shown))
+
+
+def test_the_default_head_keeps_its_parameters_and_draws():
+    # an untied encoder draws every shared array exactly as the tied one at the same seed
+    tied = enc.init_params(enc.EncoderConfig(**{**UNTIED.to_dict(), "tied": True}), np.random.default_rng(0))
+    untied = enc.init_params(UNTIED, np.random.default_rng(0))
+    assert all(np.array_equal(tied[name], untied[name]) for name in tied)
+    assert "head" not in UNTIED.to_dict() and UNTIED.to_dict()["tied"] is False
+    with pytest.raises(ValueError, match="head must be one of"):
+        enc.EncoderConfig(vocab_size=6, length=5, head="linear")
+    with pytest.raises(TypeError, match="tied must be a bool"):
+        enc.EncoderConfig(vocab_size=6, length=5, tied=1)
+
+
 def test_causal_loss_on_selected_rows_equals_the_full_forward():
     params = perturbed_params(CAUSAL, seed=4)
     shown, targets, selected = random_batch(CAUSAL, batch=4, seed=7)

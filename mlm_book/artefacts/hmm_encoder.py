@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import cache
 
+import numpy as np
+
 from mlm_book import artefacts
 from mlm_book import hmm as hmm_module
 from mlm_book.channel import Channel
@@ -22,7 +24,13 @@ from mlm_book.nn.train import TrainResult, cached_training, is_cached_training
 from mlm_book.validation import check_instance, check_positive_int, check_probability, check_sequence
 
 __all__ = ["HMMEncoderSetup", "SETUP", "SEEDS", "CONTRAST", "seed_setup", "book_setups", "sentence_source",
-           "trained_encoder", "is_trained", "ensure_trained", "tiny_setup", "ARTEFACT_KINDS"]
+           "trained_encoder", "is_trained", "ensure_trained", "tiny_setup", "SELECTIONS", "REPLACEMENTS",
+           "unigram_replacement", "VARIANTS", "COMPARED", "variant_setup", "variant_seeds", "variant_setups",
+           "ARTEFACT_KINDS"]
+
+#: The selection rules and replacement laws a setup can train with.
+SELECTIONS = ("independent", "fixed")
+REPLACEMENTS = ("uniform", "unigram")
 
 
 @dataclass(frozen=True)
@@ -57,8 +65,15 @@ class HMMEncoderSetup:
         (S5-09, S5-12) depends on the training seed is measured by
         [`mlm_book.experiments.ch04_geometry.seed_robustness`][mlm_book.experiments.ch04_geometry.seed_robustness].
     rho, mask, random : float
-        The channel: selection rate and the [MASK]/random shares (the rest is kept);
-        replacements uniform over the 25 tokens.
+        The channel: selection rate and the [MASK]/random shares (the rest is kept).
+    selection : {"independent", "fixed"}
+        How positions are selected (see [`Channel`][mlm_book.channel.Channel]): the book's
+        recipe selects each independently; ``"fixed"`` selects exactly
+        [`selection_count`][mlm_book.channel.selection_count] of them (chapter 11).
+    replacement : {"uniform", "unigram"}
+        The law of a random replacement: uniform over the 25 tokens (the book's recipe, as
+        BERT's code), or the language's unigram frequencies (chapter 11), rounded to 10
+        decimals so that the key does not depend on the last bits of a linear solve.
     length : int
         Sequence length of training and evaluation.
     eval_sequences : int
@@ -73,8 +88,8 @@ class HMMEncoderSetup:
         number is of the wrong kind.
     ValueError
         If ``rho`` is not in (0, 1], ``mask`` or ``random`` not in [0, 1] or their sum above 1,
-        ``length`` not in [1, ``encoder.length``], ``eval_sequences`` not positive or
-        ``eval_seed`` negative.
+        ``length`` not in [1, ``encoder.length``], ``eval_sequences`` not positive,
+        ``eval_seed`` negative, or ``selection`` or ``replacement`` not one of its values.
 
     Examples
     --------
@@ -96,6 +111,8 @@ class HMMEncoderSetup:
     length: int = 24
     eval_sequences: int = 400
     eval_seed: int = 7919
+    selection: str = "independent"
+    replacement: str = "uniform"
 
     def __post_init__(self):
         check_instance(self.encoder, "encoder", enc.EncoderConfig)
@@ -113,10 +130,18 @@ class HMMEncoderSetup:
                              f"got {self.length}")
         check_positive_int(self.eval_sequences, "eval_sequences")
         check_positive_int(self.eval_seed, "eval_seed", minimum=0)
+        for name, allowed in (("selection", SELECTIONS), ("replacement", REPLACEMENTS)):
+            if not isinstance(getattr(self, name), str) or getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
+        if self.replacement == "unigram" and self.encoder.vocab_size != default_hmm().emission.shape[1]:
+            raise ValueError(f"replacement='unigram' needs the HMM's vocabulary ({default_hmm().emission.shape[1]} "
+                             f"tokens), got an encoder of vocab_size {self.encoder.vocab_size}")
 
     def channel(self) -> Channel:
         """The training and evaluation channel."""
-        return Channel(self.encoder.vocab_size, rho=self.rho, mask=self.mask, random=self.random)
+        return Channel(self.encoder.vocab_size, rho=self.rho, mask=self.mask, random=self.random,
+                       selection=self.selection,
+                       replacement=unigram_replacement() if self.replacement == "unigram" else None)
 
     def rows(self) -> list[tuple[str, str]]:
         """The settings as (name, value) rows for a table in the book."""
@@ -133,6 +158,20 @@ class HMMEncoderSetup:
                 ("channel (rho, m, r, kappa)", f"({self.rho}, {self.mask}, {self.random}, "
                                                f"{round(1 - self.mask - self.random, 12)})"),
                 ("held-out sequences", str(self.eval_sequences))]
+
+
+def unigram_replacement() -> np.ndarray:
+    """The HMM's unigram frequencies, rounded to 10 decimals and renormalised: shape ``(25,)``.
+
+    Examples
+    --------
+    >>> u = unigram_replacement()
+    >>> u.shape, round(float(u.sum()), 12), round(float(u.max()), 3)
+    ((25,), 1.0, 0.186)
+    """
+    hmm = default_hmm()
+    frequencies = np.round(hmm.initial @ hmm.emission, 10)   # initial is the stationary law
+    return frequencies / frequencies.sum()
 
 
 SETUP = HMMEncoderSetup()
@@ -270,6 +309,77 @@ def book_setups() -> tuple[HMMEncoderSetup, ...]:
     return (*(seed_setup(seed) for seed in SEEDS), *(seed_setup(seed, CONTRAST) for seed in SEEDS))
 
 
+VARIANTS = ("fixed-count", "unigram", "plain-head", "untied", "depth-1", "depth-4", "width-16", "width-64")
+"""The recipes chapter 11 sets beside the book's: one choice changed each (see `variant_setup`)."""
+
+#: The variants compared with the book's recipe seed by seed (5 seeds); the others are a sweep (3).
+COMPARED = VARIANTS[:4]
+
+
+def variant_setup(name: str, seed: int = SETUP.training.seed) -> HMMEncoderSetup:
+    """The book's recipe with one choice changed, at training ``seed``.
+
+    ``"fixed-count"``: BERT's fixed number of selected positions; ``"unigram"``: replacements
+    drawn from the unigram law; ``"plain-head"``: the head $x_L E^\\top/\\sqrt d$ without final
+    LayerNorm or bias; ``"untied"``: an output table of its own; ``"depth-1"``, ``"depth-4"``:
+    1 or 4 blocks; ``"width-16"``, ``"width-64"``: $d$ = 16 or 64 (4 heads, MLP width $4d$). Every
+    other setting (the schedule, the learning rate, the batch, the channel) is the book's.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not one of `VARIANTS`.
+    TypeError
+        If ``seed`` is not an integer.
+
+    Examples
+    --------
+    >>> variant_setup("width-64").encoder.d_model, variant_setup("fixed-count").channel().selection
+    (64, 'fixed')
+    >>> variant_setup("untied", 3) == seed_setup(3, variant_setup("untied"))
+    True
+    """
+    if not isinstance(name, str) or name not in VARIANTS:
+        raise ValueError(f"name must be one of {VARIANTS}, got {name!r}")
+    if name == "fixed-count":
+        setup = replace(SETUP, selection="fixed")
+    elif name == "unigram":
+        setup = replace(SETUP, replacement="unigram")
+    elif name == "plain-head":
+        setup = replace(SETUP, encoder=replace(SETUP.encoder, head="plain"))
+    elif name == "untied":
+        setup = replace(SETUP, encoder=replace(SETUP.encoder, tied=False))
+    elif name.startswith("depth-"):
+        setup = replace(SETUP, encoder=replace(SETUP.encoder, n_blocks=int(name[6:])))
+    else:
+        setup = replace(SETUP, encoder=replace(SETUP.encoder, d_model=int(name[6:])))
+    return seed_setup(seed, setup)
+
+
+def variant_seeds(name: str) -> tuple[int, ...]:
+    """The training seeds of variant ``name``: the book's 5 for a compared variant, its first 3 for a sweep point.
+
+    Examples
+    --------
+    >>> len(variant_seeds("untied")), variant_seeds("depth-4") == SEEDS[:3]
+    (5, True)
+    """
+    if not isinstance(name, str) or name not in VARIANTS:
+        raise ValueError(f"name must be one of {VARIANTS}, got {name!r}")
+    return SEEDS if name in COMPARED else SEEDS[:3]
+
+
+def variant_setups() -> tuple[HMMEncoderSetup, ...]:
+    """Every variant encoder chapter 11 reads, variant by variant, seed by seed.
+
+    Examples
+    --------
+    >>> len(variant_setups())
+    32
+    """
+    return tuple(variant_setup(name, seed) for name in VARIANTS for seed in variant_seeds(name))
+
+
 def tiny_setup() -> HMMEncoderSetup:
     """The book's recipe shrunk to seconds (d = 8, one block, 3 steps of 4 sentences of 6 tokens): the same code path.
 
@@ -292,7 +402,22 @@ _SECONDS_PER_SLOT = 1.9e-6
 
 def _cost(setup: HMMEncoderSetup) -> float:
     t = setup.training
-    return _SECONDS_PER_SLOT * t.steps * t.batch_size * setup.length
+    return _SECONDS_PER_SLOT * t.steps * t.batch_size * setup.length * _size_factor(setup.encoder)
+
+
+def _size_factor(encoder) -> float:
+    # A block's matmuls (12 d^2 per token with MLP width 4d), its attention (2 L d) and an
+    # elementwise share guessed at 40 d, relative to the book's d = 32 and 2 blocks.
+    def per_token(d, blocks, length):
+        return blocks * (12 * d * d + 2 * length * d + 40 * d)
+    return per_token(encoder.d_model, encoder.n_blocks, encoder.length) / per_token(32, 2, 24)
+
+
+def _describe_variant(setup: HMMEncoderSetup) -> str:
+    for name in VARIANTS:
+        if replace(variant_setup(name), training=setup.training) == setup:
+            return f"{name}, seed {setup.training.seed}"
+    return f"seed {setup.training.seed}"
 
 
 ARTEFACT_KINDS = (artefacts.Kind(
@@ -303,4 +428,17 @@ ARTEFACT_KINDS = (artefacts.Kind(
              "mlm_book.nn.runtime"),
     setups=book_setups, is_built=is_trained, build=_build, cost=_cost,
     describe=lambda setup: f"{'contrast, ' if setup.encoder.token_init_std is None else ''}seed {setup.training.seed}",
-    tiny=tiny_setup),)
+    tiny=tiny_setup),
+    artefacts.Kind(
+        name="hmm-encoder-variants",
+        summary="the HMM encoder with one choice changed (chapter 11): selection, replacement, head, tying "
+                "(5 seeds each), depth 1 and 4, width 16 and 64 (3 seeds each)",
+        modules=("mlm_book.artefacts.hmm_encoder", "mlm_book.hmm", "mlm_book.channel", "mlm_book.nn.train",
+                 "mlm_book.nn.loop", "mlm_book.nn.encoder", "mlm_book.nn.layers", "mlm_book.nn.adam",
+                 "mlm_book.nn.runtime"),
+        setups=variant_setups, is_built=is_trained, build=_build, cost=_cost,
+        describe=_describe_variant,
+        tiny=lambda: replace(tiny_setup(), selection="fixed", replacement="unigram",
+                             encoder=replace(tiny_setup().encoder, head="plain", tied=False))),
+)
+

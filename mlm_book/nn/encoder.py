@@ -12,6 +12,12 @@ the first $V$ rows of $E$:
 
 $$ \text{logits} = \operatorname{LN}(x_L)\, E_{:V}^\top / \sqrt d + b . $$
 
+Two other heads can be configured, for the experiments that ask what this form does:
+``tied=False`` gives the output layer its own table ``E_out`` in place of $E_{:V}$, and
+``head="plain"`` drops the final LayerNorm and the bias, $\text{logits} = x_L E_{:V}^\top/\sqrt d$,
+the study notes' $u = hE^\top$ written in this table's scale (the book's $E$ is $\sqrt d$ times
+a table of the Transformer's convention, so $hE'^\top = hE^\top/\sqrt d$).
+
 [MASK] is never a target, so it has no output logit.
 
 The loss is the mean cross-entropy over the selected positions of a batch (normalised by
@@ -65,6 +71,9 @@ __all__ = [
 #: config past it is refused when made instead of failing to allocate (or looping) later.
 MAX_PARAMETERS = 10**9
 
+#: The output heads an encoder can have (see [`EncoderConfig`][mlm_book.nn.encoder.EncoderConfig]).
+HEADS = ("normalised", "plain")
+
 _BLOCK_PARAMS = ("ln1.g", "ln1.b", "attn.W_qkv", "attn.b_qkv", "attn.W_o", "attn.b_o",
                  "ln2.g", "ln2.b", "mlp.W_1", "mlp.b_1", "mlp.W_2", "mlp.b_2")
 
@@ -104,6 +113,12 @@ class EncoderConfig:
     causal : bool
         Apply the causal mask in every attention layer: position $i$ reads only positions
         $\\le i$ (a left-to-right reader, trained on next-token prediction in chapter 10).
+    head : {"normalised", "plain"}
+        ``"normalised"`` (the book's): $\\operatorname{LN}(x_L) E_{:V}^\\top/\\sqrt d + b$.
+        ``"plain"``: $x_L E_{:V}^\\top/\\sqrt d$, no final LayerNorm and no output bias.
+    tied : bool
+        Whether the output layer reuses the token table's first $V$ rows (BERT's choice) or
+        has its own table ``E_out`` of shape ``(V, d)``, initialised and decayed like ``E``.
 
     Raises
     ------
@@ -133,9 +148,13 @@ class EncoderConfig:
     token_init_std: float | None = None
     pad: bool = False
     causal: bool = False
+    head: str = "normalised"
+    tied: bool = True
 
     def __post_init__(self):
-        for name in ("pad", "causal"):
+        if not isinstance(self.head, str) or self.head not in HEADS:
+            raise ValueError(f"head must be one of {HEADS}, got {self.head!r}")
+        for name in ("pad", "causal", "tied"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool, got {type(getattr(self, name)).__name__}")
         for name in ("vocab_size", "length", "d_model", "n_blocks", "n_heads", "mlp_ratio"):
@@ -151,7 +170,8 @@ class EncoderConfig:
         V, n, d, L, r = (int(getattr(self, name)) for name in ("vocab_size", "length", "d_model", "n_blocks",
                                                                "mlp_ratio"))
         per_block = (4 + 2 * r) * d * d + (9 + r) * d  # as param_shapes lays them out
-        count = (V + 1 + int(self.pad) + n) * d + L * per_block + 2 * d + V
+        count = (V + 1 + int(self.pad) + n) * d + L * per_block
+        count += (2 * d + V) * (self.head == "normalised") + V * d * (not self.tied)
         if count > MAX_PARAMETERS:
             raise ValueError(f"an encoder with vocab_size={V}, length={n}, d_model={d}, n_blocks={L}, "
                              f"mlp_ratio={r} has {count} parameters, more than the limit {MAX_PARAMETERS}")
@@ -174,13 +194,17 @@ class EncoderConfig:
     def to_dict(self) -> dict:
         """The fields as a JSON-serialisable dict (used in cache keys).
 
-        ``pad`` and ``causal`` are left out when False, so the keys of encoders without them
-        are as before.
+        ``pad`` and ``causal`` are left out when False, ``head`` and ``tied`` when they have
+        the book's values, so the keys of encoders without them are as before.
         """
         fields = asdict(self)
         for name in ("pad", "causal"):
             if not fields[name]:
                 del fields[name]
+        if fields["head"] == "normalised":
+            del fields["head"]
+        if fields["tied"]:
+            del fields["tied"]
         return fields
 
 
@@ -202,7 +226,12 @@ def param_names(config: EncoderConfig) -> tuple[str, ...]:
     names = ["E", "P"]
     for block in range(config.n_blocks):
         names += [f"blocks.{block}.{name}" for name in _BLOCK_PARAMS]
-    return tuple(names + ["ln_f.g", "ln_f.b", "b_out"])
+    if config.head == "normalised":
+        names += ["ln_f.g", "ln_f.b", "b_out"]
+    # last, so that every other array draws the same initial values as in the tied encoder
+    if not config.tied:
+        names.append("E_out")
+    return tuple(names)
 
 
 def decayed_names(config: EncoderConfig) -> tuple[str, ...]:
@@ -224,7 +253,7 @@ def decayed_names(config: EncoderConfig) -> tuple[str, ...]:
     """
     check_instance(config, "config", EncoderConfig)
     return tuple(name for name in param_names(config)
-                 if name in ("E", "P") or name.rsplit(".", 1)[-1].startswith("W_"))
+                 if name in ("E", "P", "E_out") or name.rsplit(".", 1)[-1].startswith("W_"))
 
 
 def param_shapes(config: EncoderConfig) -> dict[str, tuple[int, ...]]:
@@ -251,7 +280,10 @@ def param_shapes(config: EncoderConfig) -> dict[str, tuple[int, ...]]:
     shapes = {"E": (config.input_vocab_size, d), "P": (config.length, d)}
     for index in range(config.n_blocks):
         shapes.update({f"blocks.{index}.{name}": shape for name, shape in block.items()})
-    shapes.update({"ln_f.g": (d,), "ln_f.b": (d,), "b_out": (config.vocab_size,)})
+    if config.head == "normalised":
+        shapes.update({"ln_f.g": (d,), "ln_f.b": (d,), "b_out": (config.vocab_size,)})
+    if not config.tied:
+        shapes["E_out"] = (config.vocab_size, d)
     return shapes
 
 
@@ -309,9 +341,9 @@ def init_params(config: EncoderConfig, rng: np.random.Generator, dtype=np.float3
         leaf = name.rsplit(".", 1)[-1]
         if leaf == "g":
             view[...] = 1.0
-        elif name == "E" and config.token_init_std is not None:
+        elif name in ("E", "E_out") and config.token_init_std is not None:
             view[...] = rng.normal(0.0, config.token_init_std, size=view.shape)
-        elif name in ("E", "P") or leaf.startswith("W_"):
+        elif name in ("E", "P", "E_out") or leaf.startswith("W_"):
             std = config.init_std * (residual_scale if leaf in ("W_o", "W_2") else 1.0)
             view[...] = rng.normal(0.0, std, size=view.shape)
         params[name] = view
@@ -451,9 +483,56 @@ def blocks_and_head(params, config: EncoderConfig, x0: np.ndarray, shape, rows, 
             hidden.append(x)
     if keep_hidden:
         return hidden
-    out, head_cache = layers.head_forward(x, params["ln_f.g"], params["ln_f.b"], params["E"][:config.vocab_size],
-                                          params["b_out"], config.ln_eps)
+    out, head_cache = head_logits(params, config, x)
     return out, (caches, head_cache)
+
+
+def output_table(params, config: EncoderConfig) -> np.ndarray:
+    """The output layer's table, shape ``(V, d)``: ``E[:V]`` when tied, else ``E_out``.
+
+    Examples
+    --------
+    >>> cfg = EncoderConfig(vocab_size=5, length=3, d_model=8, n_blocks=1, n_heads=2, tied=False)
+    >>> p = init_params(cfg, np.random.default_rng(0))
+    >>> output_table(p, cfg) is p["E_out"], output_table(p, EncoderConfig(5, 3, 8, 1, 2)).shape
+    (True, (5, 8))
+    """
+    check_instance(config, "config", EncoderConfig)
+    return params["E"][:config.vocab_size] if config.tied else params["E_out"]
+
+
+def head_logits(params, config: EncoderConfig, x: np.ndarray):
+    """The configured head on residual-stream rows ``x`` of shape ``(N, d)``: ``(logits, cache)``.
+
+    Unchecked beyond what the layer functions check (the encoder's passes call it on their own
+    rows); [`head_logits_backward`][mlm_book.nn.encoder.head_logits_backward] takes the cache.
+
+    Examples
+    --------
+    >>> cfg = EncoderConfig(vocab_size=5, length=3, d_model=8, n_blocks=1, n_heads=2, head="plain")
+    >>> p = init_params(cfg, np.random.default_rng(0), dtype=np.float64)
+    >>> x = np.random.default_rng(1).normal(size=(2, 8))
+    >>> z, _ = head_logits(p, cfg, x)
+    >>> bool(np.allclose(z, x @ p["E"][:5].T / np.sqrt(8), rtol=0, atol=1e-12))
+    True
+    """
+    table = output_table(params, config)
+    if config.head == "plain":
+        return layers.plain_head_forward(x, table)
+    return layers.head_forward(x, params["ln_f.g"], params["ln_f.b"], table, params["b_out"], config.ln_eps)
+
+
+def head_logits_backward(dlogits: np.ndarray, cache, config: EncoderConfig):
+    """Backward of [`head_logits`][mlm_book.nn.encoder.head_logits]: ``(dx, grads, d_table)``.
+
+    ``grads`` holds the head's own parameters (none for the plain head); ``d_table`` is the
+    gradient of [`output_table`][mlm_book.nn.encoder.output_table].
+    """
+    if config.head == "plain":
+        dx, head = layers.plain_head_backward(dlogits, cache)
+        return dx, {}, head["E_out"]
+    dx, head = layers.head_backward(dlogits, cache)
+    return dx, {"ln_f.g": head["ln_f.g"], "ln_f.b": head["ln_f.b"], "b_out": head["b_out"]}, head["E_out"]
 
 
 def blocks_and_head_backward(dlogits: np.ndarray, cache, config: EncoderConfig):
@@ -473,15 +552,33 @@ def blocks_and_head_backward(dlogits: np.ndarray, cache, config: EncoderConfig):
     grads : dict of str to ndarray
         The gradients of the blocks, the final LayerNorm and ``b_out``.
     dE_out : ndarray, shape (V, d)
-        The gradient of the output layer's (tied) token rows, to add to ``E[:V]``'s.
+        The gradient of the output table: to add to ``E[:V]``'s when tied (see
+        [`add_table_gradient`][mlm_book.nn.encoder.add_table_gradient]).
     """
     caches, head_cache = cache
-    dx, head = layers.head_backward(dlogits, head_cache)
-    grads = {"ln_f.g": head["ln_f.g"], "ln_f.b": head["ln_f.b"], "b_out": head["b_out"]}
+    dx, grads, dE_out = head_logits_backward(dlogits, head_cache, config)
     for block_cache in reversed(caches):
         dx, g = layers.block_backward(dx, block_cache)
         grads.update(g)
-    return dx, grads, head["E_out"]
+    return dx, grads, dE_out
+
+
+def add_table_gradient(grads: dict, emb: dict, dE_out: np.ndarray, config: EncoderConfig) -> dict:
+    """Put the embedding's and the output table's gradients into ``grads`` (tied: both into ``E``).
+
+    Examples
+    --------
+    >>> cfg = EncoderConfig(vocab_size=2, length=3, d_model=2, n_blocks=1, n_heads=1)
+    >>> g = add_table_gradient({}, {"E": np.zeros((3, 2)), "P": np.zeros((3, 2))}, np.ones((2, 2)), cfg)
+    >>> g["E"].tolist()
+    [[1.0, 1.0], [1.0, 1.0], [0.0, 0.0]]
+    """
+    if config.tied:
+        emb["E"][:config.vocab_size] += dE_out
+    else:
+        grads["E_out"] = dE_out
+    grads["E"], grads["P"] = emb["E"], emb["P"]
+    return grads
 
 
 def _rows_and_targets(targets: np.ndarray, selected: np.ndarray):
@@ -518,10 +615,7 @@ def loss_and_grads_unchecked(params, config: EncoderConfig, shown: np.ndarray, t
     value, dlogits = layers.cross_entropy_forward(out, target_rows)
     dx0, grads, dE_out = blocks_and_head_backward(dlogits, cache, config)
     _, emb = layers.embedding_backward(dx0, emb_cache)
-    emb["E"][:config.vocab_size] += dE_out
-    grads["E"] = emb["E"]
-    grads["P"] = emb["P"]
-    return value, grads
+    return value, add_table_gradient(grads, emb, dE_out, config)
 
 
 # --------------------------------------------------------------------------- validation
@@ -700,8 +794,7 @@ def backward(dlogits: np.ndarray, cache, *, input_grad: bool = False):
     encode_cache, emb_cache, config = cache
     dx0, grads, dE_out = blocks_and_head_backward(dlogits, encode_cache, config)
     _, emb = layers.embedding_backward(dx0, emb_cache)
-    emb["E"][:config.vocab_size] += dE_out
-    grads["E"], grads["P"] = emb["E"], emb["P"]
+    grads = add_table_gradient(grads, emb, dE_out, config)
     grads = {name: grads[name] for name in param_names(config)}
     return (grads, dx0) if input_grad else grads
 

@@ -48,6 +48,8 @@ __all__ = [
     "embedding_backward",
     "head_forward",
     "head_backward",
+    "plain_head_forward",
+    "plain_head_backward",
     "cross_entropy_forward",
 ]
 
@@ -1224,6 +1226,77 @@ def head_backward(dlogits: np.ndarray, cache):
     dy = dl @ E_out
     dx, g = layer_norm_backward(dy, c_ln)
     return dx, {"ln_f.g": g["g"], "ln_f.b": g["b"], "E_out": dE_out, "b_out": db}
+
+
+def plain_head_forward(x: np.ndarray, E_out: np.ndarray):
+    r"""The plain output layer: logits $= x E^\top/\sqrt d$, no LayerNorm and no bias.
+
+    The study notes' $u = hE^\top$, in the book's table scale (see
+    [`mlm_book.nn.encoder`][mlm_book.nn.encoder]).
+
+    Parameters
+    ----------
+    x : ndarray, shape (N, d)
+    E_out : ndarray, shape (V, d)
+
+    Returns
+    -------
+    logits : ndarray, shape (N, V)
+    cache : tuple
+        Laid out as [`head_forward`][mlm_book.nn.layers.head_forward]'s (its second item the rows read).
+
+    Raises
+    ------
+    TypeError
+        If an array is not a float32/float64 ndarray.
+    ValueError
+        If ``E_out`` is not of width ``d``, or an array holds NaN or infinity.
+
+    Examples
+    --------
+    >>> z, _ = plain_head_forward(np.array([[2.0, 0.0]]), np.eye(2))
+    >>> np.round(z * np.sqrt(2), 6).tolist()
+    [[2.0, 0.0]]
+    """
+    d = _width(_floats(x, "x", ("N", "d")))
+    _finite(x, "x")
+    _finite(_floats(E_out, "E_out", ("V", d), " for x of width d"), "E_out")
+    scale = 1.0 / math.sqrt(d)
+    logits = x @ E_out.T
+    logits *= scale
+    return logits, (None, x, E_out, scale)
+
+
+def plain_head_backward(dlogits: np.ndarray, cache):
+    """Backward pass of [`plain_head_forward`][mlm_book.nn.layers.plain_head_forward].
+
+    Returns
+    -------
+    dx : ndarray, shape (N, d)
+    grads : dict
+        ``{"E_out"}``, the gradient of the output table.
+
+    Raises
+    ------
+    TypeError
+        If ``dlogits`` is not a float32/float64 ndarray or ``cache`` not the forward's tuple.
+    ValueError
+        If ``dlogits`` does not have the shape of the logits, or holds NaN or infinity.
+
+    Examples
+    --------
+    >>> x, E = np.array([[1.0, 2.0]]), np.eye(2)
+    >>> dx, g = plain_head_backward(np.ones((1, 2)), plain_head_forward(x, E)[1])
+    >>> np.round(dx * np.sqrt(2), 6).tolist(), np.round(g["E_out"] * np.sqrt(2), 6).tolist()
+    ([[1.0, 1.0]], [[1.0, 2.0], [1.0, 2.0]])
+    """
+    _, x, E_out, scale = _cache(cache, 4, "plain_head_forward")
+    shape = (_cached_array(x, "plain_head_forward", 2).shape[0],
+             _cached_array(E_out, "plain_head_forward", 2).shape[0])
+    _floats(dlogits, "dlogits", shape, " (the shape of the logits)")
+    _finite(dlogits, "dlogits")
+    dl = dlogits * scale
+    return dl @ E_out, {"E_out": dl.T @ x}
 
 
 def cross_entropy_forward(logits: np.ndarray, targets: np.ndarray):
