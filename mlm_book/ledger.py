@@ -46,7 +46,7 @@ __all__ = ["reported_value", "VERDICTS", "over_seeds", "seed_verdict", "verdict_
 # reference text leaves out (claims list section D), judged by rules the book states;
 # Q<n>: the open questions (claims list section F) that the book answers by experiment, and
 # Q<n><letter> (Q5a, Q5b, ...) for a question's further rules, each fixed before its numbers
-_ID_PATTERN = re.compile(r"^(?:S(\d+)-(W?\d+)|D-(\d+)|Q(\d+[a-z]?))$")
+_ID_PATTERN = re.compile(r"^(?:S(\d+)-(W?\d+)|D-(\d+[a-z]?)|Q(\d+[a-z]?))$")
 #: Where the study notes' D claims sort: after every section of the reference text.
 _D_SECTION = 100
 #: Where the open questions' Q claims sort: after the D claims.
@@ -386,7 +386,7 @@ class Claim:
             if not isinstance(getattr(self, name), str):
                 raise TypeError(f"{name} must be a string, got {type(getattr(self, name)).__name__}")
         if not _ID_PATTERN.match(self.id):
-            raise ValueError(f"id must look like 'S2-16' (reference text), 'D-18' (study notes) or 'Q3', 'Q3a' "
+            raise ValueError(f"id must look like 'S2-16' (reference text), 'D-18', 'D-18a' (study notes) or 'Q3', 'Q3a' "
                              f"(open questions), got {self.id!r}")
         for name in ("compute", "accept"):
             if not callable(getattr(self, name)):
@@ -408,7 +408,7 @@ class Claim:
     def sort_key(self) -> tuple[int, int, str]:
         section, number, study_note, question = _ID_PATTERN.match(self.id).groups()
         if study_note is not None:
-            return (_D_SECTION, int(study_note), study_note)
+            return (_D_SECTION, int(study_note.rstrip("abcdefghijklmnopqrstuvwxyz")), study_note)
         if question is not None:
             return (_Q_SECTION, int(question.rstrip("abcdefghijklmnopqrstuvwxyz")), question)
         return (int(section), int(number.lstrip("W") or 0), number)
