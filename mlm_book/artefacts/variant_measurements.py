@@ -161,6 +161,9 @@ def _scores(setup: hmm_encoder.HMMEncoderSetup, result, tokens: np.ndarray, disp
                                        float(np.mean(model[rows, top] - exact[rows, top]))])
     kind = batch.kind[selected]
     kept = np.flatnonzero(kind == _KEPT)
+    if not len(kept):
+        raise ValueError(f"the held-out displays hold no kept position: eval_sequences "
+                         f"({setup.eval_sequences}) is too small")
     seq, pos = np.nonzero(selected)
     seq, pos = seq[kept], pos[kept]
     masked = batch.shown[seq].copy()
@@ -234,7 +237,7 @@ def is_built(setup: MeasurementSetup) -> bool:
 
 def _tiny() -> MeasurementSetup:
     kind = artefacts.kinds()["hmm-encoder-variants"]
-    encoder = kind.tiny()
+    encoder = replace(kind.tiny(), eval_sequences=200)      # the same trained encoder, enough kept positions
     return MeasurementSetup(encoder, splits=replace(SPLITS, n_train=40, n_test=40, length=encoder.length))
 
 
