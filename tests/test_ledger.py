@@ -78,7 +78,7 @@ def test_study_note_ids_sort_after_the_reference_sections_and_select_as_a_sectio
     assert [r.claim.id for r in ledger.verify(only="D", claims=claims)] == ["D-18", "D-02"]
     with pytest.raises(ValueError, match="the sections are S10, D"):
         ledger.verify(only="S3", claims=claims)
-    for bad in ("D18", "D-", "Q-1", "S-2", "D-1a"):
+    for bad in ("D18", "D-", "Q-1", "S-2", "D-1ab", "D-a"):
         with pytest.raises(ValueError, match="id must look like"):
             _claim(bad, 1.0, bool)
 
@@ -109,7 +109,7 @@ def test_build_dry_run_lists_every_run_of_every_kind_in_an_empty_store_and_jobs_
     listed = {line.split()[1]: int(line.split()[0]) for line in out[kinds_at + 1:-1]}
     assert listed == {name: len(kind.setups()) for name, kind in artefacts.kinds().items()}
     assert len(out[1:kinds_at]) == sum(listed.values())        # one line per run, with its cost
-    assert cli.main(["build", "--dry-run", "--only", "hmm-*"]) == 0
+    assert cli.main(["build", "--dry-run", "--only", "hmm-encoder"]) == 0
     assert "10 of 10 runs missing" in capsys.readouterr().out
     assert cli.main(["build", "--only", "no-such-kind"]) == 2
     assert "matches no kind" in capsys.readouterr().err

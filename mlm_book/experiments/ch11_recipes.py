@@ -68,7 +68,7 @@ KEPT_TOLERANCE = 0.05
 
 STATED_BEFORE_RUN = {"Q1a": "reproduced", "Q1b": "reproduced", "Q14": "reproduced", "Q14a": "reproduced",
                      "D-15": "reproduced", "D-15a": "reproduced", "Q4": "seed-dependent"}
-"""The verdict each rule was expected to get, committed with the rules before any variant was trained.
+r"""The verdict each rule was expected to get, committed with the rules before any variant was trained.
 
 Q1a, Q1b: at 24 tokens the fixed-count optimum differs from Theorem 2's by far less than an encoder's
 distance to either. Q14: chapter 2's rule held at every seed of the book's recipe. D-15, D-15a: the
