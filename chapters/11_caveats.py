@@ -35,6 +35,7 @@ import numpy as np
 
 from mlm_book import ising
 from mlm_book.artefacts import filing_controls, filing_encoder, filing_polarity, probe_caveats, sparse_weights
+from mlm_book.artefacts import hmm_encoder as hmm_encoder_artefact
 from mlm_book.experiments import ch06_finance as finance
 from mlm_book.experiments import ch11_fixed_count as fixed
 from mlm_book.experiments import ch11_incompatibility as incompatible
@@ -965,6 +966,26 @@ answer(f"Both are $\\sqrt N$-consistent: $\\hat\\theta - \\theta \\approx \\math
        f"differ by $\\operatorname{{tr}}\\Sigma$: the inverse Fisher information for the MLE, the larger sandwich "
        f"covariance for the MPLE; their diagonal ratio is the efficiency column of the table, up to "
        f"{consistency.asymptotic_ratio.max():.2f} on this grid.")
+
+# %% [markdown]
+# **Exercise 3.** Under unigram replacements a shown word is trusted according to its
+# frequency. Take a context that predicts a word $v$ with $p(v) = 0.5$ and spreads the rest
+# evenly over the other words. With BERT's rates, what probability does the optimum give $v$
+# when $v$ is shown, for the HMM's most and least frequent word, under uniform and under
+# unigram replacements? Why do the two words part under unigram replacements only?
+
+# %% tags=["hide-input"]
+frequency = hmm_encoder_artefact.unigram_replacement()
+common, rare = int(frequency.argmax()), int(frequency.argmin())
+names = default_hmm().token_names
+cells = {(w, law): recipes.visible_word_optimum(w, 0.5, law) for w in (common, rare) for law in ("uniform", "unigram")}
+answer(f"Under uniform replacements both give {cells[(common, 'uniform')]:.4f}: every word is an equally likely "
+       f"replacement. Under unigram replacements the most frequent word, *{names[common]}* (frequency "
+       f"{frequency[common]:.3f}), gets {cells[(common, 'unigram')]:.4f} and the least frequent, *{names[rare]}* "
+       f"({frequency[rare]:.4f}), {cells[(rare, 'unigram')]:.4f}. By Theorem 2 the visible word's factor is "
+       f"$\\kappa + r\\,u(v)$ against $r\\,u(v)$ for every other word: the evidence that $v$ is the original is the "
+       f"ratio $(\\kappa + r u(v)) / (r u(v))$, large when a replacement would rarely have produced $v$ and small "
+       f"when it often would.")
 
 # %% [markdown]
 # ## Claims

@@ -46,6 +46,7 @@ import numpy as np
 from mlm_book.artefacts import hmm_encoder
 from mlm_book.artefacts.hmm_encoder import COMPARED, SEEDS, VARIANTS, variant_seeds, variant_setup
 from mlm_book.artefacts.variant_measurements import MeasurementSetup, measured
+from mlm_book.channel import optimum
 from mlm_book.hmm import bayes_sense_accuracy, default_hmm
 from mlm_book.hmm_splits import hmm_split
 from mlm_book.ledger import Claim, over_seeds, verify
@@ -53,7 +54,7 @@ from mlm_book.report import Markdown, seed_band, table
 from mlm_book.validation import check_instance
 
 __all__ = ["VARIANT_LABELS", "BOOK", "KEPT_TOLERANCE", "RecipeStudy", "results", "comparison_table",
-           "sweep_table", "sense_bayes", "rules_table", "figure_recipes", "STATED_BEFORE_RUN", "CLAIMS"]
+           "sweep_table", "sense_bayes", "visible_word_optimum", "rules_table", "figure_recipes", "STATED_BEFORE_RUN", "CLAIMS"]
 
 BOOK = "book"
 """The name of the book's own recipe among the variants."""
@@ -142,6 +143,32 @@ def sense_bayes() -> float:
     """
     split = hmm_split("test")
     return float(bayes_sense_accuracy(default_hmm(), split.tokens, split.states).expected)
+
+
+def visible_word_optimum(word: int, p_word: float = 0.5, replacement: str = "uniform") -> float:
+    """Theorem 2's probability of ``word`` when it is shown, for a context that predicts it with ``p_word``.
+
+    The rest of the context's mass is spread evenly over the other words; the channel is the book's
+    (BERT's rates) with uniform or unigram replacements.
+
+    Examples
+    --------
+    >>> round(visible_word_optimum(0), 4) == round(visible_word_optimum(5), 4)     # uniform: frequency-blind
+    True
+    >>> visible_word_optimum(24, replacement="unigram") < visible_word_optimum(8, replacement="unigram")
+    True
+    """
+    setup = variant_setup("unigram") if replacement == "unigram" else hmm_encoder.SETUP
+    if replacement not in hmm_encoder.REPLACEMENTS:
+        raise ValueError(f"replacement must be one of {hmm_encoder.REPLACEMENTS}, got {replacement!r}")
+    V = setup.encoder.vocab_size
+    if isinstance(word, bool) or not isinstance(word, (int, np.integer)) or not 0 <= word < V:
+        raise ValueError(f"word must be a token id in [0, {V}), got {word!r}")
+    if isinstance(p_word, bool) or not isinstance(p_word, (int, float)) or not 0 < p_word < 1:
+        raise ValueError(f"p_word must be a probability in (0, 1), got {p_word!r}")
+    p = np.full(V, (1 - p_word) / (V - 1))
+    p[word] = p_word
+    return float(optimum(p, int(word), setup.channel())[int(word)])
 
 
 def _band(study: RecipeStudy, name: str, key: str, index=0, fmt: str = ".3f", seeds=None) -> str:
