@@ -39,8 +39,8 @@ from mlm_book.ledger import Claim, over_seeds, verify
 from mlm_book.report import Markdown, seed_band, table
 from mlm_book.validation import check_instance
 
-__all__ = ["PromptingStudy", "results", "prompt_accuracy", "crossing", "learning_curve_table", "rules_table",
-           "figure_learning_curve", "STATED_BEFORE_RUN", "CLAIMS", "SECTION"]
+__all__ = ["PromptingStudy", "results", "prompt_accuracy", "prompt_profile", "crossing", "learning_curve_table",
+           "rules_table", "figure_learning_curve", "STATED_BEFORE_RUN", "CLAIMS", "SECTION"]
 
 SECTION = "prompting-against-fine-tuning"
 """The anchor of chapter 7's section."""
@@ -156,6 +156,31 @@ def prompt_accuracy(words=None) -> np.ndarray:
     p = study.prompt_words
     scores = np.stack([p[:, :, cols].sum(axis=2) for cols in columns], axis=2)
     return np.mean(scores.argmax(axis=2) == study.labels[None, :], axis=1)
+
+
+def prompt_profile(study: PromptingStudy | None = None) -> tuple[np.ndarray, np.ndarray]:
+    r"""How the prompt answers, per seed: the share of test sentences it calls positive, and the AUC of its score.
+
+    The score is $\log$ (positive words' probability / negative words' probability) at the [MASK]; the AUC is the
+    probability that a positive sentence scores above a negative one (ties count one half): 0.5 for a score
+    that does not read the sentence's polarity, whatever threshold the answer takes.
+
+    Returns
+    -------
+    positive_share, auc : numpy.ndarray, shape (seeds,) each
+
+    Raises
+    ------
+    TypeError
+        If ``study`` is not a `PromptingStudy`.
+    """
+    study = results() if study is None else check_instance(study, "study", PromptingStudy)
+    scores = study.prompt_words.reshape(len(study.seeds), study.n_test, 2, 3).sum(axis=3)
+    margin = np.log(scores[..., 1]) - np.log(scores[..., 0])
+    positive = study.labels == 1
+    greater = (margin[:, positive][:, :, None] > margin[:, ~positive][:, None, :]).mean(axis=(1, 2))
+    ties = (margin[:, positive][:, :, None] == margin[:, ~positive][:, None, :]).mean(axis=(1, 2))
+    return (margin > 0).mean(axis=1), greater + 0.5 * ties
 
 
 def crossing(study: PromptingStudy | None = None) -> float | None:
