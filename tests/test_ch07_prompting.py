@@ -88,7 +88,7 @@ def test_balanced_draws():
     assert np.bincount(labels[rows]).tolist() == [4, 4]
     with pytest.raises(ValueError, match="k must be even"):
         prompting.draw_examples(labels, 7, np.random.default_rng(0))
-    with pytest.raises(ValueError, match="class 1"):
+    with pytest.raises(ValueError, match="labels must hold"):
         prompting.draw_examples(labels, 14, np.random.default_rng(0))
 
 

@@ -50,7 +50,12 @@ from mlm_book.finance.world import NEGATIVE_SEEDS, POSITIVE_SEEDS
 from mlm_book.nn import encoder as enc
 from mlm_book.nn import encoder_finetune as eft
 from mlm_book.nn import runtime
-from mlm_book.validation import check_instance, check_positive_int
+from mlm_book.validation import (
+    as_int_array,
+    check_generator,
+    check_instance,
+    check_positive_int,
+)
 
 __all__ = ["TEMPLATE", "VERBALISER", "CLASS_NAMES", "KS", "DRAWS", "DRAW_SEED", "TaskSentences", "task_sentences",
            "verbaliser_ids", "prompt_windows", "sentence_windows", "draw_examples", "PromptingSetup",
@@ -200,14 +205,19 @@ def draw_examples(labels: np.ndarray, k: int, rng: np.random.Generator) -> np.nd
     >>> draw_examples(np.array([0, 0, 1, 1, 1]), 4, np.random.default_rng(0)).size
     4
     """
+    labels = as_int_array(labels, "labels", ndim=1)
+    if labels.size and (labels.min() < 0 or labels.max() > 1):
+        raise ValueError(f"labels must be classes 0 and 1, got values from {labels.min()} to {labels.max()}")
     k = check_positive_int(k, "k", minimum=2)
     if k % 2:
         raise ValueError(f"k must be even (k / 2 examples per class), got {k}")
+    rng = check_generator(rng)
     picks = []
     for label in (0, 1):
         pool = np.flatnonzero(labels == label)
         if pool.size < k // 2:
-            raise ValueError(f"k = {k} needs {k // 2} examples of class {label}, the pool holds {pool.size}")
+            raise ValueError(f"labels must hold k / 2 = {k // 2} examples of class {label} for k = {k}, "
+                             f"got {pool.size}")
         picks.append(rng.choice(pool, size=k // 2, replace=False))
     return np.sort(np.concatenate(picks))
 
@@ -280,6 +290,8 @@ def recipe(setup: PromptingSetup, k: int, draw: int) -> eft.ClassifierConfig:
     [100, 100, 320]
     """
     check_instance(setup, "setup", PromptingSetup)
+    k = check_positive_int(k, "k")
+    draw = check_positive_int(draw, "draw", minimum=0)
     batch = min(setup.batch_size, k)
     steps = min(setup.max_steps, max(setup.min_steps, math.ceil(setup.epochs * k / batch)))
     return eft.ClassifierConfig(steps=steps, batch_size=batch, lr=setup.lr, warmup_share=setup.warmup_share,

@@ -37,7 +37,13 @@ import numpy as np
 from mlm_book.artefacts import prompting
 from mlm_book.ledger import Claim, over_seeds, verify
 from mlm_book.report import Markdown, seed_band, table
-from mlm_book.validation import check_instance
+from mlm_book.validation import (
+    as_float_array,
+    as_int_array,
+    check_instance,
+    check_positive_int,
+    check_probability,
+)
 
 __all__ = ["PromptingStudy", "results", "prompt_accuracy", "prompt_profile", "crossing", "learning_curve_table",
            "rules_table", "figure_learning_curve", "STATED_BEFORE_RUN", "CLAIMS", "SECTION"]
@@ -79,6 +85,32 @@ class PromptingStudy:
     n_train: int
     prompt_words: np.ndarray
     labels: np.ndarray
+
+    def __post_init__(self):
+        for name in ("seeds", "ks"):
+            value = getattr(self, name)
+            if not isinstance(value, tuple) or not value or not all(
+                    isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value):
+                raise TypeError(f"{name} must be a non-empty tuple of integers, got {value!r:.60}")
+        n_test = check_positive_int(self.n_test, "n_test")
+        check_positive_int(self.n_train, "n_train")
+        seeds, ks = len(self.seeds), len(self.ks)
+        shapes = {"prompt": (seeds,), "prompt_words": (seeds, n_test, 6)}
+        for name in ("prompt", "finetuned", "prompt_words"):
+            array = as_float_array(getattr(self, name), name)
+            if name in shapes and array.shape != shapes[name] or name == "finetuned" and (
+                    array.ndim != 3 or array.shape[:2] != (seeds, ks) or array.shape[2] < 1):
+                raise ValueError(f"{name} must have one entry per seed ({seeds}) and k ({ks}) or test sentence "
+                                 f"(n_test = {n_test}), got shape {array.shape}")
+            if np.any((array < 0) | (array > 1)):
+                raise ValueError(f"{name} must hold accuracies or probabilities in [0, 1]")
+            object.__setattr__(self, name, array)
+        if check_probability(self.majority, "majority") < 0.5:
+            raise ValueError(f"majority must be the larger class's share, at least 0.5, got {self.majority}")
+        labels = as_int_array(self.labels, "labels", ndim=1)
+        if labels.shape != (n_test,) or np.any((labels != 0) & (labels != 1)):
+            raise ValueError(f"labels must hold one class, 0 or 1, per test sentence ({n_test})")
+        object.__setattr__(self, "labels", labels)
 
     @property
     def curve(self) -> np.ndarray:
@@ -191,12 +223,18 @@ def crossing(study: PromptingStudy | None = None) -> float | None:
 
     Examples
     --------
-    >>> from types import SimpleNamespace
-    >>> fake = SimpleNamespace(ks=(8, 32), prompt=np.array([0.6]), curve=np.array([[0.5, 0.7]]))
-    >>> round(crossing(fake), 1)
+    >>> made_up = PromptingStudy(seeds=(0,), ks=(8, 32), prompt=np.array([0.6]),
+    ...                          finetuned=np.array([[[0.5], [0.7]]]), majority=0.5, n_test=2, n_train=64,
+    ...                          prompt_words=np.zeros((1, 2, 6)), labels=np.array([0, 1]))
+    >>> round(crossing(made_up), 1)
     16.0
+
+    Raises
+    ------
+    TypeError
+        If ``study`` is not a `PromptingStudy`.
     """
-    study = results() if study is None else study
+    study = results() if study is None else check_instance(study, "study", PromptingStudy)
     gap = study.curve.mean(axis=0) - float(np.mean(study.prompt))
     if gap[0] > 0:
         return None

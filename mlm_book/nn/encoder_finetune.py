@@ -158,7 +158,10 @@ def _check_inputs(config: enc.EncoderConfig, windows, pool):
     windows = enc.check_shown(windows, config, "windows")
     if pool is None:
         raise TypeError("pool must be a boolean array of the windows' shape, got None")
-    pool = np.asarray(pool)
+    try:
+        pool = np.asarray(pool)
+    except (TypeError, ValueError):
+        raise TypeError("pool must be a boolean array of the windows' shape (not ragged)") from None
     if pool.dtype != bool:
         raise TypeError(f"pool must be a boolean array, got dtype {pool.dtype}")
     if pool.shape != windows.shape:
@@ -176,6 +179,8 @@ def _check_labels(labels, rows: int, n_classes: int | None = None) -> tuple[np.n
     labels = as_int_array(labels, "labels", ndim=1)
     if labels.shape != (rows,):
         raise ValueError(f"labels must hold one class per row of windows ({rows}), got shape {labels.shape}")
+    if labels.size and labels.max() >= MAX_CLASSES:
+        raise ValueError(f"labels must be classes below {MAX_CLASSES}, got {int(labels.max())}")
     classes = int(labels.max()) + 1 if n_classes is None else check_positive_int(n_classes, "n_classes", minimum=2)
     if classes > MAX_CLASSES:
         raise ValueError(f"n_classes must be at most {MAX_CLASSES}, got {classes}")
