@@ -36,6 +36,7 @@ import numpy as np
 
 from mlm_book import geometry
 from mlm_book.artefacts import filing_encoder, prompting
+from mlm_book.artefacts import filings as filings_artefact
 from mlm_book.experiments import ch06_finance, ch07_encoder, ch07_prompting
 from mlm_book.figures import show
 from mlm_book.finance.world import DIRECTION_WORDS, LEXICON
@@ -448,6 +449,7 @@ Markdown(
 # %% tags=["hide-input"]
 study = ch07_prompting.results()
 setting = prompting.book_setups()[0]
+corpus_config = filings_artefact.FilingsSetup().corpus
 positive_share = float(study.labels.mean())
 Markdown(
     f"A masked-LM head can answer a question with no labelled example if the question is written as a cloze "
@@ -489,7 +491,7 @@ Markdown(
     + (", a coin's score," if abs(curve[0] - 0.5) < 0.05 else ",")
     + f" through {curve[1]:.3f} and "
     f"{curve[2]:.3f} to **{curve[3]:.3f}** at $k$ = {study.ks[3]} (means over the seeds). The gold is a function "
-    f"of the lexicon word, and the held-out sentences use the same 35 words: once each word has been seen with its "
+    f"of the lexicon word, and the held-out sentences use the same {len(LEXICON)} words: once each word has been seen with its "
     f"label, the classifier answers from memory. With {study.ks[0]} sentences it has seen at most {study.ks[0]} "
     f"of the words, and the encoder's vectors do not carry a word's polarity (the lexicon probe above), so the "
     f"rest are guesses. "
@@ -508,7 +510,8 @@ Markdown(
     f"([Zhao et al. 2021](../references.html#zhao-2021) measure that lean in large models).\n\n"
     f"The reason is in the corpus, not the head. The objective ties a tone word to what its window shows, and in "
     f"these filings the tone word and a lexicon word stand in different sentences and agree only through the "
-    f"filing's tone (the lexicon word with it 70% of the time, the tone word 85%); nothing in a sentence read on "
+    f"filing's tone (the lexicon word with it {corpus_config.lexicon_tone_agreement:.0%} of the time, the tone "
+    f"word {corpus_config.seed_tone_agreement:.0%}); nothing in a sentence read on "
     f"its own predicts the year's verdict. A prompt reads out an association that pre-training was given. Large "
     f"encoders trained on real text have seen verdicts written beside their reasons countless times, and there a "
     f"zero-shot prompt on sentiment can beat standard fine-tuning on 16 examples per class "
