@@ -230,8 +230,8 @@ class StatesStudy:
     ceilings : dict
         [`ceilings`][mlm_book.experiments.ch09_states.ceilings] of the held-out sentences.
     scores : dict
-        ``(reader, kind) -> list`` (one dict per seed) with ``"all"`` and ``"w"`` (accuracy against the
-        sampled states over every position and at $w$), ``"expected_w"`` (mean posterior mass of the guesses
+        ``(reader, kind) -> list`` (one dict per seed) with ``"all"``, ``"w"`` and ``"off_w"`` (accuracy
+        against the sampled states over every position, at $w$ and elsewhere), ``"expected_w"`` (mean posterior mass of the guesses
         at $w$) and ``"w_by_position"`` (shape (n,), the posterior mass at $w$ by position).
     losses : dict
         ``reader -> (seeds, steps)`` training losses of the fine-tuned taggers.
@@ -281,7 +281,7 @@ def results() -> StatesStudy:
             right = guess == states
             mass = guess_mass(hmm, tokens, guess)
             scores[(reader, kind)].append({
-                "all": float(right.mean()), "w": float(right[shared].mean()),
+                "all": float(right.mean()), "w": float(right[shared].mean()), "off_w": float(right[~shared].mean()),
                 "expected_w": float(mass[shared].mean()),
                 "w_by_position": (mass * shared).sum(axis=0) / np.maximum(counts, 1)})
         for reader in state_taggers.READERS:
