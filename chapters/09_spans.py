@@ -439,6 +439,119 @@ Markdown(
 )
 
 # %% [markdown]
+# ## Tagging the hidden states
+#
+# Entities are one kind of sequence label. The classic other kind gives *every* word a
+# tag, its part of speech, read from the word and its neighbours. Natural text has no
+# exact answer to score a tagger against; the HMM language of chapters 1 to 5 has one. Its
+# hidden states are its parts of speech, and forward–backward gives, at every position, the
+# posterior $P(s_i \mid x)$ from which the best possible tagger guesses. A tagger that
+# reads the words up to $i$ only is bounded by the filtered posterior
+# $P(s_i \mid x_{\le i})$ instead (chapter 10). So each tagger has an exact ceiling, the
+# expected accuracy of the best guess from what it reads:
+#
+# $$ \text{both sides: } \mathbb E\big[\max_s P(s_i = s \mid x)\big], \qquad
+#    \text{left only: } \mathbb E\big[\max_s P(s_i = s \mid x_{\le i})\big]. $$
+
+# %%
+from mlm_book.artefacts import state_taggers
+from mlm_book.experiments import ch09_states as states
+from mlm_book.hmm import default_hmm
+
+hmm = default_hmm()
+study = states.results()
+
+# %% tags=["hide-input"]
+run = state_taggers.book_run()
+recipe = state_taggers.TAGGER
+share_w = study.occurrences / (study.sentences * run.length)
+Markdown(
+    f"In this language the task is mostly a lookup. Each of the {hmm.n_states} states emits three tokens of its own, "
+    f"so a token other than *w* names its state outright, and both ceilings are 1 there. Only *w*, emitted by the "
+    f"two sense states, leaves the state open, and it is frequent: {study.occurrences} of the "
+    f"{study.sentences * run.length} held-out positions ({100 * share_w:.0f} %). At *w* the both-sides ceiling is "
+    f"**{study.ceilings['both']['w']:.3f}** and the left-only one **{study.ceilings['left']['w']:.3f}**; over all "
+    f"positions they are {study.ceilings['both']['all']:.4f} and {study.ceilings['left']['all']:.4f}. Tagging "
+    f"states is tagging *w*'s sense at every occurrence (chapter 5's task) plus a lookup, and the scores that tell "
+    f"taggers apart are the ones at *w*.\n\n"
+    f"Two encoders of the same shape are fine-tuned as taggers, at each of the book's {len(study.seeds)} seeds: the "
+    f"book's HMM encoder (bidirectional: its tag at $i$ reads the whole sentence) and chapter 10's causal next-token "
+    f"reader (left-to-right: the mask lets its tag at $i$ read $x_{{\\le i}}$ only). Each gets a softmax head over "
+    f"the {hmm.n_states} states on its last layer, and every weight trains (full fine-tuning), by one recipe fixed "
+    f"before any tagger was scored: {run.train_sentences} labelled sentences of length {run.length} (their sampled "
+    f"states are the tags), {recipe.steps} AdamW steps of {recipe.batch_size} sentences, peak learning rate "
+    f"{recipe.lr:g} after {recipe.schedule().warmup} warm-up steps and a cosine to zero, weight decay "
+    f"{recipe.weight_decay:g}. Batch, rate and decay are the entity taggers'; the length is a pilot's at the book "
+    f"seed, whose training loss had flattened by then. The frozen encoders, read by chapter 5's linear probe on "
+    f"the same last layer, are the baseline. Every tagger is scored on {study.sentences} fresh held-out sentences."
+)
+
+# %%
+states.summary_table(study)
+
+# %% tags=["hide-input"]
+Markdown(
+    "Each cell gives the book seed's value, with the mean ± sd over the seeds in brackets. *Accuracy* counts the "
+    "guesses that match the sampled states; the *expected accuracy* of a tagger's guesses is their posterior "
+    "mass, $\\mathbb E[P(s_i = \\hat s_i \\mid x)]$, its accuracy with the luck of the sampled states averaged out. "
+    "No tagger's guesses can have more posterior mass than the both-sides ceiling, whatever it reads: that bound "
+    "holds sentence by sentence. A tagger that reads the left only is bounded by the left-only ceiling on average "
+    "over samples of sentences, not on each sample, since the mass of its guesses counts the words to the right "
+    "too" + (f"; on these sentences the causal reader's probe sits up to {above:.3f} above it, which is that sampling"
+             if (above := max(study.values("left-to-right", "probe", "expected_w")) - study.ceilings["left"]["w"]) > 0
+             else "") + ". By position, at *w*:"
+)
+
+# %%
+show(states.figure_positions(study))
+
+# %% tags=["hide-input"]
+bi, lr = (np.array(study.values(reader, "tuned", "w")) for reader in state_taggers.READERS)
+both_w, left_w = study.ceilings["both"]["w"], study.ceilings["left"]["w"]
+lr_by_position = np.mean(study.values("left-to-right", "tuned", "w_by_position"), axis=0)
+left_by_position = study.ceilings["left"]["w_by_position"]
+held = {result.claim.id: result.value["seeds holding"] for result in verify(claims=states.CLAIMS)}
+probe_bi, probe_lr = (study.values(reader, "probe", "w") for reader in state_taggers.READERS)
+off_probe, off_tuned = (study.values("bidirectional", kind, "off_w")[0] for kind in ("probe", "tuned"))
+Markdown(
+    f"**Both taggers reach their ceilings, and the ceilings differ.** At *w* the fine-tuned HMM encoder is right "
+    f"{bi[0]:.3f} of the time at the book seed, within {np.abs(bi - both_w).max():.3f} of its both-sides ceiling "
+    f"({both_w:.3f}) at every seed; the fine-tuned causal reader {lr[0]:.3f}, within {np.abs(lr - left_w).max():.3f} "
+    f"of its left-only ceiling ({left_w:.3f}). The bidirectional tagger's lead, {(bi - lr).mean():.3f} on average, "
+    f"is the exact gap between the ceilings, {both_w - left_w:.3f}: what the words after *w* are worth for its "
+    f"sense. By position the picture is chapter 10's. Where *w* opens the sentence the left-only ceiling is the "
+    f"static cap of chapter 1, {left_by_position[0]:.3f}, and the causal tagger scores {lr_by_position[0]:.2f} "
+    f"there; the ceiling climbs to {left_by_position[3]:.2f} by the fourth position, and at the last one it meets "
+    f"the both-sides ceiling, for nothing follows.\n\n"
+    f"What fine-tuning adds differs between the two. The causal reader's frozen last layer already gives chapter "
+    f"5's linear probe {probe_lr[0]:.3f} at *w* at the book seed ({np.mean(probe_lr):.3f} on average), against "
+    f"{lr[0]:.3f} ({lr.mean():.3f}) fine-tuned. The HMM encoder's frozen probe gets {probe_bi[0]:.3f} at *w* "
+    f"({np.mean(probe_bi):.3f}), against {bi[0]:.3f} ({bi.mean():.3f}) fine-tuned, and its frozen last layer, made to "
+    f"predict hidden tokens, does not even give the probe the lookup: at the book seed the probe misses "
+    f"{100 * (1 - off_probe):.1f} % of the positions whose token names its state (fine-tuned, "
+    f"{100 * (1 - off_tuned):.2f} %), so that over all positions it scores "
+    f"{study.values('bidirectional', 'probe', 'all')[0]:.3f}, below both left-to-right taggers. The training loss had flattened at every "
+    f"seed: over the last 100 steps it averaged {study.losses['bidirectional'][:, -100:].mean():.3f} nats per "
+    f"position for the bidirectional tagger and {study.losses['left-to-right'][:, -100:].mean():.3f} for the "
+    f"left-to-right one, as over the 100 steps before ({study.losses['bidirectional'][:, -200:-100].mean():.3f} and "
+    f"{study.losses['left-to-right'][:, -200:-100].mean():.3f}).\n\n"
+    f"The three rules were written before any tagger was trained, each with the verdict expected; they hold at "
+    f"{held['D-04']}, {held['D-04a']} and {held['D-04b']} seeds, as expected:"
+)
+
+# %%
+states.rules_table()
+
+# %% tags=["hide-input"]
+Markdown(
+    "**Parsing is named, not built.** The other classic analysis of a sentence labels its tree, not its words. This "
+    "book's languages have no trees to find: the HMM's hidden structure is a chain, and its only \"parse\" is the "
+    "state sequence tagged above. An exact ceiling for a parser would need a language whose latent structure is a "
+    "tree, such as a probabilistic context-free grammar, where the inside–outside algorithm would take "
+    "forward–backward's place."
+)
+
+# %% [markdown]
 # ## Exercises
 #
 # **Exercise 1.** How many of the $(2n + 1)^2$ tag pairs does BIO allow for the four types,
@@ -473,7 +586,23 @@ answer(f"Its neighbours say what it is: a place follows *in*, *founded in*, or a
        f"{100 * ch9.known_recall('LOC'):.0f} % of the others.")
 
 # %% [markdown]
+# **Exercise 4.** A left-to-right tagger meets *w* in first position. What is the best it
+# can do there? And why do the two ceilings meet at a sentence's last position?
+
+# %% tags=["hide-input"]
+c = study.ceilings
+sense = list(hmm.sense_states)
+answer(f"At position 1 the only evidence is *w*, which both sense states emit with probability "
+       f"{hmm.emission[sense[0], hmm.shared_token]:.1f}; the best guess is the sense with the larger stationary mass, "
+       f"right with probability $\\max_k \\pi(h_k) / (\\pi(h_a) + \\pi(h_b))$ = "
+       f"{hmm.initial[sense].max():.3f} / {hmm.initial[sense].sum():.3f} = **{states.first_position_ceiling():.3f}**, "
+       f"chapter 1's static cap; the held-out sentences with *w* first give {c['left']['w_by_position'][0]:.3f}. At "
+       f"the last position there is no right context, so the filtered posterior is the smoothed one, "
+       f"$P(s_n \\mid x_{{\\le n}}) = P(s_n \\mid x)$: the ceilings at *w* there are "
+       f"{c['left']['w_by_position'][-1]:.3f} and {c['both']['w_by_position'][-1]:.3f}.")
+
+# %% [markdown]
 # ## Claims
 
 # %% tags=["hide-input"]
-chapter_summary(verify(claims=ch9.CLAIMS + subwords.CLAIMS))
+chapter_summary(verify(claims=ch9.CLAIMS + subwords.CLAIMS + states.CLAIMS))
