@@ -859,7 +859,9 @@ Markdown(
 
 # %% tags=["hide-input"]
 plain_kl, plain_ece = study.values("plain-head", "own/kl"), study.values("plain-head", "own/calibration")
+plain_base = study.values("plain-head", "baseline", -1)
 head_kl, head_ece = study.values(recipes.BOOK, "own/kl"), study.values(recipes.BOOK, "own/calibration")
+head_base = study.values(recipes.BOOK, "baseline", -1)
 d15, d15a = rule_q1["D-15"], rule_q1["D-15a"]
 Markdown(
     f"The plain head reads the last block's output directly, $x_L E^\\top/\\sqrt d$, with no final LayerNorm "
@@ -874,6 +876,11 @@ Markdown(
        "plain form." if d15.verdict == d15a.verdict == "reproduced" else
        "the head's form matters less than expected: the plain head is not worse at every seed on both counts, "
        "so the final LayerNorm and bias are a convenience here, not a condition of fitting the optimum.")
+    + f" What the form does change is the last layer's geometry: without a LayerNorm between it and the head, its "
+      f"anisotropy baseline is {seed_words(plain_base, '.3f')} against the book's {seed_words(head_base, '.3f')}. "
+      f"A likely reason, not tested here: the plain head's logits are dot products with the raw stream, so the "
+      f"word frequencies that the book's bias supplies must come from the stream itself, as a direction every "
+      f"vector shares."
 )
 
 # %% [markdown]

@@ -288,17 +288,18 @@ CLAIMS = (
           compute=_kept_direction, accept=lambda v: True, expected="reproduced", section="unigram-replacement"),
     Claim("D-15", "HMM encoder with the plain head x E^T/sqrt(d) (no final LayerNorm, no bias) " + _PAIRED
           + "mean KL to the exact optimum minus the book's head's", seed="—", rule="above zero at a seed",
-          compute=lambda: _above("plain-head", "own/kl"), accept=lambda v: True, expected="reproduced",
+          compute=lambda: _above("plain-head", "own/kl"), accept=lambda v: True, expected="seed-dependent",
           section="the-heads-form"),
     Claim("D-15a", "HMM encoder with the plain head " + _PAIRED + "expected calibration error (10 bins, exact "
           "accuracies) minus the book's head's", seed="—", rule="above zero at a seed",
-          compute=lambda: _above("plain-head", "own/calibration"), accept=lambda v: True, expected="reproduced",
+          compute=lambda: _above("plain-head", "own/calibration"), accept=lambda v: True, expected="seed-dependent",
           section="the-heads-form"),
     Claim("Q4", "HMM encoder with an untied output table " + _PAIRED + "anisotropy baseline at the last layer minus "
           "the tied encoder's", seed="—", rule="below zero at a seed", compute=_untied_below,
           accept=lambda v: True, expected="seed-dependent", section="tying-and-the-cone"),
 )
-"""The rules of this module's docstring, registered with the verdicts the chapter states."""
+"""The rules of this module's docstring, registered with the verdicts the chapter states: those found. D-15's and
+D-15a's differ from `STATED_BEFORE_RUN` (expected reproduced, found seed-dependent: 1 of 5 seeds each)."""
 
 
 def rules_table() -> Markdown:
