@@ -788,6 +788,9 @@ show(recipes.figure_recipes())
 recipes.comparison_table()
 
 # %%
+recipes.kept_and_geometry_table()
+
+# %%
 recipes.rules_table()
 
 # %% [markdown]

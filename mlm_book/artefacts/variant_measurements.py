@@ -36,7 +36,7 @@ from mlm_book.hmm import default_hmm, sample
 from mlm_book.hmm_splits import SPLITS, SplitConfig, hmm_split
 from mlm_book.nn import encoder as enc
 from mlm_book.scoring import kl_divergence
-from mlm_book.validation import check_instance
+from mlm_book.validation import as_float_array, check_instance
 
 __all__ = ["DISPLAYS", "CALIBRATION_BINS", "MeasurementSetup", "book_setups", "measured", "is_built",
            "expected_calibration_error", "ARTEFACT_KINDS"]
@@ -106,11 +106,15 @@ def expected_calibration_error(confidence, accuracy, bins: int = CALIBRATION_BIN
     >>> round(expected_calibration_error([0.9, 0.9, 0.55], [0.9, 0.7, 0.55]), 12)
     0.066666666667
     """
-    confidence = np.asarray(confidence, dtype=np.float64)
-    accuracy = np.asarray(accuracy, dtype=np.float64)
-    if confidence.ndim != 1 or confidence.shape != accuracy.shape or not len(confidence):
+    confidence = as_float_array(confidence, "confidence", ndim=1)
+    accuracy = as_float_array(accuracy, "accuracy", ndim=1)
+    if confidence.shape != accuracy.shape or not len(confidence):
         raise ValueError(f"confidence and accuracy must be non-empty 1-D arrays of one shape, "
                          f"got {confidence.shape} and {accuracy.shape}")
+    for name, values in (("confidence", confidence), ("accuracy", accuracy)):
+        if values.min() < 0 or values.max() > 1:
+            raise ValueError(f"{name} must hold probabilities in [0, 1], got values in "
+                             f"[{values.min():.3g}, {values.max():.3g}]")
     if isinstance(bins, bool) or not isinstance(bins, int) or not 1 <= bins <= 10**6:
         raise ValueError(f"bins must be an integer in [1, 1000000], got {bins!r}")
     which = np.minimum((confidence * bins).astype(np.int64), bins - 1)

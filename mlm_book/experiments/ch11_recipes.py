@@ -54,6 +54,7 @@ from mlm_book.report import Markdown, seed_band, table
 from mlm_book.validation import check_instance
 
 __all__ = ["VARIANT_LABELS", "BOOK", "KEPT_TOLERANCE", "RecipeStudy", "results", "comparison_table",
+           "kept_and_geometry_table",
            "sweep_table", "sense_bayes", "visible_word_optimum", "rules_table", "figure_recipes", "STATED_BEFORE_RUN", "CLAIMS"]
 
 BOOK = "book"
@@ -176,37 +177,48 @@ def _band(study: RecipeStudy, name: str, key: str, index=0, fmt: str = ".3f", se
 
 
 def comparison_table(study: RecipeStudy | None = None) -> Markdown:
-    """The book's recipe and the four compared variants, each a band over the book's five seeds.
+    """The book's recipe and the four compared variants, each a band over the book's five seeds: distance and calibration.
 
     Columns: the mean KL to the exact optimum on the encoder's own training displays and on BERT's
-    fixed-count displays; at kept positions, the encoder's probability of the visible word and its
-    plug-in; the expected calibration error; the anisotropy baseline and the sense probe at the last
-    layer.
+    fixed-count displays, and the expected calibration error (see
+    [`kept_and_geometry_table`][mlm_book.experiments.ch11_recipes.kept_and_geometry_table] for the rest).
 
     Examples
     --------
     >>> print(comparison_table().splitlines()[0])  # doctest: +BOOK
-    | recipe | KL, own displays | KL, fixed count | kept: encoder | kept: plug-in | calibration error | baseline, last layer | probe, last layer |
+    | recipe | KL, own displays | KL, fixed-count displays | calibration error |
     """
     study = results() if study is None else check_instance(study, "study", RecipeStudy)
     rows = [(VARIANT_LABELS[name], _band(study, name, "own/kl"), _band(study, name, "fixed/kl"),
-             _band(study, name, "own/kept", 0), _band(study, name, "own/kept", 1),
-             _band(study, name, "own/calibration", 0), _band(study, name, "baseline", -1),
-             _band(study, name, "probe", -1)) for name in (BOOK, *COMPARED)]
-    return table(["recipe", "KL, own displays", "KL, fixed count", "kept: encoder", "kept: plug-in",
-                  "calibration error", "baseline, last layer", "probe, last layer"], rows)
+             _band(study, name, "own/calibration", 0)) for name in (BOOK, *COMPARED)]
+    return table(["recipe", "KL, own displays", "KL, fixed-count displays", "calibration error"], rows)
+
+
+def kept_and_geometry_table(study: RecipeStudy | None = None) -> Markdown:
+    """The same five recipes: at kept positions, the encoder's probability of the visible word and its plug-in;
+    at the last layer, the anisotropy baseline and the sense probe.
+
+    Examples
+    --------
+    >>> print(kept_and_geometry_table().splitlines()[0])  # doctest: +BOOK
+    | recipe | kept: encoder | kept: plug-in | baseline, last layer | probe, last layer |
+    """
+    study = results() if study is None else check_instance(study, "study", RecipeStudy)
+    rows = [(VARIANT_LABELS[name], _band(study, name, "own/kept", 0), _band(study, name, "own/kept", 1),
+             _band(study, name, "baseline", -1), _band(study, name, "probe", -1)) for name in (BOOK, *COMPARED)]
+    return table(["recipe", "kept: encoder", "kept: plug-in", "baseline, last layer", "probe, last layer"], rows)
 
 
 def sweep_table(study: RecipeStudy | None = None) -> Markdown:
     """Depth 1, 2, 4 at width 32 and width 16, 32, 64 at depth 2, each a band over the first three seeds.
 
-    Columns: parameters, the mean KL to the exact optimum, the sense probe at the first and the last
-    layer, the anisotropy baseline at the last layer, the MEV of $w$ at the last layer.
+    Columns: parameters, the mean KL to the exact optimum, the sense probe and the anisotropy baseline at the
+    last layer.
 
     Examples
     --------
     >>> print(sweep_table().splitlines()[0])  # doctest: +BOOK
-    | recipe | parameters | KL to the exact optimum | probe, layer 1 | probe, last layer | baseline, last layer | MEV of w, last layer |
+    | recipe | parameters | KL to the exact optimum | probe, last layer | baseline, last layer |
     """
     study = results() if study is None else check_instance(study, "study", RecipeStudy)
     from mlm_book.nn.encoder import param_shapes
@@ -216,12 +228,11 @@ def sweep_table(study: RecipeStudy | None = None) -> Markdown:
     for name in ("depth-1", BOOK, "depth-4", "width-16", "width-64"):
         config = _recipe_setup(name, seeds[0]).encoder
         count = sum(math.prod(shape) for shape in param_shapes(config).values())
-        rows.append((VARIANT_LABELS[name] if name != BOOK else "the book's (2 blocks, d = 32)", f"{count:,}",
-                     _band(study, name, "own/kl", seeds=seeds), _band(study, name, "probe", 1, seeds=seeds),
-                     _band(study, name, "probe", -1, seeds=seeds), _band(study, name, "baseline", -1, seeds=seeds),
-                     _band(study, name, "mev", -1, seeds=seeds)))
-    return table(["recipe", "parameters", "KL to the exact optimum", "probe, layer 1", "probe, last layer",
-                  "baseline, last layer", "MEV of w, last layer"], rows)
+        rows.append((VARIANT_LABELS[name] if name != BOOK else "2 blocks, d = 32", f"{count:,}",
+                     _band(study, name, "own/kl", seeds=seeds), _band(study, name, "probe", -1, seeds=seeds),
+                     _band(study, name, "baseline", -1, seeds=seeds)))
+    return table(["recipe", "parameters", "KL to the exact optimum", "probe, last layer", "baseline, last layer"],
+                 rows)
 
 
 # ----------------------------------------------------------------------------- claims
@@ -359,11 +370,11 @@ def figure_recipes(study: RecipeStudy | None = None):
         right.plot(layers, per_seed.mean(axis=0), "-", color=colour, label=VARIANT_LABELS[name])
         for row in per_seed:
             right.plot(layers, row, "o", color=colour, markersize=3, alpha=0.7)
+    right.set_xticks(range(max(len(study.arrays[name][study.seeds(name)[0]]["baseline"]) for name in shown)))
     right.set_xlabel("layer")
     right.set_ylabel("anisotropy baseline")
     right.set_title("(b) the shared direction by layer")
     right.legend(fontsize=8)
-    fig.tight_layout()
     means = {name: float(study.values(name, "own/kl").mean()) for name in names}
     nearest, farthest = min(means, key=means.get), max(means, key=means.get)
     last = {name: float(study.values(name, "baseline", -1).mean()) for name in shown}
