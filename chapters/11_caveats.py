@@ -761,7 +761,7 @@ Markdown(
 # number; the first section of this chapter measured what that does to the optimum, not to a
 # trained encoder. Its random replacements are uniform over the words, where the words'
 # unigram frequencies are the other natural law. Its head normalises the last layer and adds
-# a bias, where the study notes write the output as $u = hE^\top$. Its output layer reuses
+# a bias, where many accounts of BERT write the output as $u = hE^\top$. Its output layer reuses
 # the token table, which [Gao et al. (2019)](../references.html#gao-2019) blame for the
 # narrow cone that contextual vectors occupy (chapter 4). And it has one size: 2 blocks of
 # width 32.
@@ -868,7 +868,7 @@ head_base = study.values(recipes.BOOK, "baseline", -1)
 d15, d15a = rule_q1["D-15"], rule_q1["D-15a"]
 Markdown(
     f"The plain head reads the last block's output directly, $x_L E^\\top/\\sqrt d$, with no final LayerNorm "
-    f"and no output bias (the study notes' $u = hE^\\top$, in this book's scale of the token table). Its encoder "
+    f"and no output bias (the form $u = hE^\\top$ of many accounts of BERT, in this book's scale of the token table). Its encoder "
     f"is {seed_words(plain_kl, '.4f')} nats from the exact optimum, the book's {seed_words(head_kl, '.4f')}; its "
     f"expected calibration error is {seed_words(plain_ece, '.4f')}, the book's {seed_words(head_ece, '.4f')}. "
     f"The plain head is farther from the optimum at {d15.value['seeds holding']} seed pairs "

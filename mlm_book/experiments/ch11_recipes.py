@@ -374,7 +374,7 @@ def figure_recipes(study: RecipeStudy | None = None):
     right.set_xlabel("layer")
     right.set_ylabel("anisotropy baseline")
     right.set_title("(b) the shared direction by layer")
-    right.legend(fontsize=8)
+    right.legend(fontsize=9)
     means = {name: float(study.values(name, "own/kl").mean()) for name in names}
     nearest, farthest = min(means, key=means.get), max(means, key=means.get)
     last = {name: float(study.values(name, "baseline", -1).mean()) for name in shown}

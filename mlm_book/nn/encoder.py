@@ -15,7 +15,7 @@ $$ \text{logits} = \operatorname{LN}(x_L)\, E_{:V}^\top / \sqrt d + b . $$
 Two other heads can be configured, for the experiments that ask what this form does:
 ``tied=False`` gives the output layer its own table ``E_out`` in place of $E_{:V}$, and
 ``head="plain"`` drops the final LayerNorm and the bias, $\text{logits} = x_L E_{:V}^\top/\sqrt d$,
-the study notes' $u = hE^\top$ written in this table's scale (the book's $E$ is $\sqrt d$ times
+the form $u = hE^\top$ of many accounts of BERT, in this table's scale (the book's $E$ is $\sqrt d$ times
 a table of the Transformer's convention, so $hE'^\top = hE^\top/\sqrt d$).
 
 [MASK] is never a target, so it has no output logit.

@@ -1231,7 +1231,7 @@ def head_backward(dlogits: np.ndarray, cache):
 def plain_head_forward(x: np.ndarray, E_out: np.ndarray):
     r"""The plain output layer: logits $= x E^\top/\sqrt d$, no LayerNorm and no bias.
 
-    The study notes' $u = hE^\top$, in the book's table scale (see
+    The form $u = hE^\top$ of many accounts of BERT, in the book's table scale (see
     [`mlm_book.nn.encoder`][mlm_book.nn.encoder]).
 
     Parameters
