@@ -195,6 +195,9 @@ MAX_DRAWS = 10**7
 #: Most sequence ``pairs`` of `brook_check`, and its longest sequences.
 MAX_PAIRS = 10**5
 MAX_BROOK_LENGTH = 1000
+#: Most pairs x length**2 `brook_check` takes (its time and memory grow so: each of the pairs x length
+#: conditionals is a forward-backward pass over a whole sequence); the book's call is 200 x 24**2.
+MAX_BROOK_WORK = 500_000
 #: Longest sequences whose joint `rebuild_check` rebuilds (25**5 entries).
 MAX_REBUILD_LENGTH = 5
 #: Most four-cycles of `random_joint_check` per joint.
@@ -605,6 +608,10 @@ def brook_check(pairs: int = 200, length: int = 24, seed: int = 20260305) -> flo
     pairs = check_positive_int(pairs, "pairs", maximum=MAX_PAIRS)
     length = check_positive_int(length, "length", minimum=2, maximum=MAX_BROOK_LENGTH)
     seed = check_positive_int(seed, "seed", minimum=0)
+    if pairs * length * length > MAX_BROOK_WORK:
+        raise ValueError(f"pairs * length**2 must be at most MAX_BROOK_WORK ({MAX_BROOK_WORK:,}): Brook's product asks "
+                         f"every position's conditional of every pair, a forward-backward pass over length sequences "
+                         f"each; got pairs={pairs}, length={length} ({pairs * length * length:,})")
     return _brook_check(pairs, length, seed)
 
 
