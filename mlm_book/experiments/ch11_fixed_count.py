@@ -38,25 +38,14 @@ selection at that rate, the matched closed form is exact, and its error is round
 written "exact" in the table and left out of the log-log figure. Where the matched rate
 equals $\rho$ the two closed forms are one computation and their errors are equal.
 
-**What it finds.** The numbers are computed by [`summary`][mlm_book.experiments.ch11_fixed_count.summary],
-[`surface_table`][mlm_book.experiments.ch11_fixed_count.surface_table] and
-[`slope_table`][mlm_book.experiments.ch11_fixed_count.slope_table], not typed here; each statement
-below is checked by ``tests/test_ch11_fixed_count.py``.
-
-* The nominal closed form's error is larger at larger $\rho$, and it falls with $n$ only where
-  $k$ grows with $n$: at the two largest rates of the grid its log-log slope is close to minus
-  one (an error about inversely proportional to $n$). At the smallest rate the count stays 1
-  over the whole grid, the other positions are never selected while the closed form assumes
-  they are with probability $\rho$, and the error does not fall at all.
-* The mean KL is dominated by rare displays: its standard error is a sizeable fraction of it,
-  and the curves of the small rates zigzag within that noise, so their slopes say little.
-* Matching the rate makes the closed form exact wherever $k = 1$, which is most cells of the
-  small rates. Where $k > 1$ it lowers the error in most cells but keeps most of it: what is
-  left is the dependence between the selections, which no single independent rate expresses.
-  In a few cells the matched rate is slightly worse than the nominal one, each time by less
-  than two paired standard errors; so the rule fixed before the numbers
-  ([`PRESTATED`][mlm_book.experiments.ch11_fixed_count.PRESTATED]: never worse) does not hold on this
-  grid, and the module registers no claim.
+**Calling it.** [`results`][mlm_book.experiments.ch11_fixed_count.results] is the book's surface;
+[`summary`][mlm_book.experiments.ch11_fixed_count.summary],
+[`surface_table`][mlm_book.experiments.ch11_fixed_count.surface_table],
+[`slope_table`][mlm_book.experiments.ch11_fixed_count.slope_table] and
+[`figure_fixed_count`][mlm_book.experiments.ch11_fixed_count.figure_fixed_count] print and draw it, for the
+book's grid or any [`FixedCountSurfaceConfig`][mlm_book.experiments.ch11_fixed_count.FixedCountSurfaceConfig];
+the rule fixed before the numbers is [`PRESTATED`][mlm_book.experiments.ch11_fixed_count.PRESTATED]. What the
+surface shows is written in chapter 11, from these functions' output.
 
 Examples
 --------

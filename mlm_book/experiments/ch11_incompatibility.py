@@ -61,24 +61,8 @@ draws or the same protocol:
    probability, over the $V^2$ log-joint parameters (a convex problem, solved by
    [`mlm_book.crf_fit.minimize_lbfgs`][mlm_book.crf_fit.minimize_lbfgs] from the uniform joint).
 
-**What it finds** ([`results`][mlm_book.experiments.ch11_incompatibility.results], the tables
-and [`figure_incompatibility`][mlm_book.experiments.ch11_incompatibility.figure_incompatibility]).
-Every share setting without random replacement is compatible to rounding, whatever its mask
-and keep shares (the corner $m = 1$ included), and on the HMM's neighbouring positions every
-setting with replacement is not;
-settings with the same $\eta$ give the same gaps draw for draw. The median gap grows with $r$ and
-falls slightly with $\kappa$ at fixed $r$: the incompatibility is a property of random
-replacement, not of masking. For each swept setting the median gap falls as $\rho$ falls, but
-over the book's $\rho$ grid it falls *faster* than $\rho$: the rule fixed before the numbers
-([`PRESTATED`][mlm_book.experiments.ch11_incompatibility.PRESTATED]), which asked for a slope near
-one on the grid's smallest rates, does not hold there, and the module registers no claim. The first-order law appears
-only about two orders of magnitude below the grid, where the slope is one (the table's
-far-below column); on the grid, orders above the first in $\eta$ still move the median draw.
-The gap fades steeply with the distance between the two positions, and its median is at
-rounding level at the largest distance: how far the incompatibility reaches is set by how far
-the HMM's tokens depend on each other. On two-token sentences the nearest compatible joint removes most of the
-optimum's divergence from the true conditionals but not all of it, and it is not the HMM's
-joint: what remains is the incompatibility itself.
+What the experiments show is written in chapter 11, from this module's tables and figures; the
+tests check each statement there.
 """
 
 from __future__ import annotations

@@ -73,29 +73,8 @@ claim ([`CLAIMS`][mlm_book.experiments.ch11_polarity.CLAIMS]) is whole-filing po
 that pools as orientation does; the others are in
 [`PRESTATED`][mlm_book.experiments.ch11_polarity.PRESTATED].
 
-**What it finds** (written after the numbers; each statement is checked by
-``tests/test_ch10_polarity.py``; the numbers are computed by
-[`results`][mlm_book.experiments.ch11_polarity.results] and the two tables).
-
-* *Pooling the word's own vectors* changes nothing: averaged per filing and then over filings,
-  they are probed as chapter 7's means are, within a few hundredths of them and never above
-  the threshold, at any seed or layer. A word's own vector is mostly its type; a mean over its
-  occurrences, however weighted, is still mostly that type.
-* *Context within and just beyond the window* (k = 8, 16, 32) does not carry polarity either:
-  no seed passes at layer 1 or 2. Only layer 0 (the static table plus a position, judged by no
-  rule) rises with $k$, on average over the seeds.
-* *The whole filing, averaged*, sometimes does: three of the five encoders pass at layer 1 or
-  2, two stay at chance, and the spread over seeds is wide. The registered verdict is
-  *seed-dependent*. Layer 0, the static table plus a position and judged by no rule, does
-  as well there as the contextual layers or better (mean over seeds): what whole-filing pooling recovers is which
-  words share a filing (co-occurrence, as orientation counts it), not what the encoder adds
-  by context.
-* *The head's orientation* passes the threshold at three of five seeds, below chapter 6's
-  orientation from observed counts at every seed, and correlates only moderately with it. At
-  a masked seed slot the head is sure a seed stands there (nearly all its mass is on the six
-  seeds) but barely tells which polarity: the more probable polarity is the right one at
-  about half of the slots, at every seed. What survives is the pooling over many filings of a
-  weak per-slot signal.
+What the experiments show is written in chapter 11, from this module's tables and figures; the
+tests check each statement there.
 """
 
 from __future__ import annotations

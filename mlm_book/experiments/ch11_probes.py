@@ -94,37 +94,8 @@ much do the predictions next to $w$ depend on $w$'s layer-1 vector at all?).
   unablated prediction) *and* raises the cross-entropy against the exact posterior by more than
   [`CAUSAL_SE`][mlm_book.experiments.ch11_probes.CAUSAL_SE] standard errors.
 
-**What it finds** ([`results`][mlm_book.experiments.ch11_probes.results], the three tables and the two
-figures; each statement is checked by ``tests/test_ch10_probes.py``).
-
-* *Control tasks.* A random label per word type is learned almost perfectly at every layer: the types
-  are linearly separable in the residual stream (exactly so at layer 0), so a linear probe of a
-  property that is mostly a function of the type scores high whatever it means. The regime probe is
-  therefore *less* accurate than its control at every layer, and its selectivity is negative: at layer
-  0 by about the share of $w$ times what the static cap leaves, at layers 1 and 2 by about a
-  hundredth or less. The first rule (selectivity above zero) fails at every seed. The second holds at every
-  seed: from layer 0 to layers 1 and 2 the selectivity rises by about the amount the contextual
-  reading of $w$ adds, and that rise, not the accuracy, is what the probe says about context. The
-  regime probe's accuracy on $w$'s occurrences alone is chapter 5's sense probe again, below the exact
-  Bayes accuracy.
-* *Stride.* The leak does not vanish at any stride: at stride 1 the layer-0 probe still types almost
-  every mention, far above the majority share, at every seed. Every product mention lies within three
-  tokens of its filing's end and is read at slots 28–30 at every stride; the company mentions never
-  reach those slots below stride 32, where the flush last window mixes them. The stride only changes
-  where the other tokens sit; the leak lives at the filings' edges, and only the centred reading,
-  which pads instead of shifting the window, removes it. The expectation's rule fails at every seed,
-  as the corpus layout predicted.
-* *Causal test.* Removing the sense direction moves the predictions next to $w$ by about
-  $10^{-6}$ nats, no more than moving the same positions by the same amounts in random directions,
-  and changes their cross-entropy against the exact posterior by amounts of the same size, of either
-  sign: the rule fails at every seed. The diagnostics say why: a probe retrained on the ablated layer-1
-  vectors reads the sense as well as before (one direction does not hold it), and even replacing $w$'s
-  whole layer-1 vector moves the neighbours' predictions by less than a hundredth of their divergence
-  from the exact posterior. When block 2 predicts a neighbour of $w$ it barely reads $w$'s layer-1
-  vector: the prediction rests on what block 1 gathered at the neighbour, from $w$'s *input* vector and
-  the rest of the context. The sense is encoded at $w$ (chapter 5's probe reads it, and removing the
-  direction does change $w$'s own layer-2 vector: chapter 5's layer-2 probe loses accuracy there) but,
-  for predicting its neighbours, it is not used there.
+What the experiments show is written in chapter 11, from this module's tables and figures; the
+tests check each statement there.
 """
 
 from __future__ import annotations

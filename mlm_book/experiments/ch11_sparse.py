@@ -69,28 +69,8 @@ artefact [`mlm_book.artefacts.sparse_weights`][mlm_book.artefacts.sparse_weights
 ``"pmi"``): the maximum over positions of the head's log-probability, which no shift of a position's logits
 changes, less the word's log corpus frequency. No rule judges it.
 
-**What it finds** ([`results`][mlm_book.experiments.ch11_sparse.results],
-[`summary_table`][mlm_book.experiments.ch11_sparse.summary_table],
-[`diagnosis_table`][mlm_book.experiments.ch11_sparse.diagnosis_table],
-[`top_terms_table`][mlm_book.experiments.ch11_sparse.top_terms_table],
-[`rules_table`][mlm_book.experiments.ch11_sparse.rules_table],
-[`figure_sparse`][mlm_book.experiments.ch11_sparse.figure_sparse]; each statement is checked by
-``tests/test_ch10_sparse.py``).
-
-* The vectors are not sparse: at a position a large share of the words have a positive logit (a
-  softmax is blind to where zero falls, so the masked-LM loss never sets it), and the maximum over
-  a filing's positions is positive for every word of the vocabulary, in every filing, at every seed
-  and in both readings.
-* The weights follow corpus frequency: generic words come first, and a filing's own terms and
-  aspect words rank *below* its generic words (mean AUC well under one half, below term frequency's).
-  The head's output bias correlates with frequency.
-* No expansion: the absent plural ranks among the lighter half of the absent words (below a random
-  order), and as a one-word query it ranks its company's filings slightly worse than counting the word.
-* All four rules fail at every seed ("not reproduced"); the registered claim states that verdict.
-* The diagnosis ranks own terms and aspect words above generic words, but only by recovering idf (a shown
-  token takes most of its position's probability; minus log frequency is an idf): it anti-correlates with
-  frequency and still does not expand; with ``[MASK]`` shown, its heaviest absent words are more often
-  other companies' names than the filer's plural.
+What the experiments show is written in chapter 11, from this module's tables and figures; the
+tests check each statement there.
 """
 
 from __future__ import annotations
