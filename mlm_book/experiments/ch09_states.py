@@ -108,8 +108,8 @@ def max_posteriors(hmm: HiddenMarkovLanguage, tokens) -> tuple[np.ndarray, np.nd
     --------
     >>> hmm = default_hmm()
     >>> both, left = max_posteriors(hmm, [[0, hmm.shared_token, 1]])
-    >>> both[0, 0], left[0, 0]        # token 0 has one state: certain from either side
-    (np.float64(1.0), np.float64(1.0))
+    >>> float(both[0, 0]), float(left[0, 0])        # token 0 has one state: certain from either side
+    (1.0, 1.0)
     >>> bool(abs(both[0, 2] - left[0, 2]) < 1e-12)   # at the last position the two coincide
     True
     """
