@@ -36,6 +36,7 @@ import numpy as np
 from mlm_book import ising
 from mlm_book.artefacts import filing_controls, filing_encoder, filing_polarity, probe_caveats, sparse_weights
 from mlm_book.artefacts import hmm_encoder as hmm_encoder_artefact
+from mlm_book.artefacts import variant_measurements
 from mlm_book.experiments import ch06_finance as finance
 from mlm_book.experiments import ch11_fixed_count as fixed
 from mlm_book.experiments import ch11_incompatibility as incompatible
@@ -755,31 +756,15 @@ Markdown(
 
 # %% [markdown]
 # ## Training with one choice changed
-#
-# *The caveat.* The book's HMM encoder follows one recipe, and several of its choices were
-# made once and never varied. It selects positions independently, where BERT fixes their
-# number; the first section of this chapter measured what that does to the optimum, not to a
-# trained encoder. Its random replacements are uniform over the words, where the words'
-# unigram frequencies are the other natural law. Its head normalises the last layer and adds
-# a bias, where many accounts of BERT write the output as $u = hE^\top$. Its output layer reuses
-# the token table, which [Gao et al. (2019)](../references.html#gao-2019) blame for the
-# narrow cone that contextual vectors occupy (chapter 4). And it has one size: 2 blocks of
-# width 32.
-#
-# *The experiment.* Each choice is changed alone, with every other setting kept, schedule
-# and learning rate included. The four variants compared with the book's recipe are trained
-# at the book's five seeds; each is set beside the book's encoder trained at the same seed,
-# which starts from the same initial draws for every array the two share. The depth and width
-# sweep is trained at the first three seeds. Every encoder is measured against the exact
-# optimum on 400 held-out sentences: its mean KL divergence from the exact posterior at the
-# selected positions, on its own training channel's displays and on BERT's fixed-count
-# displays; at kept positions, the probability it gives the visible word beside the plug-in
-# of chapter 2 (Theorem 2 (ii) applied to its own `[MASK]` guess); its calibration, as the
-# expected calibration error of its top prediction over ten bins, with each prediction's
-# accuracy taken from the exact posterior rather than from a sampled label; and, on
-# chapter 4's test split, the anisotropy baseline at each layer and the sense probe of
-# chapter 5. The rules below were fixed, with the verdict each was expected to get, before
-# any variant was trained.
+
+# %% tags=["hide-input"]
+book = hmm_encoder_artefact.SETUP.encoder
+Markdown(
+    "\n\n".join(" ".join(part.split()) for part in (
+        f"*The caveat.* The book's HMM encoder follows one recipe, and several of its choices were made once and never varied. It selects positions independently, where BERT fixes their number; the first section of this chapter measured what that does to the optimum, not to a trained encoder. Its random replacements are uniform over the words, where the words' unigram frequencies are the other natural law. Its head normalises the last layer and adds a bias, where many accounts of BERT write the output as $u = hE^\\top$. Its output layer reuses the token table, which [Gao et al. (2019)](../references.html#gao-2019) blame for the narrow cone that contextual vectors occupy (chapter 4). And it has one size: {book.n_blocks} blocks of width {book.d_model}.",
+        f"*The experiment.* Each choice is changed alone, with every other setting kept, schedule and learning rate included. The {len(hmm_encoder_artefact.COMPARED)} variants compared with the book's recipe are trained at the book's {len(hmm_encoder_artefact.SEEDS)} seeds; each is set beside the book's encoder trained at the same seed, which starts from the same initial draws for every array the two share. The depth and width sweep is trained at the first {len(hmm_encoder_artefact.variant_seeds('depth-1'))} seeds. Every encoder is measured against the exact optimum on {hmm_encoder_artefact.SETUP.eval_sequences} held-out sentences: its mean KL divergence from the exact posterior at the selected positions, on its own training channel's displays and on BERT's fixed-count displays; at kept positions, the probability it gives the visible word beside the plug-in of chapter 2 (Theorem 2 (ii) applied to its own `[MASK]` guess); its calibration, as the expected calibration error of its top prediction over {variant_measurements.CALIBRATION_BINS} bins, with each prediction's accuracy taken from the exact posterior rather than from a sampled label; and, on chapter 4's test split, the anisotropy baseline at each layer and the sense probe of chapter 5. The rules below were fixed, with the verdict each was expected to get, before any variant was trained.",
+    ))
+)
 
 # %%
 show(recipes.figure_recipes())
@@ -900,7 +885,7 @@ Markdown(
     f"Untied, the last layer's anisotropy baseline is {seed_words(untied_base, '.3f')}, tied "
     f"{seed_words(tied_base, '.3f')}; the untied encoder's is lower at {q4.value['seeds holding']} seed pairs "
     f"(**{q4.verdict}**, expected {recipes.STATED_BEFORE_RUN['Q4']}: the HMM has no rare words, its least "
-    f"frequent having probability 0.008). **Answer:** on the HMM, "
+    f"frequent having probability {hmm_encoder_artefact.unigram_replacement().min():.3f}). **Answer:** on the HMM, "
     + ("tying does not make the cone: untying moves the last layer's shared direction one way at some seeds and "
        "the other way at others." if q4.verdict == "seed-dependent" else
        "untying lowers the last layer's shared direction at every seed, so tying contributes to the cone even "
