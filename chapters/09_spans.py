@@ -465,8 +465,9 @@ study = states.results()
 run = state_taggers.book_run()
 recipe = state_taggers.TAGGER
 share_w = study.occurrences / (study.sentences * run.length)
+own = ", ".join(sorted({str(k) for k in states.own_tokens(hmm)}))
 Markdown(
-    f"In this language the task is mostly a lookup. Each of the {hmm.n_states} states emits three tokens of its own, "
+    f"In this language the task is mostly a lookup. Each of the {hmm.n_states} states emits {own} tokens of its own, "
     f"so a token other than *w* names its state outright, and both ceilings are 1 there. Only *w*, emitted by the "
     f"two sense states, leaves the state open, and it is frequent: {study.occurrences} of the "
     f"{study.sentences * run.length} held-out positions ({100 * share_w:.0f} %). At *w* the both-sides ceiling is "

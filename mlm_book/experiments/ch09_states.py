@@ -51,7 +51,7 @@ from mlm_book.ledger import Claim, over_seeds, verify
 from mlm_book.report import Markdown, seed_band, table
 from mlm_book.validation import as_int_array, check_instance, check_tokens
 
-__all__ = ["TOLERANCE", "GAP_SHARE", "TAGGERS", "max_posteriors", "ceilings", "guess_mass", "StatesStudy",
+__all__ = ["TOLERANCE", "GAP_SHARE", "TAGGERS", "own_tokens", "max_posteriors", "ceilings", "guess_mass", "StatesStudy",
            "results", "summary_table", "rules_table", "figure_positions", "first_position_ceiling",
            "STATED_BEFORE_RUN", "CLAIMS"]
 
@@ -71,6 +71,33 @@ _CEILING = {"bidirectional": "both", "left-to-right": "left"}
 
 
 # ----------------------------------------------------------------------------- exact ceilings
+def own_tokens(hmm: HiddenMarkovLanguage | None = None) -> np.ndarray:
+    """How many tokens each hidden state emits that no other state emits.
+
+    Parameters
+    ----------
+    hmm : HiddenMarkovLanguage, optional
+        Default: the book's ([`default_hmm`][mlm_book.hmm.default_hmm]).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n_states,)`` integer counts: a token is a state's own when that state is the only one
+        with positive emission probability for it, so reading it names the state outright.
+
+    Examples
+    --------
+    Each of the book's eight states has three tokens of its own; the shared $w$ belongs to none:
+
+    >>> own_tokens().tolist()
+    [3, 3, 3, 3, 3, 3, 3, 3]
+    """
+    hmm = default_hmm() if hmm is None else check_hmm(hmm)
+    emits = hmm.emission > 0
+    exclusive = emits.sum(axis=0) == 1
+    return (emits & exclusive[None, :]).sum(axis=1)
+
+
 def _tokens(hmm: HiddenMarkovLanguage, tokens) -> np.ndarray:
     tokens = check_tokens(tokens, "tokens", hmm.vocab_size, ndim=2)
     if tokens.size == 0:
