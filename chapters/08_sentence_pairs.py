@@ -112,7 +112,10 @@ show(ch8.figure_input(a))
 #   masked-LM loss alone. RoBERTa packs *whole* sentences up to its length and puts an extra
 #   separator at a document boundary; here a sequence ends wherever its 31 tokens end, even
 #   mid-sentence, and a filing boundary is marked only by the `[SEP]` that ends every
-#   sentence.
+#   sentence. RoBERTa also changed how much it trained: batches of 8,000 sequences against
+#   BERT's 256, and many more of them. Both runs here keep one batch size and one number
+#   of steps, so that dropping next-sentence prediction is the only difference between
+#   them.
 #
 # A third run, **MLM, packed, all `[MASK]`**, is the packed one with every selected token
 # shown as `[MASK]` (none random, none kept); it comes back at the end of the chapter.

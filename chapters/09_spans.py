@@ -42,6 +42,15 @@
 #
 # The corpus has no locations that are not GPEs (no rivers, no mountains), and no MISC
 # other than its products.
+#
+# A *named* entity is a thing referred to by a proper name, and all four types are names.
+# Many schemes also tag expressions that are not names but are as useful to extract:
+# OntoNotes has DATE, TIME, PERCENT, MONEY, QUANTITY and CARDINAL among its 18 types. The
+# filings are full of them ("annual report 2019", "rose 12 percent", "to 40 million"), and
+# the corpus annotates none of them. Each one fills a fixed slot of a
+# sentence template, a number next to *percent*, *million* or a month, so finding them is
+# a lookup a tagger would learn from the neighbouring word alone; they would raise every
+# score without testing what this chapter is about, reading a name from its context.
 
 # %%
 import numpy as np
@@ -192,6 +201,16 @@ table(["decoder", "tags", "mentions (start, end, type)"],
 
 # %% [markdown]
 # ## Scores by entity
+#
+# A predicted mention counts as correct only when its first token, its last token and its
+# type all match a gold mention; a mention found in part, or with the wrong type, is both a
+# false positive (the prediction) and a false negative (the gold mention it missed). With
+# $tp$, $fp$ and $fn$ counted that way over all types of the test corpus, **precision**
+# $P = tp/(tp + fp)$ is the share of predicted mentions that are right, **recall**
+# $R = tp/(tp + fn)$ the share of gold mentions found, and the **micro-F1** is their
+# harmonic mean $2PR/(P + R)$, the score of the CoNLL shared tasks
+# ([Tjong Kim Sang and De Meulder 2003](../references.html#tjong-2003)). Per-token
+# accuracy counts tokens instead, most of them `O`.
 
 # %%
 ch9.score_table()
@@ -281,8 +300,12 @@ Markdown(
 # %% [markdown]
 # ## Redacting names
 #
-# One use of a tagger is to anonymise a text: replace every token inside a predicted PERSON
-# mention before the text is shared. What matters then is not the F1 but what leaks: a
+# Found mentions feed other tasks. *Entity linking* maps each mention to an entry of a
+# knowledge base, such as a Wikipedia page; in these filings it would be a lookup, since each
+# alias names exactly one company. *Sentiment towards an entity* asks whether a text speaks
+# well or badly of the thing a mention names; chapter 8's probes ask the simplest version,
+# whether a news sentence of a filing reports good or bad news. One use is built here in full: to anonymise a text, replace every token inside a
+# predicted PERSON mention before the text is shared. What matters then is not the F1 but what leaks: a
 # person mention *leaks* when any of its tokens is left visible, because it was missed
 # entirely or redacted only in part. Tokens redacted outside every person mention cost the
 # text, not privacy.
@@ -335,7 +358,12 @@ Markdown(
     f"vocabulary comes from a close relative, WordPiece ([Schuster and Nakajima 2012](../references.html#schuster-2012); "
     f"[Wu et al. 2016](../references.html#wu-2016)), which also grows a vocabulary of pieces from characters but "
     f"adds, at each step, the piece that most raises the likelihood of the training text under a language model "
-    f"of the pieces, not the most frequent pair. The book uses BPE. Learned "
+    f"of the pieces, not the most frequent pair. SentencePiece's unigram model "
+    f"([Kudo 2018](../references.html#kudo-2018)) goes the other way: it starts from a large set of candidate "
+    f"pieces, fits a unigram language model over them, and prunes the pieces whose loss would hurt the "
+    f"likelihood least, so a word can be split several ways and the likeliest split is chosen. All three split a "
+    f"word into pieces that the tagger's decoder must map back to the word (the section after next). The book "
+    f"uses BPE, the simplest of them. Learned "
     f"on chapter 6's filings and measured on the test corpus:"
 )
 

@@ -137,7 +137,10 @@ short_run.left.round(3), short_run.both.round(3), short_run.gap.round(3)
 # sentences with next-token prediction as its loss: every position but the last predicts
 # the word after it. It is trained twice, once reading the whole input (the **unmasked
 # reader**) and once under the causal mask (the **causal reader**), each at the book's five
-# seeds. The recipe is chapter 2's with the loss replaced; the one change is the length of
+# seeds. The two readers have the same parameters, shape for shape; they differ only in the
+# mask $M$ added to the attention scores before the softmax
+# ([chapter 2](02_objective.html#a-trained-encoder-against-the-exact-posterior)): zero everywhere for the unmasked reader,
+# $-\infty$ above the diagonal for the causal one. The recipe is chapter 2's with the loss replaced; the one change is the length of
 # the run, fixed before any training:
 
 # %% tags=["hide-input"]
@@ -251,6 +254,18 @@ Markdown(
 
 # %% [markdown]
 # ## Hiding more than one word
+#
+# Masked language modelling is one *denoising* objective: corrupt the input, train a network
+# to restore it. Others corrupt differently. BART
+# ([Lewis et al. 2020](../references.html#lewis-2020)) also deletes tokens, shuffles
+# sentences and replaces whole spans by a single `[MASK]`; T5
+# ([Raffel et al. 2020](../references.html#raffel-2020)) replaces spans by sentinel tokens and
+# has a decoder write out what was removed. Deletions, insertions and span-to-one-token
+# replacements change the input's length, so a position of the corrupted input no longer
+# stands for one position of the clean one, and the per-position optimum this book computes
+# has no direct counterpart: those objectives need a decoder that writes a sequence, and the
+# book does not build them. Hiding runs of words while keeping every position is the variant
+# that keeps the exact optimum.
 #
 # BERT hides a fixed number of positions per input, drawn uniformly with no regard to which
 # are neighbours ([chapter 2](02_objective.html#berts-own-count)), so a hidden word usually
