@@ -644,6 +644,10 @@ CLAIMS = (
     Claim("D-38", "IO loses where touching mentions of one type begin: touching pairs in the test corpus",
           seed="—", rule="> 0", compute=lambda: io_example()[0], accept=lambda v: v > 0, fmt="d",
           section="from-spans-to-tags"),
+    Claim("D-07", "Subwords leave no word unknown: test-corpus unknown rate of a BPE with as many ids as the word "
+          "vocabulary, and of the word vocabulary", seed="—", rule="BPE = 0 < word vocabulary",
+          compute=lambda: (float(matched_statistics().unknown_rate), float(word_vocabulary_rates()[2])),
+          accept=lambda v: v[0] == 0 < v[1], section="splitting-words"),
     Claim("D-42", "A partial span (\"Jane\" for \"Jane Villanueva\") counts as errors: (tp, fp, fn)", seed="—",
           rule="(0, 1, 1)", compute=_partial_counts, accept=lambda v: v == (0, 1, 1), section="scores-by-entity"),
     Claim("D-35", f"Anonymisation: share of the test PERSON mentions left at least partly visible when every token "
