@@ -25,7 +25,9 @@
 # the model how sentences connect; the `[CLS]` vector is the one BERT's classifiers are
 # fine-tuned from, and although BERT's authors note that without fine-tuning it is not a
 # meaningful sentence representation (it was trained with NSP), it is often read frozen as
-# a summary of the sequence; pre-training was meant to make labelled data go further. NSP's
+# a summary of the sequence; and pre-training was meant to make labelled data go further,
+# the promise of *transfer learning*: what a model learns on one task (filling blanks in
+# unlabelled text) carries over to another (a classifier fine-tuned on a few labels). NSP's
 # value is disputed: BERT's own ablation found that pre-training without it hurt several
 # tasks, RoBERTa's found that dropping it did not
 # ([Liu et al. 2019](../references.html#liu-2019)), and ALBERT replaced it
@@ -352,9 +354,11 @@ round(ch8.news_fine_tune(variant="nsp", size=64, mode="full", pooling="cls", see
 # ## Two sentences, one verdict: entailment
 #
 # BERT's pair input was built for tasks like natural language inference: given a premise A
-# and a hypothesis B, does A entail B, contradict it, or neither
-# ([Williams et al. 2018](../references.html#williams-2018))? Human datasets decide the
-# label "as a typical reader would"; here the facts decide it.
+# and a hypothesis B, does A entail B, contradict it, or neither? MultiNLI
+# ([Williams et al. 2018](../references.html#williams-2018)), the MNLI of BERT's
+# benchmarks, pairs premises taken from text of ten genres with hypotheses written by crowd
+# workers. Human datasets decide the label "as a typical reader would"; here the facts
+# decide it.
 
 # %% tags=["hide-input"]
 short, long = (settings.steps for settings in nli.SCHEDULES.values())
