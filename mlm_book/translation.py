@@ -37,8 +37,17 @@ from mlm_book.validation import (
     check_positive_int,
 )
 
-__all__ = ["READS", "TranslationWorld", "default_world", "sample_pairs", "target_conditionals",
-           "ExactLosses", "exact_losses", "emission_floor", "MAX_PAIR_ENTRIES"]
+__all__ = [
+    "MAX_PAIR_ENTRIES",
+    "READS",
+    "ExactLosses",
+    "TranslationWorld",
+    "default_world",
+    "emission_floor",
+    "exact_losses",
+    "sample_pairs",
+    "target_conditionals",
+]
 
 READS = ("prefix", "source+prefix", "source+both")
 """What each exact reference reads of a pair besides the target's own past (see the module docstring)."""

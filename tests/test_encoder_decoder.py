@@ -8,7 +8,11 @@ import pytest
 
 from mlm_book import translation
 from mlm_book.nn import encoder_decoder as ed
-from mlm_book.nn.cross_attention import CROSS_PARAMS, cross_attention_backward, cross_attention_forward
+from mlm_book.nn.cross_attention import (
+    CROSS_PARAMS,
+    cross_attention_backward,
+    cross_attention_forward,
+)
 from mlm_book.nn.gradcheck import central_differences, relative_error
 
 # A correct backward pass scores ~1e-9 with h = 1e-5 in float64 (truncation ~h^2, rounding ~1e-16/h;

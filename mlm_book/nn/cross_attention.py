@@ -18,7 +18,7 @@ import numpy as np
 
 from mlm_book.validation import check_instance, check_positive_int
 
-__all__ = ["CROSS_PARAMS", "cross_attention_forward", "cross_attention_backward"]
+__all__ = ["CROSS_PARAMS", "cross_attention_backward", "cross_attention_forward"]
 
 CROSS_PARAMS = ("W_q", "b_q", "W_kv", "b_kv", "W_o", "b_o")
 """The parameters' names, in the order of their shapes ``(d, d), (d,), (d, 2d), (2d,), (d, d), (d,)``."""

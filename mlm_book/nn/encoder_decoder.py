@@ -24,7 +24,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mlm_book.nn.cross_attention import CROSS_PARAMS, cross_attention_backward, cross_attention_forward
+from mlm_book.nn.cross_attention import (
+    CROSS_PARAMS,
+    cross_attention_backward,
+    cross_attention_forward,
+)
 from mlm_book.nn.layers import (
     attention_backward,
     attention_forward,
@@ -39,10 +43,22 @@ from mlm_book.nn.layers import (
     mlp_backward,
     mlp_forward,
 )
-from mlm_book.validation import as_int_array, check_generator, check_instance, check_positive_int, check_real
+from mlm_book.validation import (
+    as_int_array,
+    check_generator,
+    check_instance,
+    check_positive_int,
+    check_real,
+)
 
-__all__ = ["EncoderDecoderConfig", "param_shapes", "decayed_names", "init_params", "loss_and_grads",
-           "log_probabilities"]
+__all__ = [
+    "EncoderDecoderConfig",
+    "decayed_names",
+    "init_params",
+    "log_probabilities",
+    "loss_and_grads",
+    "param_shapes",
+]
 
 _ENC_BLOCK = ("ln1.g", "ln1.b", "attn.W_qkv", "attn.b_qkv", "attn.W_o", "attn.b_o", "ln2.g", "ln2.b",
               "mlp.W_1", "mlp.b_1", "mlp.W_2", "mlp.b_2")
