@@ -76,6 +76,8 @@ class EncoderDecoderRun:
 
     Examples
     --------
+    >>> EncoderDecoderRun().length
+    16
     >>> run = book_run(3)
     >>> run.seed, run.length, run.model.target_vocab
     (3, 16, 6)
@@ -191,7 +193,13 @@ def outputs(run: EncoderDecoderRun) -> dict:
 
 
 def is_built(run: EncoderDecoderRun) -> bool:
-    """Whether the store holds ``run`` (a damaged entry counts as absent)."""
+    """Whether the store holds ``run`` (a damaged entry counts as absent).
+
+    Examples
+    --------
+    >>> is_built(book_run()) in (True, False)
+    True
+    """
     check_instance(run, "run", EncoderDecoderRun)
     entry = cache.entry_for("encoder-decoder", _key(run), [artefacts.key_source("encoder-decoder")])
     return cache.load(entry) is not None

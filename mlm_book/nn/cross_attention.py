@@ -104,6 +104,8 @@ def cross_attention_forward(x: np.ndarray, memory: np.ndarray, params: dict, n_h
         raise ValueError(f"x must have shape (B*m, d) with d >= 1, got {x.shape}")
     d = x.shape[1]
     _float(x, "x", (B * m, d))
+    if isinstance(memory, np.ndarray) and memory.ndim == 2 and memory.shape[1] != d:
+        raise ValueError(f"x and memory must have the same width d, got {d} and {memory.shape[1]}")
     _float(memory, "memory", (B * n, d))
     n_heads = check_positive_int(n_heads, "n_heads")
     if d % n_heads:

@@ -189,7 +189,10 @@ def init_params(config: EncoderDecoderConfig, rng: np.random.Generator, dtype=np
     """
     shapes = param_shapes(config)
     rng = check_generator(rng)
-    dtype = np.dtype(dtype)
+    try:
+        dtype = np.dtype(dtype)
+    except (TypeError, ValueError):
+        raise TypeError(f"dtype must be float32 or float64, got {dtype!r:.40}") from None
     if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise TypeError(f"dtype must be float32 or float64, got {dtype}")
     sizes = [int(np.prod(shape)) for shape in shapes.values()]
