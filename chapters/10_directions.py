@@ -350,13 +350,13 @@ first_gap = study.exact_position["prefix"][0] - study.exact_position["source+pre
 Markdown(
     f"The source is worth {study.gap:.3f} nats per target word: the target-only law loses "
     f"{study.exact.prefix:.3f} on the held-out pairs, the source-aware law {study.exact.source_prefix:.3f}, "
-    f"not far above the {study.floor:.3f} nats that the target's own noise leaves even to a reader of the hidden "
-    f"state. It is worth most at the first position ({first_gap:.3f} nats), where the target has no past to go "
+    f"only {study.exact.source_prefix - study.floor:.4f} above the {study.floor:.3f} nats that the target's own "
+    f"noise leaves even to a reader of the hidden state. It is worth most at the first position ({first_gap:.3f} nats), where the target has no past to go "
     f"on. The trained model lands {book_excess:.4f} ± {book_se:.4f} nats above the source-aware law at the "
     f"book's seed, and between {study.excess.min():.4f} and {study.excess.max():.4f} over the seeds: it keeps "
     f"{100 * (1 - study.excess.max() / study.gap):.1f} % or more of what the source is worth. Reading the rest "
     f"of the target as well would lower the exact loss by only "
-    f"{study.exact.source_prefix - study.exact.source_both:.5f} nats (the exercises say why)."
+    f"{study.exact.source_prefix - study.exact.source_both:.1e} nats (the exercises say why)."
 )
 
 # %% [markdown]
@@ -482,7 +482,7 @@ answer(f"The target word $y_t$ depends on everything else only through the hidde
        f"{'of the same role, ' + roles[0] if roles[0] == roles[1] else 'of roles ' + ' and '.join(roles)}, so even "
        f"there the target's other words can only sharpen the odds of the particles. On the {study.pairs:,} held-out pairs the both-sides law loses "
        f"{study.exact.source_both:.5f} nats per target word and the source-aware law {study.exact.source_prefix:.5f}: "
-       f"a difference of {study.exact.source_prefix - study.exact.source_both:.5f}, against the "
+       f"a difference of {study.exact.source_prefix - study.exact.source_both:.1e}, against the "
        f"{study.gap:.3f} nats the source itself is worth.")
 
 # %% [markdown]

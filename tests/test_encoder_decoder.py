@@ -140,3 +140,36 @@ def test_translation_world_refuses_bad_input():
         translation.target_conditionals(world, [[0]], [[0]], "everything")
     with pytest.raises(ValueError, match="target_emission"):
         translation.TranslationWorld(world.source, np.full((3, 2), 0.5), ("a", "b"))
+
+
+def test_the_artefact_refuses_a_model_that_does_not_fit_the_world():
+    from dataclasses import replace
+
+    from mlm_book.artefacts import encoder_decoder as artefact
+    with pytest.raises(ValueError, match="vocabularies"):
+        replace(artefact.book_run(), model=replace(artefact.MODEL, target_vocab=7))
+    with pytest.raises(ValueError, match="seed"):
+        artefact.book_run(12345)
+
+
+# ----------------------------------------------------------------------------- (book) the trained models
+@pytest.mark.book
+def test_the_rules_get_the_verdicts_stated_before_the_run():
+    from mlm_book.experiments import ch10_encoder_decoder as ch
+    from mlm_book.ledger import verify
+    results = verify(claims=ch.CLAIMS)
+    assert [r.verdict for r in results] == [ch.STATED_BEFORE_RUN[c.id] for c in ch.CLAIMS]
+    assert all(r.passed for r in results)
+
+
+@pytest.mark.book
+def test_the_study_is_consistent_with_the_exact_laws():
+    from mlm_book.experiments import ch10_encoder_decoder as ch
+    study = ch.results()
+    # the held-out means of the three exact laws, on 2000 pairs, are ordered as their expectations
+    # (the both-sides gain is ~5e-6 nats, so that one is allowed its sampling noise)
+    assert study.exact.prefix > study.exact.source_prefix
+    assert study.exact.source_both <= study.exact.source_prefix + 1e-4
+    assert study.exact.source_prefix >= study.floor - 0.01       # the floor is an expectation, not this sample's
+    np.testing.assert_allclose(study.model_position.mean(axis=1), study.model_loss, rtol=1e-12)
+    assert [f.name for f in ch.families(study)] == ["decoder", "encoder", "encoder–decoder"]
