@@ -330,9 +330,9 @@ study = encdec.results()       # five trained encoder–decoders on held-out pai
 # %% tags=["hide-input"]
 model, recipe = encdec_runs.MODEL, encdec_runs.TRAINING
 Markdown(
-    f"The model is the book's encoder ({model.n_encoder_blocks} block, width {model.d_model}, "
-    f"{model.n_heads} heads) and a decoder of {model.n_decoder_blocks} block of the same width, each block a causal "
-    f"self-attention, a cross-attention and an MLP, with every backward pass written by hand and checked against "
+    f"The model pairs an encoder of the book's kind ({model.n_encoder_blocks} block of width {model.d_model}, "
+    f"{model.n_heads} heads) with a decoder of {model.n_decoder_blocks} block of the same width, a decoder block "
+    f"being a causal self-attention, a cross-attention and an MLP, with every backward pass written by hand and checked against "
     f"central differences in float64. It is trained by teacher forcing: the decoder reads a start token and "
     f"$y_1, \\dots, y_{{t-1}}$ and is scored on $y_t$, at all {encdec_runs.LENGTH} positions of each pair. The "
     f"recipe is the HMM encoder's (peak rate {recipe.lr:g}, warm-up a fifteenth of the run, weight decay "
@@ -346,14 +346,17 @@ show(encdec.figure_positions(study))
 
 # %% tags=["hide-input"]
 book_excess, book_se = study.excess[0], study.excess_se[0]
-first_gap = study.exact_position["prefix"][0] - study.exact_position["source+prefix"][0]
+gaps = study.exact_position["prefix"] - study.exact_position["source+prefix"]
+most = int(np.argmax(gaps))
 Markdown(
     f"The source is worth {study.gap:.3f} nats per target word: the target-only law loses "
     f"{study.exact.prefix:.3f} on the held-out pairs, the source-aware law {study.exact.source_prefix:.3f}, "
     f"only {study.exact.source_prefix - study.floor:.4f} above the {study.floor:.3f} nats that the target's own "
-    f"noise leaves even to a reader of the hidden state. It is worth most at the first position ({first_gap:.3f} nats), where the target has no past to go "
-    f"on. The trained model lands {book_excess:.4f} ± {book_se:.4f} nats above the source-aware law at the "
-    f"book's seed, and between {study.excess.min():.4f} and {study.excess.max():.4f} over the seeds: it keeps "
+    f"noise leaves even to a reader of the hidden state. It is worth most at position {most + 1} "
+    f"({gaps[most]:.3f} nats, against {np.delete(gaps, most).mean():.3f} on average elsewhere)"
+    f"{', where the target has no past to go on' if most == 0 else ''}. The trained model lands "
+    f"{book_excess:.4f} ± {book_se:.4f} nats above the source-aware law at the book's seed, and between "
+    f"{study.excess.min():.4f} and {study.excess.max():.4f} over the seeds: it keeps "
     f"{100 * (1 - study.excess.max() / study.gap):.1f} % or more of what the source is worth. Reading the rest "
     f"of the target as well would lower the exact loss by only "
     f"{study.exact.source_prefix - study.exact.source_both:.1e} nats (the exercises say why)."
@@ -371,7 +374,7 @@ Markdown(
 encdec.families_table(study)
 
 # %% [markdown]
-# The rules for the trained encoder–decoders were fixed before any of them was trained:
+# The rules for the trained encoder–decoders were fixed before the five runs were trained:
 
 # %%
 encdec.rules_table()

@@ -219,9 +219,11 @@ def _build(run: EncoderDecoderRun) -> None:
 # training-loss means over 100-step windows of 1.66 at step 0, 1.28 at 200, 0.92 at 400, 0.913 at 600 and
 # 0.899-0.907 from step 1000 to the end (a window's sampling noise is about 0.003 nats): flat from about step
 # 1000. The run is cut to 1500 steps, the warm-up keeping its fifteenth.
-# Seconds per step on one core, measured in that pilot while another engineer's job shared the machine: 0.019
-# (57 s for 3000 steps, batch 64, length 16); 0.03 is kept as a cautious figure for a busy cold build.
-_SECONDS_PER_STEP = 0.03
+# Seconds per step on one core: 0.019 in that pilot (57 s for 3000 steps, batch 64, length 16); the book's build
+# of 2026-12-03 (--jobs 1, other engineers' builds sharing both cores) took 61-64 s per run of 1500 steps for the
+# last three seeds and up to 147 s for the first two, under heavier load. 0.04 s a step (60 s a run, 5 core-minutes
+# for the five) is the figure of the quieter runs.
+_SECONDS_PER_STEP = 0.04
 
 ARTEFACT_KINDS = (artefacts.Kind(
     name="encoder-decoder",
