@@ -303,6 +303,106 @@ spans.span_masking(default_hmm(), length=12, span_lengths=[1, 3, 6, 12], sequenc
                    rng=np.random.default_rng(1)).per_position.round(3)
 
 # %% [markdown]
+# ## The third family: encoder–decoder
+#
+# The two readers so far share one sentence: the decoder predicts each word from the words
+# before it, the encoder fills in hidden words from everything around them. The third family
+# maps one sequence to another. Machine translation made it
+# ([Bahdanau et al. 2015](../references.html#bahdanau-2015);
+# [Vaswani et al. 2017](../references.html#vaswani-2017)), and T5 casts every task in its form
+# ([Raffel et al. 2020](../references.html#raffel-2020)). An **encoder** reads the whole source;
+# a **decoder** writes the target from left to right. Each decoder block reads the target words
+# already written through causal self-attention, as the causal reader above does, and every
+# position of the encoder's output through **cross-attention**, whose queries come from the
+# decoder and whose keys and values come from the encoder. The target may use another
+# vocabulary than the source, and its words need not match the source's one for one.
+#
+# To keep the optimum exact, the two languages share the HMM's hidden path. The source is the
+# book's language. The target has six words: at each position it says the **role** of the
+# hidden state (one of four, the state's place within its regime, since the two regimes mirror
+# each other) with probability 0.6, and otherwise one of two particles whose odds lean towards
+# the regime. A pair $(x, y)$ is emitted from one path $z$: position $t$ of the target depends on
+# $z_t$, which the source reveals only through its own noisy words. The exact law of the next
+# target word follows from forward–backward: the state's law at $t$ given the source
+# everywhere and the target before $t$ is the forward prediction from both languages before $t$,
+# times the source's likelihood at $t$, times the backward message of the source alone after
+# $t$. Three laws bracket what a reader can reach:
+#
+# - **target only**, $p(y_t \mid y_{<t})$: the best decoder that never sees the source;
+# - **source-aware**, $p(y_t \mid y_{<t}, x)$: what the encoder–decoder is trained towards;
+# - **both sides**, $p(y_t \mid y_{-t}, x)$: a reader of the source and of the rest of the target.
+#
+# The gap between the first two is what the source is worth.
+
+# %%
+from mlm_book import translation
+from mlm_book.artefacts import encoder_decoder as encdec_runs
+from mlm_book.experiments import ch10_encoder_decoder as encdec
+
+world = translation.default_world()
+study = encdec.results()       # five trained encoder–decoders on held-out pairs, beside the exact laws
+
+# %% tags=["hide-input"]
+model, recipe = encdec_runs.MODEL, encdec_runs.TRAINING
+Markdown(
+    f"The model pairs an encoder of the book's kind ({model.n_encoder_blocks} block of width {model.d_model}, "
+    f"{model.n_heads} heads) with a decoder of {model.n_decoder_blocks} block of the same width, a decoder block "
+    f"being a causal self-attention, a cross-attention and an MLP, with every backward pass written by hand and checked against "
+    f"central differences in float64. It is trained by teacher forcing: the decoder reads a start token and "
+    f"$y_1, \\dots, y_{{t-1}}$ and is scored on $y_t$, at all {encdec_runs.LENGTH} positions of each pair. The "
+    f"recipe is the HMM encoder's (peak rate {recipe.lr:g}, warm-up a fifteenth of the run, weight decay "
+    f"{recipe.weight_decay:g}) with {recipe.batch_size} fresh pairs a step, for {recipe.steps} steps: a pilot at the "
+    f"book's seed had flattened by then. Each of the {len(study.seeds)} seeds is scored on the same "
+    f"{study.pairs:,} held-out pairs, against the exact laws of the same words."
+)
+
+# %%
+show(encdec.figure_positions(study))
+
+# %% tags=["hide-input"]
+book_excess, book_se = study.excess[0], study.excess_se[0]
+gaps = study.exact_position["prefix"] - study.exact_position["source+prefix"]
+most = int(np.argmax(gaps))
+Markdown(
+    f"The source is worth {study.gap:.3f} nats per target word: the target-only law loses "
+    f"{study.exact.prefix:.3f} on the held-out pairs, the source-aware law {study.exact.source_prefix:.3f}, "
+    f"only {study.exact.source_prefix - study.floor:.4f} above the {study.floor:.3f} nats that the target's own "
+    f"noise leaves even to a reader of the hidden state. It is worth most at position {most + 1} "
+    f"({gaps[most]:.3f} nats, against {np.delete(gaps, most).mean():.3f} on average elsewhere)"
+    f"{', where the target has no past to go on' if most == 0 else ''}. The trained model lands "
+    f"{book_excess:.4f} ± {book_se:.4f} nats above the source-aware law at the book's seed, and between "
+    f"{study.excess.min():.4f} and {study.excess.max():.4f} over the seeds: it keeps "
+    f"{100 * (1 - study.excess.max() / study.gap):.1f} % or more of what the source is worth. Reading the rest "
+    f"of the target as well would lower the exact loss by only "
+    f"{study.exact.source_prefix - study.exact.source_both:.1e} nats (the exercises say why)."
+)
+
+# %% [markdown]
+# Set beside the two readers of the HMM language, the three families differ in what they
+# read and what they predict, and each has its own exact optimum on its own words. The first
+# two predict words of the 25-word language and the third words of the six-word target, so
+# their optimal losses are not comparable across rows; each trained model's excess over its
+# own optimum is, as a distance from the best it could do (the encoder's row is chapter 2's
+# HMM encoder, scored on the positions its channel selected).
+
+# %%
+encdec.families_table(study)
+
+# %% [markdown]
+# The rules for the trained encoder–decoders were fixed before the five runs were trained:
+
+# %%
+encdec.rules_table()
+
+# %% [markdown]
+# The exact laws on another sample, shorter sentences and another seed (target only, source-aware,
+# both sides, in nats per target word):
+
+# %%
+_, source, target = translation.sample_pairs(world, 2_000, 8, np.random.default_rng(3))
+translation.exact_losses(world, source, target)
+
+# %% [markdown]
 # ## One encoder, many languages: how often to show each
 #
 # A multilingual encoder is trained on a mixture of languages with very unequal amounts of
@@ -387,7 +487,25 @@ answer(f"$q_k / p_k = p_k^{{\\alpha - 1}} / \\sum_j p_j^\\alpha$; the denominato
        f"{', '.join(f'{v:.3f}' for v in ratios[order])}: falling, as they must.")
 
 # %% [markdown]
+# **Exercise 3.** In the translation world, a reader of the whole source and of every other
+# target word does hardly better than the encoder–decoder's optimum, which sees only the
+# target's past. Why? Compute the difference on the held-out pairs.
+
+# %% tags=["hide-input"]
+ambiguous = world.source.token_names[world.source.shared_token]
+roles = [world.target_names[int(k)] for k in world.target_emission[list(world.source.sense_states)].argmax(axis=1)]
+answer(f"The target word $y_t$ depends on everything else only through the hidden state $z_t$, and the source "
+       f"nearly names $z_t$: each state has source words of its own, and the one word two states share, "
+       f"{ambiguous}, is said by two states "
+       f"{'of the same role, ' + roles[0] if roles[0] == roles[1] else 'of roles ' + ' and '.join(roles)}, so even "
+       f"there the target's other words can only sharpen the odds of the particles. On the {study.pairs:,} held-out pairs the both-sides law loses "
+       f"{study.exact.source_both:.5f} nats per target word and the source-aware law {study.exact.source_prefix:.5f}: "
+       f"a difference of {study.exact.source_prefix - study.exact.source_both:.1e}, against the "
+       f"{study.gap:.3f} nats the source itself is worth.")
+
+# %% [markdown]
 # ## Claims
 
 # %% tags=["hide-input"]
-chapter_summary(verify(claims=directions.CLAIMS + readers.CLAIMS + spans.CLAIMS + languages.CLAIMS))
+chapter_summary(verify(claims=directions.CLAIMS + readers.CLAIMS + spans.CLAIMS + encdec.CLAIMS
+                           + languages.CLAIMS))
