@@ -316,23 +316,6 @@ spans.span_masking(default_hmm(), length=12, span_lengths=[1, 3, 6, 12], sequenc
 # position of the encoder's output through **cross-attention**, whose queries come from the
 # decoder and whose keys and values come from the encoder. The target may use another
 # vocabulary than the source, and its words need not match the source's one for one.
-#
-# To keep the optimum exact, the two languages share the HMM's hidden path. The source is the
-# book's language. The target has six words: at each position it says the **role** of the
-# hidden state (one of four, the state's place within its regime, since the two regimes mirror
-# each other) with probability 0.6, and otherwise one of two particles whose odds lean towards
-# the regime. A pair $(x, y)$ is emitted from one path $z$: position $t$ of the target depends on
-# $z_t$, which the source reveals only through its own noisy words. The exact law of the next
-# target word follows from forward–backward: the state's law at $t$ given the source
-# everywhere and the target before $t$ is the forward prediction from both languages before $t$,
-# times the source's likelihood at $t$, times the backward message of the source alone after
-# $t$. Three laws bracket what a reader can reach:
-#
-# - **target only**, $p(y_t \mid y_{<t})$: the best decoder that never sees the source;
-# - **source-aware**, $p(y_t \mid y_{<t}, x)$: what the encoder–decoder is trained towards;
-# - **both sides**, $p(y_t \mid y_{-t}, x)$: a reader of the source and of the rest of the target.
-#
-# The gap between the first two is what the source is worth.
 
 # %%
 from mlm_book import translation
@@ -341,6 +324,28 @@ from mlm_book.experiments import ch10_encoder_decoder as encdec
 
 world = translation.default_world()
 study = encdec.results()       # five trained encoder–decoders on held-out pairs, beside the exact laws
+
+# %% tags=["hide-input"]
+roles = np.unique(world.target_emission.argmax(axis=1)).size
+particles = world.target_vocab - roles
+say = float(world.target_emission[0].max())
+Markdown(
+    f"To keep the optimum exact, the two languages share the HMM's hidden path. The source is the book's "
+    f"language. The target has {world.target_vocab} words: at each position it says the **role** of the hidden "
+    f"state (one of {roles}, the state's place within its regime, since the two regimes mirror each other) with "
+    f"probability {say:g}, and otherwise one of {particles} particles whose odds lean towards the regime. A pair "
+    f"$(x, y)$ is emitted from one path $z$: position $t$ of the target depends on $z_t$, which the source reveals "
+    f"only through its own noisy words. The exact law of the next target word follows from forward–backward: the "
+    f"state's law at $t$ given the source everywhere and the target before $t$ is the forward prediction from both "
+    f"languages before $t$, times the source's likelihood at $t$, times the backward message of the source alone "
+    f"after $t$. Three laws bracket what a reader can reach:\n\n"
+    f"- **target only**, $p(y_t \\mid y_{{<t}})$: the best decoder that never sees the source;\n"
+    f"- **source-aware**, $p(y_t \\mid y_{{<t}}, x)$: what the encoder–decoder is trained towards;\n"
+    f"- **both sides**, $p(y_t \\mid y_{{-t}}, x)$: a reader of the source and of the rest of the target.\n\n"
+    f"The gap between the first two is what the source is worth. The target is as long as the source, position for "
+    f"position, because both are read off one path; a translation between real languages has no such alignment and "
+    f"may be longer or shorter, which the decoder's left-to-right writing allows but this world does not exercise."
+)
 
 # %% tags=["hide-input"]
 model, recipe = encdec_runs.MODEL, encdec_runs.TRAINING
