@@ -66,7 +66,6 @@ __all__ = [
     "loss_curve_figure",
     "seed_evaluations",
     "seed_four_cycles",
-    "seed_band",
     "band_cell",
     "KeyBiasCheck",
     "key_bias_check",
@@ -301,7 +300,7 @@ def seed_evaluations() -> tuple[EncoderEvaluation, ...]:
     return tuple(evaluation(seed_setup(seed)) for seed in SEEDS)
 
 
-def seed_band(getter, results=None) -> tuple[float, float, float, float, float]:
+def _seed_band(getter, results=None) -> tuple[float, float, float, float, float]:
     """``(book, mean, sd, min, max)`` of ``getter(result)`` over the training seeds.
 
     Parameters
@@ -314,7 +313,7 @@ def seed_band(getter, results=None) -> tuple[float, float, float, float, float]:
 
     Examples
     --------
-    >>> book, mean, sd, low, high = seed_band(lambda e: e.mean_kl)  # doctest: +BOOK
+    >>> book, mean, sd, low, high = _seed_band(lambda e: e.mean_kl)  # doctest: +BOOK
     >>> low <= book <= high and low <= mean <= high and sd > 0
     True
     """
