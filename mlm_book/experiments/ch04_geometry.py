@@ -529,6 +529,18 @@ def robustness_statements(robustness: SeedRobustness | None = None) -> tuple[tup
     ------
     TypeError
         If ``robustness`` is not a `SeedRobustness` (or ``None``).
+
+    Examples
+    --------
+    One encoder's row, built by hand (the chapter's come from five training seeds):
+
+    >>> row = SeedGeometry(seed=1, label="", self_similarity=(0.76, 0.62, 0.68), mev=(0.76, 0.64, 0.69),
+    ...                    baseline=(0.07, 0.15, 0.2), adjusted=(0.69, 0.47, 0.48), within_position=(1.0, 0.6, 0.7),
+    ...                    token_norm=1.1, position_norm=0.4, layer0_from_norms=0.88, n_occurrences=6663,
+    ...                    s509=True, s510=True, s512=True, s520=True)
+    >>> statements = robustness_statements(SeedRobustness(rows=(row,), config=SPLITS))
+    >>> all(holds and count == 1 for _, holds, count in statements)
+    True
     """
     robustness = (seed_robustness() if robustness is None
                   else check_instance(robustness, "robustness", SeedRobustness))
