@@ -79,9 +79,9 @@ def test_bad_input_is_named():
     with pytest.raises(ValueError, match="kind must index KINDS"):
         ci.FactPairs([0], [1], [4], [2])
     with pytest.raises(ValueError, match="source must be one of"):
-        ci.predictions("electra", "200 steps")
+        ci._predictions("electra", "200 steps")
     with pytest.raises(TypeError, match="schedule must be a str"):
-        ci.predictions("nsp", 200)
+        ci._predictions("nsp", 200)
     with pytest.raises(ValueError, match="share must"):
         ci.with_falls(generate_corpus(CorpusConfig(n_documents=2), np.random.default_rng(0)),
                       np.random.default_rng(0), share=1.5)
@@ -94,6 +94,6 @@ def test_trained_classifiers_keep_their_relationships():
     for accuracy in ci.accuracies("nsp", "1000 steps"):
         assert accuracy > 0.5
     kind = ci.held_out_pairs().kind
-    for predicted in ci.predictions("nsp", "1000 steps"):
+    for predicted in ci._predictions("nsp", "1000 steps"):
         restates, reverses = predicted[kind == 0], predicted[kind == 1]
         assert np.mean(restates == 1) < 0.05 and np.mean(reverses == 0) < 0.05

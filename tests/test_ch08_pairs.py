@@ -95,7 +95,7 @@ def test_bad_setups():
     with pytest.raises(ValueError, match="mask \\+ random must be at most 1"):
         ch8.PairSetup(mask=0.95, random=0.1)
     with pytest.raises(ValueError, match="variant must be one of"):
-        ch8.runs("electra")
+        ch8._runs("electra")
 
 
 @pytest.mark.parametrize("arguments, message", [
@@ -119,10 +119,10 @@ def test_trained_results_keep_their_relationships():
     # the chapter's reading of the all-[MASK] runs: at every seed they end the pre-training above the
     # 80/10/10 twin's loss, and their fine-tuning falls short of it at 1024 labels
     for masked, kept, masked_run, kept_run in zip(ch8.final_losses("all-mask"), ch8.final_losses("packed"),
-                                                  ch8.runs("all-mask"), ch8.runs("packed")):
+                                                  ch8._runs("all-mask"), ch8._runs("packed")):
         assert masked > kept + 0.5
         assert masked_run["curve/full/cls/1024"] < kept_run["curve/full/cls/1024"]
-    for nsp, packed in zip(ch8.pretrained_seeds("nsp"), ch8.pretrained_seeds("packed")):
+    for nsp, packed in zip(ch8._pretrained_seeds("nsp"), ch8._pretrained_seeds("packed")):
         assert nsp.nsp_losses.shape == (ch8.STEPS,) and packed.nsp_losses.size == 0
         assert nsp.mlm_losses[-100:].mean() < nsp.mlm_losses[:100].mean() - 1.0
 

@@ -63,7 +63,7 @@ def test_the_encoder_is_chapter_7s_recipe_on_pieces():
 @pytest.mark.book
 def test_bad_input_is_named():
     with pytest.raises(ValueError, match="key must be one of"):
-        sw.predictions("frozen/2/last/argmax")
+        sw._predictions("frozen/2/last/argmax")
     with pytest.raises(TypeError, match="data must be"):
         sw.pieces_of(ch08_pairs.sentences())
     with pytest.raises(ValueError, match="kind must be one of"):
@@ -88,13 +88,13 @@ def test_trained_subword_taggers_keep_their_relationships():
     fine-tuned tagger is at least as good as the frozen layer-0 probe."""
     lengths = ch09_spans.test_data().text.lengths
     for key in sw.TAGGERS:
-        for score in sw.scores(key):
+        for score in sw._scores(key):
             assert score.micro_f1 > 0.3
         if key.endswith("/viterbi"):
-            for tags in sw.predictions(key):
+            for tags in sw._predictions(key):
                 for row, n in zip(tags[:500], lengths[:500]):
                     tagging.check_tags([ch09_spans.TAGS[t] for t in row[:n]], "BIO")
     for decoder in sw.DECODERS:
-        tuned = [s.micro_f1 for s in sw.scores(f"tuned/{sw.TUNED_DEPTH}/{decoder}/viterbi")]
-        bottom = [s.micro_f1 for s in sw.scores(f"frozen/0/{decoder}/viterbi")]
+        tuned = [s.micro_f1 for s in sw._scores(f"tuned/{sw.TUNED_DEPTH}/{decoder}/viterbi")]
+        bottom = [s.micro_f1 for s in sw._scores(f"frozen/0/{decoder}/viterbi")]
         assert all(a >= b for a, b in zip(tuned, bottom))

@@ -48,7 +48,7 @@ def test_resumed_pass_reproduces_the_trained_encoders_logits_in_float64():
 
 @pytest.mark.book
 def test_the_causal_tests_own_resume_check_is_at_rounding():
-    assert q5.causal_test().resume_gap.max() <= 1e-10
+    assert q5._causal_test().resume_gap.max() <= 1e-10
 
 
 @pytest.mark.book
@@ -103,7 +103,7 @@ def test_stride_16_is_chapter_6s_reading_and_chapter_7s_leak_at_every_seed():
     from mlm_book.experiments.ch06_finance import results
 
     assert np.array_equal(probe_caveats.window_positions(16), results().nearest_positions)
-    leak = q5.stride_leak()
+    leak = q5._stride_leak()
     measured = [fe.seed_results(fe.seed_setup(seed)) for seed in leak.seeds]
     assert leak.column(16).tolist() == [m.leak["nearest"] for m in measured]
     assert leak.centred.tolist() == [m.kestrel["0"] for m in measured]
@@ -168,11 +168,11 @@ def test_bad_inputs_name_the_argument():
     with pytest.raises(TypeError, match="word"):
         probe_caveats.neighbour_positions([[0, 1]], "w")
     with pytest.raises(ValueError, match="seeds"):
-        q5.causal_test((1, 5))
+        q5._causal_test((1, 5))
     with pytest.raises(TypeError, match="seeds"):
-        q5.control_tasks([1, 2])
+        q5._control_tasks([1, 2])
     with pytest.raises(ValueError, match="strides"):
-        q5.stride_leak(strides=(1, 1))
+        q5._stride_leak(strides=(1, 1))
     with pytest.raises(TypeError, match="controls"):
         q5.control_table("table")
 
@@ -181,7 +181,7 @@ def test_bad_inputs_name_the_argument():
 
 @pytest.mark.book
 def test_control_tasks_the_types_are_separable_and_only_context_lifts_selectivity():
-    c = q5.control_tasks()
+    c = q5._control_tasks()
     assert (c.control[:, 0] == 1.0).all()             # layer 0: every per-type labelling learned exactly
     assert c.control_mean.min() >= 0.99                 # and almost exactly at every layer
     assert (c.selectivity < 0).all()                    # the first rule fails everywhere
@@ -195,7 +195,7 @@ def test_control_tasks_the_types_are_separable_and_only_context_lifts_selectivit
 
 @pytest.mark.book
 def test_the_leak_survives_every_stride_because_product_mentions_sit_at_filing_ends():
-    s = q5.stride_leak()
+    s = q5._stride_leak()
     assert (s.nearest >= s.majority + 0.4).all()
     assert (s.product_slots[:, 0] >= 28).all()
     small = np.array(s.strides) <= 16
@@ -206,7 +206,7 @@ def test_the_leak_survives_every_stride_because_product_mentions_sit_at_filing_e
 
 @pytest.mark.book
 def test_the_causal_rule_fails_and_the_diagnostics_say_why():
-    t = q5.causal_test()
+    t = q5._causal_test()
     assert not t.holds.any()
     assert (t.kl_whole < 0.01 * t.kl_exact).all()       # w's whole layer-1 vector hardly matters next to it
     assert (t.probe1_retrained >= t.probe1 - 0.02).all()  # the sense is still readable without the direction

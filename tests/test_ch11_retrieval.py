@@ -176,9 +176,9 @@ def test_retrieve_bad_inputs():
     with pytest.raises(ValueError, match="layer"):
         q12.retrieve("kestrel", method="mean", layer=3)
     with pytest.raises(TypeError, match="seed"):
-        q12.dense_scores("1")
+        q12._dense_scores("1")
     with pytest.raises(ValueError, match="pooling"):
-        q12.dense_scores(fe.SEEDS[0], pooling="cls")
+        q12._dense_scores(fe.SEEDS[0], pooling="cls")
 
 
 # ----------------------------------------------------------------------------- on the book's encoders
@@ -187,7 +187,7 @@ def test_dense_vectors_equal_a_direct_reading():
     gold = q12.retrieval_gold()
     seed = fe.SEEDS[1]
     result = fe.trained_encoder(fe.seed_setup(seed))
-    v = q12.dense_vectors(seed)
+    v = q12._dense_vectors(seed)
     world = fe.filing_world()
     bounds = world.corpus.document_bounds()
     words = np.concatenate([np.arange(bounds[d], bounds[d + 1]) for d in gold.documents.tolist()])
@@ -234,6 +234,6 @@ def test_retrieve_ranks_as_the_scores_do():
     bm25 = q12.bm25_matrix(gold)[0]
     top = q12.retrieve(text, k=3).splitlines()[2:]
     assert [int(line.split("|")[2]) for line in top] == gold.documents[np.argsort(-bm25, kind="stable")[:3]].tolist()
-    dense = q12.dense_scores(fe.SEEDS[0], "mean", 2)[0]
+    dense = q12._dense_scores(fe.SEEDS[0], "mean", 2)[0]
     top = q12.retrieve(text, method="mean", k=3).splitlines()[2:]
     assert [int(line.split("|")[2]) for line in top] == gold.documents[np.argsort(-dense, kind="stable")[:3]].tolist()

@@ -73,7 +73,7 @@ def test_cached_weights_equal_one_window_at_a_time():
             best = np.maximum(best, enc.logits(result.params, config, window)[0, centre].astype(np.float64))
         direct = np.log1p(np.maximum(best, 0.0))
         direct[[0, 1]] = 0.0
-        cached = q13.seed_weights(BOOK, reading)[row]
+        cached = q13._seed_weights(BOOK, reading)[row]
         assert np.abs(cached - direct).max() < FLOAT32_ATOL
         public = sw.filing_weights(result, [document], reading=reading)[0]
         assert np.abs(public - direct).max() < FLOAT32_ATOL
@@ -90,7 +90,7 @@ def test_pmi_pooling_is_its_definition():
                                                                                                   keepdims=True)
     unigram = np.bincount(world.ids, minlength=z.shape[1]) / world.ids.size
     direct = log_q.max(axis=0) - np.log(unigram)
-    cached = q13.seed_weights(BOOK, "shown", "pmi")[row]
+    cached = q13._seed_weights(BOOK, "shown", "pmi")[row]
     assert np.abs(cached[2:] - direct[2:]).max() < FLOAT32_ATOL
     assert cached[0] == cached[1] == cached[2:].min()
 
@@ -101,7 +101,7 @@ def test_positive_share_is_the_share_of_positive_logits():
     document = _shortest_held_out()
     row = q13.filing_gold().documents.tolist().index(document)
     z = sw.filing_logits(result, document, reading="masked")[:, 2:]
-    assert q13.positive_share(BOOK, "masked")[row] == pytest.approx(float((z > 0).mean()), abs=1e-3)
+    assert q13._positive_share(BOOK, "masked")[row] == pytest.approx(float((z > 0).mean()), abs=1e-3)
 
 
 def test_rank_auc_and_ranks_against_brute_force():
@@ -122,11 +122,11 @@ def test_absent_rank_counts_ties_at_their_mean():
     gold = q13.filing_gold()
     row = int(np.flatnonzero(gold.plural_absent)[0])
     w = np.zeros(gold.tf.shape)
-    s = q13.score_weights(w)                      # every absent term tied at zero
+    s = q13._score_weights(w)                      # every absent term tied at zero
     absent = s.absent_terms[row]
     assert s.plural_rank[row] == pytest.approx((absent + 1) / 2)
     w[row, gold.own_terms[row, 2]] = 1.0          # the plural alone above the others
-    assert q13.score_weights(w).plural_rank[row] == 1.0
+    assert q13._score_weights(w).plural_rank[row] == 1.0
     assert math.isnan(s.plural_rank[int(np.flatnonzero(~gold.plural_absent)[0])])
 
 
@@ -160,7 +160,7 @@ def test_baselines_weigh_only_the_filings_words():
     for name in q13.BASELINES:
         w = q13.baseline_weights(name)
         assert np.array_equal(w > 0, q13.filing_gold().present)
-    s = q13.score_weights(q13.baseline_weights("idf"), "idf")
+    s = q13._score_weights(q13.baseline_weights("idf"), "idf")
     assert s.mean_own_auc == 1.0 and s.mean_aspect_auc == 1.0     # generic words have the lowest idf by definition
 
 
@@ -184,15 +184,15 @@ def test_bad_inputs_name_the_argument():
     with pytest.raises(ValueError, match="documents"):
         sw.filing_weights(fe.trained_encoder(), [])
     with pytest.raises(ValueError, match="seed"):
-        q13.seed_weights(5)
+        q13._seed_weights(5)
     with pytest.raises(TypeError, match="seed"):
-        q13.seed_weights("1")
+        q13._seed_weights("1")
     with pytest.raises(ValueError, match="pooling"):
-        q13.seed_weights(BOOK, "shown", "mean")
+        q13._seed_weights(BOOK, "shown", "mean")
     with pytest.raises(ValueError, match="positive and negative"):
         q13.rank_auc([], [1.0])
     with pytest.raises(ValueError, match="weights"):
-        q13.score_weights(np.zeros((3, 3)))
+        q13._score_weights(np.zeros((3, 3)))
     with pytest.raises(ValueError, match="name"):
         q13.baseline_weights("bm25")
     with pytest.raises(ValueError, match="held-out"):
@@ -227,10 +227,10 @@ def test_the_weights_follow_frequency_and_put_generic_words_first():
     # the example filing's heaviest terms are generic words, its absent plural far below
     gold = study.gold
     row = gold.documents.tolist().index(q13.example_document())
-    w = q13.seed_weights(BOOK)[row]
+    w = q13._seed_weights(BOOK)[row]
     top = np.argsort(-w, kind="stable")[:5]
     assert all(gold.generic[row, top])
-    assert q13.score_weights(q13.seed_weights(BOOK)).plural_rank[row] > 100
+    assert q13._score_weights(q13._seed_weights(BOOK)).plural_rank[row] > 100
 
 
 @pytest.mark.book

@@ -127,7 +127,7 @@ def test_the_key_bias_is_inert_and_only_rounding_moves_it():
 
 @pytest.mark.book
 def test_definition_1_on_the_book_encoder_static_input_contextual_layers():
-    from mlm_book.experiments.ch01_static_vectors import static_at_fixed_position
+    from mlm_book.experiments.ch01_static_vectors import _static_at_fixed_position as static_at_fixed_position
     v = static_at_fixed_position()
     assert v["occurrences"] >= 30 and v["layer0_max_diff"] == 0.0
     assert v["layer1_min_spread"] >= 1e-3 and v["layer2_min_spread"] >= 1e-3

@@ -189,7 +189,7 @@ def _chapter1_results(bad):
 
 @pytest.mark.parametrize("call, named", [
     (_chapter1_results, "config"),
-    (lambda bad: ch01_static_vectors.static_at_fixed_position(position=bad), "position"),
+    (lambda bad: ch01_static_vectors._static_at_fixed_position(position=bad), "position"),
     (lambda bad: ch03_pseudo_likelihood.theorem3_ising(bad), "config"),
     (lambda bad: ch03_pseudo_likelihood.theorem3_hmm(bad), "lengths"),
     (lambda bad: ch03_pseudo_likelihood.population_check(bad), "config"),
@@ -208,7 +208,7 @@ def _chapter1_results(bad):
     (lambda bad: readings_hmm_encoder.evaluation(bad), "setup"),
     (lambda bad: readings_hmm_encoder.four_cycle_summary(bad), "setup"),
     (lambda bad: span_scores.scores(bad), "key"),
-    (lambda bad: ch09_subwords.scores(bad), "key"),
+    (lambda bad: ch09_subwords._scores(bad), "key"),
     (lambda bad: ch02_objective.chi_square_check(batch=bad), "batch"),
     (lambda bad: ch02_objective.theorem1_random(size=bad), "size"),
     (lambda bad: ch02_objective.theorem1_fixed_count(rho=bad), "rho"),
@@ -238,8 +238,8 @@ def test_memoised_functions_check_before_the_cache(call, named, bad):
     (lambda: ch05_probing.control_spread(n_permutations=10**12), "n_permutations"),
     (lambda: ch05_probing.control_spread(layer=10**12), "layer"),
     (lambda: ch05_probing.bayes_comparison(layer=10**12), "layer"),
-    (lambda: ch01_static_vectors.static_at_fixed_position(position=10**12), "position"),
-    (lambda: ch01_static_vectors.static_at_fixed_position(sequences=10**12), "sequences"),
+    (lambda: ch01_static_vectors._static_at_fixed_position(position=10**12), "position"),
+    (lambda: ch01_static_vectors._static_at_fixed_position(sequences=10**12), "sequences"),
     (lambda: ch03_pseudo_likelihood.population_check(half_width=10**12), "half_width"),
     (lambda: ch03_pseudo_likelihood.theorem3_hmm((10**12,)), "lengths"),
     (lambda: ch03_pseudo_likelihood.brook_check(pairs=10**12), "pairs"),

@@ -1,6 +1,6 @@
 """Chapters 1-5 answer bad input with a ValueError/TypeError naming the argument (issue 10).
 
-The tables and figures whose default reads the trained encoder (``geometry_markdown``,
+The tables and figures whose default reads the trained encoder (``_geometry_markdown``,
 ``robustness_statements``, ``probe_markdown``, ``figure_probes``, ``figure_control_spread``)
 have no doctest (their ``None`` default takes seconds on a fresh process, so the bad-input
 sweep would time out on it); they are driven here with hand-made records instead. Nothing
@@ -147,10 +147,10 @@ def test_chapter3_checks_configs_and_draw_numbers():
 
 
 def test_geometry_markdown_reads_a_given_table():
-    lines = ch4.geometry_markdown(_geometry_table()).splitlines()
+    lines = ch4._geometry_markdown(_geometry_table()).splitlines()
     assert len(lines) == 5 and lines[2].startswith("| 0 | toy |")
     with pytest.raises(TypeError, match="table"):
-        ch4.geometry_markdown("table")
+        ch4._geometry_markdown("table")
 
 
 def test_robustness_statements_on_given_rows():

@@ -198,4 +198,4 @@ def test_substitutes_never_repeat_the_token():
 @pytest.mark.parametrize("layer, error", [(3, ValueError), (-1, ValueError), (1.0, TypeError), (None, TypeError)])
 def test_clouds_default_checks_layer_before_building_the_payload(layer, error):
     with pytest.raises(error, match="layer"):
-        lab_figures.clouds_default(layer)
+        lab_figures._clouds_default(layer)

@@ -242,7 +242,7 @@ def test_the_filing_view_and_kestrel_show_the_payloads_numbers(site, browser, pa
 
     # Figure D: kestrel, at each layer
     kestrel = payload["kestrel"]
-    assert lab_figures.kestrel_shown()["equal to chapter 7"]         # the payload is chapter 7's (S7-06)
+    assert lab_figures._kestrel_shown()["equal to chapter 7"]         # the payload is chapter 7's (S7-06)
     page.locator('input[name="lab-word"][value="kestrel"]').check()
     names = {"self-similarity": "self_similarity", "baseline": "baseline", "adjusted": "adjusted", "mev": "mev",
              "token-mev": "token_mev", "kestrel-probe": "probe", "typing": "typing"}

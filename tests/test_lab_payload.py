@@ -198,14 +198,14 @@ def test_cloud_view_is_chapters_four_and_fives(payload):
 
 
 def test_claims_read_the_payload(stub, payload):
-    example = lab_figures.default_example()
+    example = lab_figures._default_example()
     view = payload["hmm"]["views"][example["position"]]["mask"]
     assert example["kl"] == view["kl"] and example["sense_a"] == payload["hmm"]["sense_posterior"][0][0]
-    assert lab_figures.clouds_default()["equal to the tables"]
-    assert lab_figures.recomputed_identically()["identical"]
-    assert lab_figures.filing_structure()["every word has its guesses"]
-    assert lab_figures.filing_centres()["equal to chapter 7's reading"]
-    shown = lab_figures.kestrel_shown()
+    assert lab_figures._clouds_default()["equal to the tables"]
+    assert lab_figures._recomputed_identically()["identical"]
+    assert lab_figures._filing_structure()["every word has its guesses"]
+    assert lab_figures._filing_centres()["equal to chapter 7's reading"]
+    shown = lab_figures._kestrel_shown()
     assert shown["equal to chapter 7"] and shown["layer 0 one point"]
     assert {claim.id for claim in lab_figures.CLAIMS} == {"S7-03", "S7-04", "S7-06", "S7-07", "S7-08", "S7-09",
                                                          "S7-10", "S7-12", "S7-14", "S7-16", "S10-14"}

@@ -1,6 +1,6 @@
 r"""Chapter 1 — One vector per type: the HMM, Proposition 1, Corollary 1, the Bayes ceiling.
 
-Everything here is exact or sampled from the known HMM, except [`static_at_fixed_position`][mlm_book.experiments.ch01_static_vectors.static_at_fixed_position],
+Everything here is exact or sampled from the known HMM, except `_static_at_fixed_position`,
 which reads the trained encoder of chapter 2 to check Definition 1 (S2-01); the probes of
 S2-17 and S2-18 are built in chapter 5.
 
@@ -66,7 +66,7 @@ from mlm_book.validation import (
 
 #: Largest ``batch`` of [`brute_force_error`][mlm_book.experiments.ch01_static_vectors.brute_force_error] (it compares sampled sequences one length at a time).
 MAX_BRUTE_FORCE_BATCH = 10**5
-#: Most ``sequences`` [`static_at_fixed_position`][mlm_book.experiments.ch01_static_vectors.static_at_fixed_position]
+#: Most ``sequences`` `_static_at_fixed_position`
 #: samples (each is read through the trained encoder).
 MAX_FIXED_POSITION_SEQUENCES = 10**5
 
@@ -81,7 +81,6 @@ __all__ = [
     "figure_pmi_profiles",
     "figure_sense_posterior",
     "summary_table",
-    "static_at_fixed_position",
     "CLAIMS",
 ]
 
@@ -816,7 +815,7 @@ def figure_sense_posterior(r: Chapter1Results | None = None) -> DescribedFigure:
 # --------------------------------------------------------------------------------------
 
 
-def static_at_fixed_position(position: int = 12, sequences: int = 400, seed: int = 31) -> dict:
+def _static_at_fixed_position(position: int = 12, sequences: int = 400, seed: int = 31) -> dict:
     r"""Definition 1 on the trained HMM encoder: layer 0 is static at a fixed position.
 
     Samples clean sequences, keeps those with $w$ at ``position`` and reads the encoder's
@@ -846,12 +845,12 @@ def static_at_fixed_position(position: int = 12, sequences: int = 400, seed: int
     position = check_positive_int(position, "position", minimum=0, maximum=SETUP.length - 1)
     sequences = check_positive_int(sequences, "sequences", maximum=MAX_FIXED_POSITION_SEQUENCES)
     seed = check_positive_int(seed, "seed", minimum=0)
-    return _static_at_fixed_position(position, sequences, seed)
+    return _static_at_fixed_position_cached(position, sequences, seed)
 
 
 @functools.cache
-def _static_at_fixed_position(position: int = 12, sequences: int = 400, seed: int = 31) -> dict:
-    """The memoised body of `static_at_fixed_position`, which checks the arguments before the cache."""
+def _static_at_fixed_position_cached(position: int = 12, sequences: int = 400, seed: int = 31) -> dict:
+    """The memoised body of `_static_at_fixed_position`, which checks the arguments before the cache."""
     from mlm_book.artefacts.hmm_encoder import SETUP
     from mlm_book.readings.hmm_encoder import hidden_states
 
@@ -942,7 +941,7 @@ def _bayes_ok(v) -> bool:
 CLAIMS = (
     reported_value("S2-01", "Def 1 on the HMM encoder: vectors of w at one fixed position across sentences — "
                    "layer 0 (E[w] + P_i) identical, layers 1 and 2 different", seed="—",
-                   compute=static_at_fixed_position, fmt="residual:.2e",
+                   compute=_static_at_fixed_position, fmt="residual:.2e",
                    why="Definition 1 holds by construction for any encoder whose input is E[x] + P and whose "
                        "attention reads the context (tests/test_hmm_encoder.py checks it on the book's encoder)",
                        section="static-and-contextual-embeddings"),

@@ -791,6 +791,8 @@ class BruteForceRow:
     >>> row = brute_force_rows()[0]
     >>> row.rho, row.position, row.kind, row.cases, row.max_abs <= 1e-10
     (0.15, 0, '[MASK]', 6, True)
+    >>> BruteForceRow(rho=0.15, position=0, kind="kept", cases=6, max_abs=0.0).kind
+    'kept'
     """
 
     rho: float
@@ -979,7 +981,14 @@ class WorkedExample:
 
 def worked_example(length: int = 8, position: int = 4, seed: int = 12) -> WorkedExample:
     """A sampled sentence whose position ``position`` is selected; the others corrupted by
-    BERT's channel. Theorem 2 at [MASK], at the true token kept, and at a random token."""
+    BERT's channel. Theorem 2 at [MASK], at the true token kept, and at a random token.
+
+    Examples
+    --------
+    >>> example = worked_example(length=6, position=2, seed=12)
+    >>> example.tokens, example.position, example.true_token
+    ((3, 9, 24, 24, 0, 2), 2, 24)
+    """
     length = check_positive_int(length, "length", minimum=1, maximum=MAX_LENGTH)
     position = check_positive_int(position, "position", minimum=0, maximum=length - 1)
     seed = check_positive_int(seed, "seed", minimum=0)
@@ -1084,6 +1093,12 @@ def loss_gradient_check(seed: int = 7) -> dict:
     ``loss_change``: largest change of the loss when the unselected logits are moved by
     up to ±5 (exactly 0); ``fd_rel_error``: relative error of the analytic gradient at
     selected rows against central differences.
+
+    Examples
+    --------
+    >>> check = loss_gradient_check(seed=7)
+    >>> check["grad_unselected"], check["loss_change"], bool(check["fd_rel_error"] < 1e-6)
+    (0.0, 0.0, True)
     """
     seed = check_positive_int(seed, "seed", minimum=0)
     return _loss_gradient_check(seed)
@@ -1226,7 +1241,14 @@ def _factors_and_thresholds(cases: dict) -> tuple[dict, dict]:
 
 
 def shrinkage_curves(config: ShrinkageConfig = ShrinkageConfig()) -> tuple[ShrinkageCurves, ...]:
-    """Theorem 2 (ii)'s map $p(v) \\mapsto q(v)$ for each vocabulary size and replacement law."""
+    """Theorem 2 (ii)'s map $p(v) \\mapsto q(v)$ for each vocabulary size and replacement law.
+
+    Examples
+    --------
+    >>> (curves,) = shrinkage_curves(ShrinkageConfig(vocab_sizes=(25,), points=20))
+    >>> curves.vocab_size, round(curves.thresholds["uniform"], 3)  # q(v) = 1/2 at p(v) = 1/27
+    (25, 0.037)
+    """
     config = check_instance(config, "config", ShrinkageConfig)
     return _shrinkage_curves(config)
 
@@ -1548,7 +1570,13 @@ def filing_unigram_table(result: FilingUnigram | None = None) -> Markdown:
 def count_chain_agreement(lengths: tuple[int, ...] = (6, 8, 12), rho: float = 0.4, batch: int = 40,
                           seed: int = 9) -> float:
     """Largest |count-augmented chain − explicit enumeration of selection sets| for the exact
-    fixed-count posterior, over sampled corrupted sentences and every selected position."""
+    fixed-count posterior, over sampled corrupted sentences and every selected position.
+
+    Examples
+    --------
+    >>> bool(count_chain_agreement(lengths=(5,), batch=6) < 1e-12)  # two exact computations agree
+    True
+    """
     lengths = tuple(_check_batch(batch, "batch", length, length_name="lengths")[1]
                     for length in check_sequence(lengths, "lengths"))
     if not lengths:
@@ -1627,6 +1655,13 @@ class VisibleTokens:
     >>> v = visible_tokens()
     >>> sorted(v.counts), v.counts["kept"] + v.counts["random"] < v.selected
     (['kept', 'random'], True)
+    >>> kinds = ("kept", "random")
+    >>> hand = VisibleTokens(counts=dict(zip(kinds, (12, 11))), median_context=dict(zip(kinds, (0.3, 0.01))),
+    ...                      mean_optimum=dict(zip(kinds, (0.8, 0.1))), believed=dict(zip(kinds, (0.9, 0.05))),
+    ...                      ignore_cost=dict(zip(kinds, (0.2, 0.4))), threshold=0.1, selected=100,
+    ...                      visible_mean_optimum=0.45, visible_original_share=0.5, visible_ignore_cost=0.3)
+    >>> hand.counts["kept"] + hand.counts["random"] <= hand.selected
+    True
     """
 
     counts: dict

@@ -433,6 +433,9 @@ class EstimatorSweep:
     >>> sweep = estimator_sweep()        # from the store
     >>> sweep.pseudo.shape, sweep.at(200).shape
     ((9, 1000, 2), (1000,))
+    >>> tiny = EstimatorSweep(ISING, np.array([50, 100]), np.zeros((2, 3, 2)), np.zeros((2, 3, 2)))
+    >>> tiny.at(100).shape                # three replicates' errors at N = 100
+    (3,)
     """
 
     config: IsingStudyConfig
@@ -496,6 +499,12 @@ def gaussian_error_quantiles(which: str = "pseudo", config: IsingStudyConfig = I
     Fisher for ``"maximum"``), the error at size $N$ is predicted to be these quantiles
     divided by $\sqrt N$. Monte Carlo over ``draws`` Gaussian draws with a fixed seed
     (relative accuracy of the quantiles ~ 0.3 %).
+
+    Examples
+    --------
+    >>> median, low, high = gaussian_error_quantiles("pseudo", draws=2000)
+    >>> bool(low < median < high), round(median, 1)
+    (True, 0.4)
     """
     which = check_choice(which, "which", ("pseudo", "maximum"))
     config = _check_config(config, IsingStudyConfig)
@@ -628,7 +637,14 @@ def _brook_check(pairs: int = 200, length: int = 24, seed: int = 20260305) -> fl
 
 
 def rebuild_check(length: int = 4) -> dict[str, float]:
-    """The HMM's joint over all 25**length sequences rebuilt from its conditionals: max abs error and size."""
+    """The HMM's joint over all 25**length sequences rebuilt from its conditionals: max abs error and size.
+
+    Examples
+    --------
+    >>> check = rebuild_check(length=2)
+    >>> check["sequences"], bool(check["max_error"] < 1e-15)
+    (625, True)
+    """
     length = check_positive_int(length, "length", maximum=MAX_REBUILD_LENGTH)
     return _rebuild_check(length)
 

@@ -12,7 +12,7 @@ What the chapter shows, and where it comes from:
   encoder's input $E[x_i] + P_i$ at the occurrence's own position; layer $\ell \in \{1, 2\}$
   is the residual stream after block $\ell$ (layer 2 is taken before the final LayerNorm);
 * the **layer table** ([`geometry_table`][mlm_book.readings.hmm_encoder.geometry_table],
-  shown by [`geometry_markdown`][mlm_book.experiments.ch04_geometry.geometry_markdown]):
+  shown by `_geometry_markdown`):
   Definition 3's measures of $w$'s test occurrences at each layer, with the layer's anisotropy
   baseline (exact over all distinct pairs of the test split's token vectors, any word) and the
   MEV of uniformly drawn token vectors, as many as $w$ has occurrences, against the isotropic
@@ -39,7 +39,6 @@ from mlm_book.ledger import Claim, over_seeds, reported_value
 from mlm_book.validation import as_float_array, as_int_array, check_bool, check_instance, check_positive_int, check_real
 
 __all__ = [
-    "geometry_markdown",
     "LayerScale",
     "InputScale",
     "scale_diagnostics",
@@ -63,7 +62,7 @@ __all__ = [
 ]
 
 
-def geometry_markdown(table: GeometryTable | None = None) -> str:
+def _geometry_markdown(table: GeometryTable | None = None) -> str:
     """The layer table as Markdown.
 
     Raises
@@ -530,6 +529,18 @@ def robustness_statements(robustness: SeedRobustness | None = None) -> tuple[tup
     ------
     TypeError
         If ``robustness`` is not a `SeedRobustness` (or ``None``).
+
+    Examples
+    --------
+    One encoder's row, built by hand (the chapter's come from five training seeds):
+
+    >>> row = SeedGeometry(seed=1, label="", self_similarity=(0.76, 0.62, 0.68), mev=(0.76, 0.64, 0.69),
+    ...                    baseline=(0.07, 0.15, 0.2), adjusted=(0.69, 0.47, 0.48), within_position=(1.0, 0.6, 0.7),
+    ...                    token_norm=1.1, position_norm=0.4, layer0_from_norms=0.88, n_occurrences=6663,
+    ...                    s509=True, s510=True, s512=True, s520=True)
+    >>> statements = robustness_statements(SeedRobustness(rows=(row,), config=SPLITS))
+    >>> all(holds and count == 1 for _, holds, count in statements)
+    True
     """
     robustness = (seed_robustness() if robustness is None
                   else check_instance(robustness, "robustness", SeedRobustness))

@@ -3,7 +3,7 @@ r"""Chapter 8, sentence pairs: does one filing sentence entail, contradict or sa
 The world (fact sentences of fresh corpora with falls written in), the task (entails,
 contradicts, neutral) and the fine-tunings are the artefact floor's
 ([`mlm_book.artefacts.inference`][mlm_book.artefacts.inference], whose text describes them);
-this module reads the runs: accuracies, recalls, confusions by kind of pair, the errors by
+this module reads the runs: accuracies, _recalls, confusions by kind of pair, the errors by
 word overlap, the tables and figure the chapter shows, and the claims it registers.
 """
 
@@ -43,9 +43,8 @@ from mlm_book.ledger import Claim, over_seeds
 from mlm_book.validation import check_positive_int
 from mlm_book.report import seed_band
 
-__all__ = ["predictions", "company_blind_predictions", "direction_agreement", "accuracies", "recalls",
-           "answer_shares", "confusion", "accuracy_table", "kind_table", "error_by_overlap", "error_table",
-           "figure_inference", "CLAIMS"]
+__all__ = ["company_blind_predictions", "direction_agreement", "accuracies", "answer_shares", "confusion",
+           "accuracy_table", "kind_table", "error_by_overlap", "error_table", "figure_inference", "CLAIMS"]
 
 
 def _check_run(source, schedule) -> None:
@@ -56,12 +55,12 @@ def _check_run(source, schedule) -> None:
             raise ValueError(f"{name} must be one of {list(options)}, got {value!r}")
 
 
-def predictions(source: str, schedule: str) -> tuple[np.ndarray, ...]:
+def _predictions(source: str, schedule: str) -> tuple[np.ndarray, ...]:
     """Test predictions (class indices into `RELATIONS`) of each seed's run, the book's first (cached; run on a miss).
 
     Examples
     --------
-    >>> [p.shape for p in predictions("nsp", "200 steps")][:2]  # doctest: +BOOK
+    >>> [p.shape for p in _predictions("nsp", "200 steps")][:2]  # doctest: +BOOK
     [(3000,), (3000,)]
     """
     _check_run(source, schedule)
@@ -72,19 +71,19 @@ def predictions(source: str, schedule: str) -> tuple[np.ndarray, ...]:
 def accuracies(source: str, schedule: str) -> np.ndarray:
     """Test accuracy of each seed's run, shape (seeds,)."""
     labels = held_out_pairs().label
-    return np.array([np.mean(p == labels) for p in predictions(source, schedule)])
+    return np.array([np.mean(p == labels) for p in _predictions(source, schedule)])
 
 
-def recalls(source: str, schedule: str) -> np.ndarray:
+def _recalls(source: str, schedule: str) -> np.ndarray:
     """Share of each relation's test pairs classified correctly, shape (seeds, 3)."""
     labels = held_out_pairs().label
     return np.array([[np.mean(p[labels == r] == r) for r in range(len(RELATIONS))]
-                     for p in predictions(source, schedule)])
+                     for p in _predictions(source, schedule)])
 
 
 def answer_shares(source: str, schedule: str) -> np.ndarray:
     """Share of the test pairs given each answer, per seed, shape (seeds, 3)."""
-    return np.array([np.bincount(p, minlength=len(RELATIONS)) / p.size for p in predictions(source, schedule)])
+    return np.array([np.bincount(p, minlength=len(RELATIONS)) / p.size for p in _predictions(source, schedule)])
 
 
 def confusion(source: str, schedule: str) -> np.ndarray:
@@ -97,7 +96,7 @@ def confusion(source: str, schedule: str) -> np.ndarray:
     """
     kind = held_out_pairs().kind
     counts = np.zeros((len(KINDS), len(RELATIONS)))
-    for p in predictions(source, schedule):
+    for p in _predictions(source, schedule):
         np.add.at(counts, (kind, p), 1.0)
     return counts / counts.sum(axis=1, keepdims=True)
 
@@ -130,7 +129,7 @@ def direction_agreement(source: str, schedule: str) -> np.ndarray:
     other = pairs_.kind == KINDS.index("other company")
     agree = facts.direction[pairs_.a] == facts.direction[pairs_.b]
     return np.array([[np.mean(p[other & agree] == 0), np.mean(p[other & ~agree] == 1)]
-                     for p in predictions(source, schedule)])
+                     for p in _predictions(source, schedule)])
 
 
 def accuracy_table():
@@ -166,7 +165,7 @@ def error_by_overlap(source: str, schedule: str) -> np.ndarray:
         mine = pairs_.kind == k
         high = overlap > np.median(overlap[mine])
         for j, part in enumerate((mine & ~high, mine & high)):
-            out[k, j] = np.mean([np.mean(p[part] != pairs_.label[part]) for p in predictions(source, schedule)])
+            out[k, j] = np.mean([np.mean(p[part] != pairs_.label[part]) for p in _predictions(source, schedule)])
     return out
 
 
@@ -176,7 +175,7 @@ def error_table(source: str = "nsp", schedule: str = "1000 steps", per_kind: int
     _check_run(source, schedule)
     per_kind = check_positive_int(per_kind, "per_kind")
     facts, pairs_ = fact_sentences(TEST_SEED), held_out_pairs()
-    predicted = predictions(source, schedule)[0]
+    predicted = _predictions(source, schedule)[0]
     rows = []
     for k, name in enumerate(KINDS):
         wrong = np.flatnonzero((pairs_.kind == k) & (predicted != pairs_.label))[:per_kind]
@@ -249,7 +248,7 @@ def figure_inference():
 
 # ----------------------------------------------------------------------------- claims
 def _relation_recalls() -> dict:
-    values = recalls("nsp", "1000 steps")
+    values = _recalls("nsp", "1000 steps")
     rows = [tuple(float(v) for v in row) for row in values]
     return over_seeds(rows, int(np.sum(values.min(axis=1) >= 0.5)), margins=values.min(axis=1) - 0.5)
 

@@ -84,29 +84,30 @@ from mlm_book.ledger import Claim, over_seeds
 from mlm_book.report import seed_band
 from mlm_book.validation import check_format, check_positive_int
 
-__all__ = ["runs", "band", "band_text", "nsp_table", "probe_table", "curve_table", "figure_input", "figure_losses", "figure_nsp", "figure_curves", "mlm_table", "mismatch_table", "transfer_gain", "nsp_balanced_accuracy", "longest_pair", "plateau", "final_losses", "pretrained_seeds", "news_probe", "news_fine_tune", "figure_probes", "scratch_runs", "filing_encoder_runs",
-           "CLAIMS"]
+__all__ = ["band", "nsp_table", "probe_table", "curve_table", "figure_input", "figure_losses", "figure_nsp",
+           "figure_curves", "mlm_table", "mismatch_table", "transfer_gain", "nsp_balanced_accuracy", "longest_pair",
+           "plateau", "final_losses", "news_probe", "news_fine_tune", "figure_probes", "CLAIMS"]
 
 
 # ----------------------------------------------------------------------------- reading the results
-def runs(variant: str) -> tuple[dict, ...]:
+def _runs(variant: str) -> tuple[dict, ...]:
     """The measurements of a pre-training variant (``"nsp"``, ``"packed"``, ``"all-mask"``) at every seed, the book's first.
 
     Examples
     --------
-    >>> len(runs("nsp")), sorted(runs("nsp")[0])[:2]  # doctest: +BOOK
+    >>> len(_runs("nsp")), sorted(_runs("nsp")[0])[:2]  # doctest: +BOOK
     (5, ['curve/frozen/cls/1024', 'curve/frozen/cls/16'])
     """
     _check_variant(variant)
     return tuple(measurements(replace(VARIANTS[variant], seed=seed)) for seed in SEEDS)
 
 
-def scratch_runs() -> tuple[dict, ...]:
+def _scratch_runs() -> tuple[dict, ...]:
     """The from-scratch learning curves at every seed."""
     return tuple(scratch(seed) for seed in SEEDS)
 
 
-def filing_encoder_runs() -> tuple[dict, ...]:
+def _filing_encoder_runs() -> tuple[dict, ...]:
     """Chapter 7's filing encoders fine-tuned, at every seed."""
     return tuple(chapter6_transfer(seed) for seed in SEEDS)
 
@@ -116,7 +117,7 @@ def _runs_of(source: str) -> tuple[dict, ...]:
         raise TypeError(f"source must be a str, got {type(source).__name__}")
     if source not in (*VARIANTS, "scratch", "filing encoder"):
         raise ValueError(f"source must be one of {[*VARIANTS, 'scratch', 'filing encoder']}, got {source!r}")
-    return {"scratch": scratch_runs, "filing encoder": filing_encoder_runs}.get(source, lambda: runs(source))()
+    return {"scratch": _scratch_runs, "filing encoder": _filing_encoder_runs}.get(source, lambda: _runs(source))()
 
 
 def band(source: str, key: str) -> tuple[float, float, float]:
@@ -142,14 +143,14 @@ def _values(source: str, key: str) -> np.ndarray:
     return np.array([run[key] for run in found])
 
 
-def band_text(source: str, key: str, fmt: str = ".3f") -> str:
+def _band_text(source: str, key: str, fmt: str = ".3f") -> str:
     """``"book (mean ± sd)"`` of one measurement over the seeds.
 
     Examples
     --------
-    >>> band_text("scratch", "curve/full/cls/64", ".2f")  # doctest: +BOOK
+    >>> _band_text("scratch", "curve/full/cls/64", ".2f")  # doctest: +BOOK
     '0.87 (0.85 ± 0.05)'
-    >>> band_text("scratch", "curve/full/cls/1024", ".2f")  # every seed learns the 1024 labels
+    >>> _band_text("scratch", "curve/full/cls/1024", ".2f")  # every seed learns the 1024 labels
     '1.00 at every seed'
     """
     check_format(fmt, "fmt")
@@ -163,7 +164,7 @@ NSP_CONDITIONS = {"next": "B is A's next sentence", "swapped": "B is the sentenc
 def nsp_table():
     """The share of test pairs the NSP head calls "next", by condition, book seed (mean ± sd over seeds)."""
     from mlm_book.report import table
-    rows = [[text, band_text("nsp", f"nsp/{key}"), "next" if key == "next" else "random"]
+    rows = [[text, _band_text("nsp", f"nsp/{key}"), "next" if key == "next" else "random"]
             for key, text in NSP_CONDITIONS.items()]
     return table(["test pairs", "called “next”", "right answer"], rows)
 
@@ -174,7 +175,7 @@ def probe_table():
     rows = []
     for fact, label in (("company", "the filing's company (21 classes)"), ("news", "the sentence's news (good/bad)")):
         for pooling, name in (("cls", "[CLS]"), ("mean", "mean of tokens")):
-            rows.append([label, name, *(band_text(v, f"probe/{fact}/{pooling}") for v in VARIANTS)])
+            rows.append([label, name, *(_band_text(v, f"probe/{fact}/{pooling}") for v in VARIANTS)])
     return table(["fact", "vector", "MLM + NSP", "MLM, packed", "MLM, all [MASK]"], rows)
 
 
@@ -195,8 +196,8 @@ def curve_table(source: str):
         stems = ["frozen/cls", "frozen/mean", "full/cls"]
     names = {"frozen/cls": "frozen, [CLS]", "frozen/mean": "frozen, mean", "top/cls": "top block, [CLS]",
              "full/cls": "full, [CLS]", "full/mean": "full, mean"}
-    rows = [[names[stem], *(band_text(source, f"curve/{stem}/{size}") for size in SIZES)] for stem in stems]
-    rows.append(["from scratch, [CLS]", *(band_text("scratch", f"curve/full/cls/{size}") for size in SIZES)])
+    rows = [[names[stem], *(_band_text(source, f"curve/{stem}/{size}") for size in SIZES)] for stem in stems]
+    rows.append(["from scratch, [CLS]", *(_band_text("scratch", f"curve/full/cls/{size}") for size in SIZES)])
     return table(["head", *(f"{size} labels" for size in SIZES)], rows)
 
 
@@ -311,7 +312,7 @@ def figure_losses():
     colors = {"nsp": PALETTE["blue"], "packed": PALETTE["orange"], "all-mask": PALETTE["green"]}
     labels = {"nsp": "MLM + NSP (pairs)", "packed": "MLM, packed", "all-mask": "MLM, packed, all [MASK]"}
     window, tail = 50, 100
-    models = {variant: pretrained_seeds(variant) for variant in VARIANTS}
+    models = {variant: _pretrained_seeds(variant) for variant in VARIANTS}
     panels = [(axes[0], variant, "mlm_losses", labels[variant]) for variant in VARIANTS]
     panels.append((axes[1], "nsp", "nsp_losses", f"mean of {len(SEEDS)} seeds"))
     for ax, variant, losses, label in panels:
@@ -371,7 +372,7 @@ def figure_nsp():
     from mlm_book.figures import NARROW, PALETTE, describe, subplots
     fig, ax = subplots(width=NARROW, height=3.2)
     keys = list(NSP_CONDITIONS)
-    values = np.array([[run[f"nsp/{key}"] for key in keys] for run in runs("nsp")])
+    values = np.array([[run[f"nsp/{key}"] for key in keys] for run in _runs("nsp")])
     means = values.mean(axis=0)
     x = np.arange(len(keys))
     ax.bar(x, means, color=[PALETTE["blue"]] + [PALETTE["sky"]] * 3, width=0.6,
@@ -560,15 +561,15 @@ def mlm_table():
     """Held-out masked-LM cross-entropy (nats) of each pre-training, on pairs and on packed text."""
     from mlm_book.report import table
     return table(["pre-training", "held-out pairs", "held-out packed text"],
-                 [[name, band_text(v, "mlm/pairs"), band_text(v, "mlm/packed")] for v, name in _VARIANT_NAMES.items()])
+                 [[name, _band_text(v, "mlm/pairs"), _band_text(v, "mlm/packed")] for v, name in _VARIANT_NAMES.items()])
 
 
 def mismatch_table():
     """News accuracy after 80/10/10 against all-[MASK] pre-training (packed), by head and labelled-set size."""
     from mlm_book.report import table
     names = {"frozen/cls": "frozen, [CLS]", "frozen/mean": "frozen, mean", "full/cls": "full, [CLS]"}
-    rows = [[f"{names[stem]}, {size} labels", band_text("packed", f"curve/{stem}/{size}"),
-             band_text("all-mask", f"curve/{stem}/{size}")] for stem in names for size in (64, 1024)]
+    rows = [[f"{names[stem]}, {size} labels", _band_text("packed", f"curve/{stem}/{size}"),
+             _band_text("all-mask", f"curve/{stem}/{size}")] for stem in names for size in (64, 1024)]
     return table(["head and labels", "80 / 10 / 10", "100 % [MASK]"], rows)
 
 
@@ -583,7 +584,7 @@ def transfer_gain(source: str, size: int) -> float:
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size not in SIZES:
         raise ValueError(f"size must be one of {SIZES}, got {size!r}")
     key = f"curve/full/cls/{size}"
-    return float(np.mean([run[key] - base[key] for run, base in zip(_runs_of(source), scratch_runs())]))
+    return float(np.mean([run[key] - base[key] for run, base in zip(_runs_of(source), _scratch_runs())]))
 
 
 def nsp_balanced_accuracy(negatives: str) -> float:
@@ -596,7 +597,7 @@ def nsp_balanced_accuracy(negatives: str) -> float:
     """
     if not isinstance(negatives, str) or negatives not in ("other", "same", "swapped"):
         raise ValueError(f"negatives must be 'other', 'same' or 'swapped', got {negatives!r}")
-    return float(np.mean([_balanced(run, negatives) for run in runs("nsp")]))
+    return float(np.mean([_balanced(run, negatives) for run in _runs("nsp")]))
 
 
 def longest_pair() -> int:
@@ -620,7 +621,7 @@ def plateau(variant: str, window: int = 100) -> tuple[float, float]:
     True
     """
     window = _check_window(window)
-    first = np.mean([model.mlm_losses[:window].mean() for model in pretrained_seeds(variant)])
+    first = np.mean([model.mlm_losses[:window].mean() for model in _pretrained_seeds(variant)])
     return float(first), float(np.mean(final_losses(variant, window)))
 
 
@@ -633,7 +634,7 @@ def final_losses(variant: str, window: int = 100) -> tuple[float, ...]:
     5
     """
     window = _check_window(window)
-    return tuple(float(model.mlm_losses[-window:].mean()) for model in pretrained_seeds(variant))
+    return tuple(float(model.mlm_losses[-window:].mean()) for model in _pretrained_seeds(variant))
 
 
 def _check_window(window) -> int:
@@ -643,12 +644,12 @@ def _check_window(window) -> int:
     return window
 
 
-def pretrained_seeds(variant: str) -> tuple[PretrainedPair, ...]:
+def _pretrained_seeds(variant: str) -> tuple[PretrainedPair, ...]:
     """The pre-trained encoders of a variant at every seed, the book's first.
 
     Examples
     --------
-    >>> [model.setup.seed for model in pretrained_seeds("nsp")] == list(SEEDS)  # doctest: +BOOK
+    >>> [model.setup.seed for model in _pretrained_seeds("nsp")] == list(SEEDS)  # doctest: +BOOK
     True
     """
     _check_variant(variant)
@@ -672,7 +673,7 @@ def news_probe(variant: str = "nsp", pooling: str = "cls", seed: int = SEEDS[0])
 
     Examples
     --------
-    >>> news_probe("nsp", "cls") == runs("nsp")[0]["probe/news/cls"]  # doctest: +BOOK
+    >>> news_probe("nsp", "cls") == _runs("nsp")[0]["probe/news/cls"]  # doctest: +BOOK
     True
     """
     from mlm_book import probe
@@ -716,7 +717,7 @@ def news_fine_tune(variant: str = "nsp", size: int = 64, mode: str = "full", poo
 
     Examples
     --------
-    >>> news_fine_tune("nsp", 64) == runs("nsp")[0]["curve/full/cls/64"]  # doctest: +BOOK
+    >>> news_fine_tune("nsp", 64) == _runs("nsp")[0]["curve/full/cls/64"]  # doctest: +BOOK
     True
     """
     from mlm_book.nn import finetune
@@ -768,7 +769,7 @@ def figure_probes():
     for ax, fact in zip(axes, ("company", "news")):
         for k, variant in enumerate(VARIANTS):
             for j, pooling in enumerate(("cls", "mean")):
-                values = np.array([run[f"probe/{fact}/{pooling}"] for run in runs(variant)])
+                values = np.array([run[f"probe/{fact}/{pooling}"] for run in _runs(variant)])
                 means[variant, fact, pooling] = float(values.mean())
                 x = j + (k - 1) * width
                 ax.bar(x, values.mean(), width=width * 0.9, color=colors[variant],

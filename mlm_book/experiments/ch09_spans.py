@@ -71,12 +71,12 @@ from mlm_book.readings.span_scores import (
 from mlm_book.validation import check_choice, check_positive_int, check_sequence
 from mlm_book.report import seed_band
 
-__all__ = ["TAGGERS", "score_table", "token_accuracies", "bootstrap", "partial_spans",
-           "io_example", "figure_f1", "figure_sentence", "CLAIMS", "mean_f1", "best_tagger", "COMPARISONS", "BOOTSTRAP_RESAMPLES", "mention_count",
-           "unknown_share", "unknown_recall", "known_recall", "example_sentence", "sentence_summary",
-           "brute_force_log_partition", "MERGE_COUNTS", "subword_rows", "word_vocabulary_rates", "matched_bpe",
-           "matched_statistics", "split_table", "mention_pieces", "figure_subwords", "minimum_count", "unknown_words",
-           "touching_mentions", "redaction_leaks", "anonymisation"]
+__all__ = ["TAGGERS", "score_table", "token_accuracies", "bootstrap", "partial_spans", "io_example", "figure_f1",
+           "figure_sentence", "CLAIMS", "mean_f1", "COMPARISONS", "BOOTSTRAP_RESAMPLES", "mention_count",
+           "unknown_share", "unknown_recall", "known_recall", "example_sentence", "brute_force_log_partition",
+           "MERGE_COUNTS", "subword_rows", "word_vocabulary_rates", "matched_bpe", "matched_statistics",
+           "split_table", "mention_pieces", "figure_subwords", "minimum_count", "unknown_words", "touching_mentions",
+           "redaction_leaks", "anonymisation"]
 
 def token_accuracies(key: str) -> np.ndarray:
     """Share of test tokens whose tag is right, per seed."""
@@ -131,7 +131,7 @@ def mean_f1(key: str) -> float:
     return float(np.mean([s.micro_f1 for s in scores(check_tagger(key))]))
 
 
-def best_tagger() -> tuple[str, str, float]:
+def _best_tagger() -> tuple[str, str, float]:
     """``(key, name, mean micro-F1)`` of the tagger with the highest mean F1."""
     key = max(TAGGERS, key=mean_f1)
     return key, TAGGERS[key], mean_f1(key)
@@ -191,12 +191,12 @@ def example_sentence() -> int:
     return int(np.argmax(wrong.sum(axis=1)))
 
 
-def sentence_summary(sentence: int, keys) -> str:
+def _sentence_summary(sentence: int, keys) -> str:
     """What each tagger of ``keys`` gets wrong on one test sentence (book seed), in words, for alt text.
 
     Examples
     --------
-    >>> sentence_summary(example_sentence(), ["frozen/0/argmax"]).startswith("“frozen, layer 0, argmax”: ")  # doctest: +BOOK
+    >>> _sentence_summary(example_sentence(), ["frozen/0/argmax"]).startswith("“frozen, layer 0, argmax”: ")  # doctest: +BOOK
     True
     """
     data = test_data()
@@ -520,7 +520,7 @@ def figure_f1():
     Examples
     --------
     >>> drawn = figure_f1()  # doctest: +BOOK
-    >>> len(drawn.figure.axes), f"“{best_tagger()[1]}”, at {best_tagger()[2]:.2f}" in drawn.alt
+    >>> len(drawn.figure.axes), f"“{_best_tagger()[1]}”, at {_best_tagger()[2]:.2f}" in drawn.alt
     (1, True)
     """
     from mlm_book.figures import PALETTE, WIDE, describe, subplots
@@ -545,7 +545,7 @@ def figure_f1():
     ax.set_ylim(0, 1.02)  # a seed at F1 = 1 is drawn whole
     # below the tick labels, off the bars
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=5, frameon=False)
-    _, best_name, best = best_tagger()
+    _, best_name, best = _best_tagger()
     worst = min(TAGGERS, key=mean_f1)
     layers = ", ".join(str(layer) for layer in LAYERS[:-1]) + f" and {LAYERS[-1]}"
     alt = (f"Bars of entity micro-F1 (mean of {len(SEEDS)} seeds, with a dot per seed) at layers {layers} for four "
@@ -599,7 +599,7 @@ def figure_sentence(sentence: int, keys: tuple[str, ...]):
     gold = ", ".join(f"{' '.join(words[a:b])} ({kind})" for a, b, kind in data.spans[sentence]) or "no mention"
     alt = (f"The test sentence “{' '.join(words)}” ({len(words)} words; gold mentions: {gold}) with its gold tags "
            f"and the book seed's tags from {len(keys)} tagger{'s' if len(keys) != 1 else ''}, one row each, wrong "
-           f"tags in bold. " + sentence_summary(sentence, keys) + ".")
+           f"tags in bold. " + _sentence_summary(sentence, keys) + ".")
     which = ("the first test sentence with a person and a place on which the frozen layer-0 tagger errs"
              if sentence == example_sentence() else f"test sentence {sentence}")
     whose = "a tagger's" if len(keys) == 1 else f"{len(keys)} taggers'"

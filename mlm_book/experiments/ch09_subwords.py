@@ -36,7 +36,7 @@ from mlm_book.ledger import Claim, over_seeds
 from mlm_book.report import seed_band
 from mlm_book.validation import check_choice
 
-__all__ = ["pieces_per_word", "training_seconds", "final_losses", "TAGGERS", "predictions", "scores", "mean_f1",
+__all__ = ["pieces_per_word", "training_seconds", "TAGGERS", "mean_f1",
            "f1_table", "unknown_recall", "decoder_gap", "split_words", "figure_decoders", "figure_losses", "CLAIMS"]
 
 
@@ -56,7 +56,7 @@ def training_seconds() -> np.ndarray:
     return np.array([trained_encoder(seed).seconds for seed in SEEDS])
 
 
-def final_losses() -> np.ndarray:
+def _final_losses() -> np.ndarray:
     """Each seed's mean training loss over its last 100 steps (nats per selected piece)."""
     return np.array([float(np.mean(trained_encoder(seed).losses[-100:])) for seed in SEEDS])
 
@@ -73,7 +73,7 @@ def _check_tagger(key) -> str:
     return check_choice(key, "key", TAGGERS)
 
 
-def predictions(key: str) -> tuple[np.ndarray, ...]:
+def _predictions(key: str) -> tuple[np.ndarray, ...]:
     """Predicted word tag ids on the test sentences, shape (N, m), per seed (the book's first)."""
     _check_tagger(key)
     return tuple(np.array(tagger_predictions(book_run(seed))[key]) for seed in SEEDS)
@@ -81,24 +81,24 @@ def predictions(key: str) -> tuple[np.ndarray, ...]:
 
 @functools.cache
 def _spans(key: str) -> tuple[list, ...]:
-    return span_scores.decoded(key, predictions(key))
+    return span_scores.decoded(key, _predictions(key))
 
 
-def scores(key: str) -> tuple[tagging.EntityScores, ...]:
+def _scores(key: str) -> tuple[tagging.EntityScores, ...]:
     """Entity scores of each seed's run (word-level spans against chapter 9's gold)."""
     key = _check_tagger(key)
-    return _scores(key)
+    return _scores_cached(key)
 
 
 @functools.cache
-def _scores(key: str) -> tuple[tagging.EntityScores, ...]:
-    """The memoised body of `scores`, which checks the arguments before the cache."""
+def _scores_cached(key: str) -> tuple[tagging.EntityScores, ...]:
+    """The memoised body of `_scores`, which checks the arguments before the cache."""
     return span_scores.entity_scores(_spans(key))
 
 
 def mean_f1(key: str) -> float:
     """Entity micro-F1 of a subword tagger, mean over seeds."""
-    return float(np.mean([s.micro_f1 for s in scores(key)]))
+    return float(np.mean([s.micro_f1 for s in _scores(key)]))
 
 
 def f1_table():
@@ -109,7 +109,7 @@ def f1_table():
                         (f"tuned/{TUNED_DEPTH}", f"fine-tuned, layer {TUNED_DEPTH}")]:
         for how, how_name in (("argmax", "argmax"), ("viterbi", "Viterbi")):
             rows.append([f"{label}, {how_name}",
-                         *(seed_band([s.micro_f1 for s in scores(f"{name}/{d}/{how}")]) for d in DECODERS)])
+                         *(seed_band([s.micro_f1 for s in _scores(f"{name}/{d}/{how}")]) for d in DECODERS)])
     return table(["tagger", "first piece", "mean of pieces"], rows)
 
 
@@ -128,8 +128,8 @@ def decoder_gap(name: str) -> tuple[float, int]:
     parts = name.split("/")
     if len(parts) != 3:
         raise ValueError(f"name must look like 'frozen/2/viterbi' (a tagger key without its decoder), got {name!r}")
-    first = np.array([s.micro_f1 for s in scores(f"{parts[0]}/{parts[1]}/first/{parts[2]}")])
-    mean = np.array([s.micro_f1 for s in scores(f"{parts[0]}/{parts[1]}/mean/{parts[2]}")])
+    first = np.array([s.micro_f1 for s in _scores(f"{parts[0]}/{parts[1]}/first/{parts[2]}")])
+    mean = np.array([s.micro_f1 for s in _scores(f"{parts[0]}/{parts[1]}/mean/{parts[2]}")])
     return float(np.mean(mean - first)), int(np.sum(mean > first))
 
 
@@ -147,8 +147,8 @@ def split_words(name: str = f"frozen/{CRF_LAYER}/argmax") -> tuple[float, float,
     np.add.at(counts, (np.nonzero(inside)[0], pieces.word[inside]), 1)
     words = data.tags >= 0
     split = words & (counts > 1)
-    first = predictions(f"{parts[0]}/{parts[1]}/first/{parts[2]}")[0]
-    mean = predictions(f"{parts[0]}/{parts[1]}/mean/{parts[2]}")[0]
+    first = _predictions(f"{parts[0]}/{parts[1]}/first/{parts[2]}")[0]
+    mean = _predictions(f"{parts[0]}/{parts[1]}/mean/{parts[2]}")[0]
     return (float(split.sum() / words.sum()), float(np.mean(first[split] == data.tags[split])),
             float(np.mean(mean[split] == data.tags[split])),
             float(np.mean(first[words & ~split] == data.tags[words & ~split])))
@@ -172,8 +172,8 @@ def figure_decoders():
     fig, ax = subplots(width=WIDE, height=3.4)
     names = [*(f"frozen/{layer}" for layer in LAYERS), f"tuned/{TUNED_DEPTH}"]
     labels = [*(f"frozen, layer {layer}" for layer in LAYERS), f"fine-tuned, layer {TUNED_DEPTH}"]
-    series = [("pieces, first piece", lambda n: scores(f"{n}/first/viterbi"), PALETTE["sky"]),
-              ("pieces, mean of pieces", lambda n: scores(f"{n}/mean/viterbi"), PALETTE["blue"]),
+    series = [("pieces, first piece", lambda n: _scores(f"{n}/first/viterbi"), PALETTE["sky"]),
+              ("pieces, mean of pieces", lambda n: _scores(f"{n}/mean/viterbi"), PALETTE["blue"]),
               ("words (chapter 7's encoder)", lambda n: span_scores.scores(f"{n}/viterbi"), PALETTE["orange"])]
     width = 0.26
     means = np.zeros((len(series), len(names)))
@@ -235,7 +235,7 @@ def figure_losses():
     ax.set_xlabel("training step")
     ax.set_ylabel(f"loss, nats per selected slot\n({window}-step mean)")
     ax.legend(loc="upper right", frameon=False)  # past the subword curves' last step: above the word curve's tail
-    final = final_losses()
+    final = _final_losses()
     alt = (f"Training loss against step, smoothed over {window} steps. Chapter 7's word encoder ends at "
            f"{float(np.mean(word[-100:])):.2f} nats per word after {word.size} steps; the {len(SEEDS)} subword "
            f"encoders, drawn thin with their mean thick, stop at step {SETUP.steps} at {final.min():.2f} to "
@@ -250,7 +250,7 @@ def figure_losses():
 # ----------------------------------------------------------------------------- claims
 def _decoder_gap(k: int) -> tuple[float, float]:
     name = f"frozen/{CRF_LAYER}"
-    return (scores(f"{name}/first/viterbi")[k].micro_f1, scores(f"{name}/mean/viterbi")[k].micro_f1)
+    return (_scores(f"{name}/first/viterbi")[k].micro_f1, _scores(f"{name}/mean/viterbi")[k].micro_f1)
 
 
 def _first_piece_claim() -> dict:

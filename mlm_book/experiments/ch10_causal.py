@@ -80,6 +80,16 @@ class ReaderScores:
         Sense-probe accuracy for *w* at each layer (chapter 5's splits and probe).
     final_training_loss : float
         Mean training loss over its last 100 steps.
+
+    Examples
+    --------
+    A record built by hand (two blocks of four heads, a six-token sentence):
+
+    >>> scores = ReaderScores(causal=True, seed=SEEDS[0], position_loss=np.full(5, 2.0), loss=2.0, excess=0.1,
+    ...                       excess_se=0.01, next_weight=np.full((2, 4), 0.2), probes=np.array([0.5, 0.9, 0.95]),
+    ...                       final_training_loss=2.1)
+    >>> scores.next_weight.shape, scores.probes.tolist()
+    ((2, 4), [0.5, 0.9, 0.95])
     """
 
     causal: bool
@@ -125,6 +135,19 @@ class CausalResults:
         weight on the next position, averaged over the attention sentences.
     copy_head : tuple of int
         That head's (block, head).
+
+    Examples
+    --------
+    [`results`][mlm_book.experiments.ch10_causal.results] reads the book's; one built by hand, every
+    reader alike:
+
+    >>> readers = tuple(ReaderScores(causal=causal, seed=seed, position_loss=np.full(5, 2.0), loss=2.0, excess=0.1,
+    ...                              excess_se=0.01, next_weight=np.full((2, 4), 0.2), probes=np.array([0.5, 0.9, 0.95]),
+    ...                              final_training_loss=2.1) for causal in READERS for seed in SEEDS)
+    >>> r = CausalResults(readers=readers, exact_position=np.full(5, 1.9), exact_position_se=np.full(5, 0.01), exact=1.9,
+    ...                   left_sense=0.8, both_sense=0.97, mean_attention=np.full((6, 6), 1 / 6), copy_head=(0, 1))
+    >>> r.reader(causal=False).loss, r.exact_position.shape
+    (2.0, (5,))
     """
 
     readers: tuple
@@ -227,7 +250,14 @@ def reader_table(r: CausalResults | None = None) -> Markdown:
 
     Examples
     --------
-    >>> print(reader_table().splitlines()[0])  # doctest: +BOOK
+    The chapter passes nothing (the book's readers); a record built by hand gives the same layout:
+
+    >>> readers = tuple(ReaderScores(causal=causal, seed=seed, position_loss=np.full(5, 2.0), loss=2.0, excess=0.1,
+    ...                              excess_se=0.01, next_weight=np.full((2, 4), 0.2), probes=np.array([0.5, 0.9, 0.95]),
+    ...                              final_training_loss=2.1) for causal in READERS for seed in SEEDS)
+    >>> r = CausalResults(readers=readers, exact_position=np.full(5, 1.9), exact_position_se=np.full(5, 0.01), exact=1.9,
+    ...                   left_sense=0.8, both_sense=0.97, mean_attention=np.full((6, 6), 1 / 6), copy_head=(0, 1))
+    >>> print(reader_table(r).splitlines()[0])
     | reader | held-out loss (nats), book seed | mean ± sd, 5 seeds | above the exact left-to-right surprisal | largest weight on the next position |
     """
     r = _given_or_results(r)

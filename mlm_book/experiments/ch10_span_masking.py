@@ -80,6 +80,16 @@ class SpanMasking:
     centre, centre_se : ndarray, shape (K,)
         The same at the span's centre position (``span_start + span // 2``).
     length, sequences : int
+
+    Examples
+    --------
+    A record built by hand (the chapter's comes from the exact HMM computation):
+
+    >>> r = SpanMasking(span_lengths=np.array([1, 3]), per_position=np.array([1.5, 1.7]),
+    ...                 per_position_se=np.array([0.01, 0.01]), centre=np.array([1.5, 1.8]),
+    ...                 centre_se=np.array([0.01, 0.02]), length=12, sequences=200)
+    >>> bool(r.centre[1] > r.per_position[1])   # the centre of a longer span is the hardest to guess
+    True
     """
 
     span_lengths: np.ndarray
@@ -202,7 +212,16 @@ def results() -> SpanMasking:
 
 
 def span_table(r: SpanMasking | None = None):
-    """Per-position and centre entropy of the span-masking optimum by span length (nats, ± one standard error)."""
+    """Per-position and centre entropy of the span-masking optimum by span length (nats, ± one standard error).
+
+    Examples
+    --------
+    >>> r = SpanMasking(span_lengths=np.array([1, 3]), per_position=np.array([1.5, 1.7]),
+    ...                 per_position_se=np.array([0.01, 0.01]), centre=np.array([1.5, 1.8]),
+    ...                 centre_se=np.array([0.01, 0.02]), length=12, sequences=200)
+    >>> print(str(span_table(r)).splitlines()[-1])
+    | 3 | 1.700 ± 0.010 | 1.800 ± 0.020 |
+    """
     from mlm_book.report import table
     r = results() if r is None else check_instance(r, "r", SpanMasking)
     rows = [[int(m), f"{p:.3f} ± {ps:.3f}", f"{c:.3f} ± {cs:.3f}"]

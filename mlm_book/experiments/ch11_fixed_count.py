@@ -203,6 +203,9 @@ class FixedCountSurface:
     ([[2, 4]], [[0.5, 0.6]], [[False, True]])
     >>> float(s.nominal_mean_kl[0, 1] - s.matched_mean_kl[0, 1])    # one rate, one computation
     0.0
+    >>> zero = np.zeros((1, 2))   # built by hand: no gap anywhere
+    >>> FixedCountSurface(c, zero, zero, zero, zero, zero, zero, zero, zero, np.ones((1, 2))).count.tolist()
+    [[2, 4]]
     """
 
     config: FixedCountSurfaceConfig

@@ -253,6 +253,10 @@ class PseudoLikelihoodSweep:
     >>> sweep = pl_sweep()              # from the store
     >>> sweep.pseudo.shape, sweep.rmse("maximum").shape
     ((9, 5, 1000, 2), (9, 5))
+    >>> small = ConsistencyConfig(fields=(0.2,), couplings=(0.5,), sizes=(100, 300), replicates=3)
+    >>> exact = np.broadcast_to(small.chains[0].theta, (1, 2, 3, 2))   # every estimate at the truth
+    >>> PseudoLikelihoodSweep(small, exact, exact).rmse("pseudo")
+    array([[0., 0.]])
     """
 
     config: ConsistencyConfig
@@ -396,6 +400,13 @@ class ConsistencySummary:
     >>> summary = consistency_summary()
     >>> summary.slope_pseudo.shape, bool(np.all(summary.asymptotic_ratio >= 1))
     ((9,), True)
+    >>> small = ConsistencyConfig(fields=(0.2,), couplings=(0.5,), sizes=(100, 300), replicates=3)
+    >>> one = ConsistencySummary(small, np.array([[0.2, 0.1]]), np.array([[0.1, 0.06]]), np.array([2.0]),
+    ...                          np.array([1.0]), np.array([-0.5]), np.array([-0.5]), np.array([0.01]),
+    ...                          np.array([0.01]), np.array([[1.2, 1.5]]), np.array([[1.2, 1.5]]),
+    ...                          np.array([[0.1, 0.1]]))
+    >>> one.slope_gap, one.ratio_gap     # slope exactly -1/2, ratios exactly the asymptotic ones
+    (0.0, 0.0)
     """
 
     config: ConsistencyConfig

@@ -18,7 +18,7 @@ at each of its five training seeds; each ranking is scored by recall@k and mean 
   $s(q, d) = \sum_{t \in q} \operatorname{idf}(t)\, \frac{f_{t,d}\,(k_1 + 1)}{f_{t,d} + k_1 (1 - b + b\,|d| / \overline{|d|})}$
   with $\operatorname{idf}(t) = \log \frac{N - n_t + 0.5}{n_t + 0.5}$, $N$ filings, $n_t$ of them containing
   $t$, a query term counted as often as it occurs in the query.
-* *Dense reading* ([`dense_vectors`][mlm_book.experiments.ch11_retrieval.dense_vectors]). Every token of a
+* *Dense reading* (`_dense_vectors`). Every token of a
   held-out filing is read at the centre of its own window, as chapter 6 reads tokens
   ([`centre_states`][mlm_book.artefacts.filing_encoder.centre_states]); a query is read the same way as a
   short document of its own (its windows hold the query's words and ``[PAD]``). The vectors at layer 0
@@ -70,10 +70,9 @@ from mlm_book.nn import runtime
 from mlm_book.report import Markdown, seed_band, table
 from mlm_book.validation import as_float_array, check_choice, check_instance, check_positive_int, check_sequence
 
-__all__ = ["K1", "B", "KS", "POOLINGS", "LAYERS", "RULE_LAYER", "bm25_scores", "retrieval_metrics",
-           "chance_metrics", "RetrievalGold", "retrieval_gold", "query_ids", "dense_vectors", "dense_scores",
-           "bm25_matrix", "RetrievalStudy", "results", "retrieve", "summary_table", "rules_table", "STATED_BEFORE_RUN",
-           "figure_retrieval", "PRESTATED", "CLAIMS"]
+__all__ = ["K1", "B", "KS", "POOLINGS", "LAYERS", "RULE_LAYER", "bm25_scores", "retrieval_metrics", "chance_metrics",
+           "RetrievalGold", "retrieval_gold", "query_ids", "bm25_matrix", "RetrievalStudy", "results", "retrieve",
+           "summary_table", "rules_table", "STATED_BEFORE_RUN", "figure_retrieval", "PRESTATED", "CLAIMS"]
 
 K1 = 1.2
 """BM25's term-frequency saturation $k_1$ (Robertson and Zaragoza 2009)."""
@@ -478,7 +477,7 @@ def _vectors(seed: int) -> dict:
     return arrays
 
 
-def dense_vectors(seed: int) -> dict:
+def _dense_vectors(seed: int) -> dict:
     """Pooled, centred vectors of the held-out filings and the queries, read by the filing encoder of ``seed``.
 
     From the store (about four seconds of one core per seed on a miss).
@@ -497,7 +496,7 @@ def dense_vectors(seed: int) -> dict:
 
     Examples
     --------
-    >>> v = dense_vectors(filing_encoder.SEEDS[0])  # doctest: +BOOK
+    >>> v = _dense_vectors(filing_encoder.SEEDS[0])  # doctest: +BOOK
     >>> v["filings"].shape[:3], v["queries"].shape[:2]
     ((3, 3, 60), (3, 3))
     """
@@ -510,7 +509,7 @@ def _cosine(queries: np.ndarray, filings: np.ndarray) -> np.ndarray:
     return q @ f.T
 
 
-def dense_scores(seed: int, pooling: str = "mean", layer: int = RULE_LAYER) -> np.ndarray:
+def _dense_scores(seed: int, pooling: str = "mean", layer: int = RULE_LAYER) -> np.ndarray:
     """``(Q, F)`` cosine of each query's pooled vector with each held-out filing's.
 
     Raises
@@ -521,7 +520,7 @@ def dense_scores(seed: int, pooling: str = "mean", layer: int = RULE_LAYER) -> n
 
     Examples
     --------
-    >>> dense_scores(filing_encoder.SEEDS[0]).shape[1]  # doctest: +BOOK
+    >>> _dense_scores(filing_encoder.SEEDS[0]).shape[1]  # doctest: +BOOK
     60
     """
     seed = _check_seed(seed)
@@ -529,7 +528,7 @@ def dense_scores(seed: int, pooling: str = "mean", layer: int = RULE_LAYER) -> n
     layer = check_positive_int(layer, "layer", minimum=0)
     if layer not in LAYERS:
         raise ValueError(f"layer must be one of {LAYERS}, got {layer}")
-    v = dense_vectors(seed)
+    v = _dense_vectors(seed)
     return _cosine(v["queries"][p, layer], v["filings"][p, layer])
 
 
@@ -582,7 +581,7 @@ def results() -> RetrievalStudy:
     dense = {}
     for pooling in POOLINGS:
         for layer in LAYERS:
-            dense[(pooling, layer)] = [retrieval_metrics(dense_scores(seed, pooling, layer), gold.relevant)
+            dense[(pooling, layer)] = [retrieval_metrics(_dense_scores(seed, pooling, layer), gold.relevant)
                                        for seed in filing_encoder.SEEDS]
     return RetrievalStudy(seeds=tuple(filing_encoder.SEEDS), dense=dense,
                           bm25=retrieval_metrics(bm25_matrix(gold), gold.relevant),
@@ -637,7 +636,7 @@ def retrieve(query, *, method: str = "bm25", layer: int = RULE_LAYER, seed: int 
         if layer not in LAYERS:
             raise ValueError(f"layer must be one of {LAYERS}, got {layer}")
         result = filing_encoder.trained_encoder(filing_encoder.seed_setup(seed))
-        v = dense_vectors(seed)
+        v = _dense_vectors(seed)
         p = POOLINGS.index(method)
         pooled = _pool(_query_states(result, ids)[:, list(LAYERS)] - v["mean"])[p, layer]
         scores = _cosine(pooled[None, :], v["filings"][p, layer])[0]

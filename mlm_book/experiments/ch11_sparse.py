@@ -41,7 +41,7 @@ artefact [`mlm_book.artefacts.sparse_weights`][mlm_book.artefacts.sparse_weights
   aspect words. The opening line names the filer in full, so alias and noun occur in every
   filing; the plural occurs only in the company description of four of the five templates.
   So the one own term a filing can lack is its plural: the test of expansion.
-* *Measures* ([`score_weights`][mlm_book.experiments.ch11_sparse.score_weights]), per filing:
+* *Measures* (`_score_weights`), per filing:
   the AUC ([`rank_auc`][mlm_book.experiments.ch11_sparse.rank_auc], ties counted half) of
   the filing's own terms, and of its aspect words, against its generic words; where the plural
   is absent, its rank among all the filing's absent terms (1 = heaviest, ties sharing their
@@ -95,9 +95,8 @@ from mlm_book.validation import (
     check_positive_int,
 )
 
-__all__ = ["GENERIC_SHARE", "TOP_K", "SALIENCE_THRESHOLD", "ASPECT_THRESHOLD",
-           "EXPANSION_SHARE", "RETRIEVAL_RULE", "BASELINES", "MEASURES", "rank_auc", "FilingGold", "filing_gold", "Scores",
-           "score_weights", "baseline_weights", "seed_weights", "positive_share", "bias_spearman",
+__all__ = ["GENERIC_SHARE", "TOP_K", "SALIENCE_THRESHOLD", "ASPECT_THRESHOLD", "EXPANSION_SHARE", "RETRIEVAL_RULE",
+           "BASELINES", "MEASURES", "rank_auc", "FilingGold", "filing_gold", "Scores", "baseline_weights",
            "SparseStudy", "results", "example_document", "top_terms_table", "summary_table", "diagnosis_table",
            "rules_table", "figure_sparse", "PRESTATED", "CLAIMS"]
 
@@ -465,7 +464,7 @@ class Scores:
         return float(np.nanmean(self.frequency_spearman))
 
 
-def score_weights(weights, label: str = "weights") -> Scores:
+def _score_weights(weights, label: str = "weights") -> Scores:
     """Every measure of term weights of the held-out filings, against
     [`filing_gold`][mlm_book.experiments.ch11_sparse.filing_gold].
 
@@ -490,7 +489,7 @@ def score_weights(weights, label: str = "weights") -> Scores:
 
     Examples
     --------
-    >>> s = score_weights(baseline_weights("idf"), "idf")
+    >>> s = _score_weights(baseline_weights("idf"), "idf")
     >>> s.mean_own_auc, s.top_k_share < 0.1           # generic words have the lowest idf by definition
     (1.0, True)
     """
@@ -553,7 +552,7 @@ def _seed_arrays(seed: int) -> dict:
     return sparse_weights.weights(sparse_weights.WeightsSetup(filing_encoder.seed_setup(seed), documents))
 
 
-def seed_weights(seed: int, reading: str = "shown", pooling: str = "splade") -> np.ndarray:
+def _seed_weights(seed: int, reading: str = "shown", pooling: str = "splade") -> np.ndarray:
     """Term weights of the held-out filings from the filing encoder at ``seed``.
 
     All of a seed's weights are computed in one pass (about five seconds of one core): the artefact
@@ -583,7 +582,7 @@ def seed_weights(seed: int, reading: str = "shown", pooling: str = "splade") -> 
 
     Examples
     --------
-    >>> w = seed_weights(filing_encoder.SEEDS[0])  # doctest: +BOOK
+    >>> w = _seed_weights(filing_encoder.SEEDS[0])  # doctest: +BOOK
     >>> w.shape, bool(w.min() >= 0)
     ((60, 867), True)
     """
@@ -593,7 +592,7 @@ def seed_weights(seed: int, reading: str = "shown", pooling: str = "splade") -> 
     return _seed_arrays(seed)[f"{reading}-{pooling}"]
 
 
-def positive_share(seed: int, reading: str = "shown") -> np.ndarray:
+def _positive_share(seed: int, reading: str = "shown") -> np.ndarray:
     """Per held-out filing, the mean over its positions of the share of words whose logit is positive.
 
     Returns
@@ -603,11 +602,11 @@ def positive_share(seed: int, reading: str = "shown") -> np.ndarray:
     Raises
     ------
     TypeError, ValueError
-        As [`seed_weights`][mlm_book.experiments.ch11_sparse.seed_weights].
+        As `_seed_weights`.
 
     Examples
     --------
-    >>> share = positive_share(filing_encoder.SEEDS[0])  # doctest: +BOOK
+    >>> share = _positive_share(filing_encoder.SEEDS[0])  # doctest: +BOOK
     >>> share.shape, bool(((share > 0) & (share < 1)).all())
     ((60,), True)
     """
@@ -616,7 +615,7 @@ def positive_share(seed: int, reading: str = "shown") -> np.ndarray:
     return _seed_arrays(seed)[f"{reading}-positive"]
 
 
-def bias_spearman(seed: int) -> float:
+def _bias_spearman(seed: int) -> float:
     """Spearman correlation of the head's output bias $b_v$ with the word's corpus count ([UNK], [SEP] left out).
 
     Raises
@@ -626,7 +625,7 @@ def bias_spearman(seed: int) -> float:
 
     Examples
     --------
-    >>> -1 <= bias_spearman(filing_encoder.SEEDS[0]) <= 1  # doctest: +BOOK
+    >>> -1 <= _bias_spearman(filing_encoder.SEEDS[0]) <= 1  # doctest: +BOOK
     True
     """
     seed = _check_seed(seed)
@@ -653,7 +652,7 @@ class SparseStudy:
     positive : dict
         ``positive[reading]``: per seed, the mean share of positive logits at a position.
     bias_spearman : tuple of float
-        Per seed, [`bias_spearman`][mlm_book.experiments.ch11_sparse.bias_spearman].
+        Per seed, `_bias_spearman`.
 
     Raises
     ------
@@ -713,13 +712,13 @@ def results() -> SparseStudy:
     (5, True)
     """
     seeds = tuple(filing_encoder.SEEDS)
-    scores = {(reading, pooling): tuple(score_weights(seed_weights(seed, reading, pooling),
+    scores = {(reading, pooling): tuple(_score_weights(_seed_weights(seed, reading, pooling),
                                                       f"{reading}, {pooling}, seed {seed}") for seed in seeds)
               for reading in READINGS for pooling in POOLINGS}
-    baselines = {name: score_weights(baseline_weights(name), name) for name in BASELINES}
-    positive = {reading: tuple(float(positive_share(seed, reading).mean()) for seed in seeds) for reading in READINGS}
+    baselines = {name: _score_weights(baseline_weights(name), name) for name in BASELINES}
+    positive = {reading: tuple(float(_positive_share(seed, reading).mean()) for seed in seeds) for reading in READINGS}
     return SparseStudy(gold=filing_gold(), seeds=seeds, scores=scores, baselines=baselines, positive=positive,
-                       bias_spearman=tuple(bias_spearman(seed) for seed in seeds))
+                       bias_spearman=tuple(_bias_spearman(seed) for seed in seeds))
 
 
 def example_document() -> int:
@@ -800,7 +799,7 @@ def top_terms_table(document: int | None = None, seed: int | None = None, readin
     if check_positive_int(k, "k") > 100:
         raise ValueError(f"k must be at most 100, got {k}")
     row = gold.documents.tolist().index(document)
-    w = seed_weights(seed, reading, pooling)[row]
+    w = _seed_weights(seed, reading, pooling)[row]
     ranks = _ranks(w)
     words = filing_encoder.filing_world().vocabulary.words
     keep = np.flatnonzero(ranks > 0)
@@ -910,7 +909,7 @@ def figure_sparse(study: SparseStudy | None = None):
     study = results() if study is None else check_instance(study, "study", SparseStudy)
     gold = study.gold
     row = gold.documents.tolist().index(example_document())
-    w = seed_weights(study.seeds[0])[row]
+    w = _seed_weights(study.seeds[0])[row]
     words = filing_encoder.filing_world().vocabulary.words
     fig, (ax, bx) = subplots(1, 2, width=WIDE, height=4.6, gridspec_kw={"width_ratios": [1.45, 1.0]})
     count = np.maximum(gold.corpus_count, 1)

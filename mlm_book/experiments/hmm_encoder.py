@@ -66,7 +66,6 @@ __all__ = [
     "loss_curve_figure",
     "seed_evaluations",
     "seed_four_cycles",
-    "seed_band",
     "band_cell",
     "KeyBiasCheck",
     "key_bias_check",
@@ -207,10 +206,12 @@ class KeyBiasCheck:
 
     Examples
     --------
-    >>> check = key_bias_check(sequences=8)  # doctest: +BOOK
-    >>> check.sequences, len(check.value_rms), sorted(check.gradient_rms)
-    (8, 2, ['float32', 'float64'])
-    >>> bool(check.zeroed_difference < 1e-4)
+    [`key_bias_check`][mlm_book.experiments.hmm_encoder.key_bias_check] measures one on the trained
+    encoder; a record for a one-block encoder, built by hand:
+
+    >>> check = KeyBiasCheck(gradient_rms={"float64": ((0.02, 1e-18, 0.03),), "float32": ((0.02, 1e-9, 0.03),)},
+    ...                      value_rms=((0.1, 0.05, 0.2),), zeroed_difference=0.0, sequences=8)
+    >>> check.gradient_rms["float64"][0][1] < 1e-12   # the key third's gradient: rounding
     True
     """
 
@@ -245,6 +246,14 @@ def key_bias_check(setup: HMMEncoderSetup = SETUP, sequences: int = 400, seed: i
         Clean sequences sampled from the HMM, then corrupted by the training channel.
     seed : int
         Seed of the sample and of the corruption.
+
+    Examples
+    --------
+    >>> check = key_bias_check(sequences=8)  # doctest: +BOOK
+    >>> check.sequences, len(check.value_rms), sorted(check.gradient_rms)
+    (8, 2, ['float32', 'float64'])
+    >>> bool(check.zeroed_difference < 1e-4)
+    True
     """
     setup = check_instance(setup, "setup", HMMEncoderSetup)
     sequences = check_positive_int(sequences, "sequences", maximum=MAX_KEY_BIAS_SEQUENCES)
@@ -301,7 +310,7 @@ def seed_evaluations() -> tuple[EncoderEvaluation, ...]:
     return tuple(evaluation(seed_setup(seed)) for seed in SEEDS)
 
 
-def seed_band(getter, results=None) -> tuple[float, float, float, float, float]:
+def _seed_band(getter, results=None) -> tuple[float, float, float, float, float]:
     """``(book, mean, sd, min, max)`` of ``getter(result)`` over the training seeds.
 
     Parameters
@@ -314,7 +323,7 @@ def seed_band(getter, results=None) -> tuple[float, float, float, float, float]:
 
     Examples
     --------
-    >>> book, mean, sd, low, high = seed_band(lambda e: e.mean_kl)  # doctest: +BOOK
+    >>> book, mean, sd, low, high = _seed_band(lambda e: e.mean_kl)  # doctest: +BOOK
     >>> low <= book <= high and low <= mean <= high and sd > 0
     True
     """
@@ -344,10 +353,13 @@ def band_cell(getter, fmt: str = ".3f", results=None, *, with_range: bool = True
 
     Examples
     --------
-    >>> band_cell(lambda e: e.n_positions, ".0f")  # doctest: +BOOK
-    '1476 at every seed'
-    >>> band_cell(lambda e: e.encoder_ce, ".3f", with_range=False).count("±")  # differs by seed
-    1
+    By default the seeds are the HMM encoder's evaluations (chapter 2 passes
+    ``lambda e: e.mean_kl`` and the like); ``results`` gives them explicitly:
+
+    >>> band_cell(lambda run: run["kl"], ".2f", [{"kl": 1.25}, {"kl": 1.5}, {"kl": 1.0}])
+    '1.25 ± 0.25 (1.00–1.50)'
+    >>> band_cell(lambda run: run["kl"], ".2f", [{"kl": 1.25}, {"kl": 1.5}], with_range=False)
+    '1.38 ± 0.18'
     """
     check_format(fmt, "fmt")
     check_bool(with_range, "with_range")

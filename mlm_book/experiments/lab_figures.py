@@ -33,14 +33,13 @@ import math
 
 from mlm_book.ledger import Claim
 
-__all__ = ["PAYLOAD_LIMIT", "default_example", "clouds_default", "filing_structure", "filing_centres",
-           "kestrel_shown", "recomputed_identically", "CLAIMS"]
+__all__ = ["PAYLOAD_LIMIT", "CLAIMS"]
 
 PAYLOAD_LIMIT = 1_500_000
 """Largest size of the lab's JSON payload in bytes (UTF-8)."""
 
 
-def default_example() -> dict:
+def _default_example() -> dict:
     """Figure A's default example as the payload has it: KL, the true token's probabilities, the sense posterior."""
     from mlm_book.lab import viz_payload
 
@@ -63,7 +62,7 @@ def _caption() -> dict:
             and caption["mean_entropy"] == evaluation.mean_entropy}
 
 
-def clouds_default(layer: int = 1) -> dict:
+def _clouds_default(layer: int = 1) -> dict:
     """Figure D's numbers at ``layer`` as the payload has them, and whether they equal the chapters' tables.
 
     Raises
@@ -131,7 +130,7 @@ def _layers_read_over_seeds():
                       margins=_layers_read_margins())
 
 
-def filing_structure() -> dict:
+def _filing_structure() -> dict:
     """Figure B's filing windows as the payload has it: windows, guesses per word, and whether every word has them."""
     from mlm_book.lab import FILING_TOP, viz_payload
 
@@ -156,7 +155,7 @@ def _within_rounding(shown: float, exact: float, digits: int) -> bool:
     return abs(shown - exact) <= 0.51 * unit
 
 
-def filing_centres() -> dict:
+def _filing_centres() -> dict:
     """The filing view's readout at each window's centre, beside chapter 7's visible-word reading of that word.
 
     Chapter 7 reads a word at the centre of its own window, masked and visible
@@ -184,7 +183,7 @@ def filing_centres() -> dict:
             "plug-in": shown["plugin"], "equal to chapter 7's reading": agree}
 
 
-def kestrel_shown() -> dict:
+def _kestrel_shown() -> dict:
     """Figure D's *kestrel* numbers as the payload has them, and whether they equal chapter 7's."""
     from mlm_book.artefacts import filing_encoder as fe
     from mlm_book.lab import viz_payload
@@ -206,7 +205,7 @@ def kestrel_shown() -> dict:
             "layer 0 one point": layer0["single_point"] and kestrel["layer0_spread"] == 0.0}
 
 
-def recomputed_identically() -> dict:
+def _recomputed_identically() -> dict:
     """The payload built twice from scratch (the lab's own caches cleared): same JSON? and its size in kB."""
     from mlm_book import lab
 
@@ -224,37 +223,37 @@ CLAIMS = (
     Claim("S7-03", "Lab, Figure B: filing windows from chapter 7's held-out filings; clicking a word "
           "shows the filing encoder's best guesses with that word masked", seed="4 windows, top-5",
           rule="structural: 4 windows; 5 guesses at every word that is not [PAD]",
-          compute=filing_structure,
+          compute=_filing_structure,
           accept=lambda v: v["windows"] == 4 and v["top"] == 5 and v["every word has its guesses"]
           and v["no [PAD] word"], section="figure-b-four-filing-windows-word-by-word"),
     Claim("S7-04", "Lab, Figure B filing readout: the encoder's probability of the visible word beside Theorem 2's "
           "plug-in from its own [MASK] guess (at each window's centre word)", seed="—",
           rule="structural: at each window's centre, chapter 7's visible-word reading of that word (S8-43 to S8-45) "
           "to the payload's 4 significant digits",
-          compute=filing_centres, accept=lambda v: v["equal to chapter 7's reading"],
+          compute=_filing_centres, accept=lambda v: v["equal to chapter 7's reading"],
           section="figure-b-four-filing-windows-word-by-word"),
     Claim("S7-06", "Lab, Figure D for kestrel: its mentions at layers 0-2 on their own principal axes beside "
           "Definition 3's measures, the probes and the majority shares", seed="—",
           rule="every number exactly chapter 7's (book seed, and mean ± sd over its seeds); layer 0 shown as one point",
-          compute=kestrel_shown, accept=lambda v: v["equal to chapter 7"] and v["layer 0 one point"],
+          compute=_kestrel_shown, accept=lambda v: v["equal to chapter 7"] and v["layer 0 one point"],
           section="figure-d-the-clouds-of-w-and-kestrel-layer-by-layer"),
     Claim("S7-07", "Lab, Figure A default example (the default sentence's sense-a w shown as [MASK]): "
           "KL(exact posterior ‖ HMM encoder)", seed="0.016", rule="illustrative: reported; finite and ≥ 0",
-          compute=lambda: default_example()["kl"], accept=lambda v: math.isfinite(v) and v >= 0.0,
+          compute=lambda: _default_example()["kl"], accept=lambda v: math.isfinite(v) and v >= 0.0,
           section="figure-a-one-sentence-position-by-position"),
     Claim("S7-08", "Same example: the exact posterior's probability of the true token", seed="0.217",
           rule="illustrative: reported; a probability",
-          compute=lambda: default_example()["p_true_exact"], accept=_probability,
+          compute=lambda: _default_example()["p_true_exact"], accept=_probability,
           section="figure-a-one-sentence-position-by-position"),
     Claim("S7-09", "Same example: the HMM encoder's probability of the true token (and the exact one)",
           seed="0.209", rule="illustrative: a probability, within 0.05 of the exact one",
-          compute=lambda: {"encoder": default_example()["p_true_encoder"],
-                           "exact": default_example()["p_true_exact"]},
+          compute=lambda: {"encoder": _default_example()["p_true_encoder"],
+                           "exact": _default_example()["p_true_exact"]},
           accept=lambda v: _probability(v["encoder"]) and abs(v["encoder"] - v["exact"]) <= 0.05,
           section="figure-a-one-sentence-position-by-position"),
     Claim("S7-10", "Same example: exact P(sense a | sentence) at that occurrence of w", seed="0.999",
           rule="illustrative: a probability; ≥ 0.99 (the sentence is chosen so)",
-          compute=lambda: default_example()["sense_a"], accept=lambda v: _probability(v) and v >= 0.99,
+          compute=lambda: _default_example()["sense_a"], accept=lambda v: _probability(v) and v >= 0.99,
           section="figure-a-one-sentence-position-by-position"),
     Claim("S7-12", "Lab, Figure A caption: the encoder's mean KL to the exact posterior over the held-out "
           "positions, and the mean entropy (chapter 2's evaluation)", seed="0.032 vs 1.874 nats",
@@ -264,7 +263,7 @@ CLAIMS = (
     Claim("S7-14", "Lab, Figure D default (w, layer 1): self-similarity, baseline, adjusted, MEV, sense probe, "
           "static cap, exact Bayes", seed="0.620, 0.152, 0.467, 0.638, 0.963, 0.509, 0.970",
           rule="each exactly the chapters' table value (S5-09 to S5-12, S6-04, S2-16, S2-19)",
-          compute=clouds_default, accept=lambda v: v["equal to the tables"],
+          compute=_clouds_default, accept=lambda v: v["equal to the tables"],
           section="figure-d-the-clouds-of-w-and-kestrel-layer-by-layer"),
     Claim("S7-16", "Lab, Figure D caption: the layer-0 probe sits at chance, the layer-1 probe almost at the "
           "exact Bayes accuracy (each training seed of chapter 5's table)", seed="—",
@@ -275,6 +274,6 @@ CLAIMS = (
     Claim("S10-14", "The lab's JSON payload is deterministic: rebuilt from scratch it is the same JSON, byte for "
           "byte (that the page holds exactly viz_payload() is the browser test); its size",
           seed="—", rule="identical; ≤ 1500 kB",
-          compute=recomputed_identically,
+          compute=_recomputed_identically,
           accept=lambda v: v["identical"] and v["kB"] <= PAYLOAD_LIMIT / 1000, fmt=".0f", section="the-lab"),
 )

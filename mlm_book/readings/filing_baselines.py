@@ -112,6 +112,8 @@ class SkipGramSeedRun:
 
     Examples
     --------
+    >>> SkipGramSeedRun(seed=0, final_loss=2.0, typing=0.85, lexicon=0.9, neighbour_agreement=0.5).lexicon
+    0.9
     >>> SkipGramSeedRun(seed=0, final_loss=2.0, typing=0.85, lexicon=1.5, neighbour_agreement=0.5)
     Traceback (most recent call last):
     ...
