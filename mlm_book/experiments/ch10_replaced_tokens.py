@@ -29,8 +29,16 @@ from mlm_book.hmm import bayes_sense_accuracy, default_hmm
 from mlm_book.hmm_splits import SPLITS, hmm_split
 from mlm_book.ledger import Claim, over_seeds, verify
 from mlm_book.report import Markdown, table
+from mlm_book.validation import (
+    as_float_array,
+    check_instance,
+    check_positive_int,
+    check_probability,
+    check_real,
+)
 
-__all__ = ["ABOVE_CEILING", "NAMES", "RTDStudy", "results", "rules_table", "STATED_BEFORE_RUN", "CLAIMS"]
+__all__ = ["ABOVE_CEILING", "NAMES", "RTDStudy", "results", "rules_table", "plateau", "budget_table", "figure_probes",
+           "full_width_generator_steps", "STATED_BEFORE_RUN", "CLAIMS"]
 
 ABOVE_CEILING = 0.005
 """Sampling error allowed above the exact ceiling (chapter 5's allowance for its ~6700 test occurrences of w)."""
@@ -73,6 +81,29 @@ class RTDStudy:
     ceiling: float
     steps: dict
     flops: dict
+
+    def __post_init__(self):
+        if not isinstance(self.seeds, tuple) or not self.seeds:
+            raise TypeError(f"seeds must be a non-empty tuple of integers, got {self.seeds!r:.60}")
+        for seed in self.seeds:
+            check_positive_int(seed, "seeds", minimum=0)
+        for name in ("probes", "recovered"):
+            values = getattr(self, name)
+            check_instance(values, name, dict)
+            for objective, array in values.items():
+                array = as_float_array(array, f"{name}[{objective!r}]", ndim=2)
+                if array.shape[0] != len(self.seeds):
+                    raise ValueError(f"{name}[{objective!r}] must hold one row per seed ({len(self.seeds)}), got "
+                                     f"{array.shape[0]}")
+                values[objective] = array
+        check_instance(self.losses, "losses", dict)
+        check_probability(self.ceiling, "ceiling")
+        check_instance(self.steps, "steps", dict)
+        for objective, steps in self.steps.items():
+            check_positive_int(steps, "steps")
+        check_instance(self.flops, "flops", dict)
+        for objective, flops in self.flops.items():
+            check_real(flops, "flops", low=0.0)
 
     def best(self, what: str, objective: str) -> np.ndarray:
         """The best layer's value of ``what`` (``"probes"`` or ``"recovered"``) for ``objective``, per seed."""
@@ -197,3 +228,125 @@ def rules_table() -> Markdown:
                      result.verdict))
     return table(["rule (fixed before training)", "seeds holding", "margin", "expected before the run", "found"],
                  rows)
+
+
+# ----------------------------------------------------------------------------- tables and figure
+def plateau(study: RTDStudy | None = None, window: int = 100) -> dict:
+    """The masked LM's training loss averaged over the seeds in consecutive windows of ``window`` steps.
+
+    What the 1000 steps were checked against: a loss that still fell by much over the last windows would mean the
+    comparison is of unfinished runs.
+
+    Returns
+    -------
+    dict
+        ``"ends"``: the last step of each window; ``"means"``: the mean loss over the seeds and the window (nats per
+        selected position); ``"last_drop"``: the fall from the second-to-last window to the last.
+
+    Raises
+    ------
+    ValueError
+        If ``window`` is not a positive integer dividing into at least two windows.
+
+    Examples
+    --------
+    >>> fake = RTDStudy(seeds=(1,), probes={}, recovered={}, losses={"masked-lm": {"masked-lm": np.ones((1, 400))}},
+    ...                 ceiling=0.97, steps={}, flops={})
+    >>> plateau(fake, 100)["last_drop"]
+    0.0
+    """
+    study = results() if study is None else check_instance(study, "study", RTDStudy)
+    curves = study.losses["masked-lm"]["masked-lm"]
+    if isinstance(window, bool) or not isinstance(window, int) or window < 1 or curves.shape[1] < 2 * window:
+        raise ValueError(f"window must be a positive integer at most half the {curves.shape[1]} steps, got {window!r}")
+    count = curves.shape[1] // window
+    means = curves[:, :count * window].mean(axis=0).reshape(count, window).mean(axis=1)
+    return {"ends": np.arange(1, count + 1) * window, "means": means, "last_drop": float(means[-2] - means[-1])}
+
+
+def budget_table(study: RTDStudy | None = None) -> Markdown:
+    """The equal-compute budget: FLOPs of one step, steps, FLOPs in all, and each run's last loss.
+
+    Examples
+    --------
+    >>> print(budget_table().splitlines()[0])  # doctest: +BOOK
+    | objective | FLOPs per step (millions) | steps | FLOPs in all (billions) | last 100 steps' loss (nats) |
+    """
+    study = results() if study is None else check_instance(study, "study", RTDStudy)
+    rows = []
+    for objective in rtd.OBJECTIVES:
+        curves = study.losses[objective]
+        if objective == "masked-lm":
+            loss = f"{curves['masked-lm'][:, -100:].mean():.3f} (masked LM)"
+        elif objective == "electra":
+            loss = (f"{curves['generator'][:, -100:].mean():.3f} (generator), "
+                    f"{curves['discriminator'][:, -100:].mean():.3f} (discriminator)")
+        else:
+            loss = f"{curves['discriminator'][:, -100:].mean():.3f} (discriminator)"
+        flops, steps = study.flops[objective], study.steps[objective]
+        rows.append((NAMES[objective], f"{flops / 1e6:.0f}", str(steps), f"{flops * steps / 1e9:.0f}", loss))
+    return table(["objective", "FLOPs per step (millions)", "steps", "FLOPs in all (billions)",
+                  "last 100 steps' loss (nats)"], rows)
+
+
+def figure_probes(study: RTDStudy | None = None):
+    """The sense probe for w (left) and the recovered share of the exact sense posterior (right) by layer, one dot a
+    seed, for the three objectives; the exact ceiling as a line.
+
+    Returns
+    -------
+    DescribedFigure
+
+    Examples
+    --------
+    >>> drawn = figure_probes()  # doctest: +BOOK
+    >>> drawn.alt.startswith("Two panels")  # doctest: +BOOK
+    True
+    """
+    from mlm_book.figures import PALETTE, WIDE, describe, subplots
+
+    study = results() if study is None else check_instance(study, "study", RTDStudy)
+    colours = {"masked-lm": PALETTE["blue"], "electra": PALETTE["orange"], "oracle": PALETTE["vermillion"]}
+    markers = {"masked-lm": "o", "electra": "s", "oracle": "^"}
+    offsets = {"masked-lm": -0.18, "electra": 0.0, "oracle": 0.18}
+    fig, axes = subplots(1, 2, width=WIDE, height=3.6)
+    layers = np.arange(study.probes["masked-lm"].shape[1])
+    for ax, what, ylabel, line, line_label in (
+            (axes[0], "probes", "sense-probe accuracy for w", study.ceiling, "exact ceiling, both sides"),
+            (axes[1], "recovered", "share of the exact posterior recovered", 1.0, "the exact posterior")):
+        for objective in rtd.OBJECTIVES:
+            values = getattr(study, what)[objective]
+            for seed_values in values:
+                ax.scatter(layers + offsets[objective], seed_values, s=18, marker=markers[objective],
+                           color=colours[objective], alpha=0.8, zorder=3)
+            ax.scatter([], [], s=18, marker=markers[objective], color=colours[objective], label=NAMES[objective])
+        ax.axhline(line, color="0.3", linestyle="--", linewidth=1.2, label=line_label)
+        ax.set_xticks(layers, ["input", "block 1", "block 2"][:len(layers)])
+        ax.set_xlabel("layer")
+        ax.set_ylabel(ylabel)
+    axes[0].legend(loc="lower right", handletextpad=0.3)
+    best = {o: study.best("probes", o) for o in rtd.OBJECTIVES}
+    shares = {o: study.best("recovered", o) for o in rtd.OBJECTIVES}
+    alt = ("Two panels, one dot a seed, by layer (the input vectors, after block 1, after block 2). Left: the sense "
+           f"probe's accuracy for w against the exact ceiling {study.ceiling:.3f} drawn as a dashed line; the best "
+           f"layer reaches {best['masked-lm'].min():.3f} to {best['masked-lm'].max():.3f} for the masked LM, "
+           f"{best['electra'].min():.3f} to {best['electra'].max():.3f} for the discriminator with a joint "
+           f"generator and {best['oracle'].min():.3f} to {best['oracle'].max():.3f} with the oracle generator. "
+           "Right: the share of the exact sense posterior the probe's read-out recovers, 1 drawn as a dashed line; "
+           f"the best layer's share is {shares['masked-lm'].min():.2f} to {shares['masked-lm'].max():.2f}, "
+           f"{shares['electra'].min():.2f} to {shares['electra'].max():.2f} and {shares['oracle'].min():.2f} to "
+           f"{shares['oracle'].max():.2f} in the same order.")
+    caption = (f"The sense of w read linearly off each layer of the three encoders at equal compute, "
+               f"{len(study.seeds)} seeds each; the exact both-sides ceiling as a dashed line.")
+    return describe(fig, alt=alt, caption=caption)
+
+
+def full_width_generator_steps() -> int:
+    """The exercise's answer: ELECTRA's steps at equal compute if its generator had the discriminator's full width.
+
+    Examples
+    --------
+    >>> full_width_generator_steps()
+    501
+    """
+    return rtd.steps_for("electra", generator=rtd.hmm_encoder.SETUP.encoder)

@@ -37,16 +37,19 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mlm_book.channel import Channel, context_prediction
+from mlm_book.hmm import check_hmm
 from mlm_book.nn import encoder as enc
 from mlm_book.nn import layers, loop
 from mlm_book.nn.loop import TrainConfig
 from mlm_book.nn.train import corrupt_batch
 from mlm_book.validation import (
+    as_float_array,
     check_generator,
     check_instance,
     check_positive_int,
     check_probability,
     check_real,
+    check_tokens,
 )
 
 __all__ = ["step_flops", "generator_channel", "discriminator_loss_and_grads", "oracle_replacements",
@@ -137,13 +140,13 @@ def generator_channel(vocab_size: int, rho: float = 0.15) -> Channel:
 
 
 # ----------------------------------------------------------------------------- the discriminator
-def _check_discriminator(config) -> enc.EncoderConfig:
-    check_instance(config, "config", enc.EncoderConfig)
+def _check_discriminator(config, name: str = "config") -> enc.EncoderConfig:
+    check_instance(config, name, enc.EncoderConfig)
     if config.head != "normalised":
-        raise ValueError(f"config.head must be 'normalised' (the discriminator's head reads LN_f of the last "
+        raise ValueError(f"{name}.head must be 'normalised' (the discriminator's head reads LN_f of the last "
                          f"layer), got {config.head!r}")
     if config.causal or config.pad:
-        raise ValueError("config must be a plain bidirectional encoder (causal=False, pad=False)")
+        raise ValueError(f"{name} must be a plain bidirectional encoder (causal=False, pad=False)")
     return config
 
 
@@ -226,7 +229,10 @@ def discriminator_loss_and_grads(params, config: enc.EncoderConfig, w, c, shown,
     c = np.asarray(c, dtype=dtype)
     if c.shape != (1,) or not np.all(np.isfinite(c)):
         raise ValueError(f"c must be a finite array of shape (1,), got shape {c.shape}")
-    replaced = np.asarray(replaced)
+    try:
+        replaced = np.asarray(replaced)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"replaced must be a boolean array of shown's shape {shown.shape}: {error}") from None
     if replaced.dtype != bool or replaced.shape != shown.shape:
         raise ValueError(f"replaced must be a boolean array of shown's shape {shown.shape}, got "
                          f"{replaced.dtype} of shape {replaced.shape}")
@@ -273,6 +279,7 @@ def oracle_replacements(hmm, channel: Channel, clean, shown, rng: np.random.Gene
     >>> filled[0, [0, 2, 3]].tolist(), bool(0 <= filled[0, 1] < V)
     ([0, 2, 3], True)
     """
+    hmm = check_hmm(hmm)
     check_instance(channel, "channel", Channel)
     if channel.mask != 1.0:
         raise ValueError(f"channel must show every selected position as [MASK] (mask = 1), got mask = {channel.mask}")
@@ -280,9 +287,10 @@ def oracle_replacements(hmm, channel: Channel, clean, shown, rng: np.random.Gene
         raise ValueError(f"channel.vocab_size ({channel.vocab_size}) must equal the HMM's vocabulary "
                          f"({hmm.vocab_size})")
     rng = check_generator(rng)
-    clean, shown = np.asarray(clean), np.asarray(shown)
-    if clean.shape != shown.shape or clean.ndim != 2:
-        raise ValueError(f"clean and shown must be 2-D arrays of one shape, got {clean.shape} and {shown.shape}")
+    clean = check_tokens(clean, "clean", channel.vocab_size, ndim=2)
+    shown = check_tokens(shown, "shown", channel.vocab_size + 1, ndim=2)
+    if clean.shape != shown.shape:
+        raise ValueError(f"shown must have clean's shape {clean.shape}, got {shown.shape}")
     masked = shown == channel.vocab_size
     if np.any(clean[~masked] != shown[~masked]):
         raise ValueError("shown must equal clean wherever it does not show [MASK]")
@@ -338,12 +346,29 @@ class RTDResult:
     seconds: float = 0.0
 
     def __post_init__(self):
-        _check_discriminator(self.discriminator)
-        enc.check_params(self.params, self.discriminator)
-        if self.generator is not None:
+        _check_discriminator(self.discriminator, "discriminator")
+        object.__setattr__(self, "params", enc.check_params(self.params, self.discriminator))
+        w = as_float_array(self.w, "w", ndim=1)
+        if w.shape != (self.discriminator.d_model,):
+            raise ValueError(f"w must have the discriminator's width ({self.discriminator.d_model},), got {w.shape}")
+        c = as_float_array(self.c, "c", ndim=1)
+        if c.shape != (1,):
+            raise ValueError(f"c must have shape (1,), got {c.shape}")
+        object.__setattr__(self, "w", w)
+        object.__setattr__(self, "c", c)
+        if self.generator is None:
+            if self.generator_params is not None:
+                raise ValueError("generator_params must be None when generator is None (the oracle)")
+        else:
             check_instance(self.generator, "generator", enc.EncoderConfig)
-            enc.check_params(self.generator_params, self.generator, name="generator_params")
+            object.__setattr__(self, "generator_params",
+                               enc.check_params(self.generator_params, self.generator, name="generator_params"))
         check_instance(self.losses, "losses", dict)
+        if not self.losses:
+            raise ValueError("losses must hold at least one curve")
+        for key, values in self.losses.items():
+            check_instance(key, "losses key", str)
+            as_float_array(values, f"losses[{key!r}]", ndim=1)
         check_real(self.seconds, "seconds", low=0.0)
 
 
@@ -419,7 +444,7 @@ def train_rtd(discriminator: enc.EncoderConfig, generator: enc.EncoderConfig | N
     ...
     ValueError: generator must have the discriminator's vocabulary (25 tokens), got a generator of vocab_size 24
     """
-    discriminator = _check_discriminator(discriminator)
+    discriminator = _check_discriminator(discriminator, "discriminator")
     generator = _check_generator_config(generator, discriminator)
     check_instance(train_config, "train_config", TrainConfig)
     if not callable(source):
@@ -429,6 +454,7 @@ def train_rtd(discriminator: enc.EncoderConfig, generator: enc.EncoderConfig | N
     if generator is None:
         if hmm is None:
             raise ValueError("hmm must be given for the oracle generator (generator=None)")
+        hmm = check_hmm(hmm)
         if hmm.vocab_size != discriminator.vocab_size:
             raise ValueError(f"hmm must have the discriminator's vocabulary ({discriminator.vocab_size} tokens), "
                              f"got {hmm.vocab_size}")
