@@ -30,6 +30,7 @@ from mlm_book.directions import position_entropies, sense_by_position
 from mlm_book.experiments import ch10_causal as readers
 from mlm_book.experiments import ch10_directions as directions
 from mlm_book.experiments import ch10_languages as languages
+from mlm_book.experiments import ch10_replaced_tokens as replaced
 from mlm_book.experiments import ch10_span_masking as spans
 from mlm_book.figures import show
 from mlm_book.hmm import default_hmm
@@ -250,6 +251,65 @@ Markdown(
 )
 
 # %% [markdown]
+# ## Replaced-token detection
+#
+# A masked LM learns only at the positions it hid. ELECTRA
+# ([Clark et al. 2020](../references.html#clark-2020)) makes every position count. A small
+# masked LM, the *generator*, fills each hidden position with a word sampled from its own
+# prediction; a second encoder, the *discriminator*, reads the sentence so filled in and says,
+# at every position, whether the word there is the original (a sample that happens to equal
+# the original counts as original). The two train together, and afterwards the generator is
+# thrown away. The discriminator here has the HMM encoder's shape with a one-number head on its
+# last layer; the generator is half as wide.
+#
+# The HMM allows one more generator, which no real corpus does: an *oracle* that samples each
+# hidden word from the exact posterior of Theorem 2. It separates what the discriminator's task
+# teaches from how good its generator happens to be.
+#
+# The three encoders get the same compute. A step costs the floating-point operations of the
+# matrix products of every network trained in it, forward and backward (the backward twice
+# the forward); the masked LM trains for 1000 steps of the book's recipe, and each of the others
+# for the steps that cost as much. The oracle is not a network and costs nothing in this count.
+
+# %%
+study = replaced.results()   # every run's stored curves and probes, and the exact ceiling
+replaced.budget_table(study)
+
+# %% tags=["hide-input"]
+settled = replaced.plateau(study)
+Markdown(
+    f"Are 1000 steps enough for the masked LM to have finished learning? Its training loss, averaged over the "
+    f"seeds in windows of 100 steps, goes from {settled['means'][0]:.3f} nats over the first window to "
+    f"{settled['means'][-2]:.3f} and {settled['means'][-1]:.3f} over the last two: it fell by "
+    f"{settled['last_drop']:.3f} nats in its last 100 steps. The discriminators' steps are fixed by the compute "
+    f"rule, not by their own curves."
+)
+
+# %% [markdown]
+# Each encoder is then probed as in [chapter 5](05_probing.html): a linear probe for the sense
+# of $w$ at each layer, trained and scored on the book's splits, against the exact accuracy of
+# the best guess from the whole sentence. The second panel asks how much of the exact posterior
+# $P(\text{sense} \mid x)$ the probe's probabilities recover: one minus their mean
+# Kullback–Leibler divergence from the exact posterior, as a share of the divergence of a
+# constant guess.
+
+# %%
+show(replaced.figure_probes(study))
+
+# %% tags=["hide-input"]
+mlm_best, joint_best, oracle_best = (study.best("probes", name) for name in ("masked-lm", "electra", "oracle"))
+mlm_share, joint_share, oracle_share = (study.best("recovered", name) for name in ("masked-lm", "electra", "oracle"))
+replaced_share = study.losses["electra"]["replaced"][:, -100:].mean()
+Markdown(replaced.verdict_text(study))
+
+# %% [markdown]
+# The comparisons were fixed, with the verdict each was expected to get, before any of these
+# encoders was trained:
+
+# %% tags=["hide-input"]
+replaced.rules_table()
+
+# %% [markdown]
 # ## Hiding more than one word
 #
 # BERT hides a fixed number of positions per input, drawn uniformly with no regard to which
@@ -372,7 +432,21 @@ answer(f"$q_k / p_k = p_k^{{\\alpha - 1}} / \\sum_j p_j^\\alpha$; the denominato
        f"{', '.join(f'{v:.3f}' for v in ratios[order])}: falling, as they must.")
 
 # %% [markdown]
+# **Exercise 3.** The generator of the replaced-token section is half as wide as the
+# discriminator. Under the same compute rule, how many steps would the pair get with a
+# generator as wide as the discriminator, and why does the count fall so far?
+
+# %% tags=["hide-input"]
+full_steps = replaced.full_width_generator_steps()
+answer(f"{full_steps} steps, against {study.steps['electra']} with the half-width generator and "
+       f"{study.steps['masked-lm']} for the masked LM. A full-width generator costs as much as the discriminator, "
+       f"so the pair costs about twice the masked LM per step; halving the width divides the generator's "
+       f"matrix products by about four (they grow as $d^2$), so the half-width pair costs only "
+       f"{study.flops['electra'] / study.flops['masked-lm']:.2f} times the masked LM.")
+
+# %% [markdown]
 # ## Claims
 
 # %% tags=["hide-input"]
-chapter_summary(verify(claims=directions.CLAIMS + readers.CLAIMS + spans.CLAIMS + languages.CLAIMS))
+chapter_summary(verify(claims=directions.CLAIMS + readers.CLAIMS + spans.CLAIMS + languages.CLAIMS
+                            + replaced.CLAIMS))

@@ -125,3 +125,33 @@ def test_bad_input_is_refused_by_name():
         rt.step_flops(disc, 1, 6, -1, 1)
     with pytest.raises(ValueError, match="rho must be > 0"):
         rt.generator_channel(25, 0.0)
+
+
+def test_every_objective_spends_the_masked_lms_compute_to_within_half_a_step():
+    from mlm_book.artefacts import replaced_tokens as art
+    budget = art.BASELINE_STEPS * art.step_cost("masked-lm")
+    for objective in ("electra", "oracle"):
+        run = art.RTDRun(objective, 1)
+        assert abs(run.training().steps * art.step_cost(objective) - budget) <= art.step_cost(objective) / 2
+        assert run.training().warmup == round(run.training().steps * 200 / 3000)
+    assert art.step_cost("electra") > art.step_cost("oracle") > 0
+
+
+def test_recovered_share_is_one_for_the_posterior_and_zero_for_the_constant():
+    from mlm_book.artefacts.replaced_tokens import recovered_share
+    rng = np.random.default_rng(0)
+    posterior = rng.random(50)
+    assert recovered_share(posterior, np.clip(posterior, 1e-9, 1 - 1e-9), 0.4) == pytest.approx(1.0, abs=1e-6)
+    assert recovered_share(posterior, np.full(50, 0.4), 0.4) == pytest.approx(0.0, abs=1e-12)
+    with pytest.raises(ValueError, match="prior"):
+        recovered_share(posterior, posterior, 1.0)
+
+
+@pytest.mark.book
+def test_the_rules_get_the_verdicts_the_chapter_states():
+    from mlm_book.experiments import ch10_replaced_tokens as ch
+    from mlm_book.ledger import verify
+    results = verify(claims=ch.CLAIMS)
+    assert [r.claim.id for r in results] == ["D-17a", "D-17b", "D-17c", "D-17d"]
+    assert all(r.passed for r in results), [(r.claim.id, r.verdict) for r in results]
+    assert set(ch.STATED_BEFORE_RUN) == {r.claim.id for r in results}

@@ -223,12 +223,13 @@ def discriminator_loss_and_grads(params, config: enc.EncoderConfig, w, c, shown,
         raise ValueError(f"shown must hold real tokens (ids below vocab_size = {config.vocab_size}): the "
                          "discriminator reads filled-in sentences, without [MASK]")
     dtype = params["E"].dtype
-    w = np.asarray(w, dtype=dtype)
-    if w.shape != (config.d_model,) or not np.all(np.isfinite(w)):
+    w = as_float_array(w, "w", ndim=1)
+    if w.shape != (config.d_model,):
         raise ValueError(f"w must be a finite vector of the encoder's width ({config.d_model},), got shape {w.shape}")
-    c = np.asarray(c, dtype=dtype)
-    if c.shape != (1,) or not np.all(np.isfinite(c)):
+    c = as_float_array(c, "c", ndim=1)
+    if c.shape != (1,):
         raise ValueError(f"c must be a finite array of shape (1,), got shape {c.shape}")
+    w, c = w.astype(dtype), c.astype(dtype)
     try:
         replaced = np.asarray(replaced)
     except (TypeError, ValueError) as error:
@@ -433,7 +434,7 @@ def train_rtd(discriminator: enc.EncoderConfig, generator: enc.EncoderConfig | N
     >>> hmm = default_hmm()
     >>> disc = enc.EncoderConfig(vocab_size=25, length=6, d_model=8, n_blocks=1, n_heads=2)
     >>> gen = enc.EncoderConfig(vocab_size=25, length=6, d_model=8, n_blocks=1, n_heads=2)
-    >>> source = lambda b, rng: sample(hmm, b, 6, rng)[1]
+    >>> source = lambda b, rng, draw=sample, hmm=hmm: draw(hmm, b, 6, rng)[1]
     >>> r = train_rtd(disc, gen, TrainConfig(steps=3, batch_size=4, warmup=1), source, np.random.default_rng(0),
     ...               progress=False)
     >>> sorted(r.losses), r.losses["discriminator"].shape
