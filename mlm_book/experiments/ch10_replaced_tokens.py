@@ -38,7 +38,7 @@ from mlm_book.validation import (
 )
 
 __all__ = ["ABOVE_CEILING", "NAMES", "RTDStudy", "results", "rules_table", "plateau", "budget_table", "figure_probes",
-           "full_width_generator_steps", "STATED_BEFORE_RUN", "CLAIMS"]
+           "full_width_generator_steps", "detection_gain", "generator_floor", "STATED_BEFORE_RUN", "CLAIMS"]
 
 ABOVE_CEILING = 0.005
 """Sampling error allowed above the exact ceiling (chapter 5's allowance for its ~6700 test occurrences of w)."""
@@ -179,7 +179,7 @@ CLAIMS = (
     Claim("D-17b", _QUANTITY + "the best layer's sense-probe accuracy for w of the discriminator trained with a "
           "joint generator minus that of the discriminator fed by the oracle generator (exact-posterior samples)",
           seed="—", rule="at least 0, at a seed", compute=_joint_ahead_of_oracle, accept=lambda v: True,
-          expected="reproduced", section=_SECTION),
+          expected="seed-dependent", section=_SECTION),
     Claim("D-17c", _QUANTITY + "the best layer's recovered share of the exact sense posterior of w "
           "(1 - mean KL(exact || read-out) / mean KL(exact || constant)) of the masked LM minus that of the "
           "discriminator trained with a joint generator", seed="—", rule="at least 0, at a seed",
@@ -205,7 +205,9 @@ STATED_BEFORE_RUN = {"D-17a": "reproduced", "D-17b": "reproduced", "D-17c": "rep
 * D-17c, reproduced: for the reasons of D-17a.
 * D-17d, reproduced: no read-out beats the exact Bayes accuracy but by sampling error (a bug otherwise).
 
-A claim's ``expected`` is the verdict the chapter states, which is the one found."""
+A claim's ``expected`` is the verdict the chapter states, which is the one found: D-17b came out
+seed-dependent (the oracle-fed discriminator's best probe beat the jointly trained one's at one seed of five);
+the other three as expected."""
 
 _RULE_NAMES = ("masked LM's best sense probe minus the jointly trained discriminator's, at least 0",
                "jointly trained discriminator's best sense probe minus the oracle-fed one's, at least 0",
@@ -306,10 +308,10 @@ def figure_probes(study: RTDStudy | None = None):
     from mlm_book.figures import PALETTE, WIDE, describe, subplots
 
     study = results() if study is None else check_instance(study, "study", RTDStudy)
-    colours = {"masked-lm": PALETTE["blue"], "electra": PALETTE["orange"], "oracle": PALETTE["vermillion"]}
+    colours = {"masked-lm": PALETTE["blue"], "electra": PALETTE["orange"], "oracle": PALETTE["green"]}
     markers = {"masked-lm": "o", "electra": "s", "oracle": "^"}
     offsets = {"masked-lm": -0.18, "electra": 0.0, "oracle": 0.18}
-    fig, axes = subplots(1, 2, width=WIDE, height=3.6)
+    fig, axes = subplots(1, 2, width=WIDE, height=4.0)
     layers = np.arange(study.probes["masked-lm"].shape[1])
     for ax, what, ylabel, line, line_label in (
             (axes[0], "probes", "sense-probe accuracy for w", study.ceiling, "exact ceiling, both sides"),
@@ -324,7 +326,8 @@ def figure_probes(study: RTDStudy | None = None):
         ax.set_xticks(layers, ["input", "block 1", "block 2"][:len(layers)])
         ax.set_xlabel("layer")
         ax.set_ylabel(ylabel)
-    axes[0].legend(loc="lower right", handletextpad=0.3)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=4, handletextpad=0.3, frameon=False)
     best = {o: study.best("probes", o) for o in rtd.OBJECTIVES}
     shares = {o: study.best("recovered", o) for o in rtd.OBJECTIVES}
     alt = ("Two panels, one dot a seed, by layer (the input vectors, after block 1, after block 2). Left: the sense "
@@ -350,3 +353,70 @@ def full_width_generator_steps() -> int:
     501
     """
     return rtd.steps_for("electra", generator=rtd.hmm_encoder.SETUP.encoder)
+
+
+def detection_gain(study: RTDStudy | None = None, window: int = 50) -> dict:
+    r"""What each discriminator predicts beyond the share of replaced tokens, over its training.
+
+    A discriminator that only knew how many tokens are replaced would output that share $p$ everywhere and score
+    the binary entropy $h(p)$; its loss below $h(p)$, in nats per position, is what it has learned to tell apart.
+
+    Returns
+    -------
+    dict
+        Per discriminator (``"electra"``, ``"oracle"``): ``"gain"``, the mean over the seeds of
+        $h(p_t) - L_t$ in windows of ``window`` steps (``(windows,)``); ``"best"`` its largest value and
+        ``"best_step"`` the last step of that window; ``"last"`` its value over the last window.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``study`` is not an `RTDStudy` or ``window`` is not a positive integer below the steps.
+
+    Examples
+    --------
+    >>> curves = {"discriminator": np.full((1, 100), 0.3), "replaced": np.full((1, 100), 0.12)}
+    >>> fake = RTDStudy(seeds=(1,), probes={}, recovered={}, losses={"electra": curves, "oracle": curves},
+    ...                 ceiling=0.97, steps={}, flops={})
+    >>> round(detection_gain(fake)["electra"]["last"], 3)
+    0.067
+    """
+    study = results() if study is None else check_instance(study, "study", RTDStudy)
+    out = {}
+    for objective in ("electra", "oracle"):
+        curves = study.losses[objective]
+        p, loss = curves["replaced"], curves["discriminator"]
+        if isinstance(window, bool) or not isinstance(window, int) or not 1 <= window <= loss.shape[1]:
+            raise ValueError(f"window must be a positive integer at most the {loss.shape[1]} steps, got {window!r}")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            h = -np.where(p > 0, p * np.log(p), 0.0) - np.where(p < 1, (1 - p) * np.log(1 - p), 0.0)
+        gain = (h - loss).mean(axis=0)
+        count = gain.size // window
+        windows = gain[:count * window].reshape(count, window).mean(axis=1)
+        best = int(np.argmax(windows))
+        out[objective] = {"gain": windows, "best": float(windows[best]), "best_step": (best + 1) * window,
+                          "last": float(windows[-1])}
+    return out
+
+
+@functools.cache
+def generator_floor() -> float:
+    r"""The least loss any generator can reach: the mean entropy of the exact posterior at a selected position
+    under the generator's all-[MASK] channel, on the test split (nats).
+
+    Examples
+    --------
+    >>> 2.0 < generator_floor() < 3.22   # below log 25, the loss of a uniform guess
+    True
+    """
+    from mlm_book.channel import context_prediction
+    from mlm_book.nn.replaced_tokens import generator_channel
+
+    hmm = default_hmm()
+    tokens = hmm_split("test", SPLITS).tokens
+    channel = generator_channel(hmm.vocab_size, rtd.hmm_encoder.SETUP.rho)
+    rng = np.random.default_rng(4242)
+    selected = rng.random(tokens.shape) < channel.rho
+    shown = np.where(selected, hmm.vocab_size, tokens)
+    q = context_prediction(hmm, channel, shown)[selected]
+    return float(-np.sum(np.where(q > 0, q * np.log(q), 0.0)) / q.shape[0])
