@@ -268,8 +268,9 @@ Markdown(
 #
 # The three encoders get the same compute. A step costs the floating-point operations of the
 # matrix products of every network trained in it, forward and backward (the backward twice
-# the forward); the masked LM trains for 1000 steps of the book's recipe, and each of the others
-# for the steps that cost as much. The oracle is not a network and costs nothing in this count.
+# the forward); the masked LM trains for a fixed number of steps of the book's recipe, and each
+# of the others for the steps that cost as much (the table). The oracle is not a network and
+# costs nothing in this count.
 
 # %%
 study = replaced.results()   # every run's stored curves and probes, and the exact ceiling
@@ -278,11 +279,12 @@ replaced.budget_table(study)
 # %% tags=["hide-input"]
 settled = replaced.plateau(study)
 Markdown(
-    f"Are 1000 steps enough for the masked LM to have finished learning? Its training loss, averaged over the "
-    f"seeds in windows of 100 steps, goes from {settled['means'][0]:.3f} nats over the first window to "
-    f"{settled['means'][-2]:.3f} and {settled['means'][-1]:.3f} over the last two: it fell by "
-    f"{settled['last_drop']:.3f} nats in its last 100 steps. The discriminators' steps are fixed by the compute "
-    f"rule, not by their own curves."
+    f"Are {study.steps['masked-lm']} steps enough for the masked LM to have finished learning? Its training "
+    f"loss, averaged over the seeds in windows of {settled['ends'][0]} steps, goes from "
+    f"{settled['means'][0]:.3f} nats over the first window to {settled['means'][-2]:.3f} and "
+    f"{settled['means'][-1]:.3f} over the last two: it fell by {settled['last_drop']:.3f} nats in its last "
+    f"{settled['ends'][0]} steps, nearly flat with the learning rate at the end of its cosine (a longer run "
+    f"would still gain a little). The discriminators' steps are fixed by the compute rule, not by their own curves."
 )
 
 # %% [markdown]
@@ -298,26 +300,28 @@ show(replaced.figure_probes(study))
 
 # %% tags=["hide-input"]
 mlm_best, joint_best, oracle_best = (study.best("probes", name) for name in ("masked-lm", "electra", "oracle"))
-mlm_share, joint_share, oracle_share = (study.best("recovered", name) for name in ("masked-lm", "electra", "oracle"))
-gain = replaced.detection_gain(study)
+mlm_share, joint_share, oracle_share = (study.best("recovered", name)
+                                        for name in ("masked-lm", "electra", "oracle"))
+window = 50
+gain = replaced.detection_gain(study, window)
 generator_end = study.losses["electra"]["generator"][:, -100:].mean()
 Markdown(
-    f"Here the masked LM wins. Its best layer reads the sense of $w$ right {mlm_best.mean():.3f} of the time on "
-    f"average against the ceiling {study.ceiling:.3f}, and its read-out recovers {mlm_share.mean():.2f} of the exact "
-    f"posterior; the discriminator trained beside a generator reaches {joint_best.mean():.3f} and "
-    f"{joint_share.mean():.2f}, and the one fed by the oracle {oracle_best.mean():.3f} and {oracle_share.mean():.2f}. "
-    f"The loss curves say why. A discriminator that knew only how many tokens are replaced would output that share "
-    f"everywhere and score its binary entropy; neither discriminator ever got more than "
-    f"{max(gain['electra']['best'], gain['oracle']['best']):.4f} nats per position below it, averaged over any 50 "
-    f"steps. With the oracle that is the task itself: a replacement drawn from the exact posterior has the law of "
-    f"the word it replaces, so almost nothing tells them apart. With the learned generator it is the recipe: at the "
-    f"masked LM's peak learning rate the discriminator never learns to catch a replacement, not even in the first "
-    f"steps, when the generator's samples are nearly uniform and many do not fit their context (the generator's "
-    f"loss ends at {generator_end:.2f} nats, against the floor {replaced.generator_floor():.2f} of any generator). "
-    f"What its layers hold about $w$ they hold without having been asked for it. ELECTRA's advantage is learning from "
-    f"every position when text is scarce; here every step draws fresh sentences, so the masked LM's 15 % of "
-    f"positions are not what limits it, and whether a discriminator trained at a lower rate would close the gap is "
-    f"not measured here."
+    f"Here the masked LM wins. Its best layer reads the sense of $w$ right {mlm_best.mean():.3f} of the time "
+    f"on average against the ceiling {study.ceiling:.3f}, and its read-out recovers {mlm_share.mean():.2f} of "
+    f"the exact posterior; the discriminator trained beside a generator reaches {joint_best.mean():.3f} and "
+    f"{joint_share.mean():.2f}, and the one fed by the oracle {oracle_best.mean():.3f} and "
+    f"{oracle_share.mean():.2f}. The loss curves say why. A discriminator that knew only how many tokens are "
+    f"replaced would output that share everywhere and score its binary entropy; neither discriminator ever got "
+    f"more than {max(gain['electra']['best'], gain['oracle']['best']):.4f} nats per position below it, averaged "
+    f"over any {window} steps. With the oracle that is the task itself: a replacement drawn from the exact "
+    f"posterior has the law of the word it replaces, so almost nothing tells them apart. With the learned "
+    f"generator it is the recipe: at the masked LM's peak learning rate the discriminator never learns to catch "
+    f"a replacement, not even in the first steps, when the generator's samples are nearly uniform and many do "
+    f"not fit their context (the generator's loss ends at {generator_end:.2f} nats, against the floor "
+    f"{replaced.generator_floor():.2f} of any generator). What its layers hold about $w$ they hold without "
+    f"having been asked for it. ELECTRA's advantage is learning from every position when text is scarce; here "
+    f"every step draws fresh sentences, so the masked LM's {100 * hmm_setup.rho:.0f} % of positions are not "
+    f"what limits it. Whether a discriminator trained at a lower rate would close the gap is not measured here."
 )
 
 # %% [markdown]

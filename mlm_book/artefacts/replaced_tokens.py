@@ -310,7 +310,11 @@ def _build(run: RTDRun) -> None:
 # Seconds of one run on one core: a timing of 40 steps of each objective at the book's batch (2026-12-03, the
 # machine shared with another build) gave 41, 97 and 77 ms per step for the masked LM, the joint pair and the
 # oracle-fed discriminator; the book encoder's own 3000 steps take 22 s on a quiet core (7.3 ms a step), so the
-# timing ran about 5.6 times slow. Scaled to a quiet core: 7.3, 17 and 14 ms a step, and about 2 s of probing.
+# timing ran about 5.6 times slow. Scaled to a quiet core: 7.3, 17 and 14 ms a step, and about 2 s of probing
+# (in all 3.4 core-minutes for the 15 runs). The book build of the 15 runs (2026-12-03, --jobs 1, the two cores shared
+# with four other builds and test runs at a load near 11) took 24:40 wall and 7.0 minutes of CPU (user time): per run
+# 1:33-2:30 wall for the oracle, 1:21-1:42 for the joint pair and 1:02-1:54 for the masked LM. CPU time on a
+# contended machine overstates a quiet one's, so the estimate is kept; a quiet cold build should check it.
 _MS_PER_STEP = {"masked-lm": 7.3, "electra": 17.0, "oracle": 14.0}
 
 ARTEFACT_KINDS = (artefacts.Kind(
