@@ -30,6 +30,7 @@ from mlm_book.directions import position_entropies, sense_by_position
 from mlm_book.experiments import ch10_causal as readers
 from mlm_book.experiments import ch10_directions as directions
 from mlm_book.experiments import ch10_languages as languages
+from mlm_book.experiments import ch10_replaced_tokens as replaced
 from mlm_book.experiments import ch10_span_masking as spans
 from mlm_book.figures import show
 from mlm_book.hmm import default_hmm
@@ -253,6 +254,87 @@ Markdown(
 )
 
 # %% [markdown]
+# ## Replaced-token detection
+#
+# A masked LM learns only at the positions it hid. ELECTRA
+# ([Clark et al. 2020](../references.html#clark-2020)) makes every position count. A small
+# masked LM, the *generator*, fills each hidden position with a word sampled from its own
+# prediction; a second encoder, the *discriminator*, reads the sentence so filled in and says,
+# at every position, whether the word there is the original (a sample that happens to equal
+# the original counts as original). The two train together, and afterwards the generator is
+# thrown away. The discriminator here has the HMM encoder's shape with a one-number head on its
+# last layer; the generator is half as wide.
+#
+# The HMM allows one more generator, which no real corpus does: an *oracle* that samples each
+# hidden word from the exact posterior of Theorem 2. It separates what the discriminator's task
+# teaches from how good its generator happens to be.
+#
+# The three encoders get the same compute. A step costs the floating-point operations of the
+# matrix products of every network trained in it, forward and backward (the backward twice
+# the forward); the masked LM trains for a fixed number of steps of the book's recipe, and each
+# of the others for the steps that cost as much (the table). The oracle is not a network and
+# costs nothing in this count.
+
+# %%
+rtd_study = replaced.results()   # every run's stored curves and probes, and the exact ceiling
+replaced.budget_table(rtd_study)
+
+# %% tags=["hide-input"]
+settled = replaced.plateau(rtd_study)
+Markdown(
+    f"Are {rtd_study.steps['masked-lm']} steps enough for the masked LM to have finished learning? Its training "
+    f"loss, averaged over the seeds in windows of {settled['ends'][0]} steps, goes from "
+    f"{settled['means'][0]:.3f} nats over the first window to {settled['means'][-2]:.3f} and "
+    f"{settled['means'][-1]:.3f} over the last two: it fell by {settled['last_drop']:.3f} nats in its last "
+    f"{settled['ends'][0]} steps, nearly flat with the learning rate at the end of its cosine (a longer run "
+    f"would still gain a little). The discriminators' steps are fixed by the compute rule, not by their own curves."
+)
+
+# %% [markdown]
+# Each encoder is then probed as in [chapter 5](05_probing.html): a linear probe for the sense
+# of $w$ at each layer, trained and scored on the book's splits, against the exact accuracy of
+# the best guess from the whole sentence. The second panel asks how much of the exact posterior
+# $P(\text{sense} \mid x)$ the probe's probabilities recover: one minus their mean
+# Kullback–Leibler divergence from the exact posterior, as a share of the divergence of a
+# constant guess.
+
+# %%
+show(replaced.figure_probes(rtd_study))
+
+# %% tags=["hide-input"]
+mlm_best, joint_best, oracle_best = (rtd_study.best("probes", name) for name in ("masked-lm", "electra", "oracle"))
+mlm_share, joint_share, oracle_share = (rtd_study.best("recovered", name)
+                                        for name in ("masked-lm", "electra", "oracle"))
+window = 50
+gain = replaced.detection_gain(rtd_study, window)
+generator_end = rtd_study.losses["electra"]["generator"][:, -100:].mean()
+Markdown(
+    f"Here the masked LM wins. Its best layer reads the sense of $w$ right {mlm_best.mean():.3f} of the time "
+    f"on average against the ceiling {rtd_study.ceiling:.3f}, and its read-out recovers {mlm_share.mean():.2f} of "
+    f"the exact posterior; the discriminator trained beside a generator reaches {joint_best.mean():.3f} and "
+    f"{joint_share.mean():.2f}, and the one fed by the oracle {oracle_best.mean():.3f} and "
+    f"{oracle_share.mean():.2f}. The loss curves say why. A discriminator that knew only how many tokens are "
+    f"replaced would output that share everywhere and score its binary entropy; neither discriminator ever got "
+    f"more than {max(gain['electra']['best'], gain['oracle']['best']):.4f} nats per position below it, averaged "
+    f"over any {window} steps. With the oracle that is the task itself: a replacement drawn from the exact "
+    f"posterior has the law of the word it replaces, so almost nothing tells them apart. With the learned "
+    f"generator it is the recipe: at the masked LM's peak learning rate the discriminator never learns to catch "
+    f"a replacement, not even in the first steps, when the generator's samples are nearly uniform and many do "
+    f"not fit their context (the generator's loss ends at {generator_end:.2f} nats, against the floor "
+    f"{replaced.generator_floor():.2f} of any generator). What its layers hold about $w$ they hold without "
+    f"having been asked for it. ELECTRA's advantage is learning from every position when text is scarce; here "
+    f"every step draws fresh sentences, so the masked LM's {100 * hmm_setup.rho:.0f} % of positions are not "
+    f"what limits it. Whether a discriminator trained at a lower rate would close the gap is not measured here."
+)
+
+# %% [markdown]
+# The comparisons were fixed, with the verdict each was expected to get, before any of these
+# encoders was trained:
+
+# %% tags=["hide-input"]
+replaced.rules_table()
+
+# %% [markdown]
 # ## Hiding more than one word
 #
 # Masked language modelling is one *denoising* objective: corrupt the input, train a network
@@ -323,7 +405,7 @@ from mlm_book.artefacts import encoder_decoder as encdec_runs
 from mlm_book.experiments import ch10_encoder_decoder as encdec
 
 world = translation.default_world()
-study = encdec.results()       # five trained encoder–decoders on held-out pairs, beside the exact laws
+encdec_study = encdec.results()       # five trained encoder–decoders on held-out pairs, beside the exact laws
 
 # %% tags=["hide-input"]
 roles = np.unique(world.target_emission.argmax(axis=1)).size
@@ -357,29 +439,29 @@ Markdown(
     f"$y_1, \\dots, y_{{t-1}}$ and is scored on $y_t$, at all {encdec_runs.LENGTH} positions of each pair. The "
     f"recipe is the HMM encoder's (peak rate {recipe.lr:g}, warm-up a fifteenth of the run, weight decay "
     f"{recipe.weight_decay:g}) with {recipe.batch_size} fresh pairs a step, for {recipe.steps} steps: a pilot at the "
-    f"book's seed had flattened by then. Each of the {len(study.seeds)} seeds is scored on the same "
-    f"{study.pairs:,} held-out pairs, against the exact laws of the same words."
+    f"book's seed had flattened by then. Each of the {len(encdec_study.seeds)} seeds is scored on the same "
+    f"{encdec_study.pairs:,} held-out pairs, against the exact laws of the same words."
 )
 
 # %%
-show(encdec.figure_positions(study))
+show(encdec.figure_positions(encdec_study))
 
 # %% tags=["hide-input"]
-book_excess, book_se = study.excess[0], study.excess_se[0]
-gaps = study.exact_position["prefix"] - study.exact_position["source+prefix"]
+book_excess, book_se = encdec_study.excess[0], encdec_study.excess_se[0]
+gaps = encdec_study.exact_position["prefix"] - encdec_study.exact_position["source+prefix"]
 most = int(np.argmax(gaps))
 Markdown(
-    f"The source is worth {study.gap:.3f} nats per target word: the target-only law loses "
-    f"{study.exact.prefix:.3f} on the held-out pairs, the source-aware law {study.exact.source_prefix:.3f}, "
-    f"only {study.exact.source_prefix - study.floor:.4f} above the {study.floor:.3f} nats that the target's own "
+    f"The source is worth {encdec_study.gap:.3f} nats per target word: the target-only law loses "
+    f"{encdec_study.exact.prefix:.3f} on the held-out pairs, the source-aware law {encdec_study.exact.source_prefix:.3f}, "
+    f"only {encdec_study.exact.source_prefix - encdec_study.floor:.4f} above the {encdec_study.floor:.3f} nats that the target's own "
     f"noise leaves even to a reader of the hidden state. It is worth most at position {most + 1} "
     f"({gaps[most]:.3f} nats, against {np.delete(gaps, most).mean():.3f} on average elsewhere)"
     f"{', where the target has no past to go on' if most == 0 else ''}. The trained model lands "
     f"{book_excess:.4f} ± {book_se:.4f} nats above the source-aware law at the book's seed, and between "
-    f"{study.excess.min():.4f} and {study.excess.max():.4f} over the seeds: it keeps "
-    f"{100 * (1 - study.excess.max() / study.gap):.1f} % or more of what the source is worth. Reading the rest "
+    f"{encdec_study.excess.min():.4f} and {encdec_study.excess.max():.4f} over the seeds: it keeps "
+    f"{100 * (1 - encdec_study.excess.max() / encdec_study.gap):.1f} % or more of what the source is worth. Reading the rest "
     f"of the target as well would lower the exact loss by only "
-    f"{study.exact.source_prefix - study.exact.source_both:.1e} nats (the exercises say why)."
+    f"{encdec_study.exact.source_prefix - encdec_study.exact.source_both:.1e} nats (the exercises say why)."
 )
 
 # %% [markdown]
@@ -391,7 +473,7 @@ Markdown(
 # HMM encoder, scored on the positions its channel selected).
 
 # %%
-encdec.families_table(study)
+encdec.families_table(encdec_study)
 
 # %% [markdown]
 # The rules for the trained encoder–decoders were fixed before the five runs were trained:
@@ -492,7 +574,20 @@ answer(f"$q_k / p_k = p_k^{{\\alpha - 1}} / \\sum_j p_j^\\alpha$; the denominato
        f"{', '.join(f'{v:.3f}' for v in ratios[order])}: falling, as they must.")
 
 # %% [markdown]
-# **Exercise 3.** In the translation world, a reader of the whole source and of every other
+# **Exercise 3.** The generator of the replaced-token section is half as wide as the
+# discriminator. Under the same compute rule, how many steps would the pair get with a
+# generator as wide as the discriminator, and why does the count fall so far?
+
+# %% tags=["hide-input"]
+full_steps = replaced.full_width_generator_steps()
+answer(f"{full_steps} steps, against {rtd_study.steps['electra']} with the half-width generator and "
+       f"{rtd_study.steps['masked-lm']} for the masked LM. A full-width generator costs as much as the discriminator, "
+       f"so the pair costs about twice the masked LM per step; halving the width divides the generator's "
+       f"matrix products by about four (they grow as $d^2$), so the half-width pair costs only "
+       f"{rtd_study.flops['electra'] / rtd_study.flops['masked-lm']:.2f} times the masked LM.")
+
+# %% [markdown]
+# **Exercise 4.** In the translation world, a reader of the whole source and of every other
 # target word does hardly better than the encoder–decoder's optimum, which sees only the
 # target's past. Why? Compute the difference on the held-out pairs.
 
@@ -503,14 +598,14 @@ answer(f"The target word $y_t$ depends on everything else only through the hidde
        f"nearly names $z_t$: each state has source words of its own, and the one word two states share, "
        f"{ambiguous}, is said by two states "
        f"{'of the same role, ' + roles[0] if roles[0] == roles[1] else 'of roles ' + ' and '.join(roles)}, so even "
-       f"there the target's other words can only sharpen the odds of the particles. On the {study.pairs:,} held-out pairs the both-sides law loses "
-       f"{study.exact.source_both:.5f} nats per target word and the source-aware law {study.exact.source_prefix:.5f}: "
-       f"a difference of {study.exact.source_prefix - study.exact.source_both:.1e}, against the "
-       f"{study.gap:.3f} nats the source itself is worth.")
+       f"there the target's other words can only sharpen the odds of the particles. On the {encdec_study.pairs:,} held-out pairs the both-sides law loses "
+       f"{encdec_study.exact.source_both:.5f} nats per target word and the source-aware law {encdec_study.exact.source_prefix:.5f}: "
+       f"a difference of {encdec_study.exact.source_prefix - encdec_study.exact.source_both:.1e}, against the "
+       f"{encdec_study.gap:.3f} nats the source itself is worth.")
 
 # %% [markdown]
 # ## Claims
 
 # %% tags=["hide-input"]
-chapter_summary(verify(claims=directions.CLAIMS + readers.CLAIMS + spans.CLAIMS + encdec.CLAIMS
+chapter_summary(verify(claims=directions.CLAIMS + readers.CLAIMS + spans.CLAIMS + replaced.CLAIMS + encdec.CLAIMS
                            + languages.CLAIMS))
