@@ -264,6 +264,12 @@ class DenseTable:
         ``(3, V+1, V+1, V+1, V)``: ``joint[i, d1, d2, d3, y]``.
     channel : Channel
         The channel it was built for (its ``selection`` decides the law).
+
+    Examples
+    --------
+    >>> table = DenseTable(np.full((3, 3, 3, 3, 2), 1 / 54), Channel(2))   # two words: 3 displays a position
+    >>> round(float(table.joint[0].sum()), 12), table.displays().shape
+    (1.0, (27, 3))
     """
 
     joint: np.ndarray
