@@ -19,6 +19,7 @@ package module outside that set (bookkeeping modules that never change a value e
 
 from __future__ import annotations
 
+import cmath
 import fnmatch
 import functools
 import importlib
@@ -27,7 +28,7 @@ import pkgutil
 import time
 import types
 from collections.abc import Callable
-from dataclasses import dataclass, field, is_dataclass
+from dataclasses import dataclass, field
 
 from mlm_book import cache
 from mlm_book.validation import check_instance, check_sequence
@@ -130,10 +131,11 @@ class Run:
     Raises
     ------
     TypeError
-        If ``kind`` is not a string, or ``setup`` not a setup: a dataclass instance, or a tuple
-        (some kinds' setups are tuples of them).
+        If ``kind`` is not a string, or ``setup`` is not hashable (a setup keys the store's
+        bookkeeping, so it is a frozen dataclass, a tuple, a string ...).
     ValueError
-        If ``kind`` is empty or holds a slash or a space (no kind is named so).
+        If ``kind`` is empty or holds a slash or a space (no kind is named so), or ``setup`` is
+        a NaN or infinite number.
 
     Examples
     --------
@@ -150,9 +152,12 @@ class Run:
         check_instance(self.kind, "kind", str)
         if not self.kind or any(ch in self.kind for ch in "/\\ "):
             raise ValueError(f"kind must be a non-empty string without slashes or spaces, got {self.kind!r}")
-        if not isinstance(self.setup, tuple) and (not is_dataclass(self.setup) or isinstance(self.setup, type)):
-            raise TypeError(f"setup must be a kind's setup (a dataclass instance or a tuple), "
-                            f"got {type(self.setup).__name__}")
+        try:
+            hash(self.setup)
+        except TypeError:
+            raise TypeError(f"setup must be hashable (a kind's setup), got {type(self.setup).__name__}") from None
+        if isinstance(self.setup, (float, complex)) and not cmath.isfinite(self.setup):
+            raise ValueError(f"setup must be a kind's setup, not a NaN or infinite number, got {self.setup!r}")
 
 
 @functools.cache
