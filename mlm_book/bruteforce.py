@@ -264,6 +264,12 @@ class DenseTable:
         ``(3, V+1, V+1, V+1, V)``: ``joint[i, d1, d2, d3, y]``.
     channel : Channel
         The channel it was built for (its ``selection`` decides the law).
+
+    Examples
+    --------
+    >>> table = DenseTable(np.full((3, 3, 3, 3, 2), 1 / 54), Channel(2))   # two words: 3 displays a position
+    >>> round(float(table.joint[0].sum()), 12), table.displays().shape
+    (1.0, (27, 3))
     """
 
     joint: np.ndarray
@@ -530,6 +536,13 @@ class FixedCountError:
         Largest KL, nats.
     mean_entropy : float
         Mean entropy of $q_{\\text{fixed}}$, nats (for scale).
+
+    Examples
+    --------
+    >>> error = FixedCountError(length=8, rho=0.25, count=2, rate=0.25, positions=40, max_abs=0.01,
+    ...                         mean_kl=1e-4, max_kl=5e-4, mean_entropy=1.2)
+    >>> error.mean_kl / error.mean_entropy < 1e-3       # small beside the posterior's own spread
+    True
     """
 
     length: int

@@ -97,7 +97,13 @@ def asking():
 
 
 class NotInStoreError(RuntimeError):
-    """A slow result was asked of the default store, was missing, and building it is forbidden here."""
+    """A slow result was asked of the default store, was missing, and building it is forbidden here.
+
+    Examples
+    --------
+    >>> isinstance(NotInStoreError("hmm-encoder: not built"), RuntimeError)
+    True
+    """
 
 
 def cache_dir() -> Path:
@@ -172,7 +178,10 @@ def without_prose(source: str) -> str:
     """
     if not isinstance(source, str):
         raise TypeError(f"source must be Python source text (str), got {type(source).__name__}")
-    return _code_without_prose(source)
+    try:
+        return _code_without_prose(source)
+    except (SyntaxError, ValueError) as error:  # ValueError: a null byte, before Python 3.12
+        raise ValueError(f"source must be Python source text that parses, got {source[:40]!r}: {error}") from None
 
 
 @functools.lru_cache(maxsize=1024)  # a pure function of the text; every key of a build re-reads the same modules
@@ -243,7 +252,14 @@ def cache_key(name: str, config: Mapping, producers: Iterable[Callable | types.M
 
 @dataclass(frozen=True)
 class CacheEntry:
-    """Where an entry lives: its ``.npz`` arrays and its ``.json`` manifest."""
+    """Where an entry lives: its ``.npz`` arrays and its ``.json`` manifest.
+
+    Examples
+    --------
+    >>> entry = CacheEntry("demo", "0123abcd", Path("/tmp/store"))
+    >>> entry.stem, entry.arrays_path.name
+    ('demo-0123abcd', 'demo-0123abcd.npz')
+    """
 
     name: str
     key: str
@@ -355,6 +371,15 @@ def store(entry: CacheEntry, arrays: Mapping[str, np.ndarray], metadata: Mapping
     Object arrays are refused because they would need pickle to read back. Call it under
     the entry's lock (as [`cached`][mlm_book.cache.cached] does) when other processes may
     read the same entry.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     store(CacheEntry("demo", "0123abcd", Path(tmp)), {"w": np.arange(2.0)}, {"steps": 3})
+    ...     arrays, metadata = load(CacheEntry("demo", "0123abcd", Path(tmp)))
+    >>> arrays["w"].tolist(), metadata
+    ([0.0, 1.0], {'steps': 3})
     """
     _check_entry(entry)
     if metadata is not None and not isinstance(metadata, Mapping):
@@ -387,6 +412,13 @@ def load(entry: CacheEntry) -> tuple[dict[str, np.ndarray], dict] | None:
     A present but damaged entry (bad JSON, wrong key, hash mismatch, missing or reshaped
     array, unreadable file) is deleted so that it is rebuilt. The entry's lock is held
     meanwhile, so an entry that another process is still writing is waited for, not deleted.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     print(load(CacheEntry("demo", "0123abcd", Path(tmp))))
+    None
     """
     _check_entry(entry)
     asked = _ASKED.get()

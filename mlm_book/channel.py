@@ -282,6 +282,14 @@ class CorruptedBatch:
         ``(B, n)`` bool, the set $M$ of each row.
     kind : numpy.ndarray
         ``(B, n)`` int8: 0 not selected, 1 ``[MASK]``, 2 replacement draw, 3 kept.
+
+    Examples
+    --------
+    >>> x = corrupt(Channel(vocab_size=5, rho=0.5, selection="fixed"), np.zeros((4, 6), dtype=int), np.random.default_rng(0))
+    >>> from dataclasses import fields
+    >>> rebuilt = CorruptedBatch(**{f.name: getattr(x, f.name) for f in fields(x)})   # its fields are checked
+    >>> rebuilt.selected.sum(axis=1).tolist()
+    [3, 3, 3, 3]
     """
 
     shown: np.ndarray

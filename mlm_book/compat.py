@@ -528,6 +528,13 @@ class FourCycleDraws:
         ``(B,)`` the likeliest and second likeliest values at $i$ (under the reference).
     b, b_alt : numpy.ndarray
         ``(B,)`` the same at $j$.
+
+    Examples
+    --------
+    >>> draws = FourCycleDraws(tokens=np.array([[0, 1, 2]]), first=np.array([0]), second=np.array([1]),
+    ...                        a=np.array([0]), a_alt=np.array([3]), b=np.array([1]), b_alt=np.array([2]))
+    >>> draws.tokens.shape, int(draws.second[0] - draws.first[0])
+    ((1, 3), 1)
     """
 
     tokens: np.ndarray
@@ -583,6 +590,14 @@ def choose_four_cycles(tokens, reference: ConditionalFamily, rng: np.random.Gene
     Returns
     -------
     FourCycleDraws
+
+    Examples
+    --------
+    >>> from mlm_book.hmm import default_hmm
+    >>> tokens = np.array([[0, 1, 2, 3], [4, 5, 6, 7]])
+    >>> draws = choose_four_cycles(tokens, hmm_conditionals(default_hmm()), np.random.default_rng(0))
+    >>> bool(np.all(draws.second == draws.first + 1)), bool(np.all(draws.a != draws.a_alt))
+    (True, True)
     """
     tokens = _check_sequences(tokens, "tokens")
     reference = _check_family(reference, "reference")

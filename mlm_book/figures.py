@@ -150,6 +150,13 @@ def svg_bytes(fig) -> bytes:
 
     Closing matters in a notebook: a figure still open at the end of a cell would be shown
     a second time, as a bitmap without alt text, by the inline backend.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> svg = svg_bytes(Figure(figsize=(1.0, 1.0)))
+    >>> svg.startswith(b"<?xml"), b"<dc:date>" in svg
+    (True, False)
     """
     import matplotlib.pyplot as plt
     from matplotlib.figure import Figure
@@ -178,6 +185,12 @@ class FigureHTML:
         Plain-text description of what the figure shows (the image's ``alt``).
     caption : str
         Text under the figure (may hold ``$...$`` math, typeset by the page).
+
+    Examples
+    --------
+    >>> shown = FigureHTML(b'<svg width="300pt" height="150pt"></svg>', "An empty drawing.", "")
+    >>> shown.size_px
+    (400.0, 200.0)
     """
 
     svg: bytes
@@ -232,6 +245,13 @@ class DescribedFigure:
         What the figure shows, in plain text.
     caption : str
         Printed under the figure; may hold ``$...$`` math.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> drawn = DescribedFigure(Figure(figsize=(1.0, 1.0)), "An empty drawing with no axes.", "Nothing yet.")
+    >>> drawn.caption
+    'Nothing yet.'
     """
 
     figure: object

@@ -339,6 +339,14 @@ class IsotropicReference:
         Number of simulated matrices.
     asymptotic : float
         [`marchenko_pastur_mev`][mlm_book.geometry.marchenko_pastur_mev] at ``(n, d)``, for comparison.
+
+    Examples
+    --------
+    >>> x = isotropic_mev(200, 16, np.random.default_rng(0), repeats=5)
+    >>> from dataclasses import fields
+    >>> rebuilt = IsotropicReference(**{f.name: getattr(x, f.name) for f in fields(x)})   # its fields are checked
+    >>> rebuilt.n, rebuilt.d
+    (200, 16)
     """
 
     n: int
@@ -580,6 +588,14 @@ class Proposition2Check:
         (iii) ``MEV - 1/r`` and ``1 - MEV``.
     eckart_young : float
         [`eckart_young_gap`][mlm_book.geometry.eckart_young_gap].
+
+    Examples
+    --------
+    >>> x = check_proposition2(np.random.default_rng(0).standard_normal((100, 8)))
+    >>> from dataclasses import fields
+    >>> rebuilt = Proposition2Check(**{f.name: getattr(x, f.name) for f in fields(x)})   # its fields are checked
+    >>> rebuilt.rank
+    8
     """
 
     k: int
@@ -663,6 +679,14 @@ class PrincipalAxes:
         Share of the centred cloud's variance along each axis.
     mean : numpy.ndarray, shape (d,)
         The row mean that was subtracted.
+
+    Examples
+    --------
+    >>> x = principal_axes([[0.0, 0.0], [2.0, 0.0], [4.0, 0.1]], 1)
+    >>> from dataclasses import fields
+    >>> rebuilt = PrincipalAxes(**{f.name: getattr(x, f.name) for f in fields(x)})   # its fields are checked
+    >>> rebuilt.explained.round(4).tolist()
+    [0.9998]
     """
 
     coordinates: np.ndarray
@@ -742,6 +766,16 @@ class CloudGeometry:
         occurrences (so the same finite-sample reference applies to both).
     isotropic_mev : float
         Expected MEV of an isotropic Gaussian cloud of the same size ([`isotropic_mev`][mlm_book.geometry.isotropic_mev]).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> pool = rng.standard_normal((200, 8))
+    >>> x = describe_cloud(pool[:50] + 3.0, pool, rng, repeats=5)
+    >>> from dataclasses import fields
+    >>> rebuilt = CloudGeometry(**{f.name: getattr(x, f.name) for f in fields(x)})   # its fields are checked
+    >>> rebuilt.n_occurrences, rebuilt.dim
+    (50, 8)
     """
 
     n_occurrences: int

@@ -631,6 +631,14 @@ class Estimate:
         Final max-abs gradient of the mean objective, ``(...)``.
     iterations : int
         Newton iterations used.
+
+    Examples
+    --------
+    >>> x = fit_pseudo_likelihood(expected_local_counts(book_chain()), 1.0)
+    >>> from dataclasses import fields
+    >>> rebuilt = Estimate(**{f.name: getattr(x, f.name) for f in fields(x)})   # its fields are checked
+    >>> rebuilt.theta.round(10).tolist()
+    [0.2, 0.5]
     """
 
     theta: np.ndarray
@@ -828,6 +836,14 @@ class AsymptoticCovariances:
         $\Sigma_{\mathrm{ML}}$, shape ``(2, 2)``.
     pseudo_likelihood : numpy.ndarray
         $\Sigma_{\mathrm{PL}}$, shape ``(2, 2)``.
+
+    Examples
+    --------
+    >>> x = asymptotic_covariances(book_chain())
+    >>> from dataclasses import fields
+    >>> rebuilt = AsymptoticCovariances(**{f.name: getattr(x, f.name) for f in fields(x)})   # its fields are checked
+    >>> rebuilt.fisher.shape
+    (2, 2)
     """
 
     fisher: np.ndarray

@@ -54,7 +54,7 @@ import numpy as np
 
 __all__ = ["SENTENCE_SEED", "SENTENCE_SAMPLE", "SENSE_CONFIDENCE", "SUBSTITUTE_SEED", "CLOUD_POINTS",
            "DISPLAYS", "DELTA_FLOOR", "FILING_TOP", "FILING_DIGITS", "ENTITY_COLORS", "default_sentence",
-           "substitutes", "hmm_view", "cycle_view", "cloud_view", "filing_windows", "filing_view", "kestrel_view",
+           "substitutes", "filing_windows",
            "viz_payload", "payload_json", "clear_caches"]
 
 SENTENCE_SEED = 20261301
@@ -223,10 +223,6 @@ def _hmm_view() -> dict:
     }
 
 
-def hmm_view() -> dict:
-    """The HMM view's part of the payload (a fresh copy)."""
-    return copy.deepcopy(_hmm_view())
-
 
 def _log_odds(conditional, draws, *, mask_id=None) -> np.ndarray:
     """The four log-odds of each draw's cycle, ``(4, count)``, in the order of Corollary 2's formula.
@@ -292,10 +288,6 @@ def _cycle_view() -> dict:
     }
 
 
-def cycle_view() -> dict:
-    """The four-cycle view's part of the payload (a fresh copy)."""
-    return copy.deepcopy(_cycle_view())
-
 
 @functools.cache
 def _cloud_view() -> dict:
@@ -338,10 +330,6 @@ def _cloud_view() -> dict:
         "layers": layers,
     }
 
-
-def cloud_view() -> dict:
-    """The clouds' part of the payload (a fresh copy)."""
-    return copy.deepcopy(_cloud_view())
 
 
 # ----------------------------------------------------------------------------- the filings
@@ -467,10 +455,6 @@ def _filing_view() -> dict:
     }
 
 
-def filing_view() -> dict:
-    """The filing view's part of the payload (a fresh copy)."""
-    return copy.deepcopy(_filing_view())
-
 
 _KESTREL_LAYER_NAMES = (
     "layer 0: input E[kestrel] + P16 (the window's centre)",
@@ -536,10 +520,6 @@ def _kestrel_view() -> dict:
         "layers": layers,
     }
 
-
-def kestrel_view() -> dict:
-    """*kestrel*'s clouds and chapter 7's measures for Figure D (a fresh copy)."""
-    return copy.deepcopy(_kestrel_view())
 
 
 def _questions(hmm: dict, cycles: dict, clouds: dict, filings: dict, kestrel: dict) -> list[dict]:
@@ -621,16 +601,15 @@ def viz_payload() -> dict:
 
     Keys: ``version``; ``tokens`` (the 25 token names and ``[MASK]``, by id); ``palette``,
     ``sense_colors`` and ``entity_colors`` (the book's colours, [`mlm_book.figures`][mlm_book.figures],
-    and [`ENTITY_COLORS`][mlm_book.lab.ENTITY_COLORS]); ``hmm`` ([`hmm_view`][mlm_book.lab.hmm_view]),
-    ``cycles`` ([`cycle_view`][mlm_book.lab.cycle_view]), ``filings``
-    ([`filing_view`][mlm_book.lab.filing_view]), ``clouds`` ([`cloud_view`][mlm_book.lab.cloud_view]),
-    ``kestrel`` ([`kestrel_view`][mlm_book.lab.kestrel_view]); ``questions`` (the guided questions'
+    and [`ENTITY_COLORS`][mlm_book.lab.ENTITY_COLORS]); ``hmm`` (the HMM view),
+    ``cycles`` (the four-cycle view), ``filings`` (the filing view), ``clouds`` (the clouds of
+    chapters 4 and 5), ``kestrel`` (*kestrel*'s clouds and chapter 7's measures); ``questions`` (the guided questions'
     answers). Only dicts, lists, strings, ints and finite floats: ``json.loads(json.dumps(p)) == p``.
     """
     from mlm_book.figures import PALETTE, SENSE_COLORS
 
-    hmm, cycles, clouds = hmm_view(), cycle_view(), cloud_view()
-    filings, kestrel = filing_view(), kestrel_view()
+    hmm, cycles, clouds, filings, kestrel = (copy.deepcopy(view()) for view in (
+        _hmm_view, _cycle_view, _cloud_view, _filing_view, _kestrel_view))
     return {
         "version": 2,
         "tokens": _token_names(),

@@ -443,6 +443,13 @@ class ClaimResult:
     ValueError
         If ``value`` holds a NaN or infinity, ``seconds`` is negative or not finite, or
         ``verdict`` is not one of the verdicts.
+
+    Examples
+    --------
+    >>> claim = reported_value("S2-16", "Static cap for w on the HMM", "0.509", lambda: 0.509)
+    >>> result = ClaimResult(claim, 0.509, "0.509", True, 0.01)
+    >>> result.claim.id, result.passed, result.verdict
+    ('S2-16', True, None)
     """
 
     claim: Claim
@@ -889,6 +896,13 @@ class ChapterSummary:
     """A chapter's claims in brief: counts by verdict, a link, and the table folded away.
 
     A notebook displays it as HTML (``_repr_html_``); ``str`` gives the sentence alone.
+
+    Examples
+    --------
+    >>> claim = reported_value("S2-16", "Static cap for w on the HMM", "0.509", lambda: 0.509)
+    >>> summary = ChapterSummary((ClaimResult(claim, 0.509, "0.509", True, 0.01),), "../claims.html")
+    >>> summary.counts
+    (1, 0)
     """
 
     results: tuple[ClaimResult, ...]

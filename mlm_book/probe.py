@@ -98,6 +98,14 @@ class Standardizer:
         Standard deviation, or one for constant features.
     active : numpy.ndarray of bool, shape (d,)
         False for features constant on the training rows; they map to zero.
+
+    Examples
+    --------
+    >>> x = fit_standardizer([[1.0, 5.0], [3.0, 5.0]])
+    >>> from dataclasses import fields
+    >>> rebuilt = Standardizer(**{f.name: getattr(x, f.name) for f in fields(x)})   # its fields are checked
+    >>> rebuilt.transform([[2.0, 7.0]]).tolist()
+    [[0.0, 0.0]]
     """
 
     mean: np.ndarray
@@ -195,6 +203,14 @@ class ProbeModel:
         Largest absolute entry of the objective's gradient at the returned parameters.
     objective : float
         Mean log-loss plus penalty at the returned parameters.
+
+    Examples
+    --------
+    >>> x = fit_probe([[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1])
+    >>> from dataclasses import fields
+    >>> rebuilt = ProbeModel(**{f.name: getattr(x, f.name) for f in fields(x)})   # its fields are checked
+    >>> rebuilt.classes.tolist()
+    [0, 1]
     """
 
     classes: np.ndarray
@@ -428,6 +444,16 @@ class ProbeScore:
     ValueError
         If a share is outside [0, 1], ``n_test`` is below one or ``stderr`` is negative or
         not finite.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> features = rng.standard_normal((400, 2)); y = (features[:, 1] > 0).astype(int)
+    >>> x = fit_and_score(features[:200], y[:200], features[200:], y[200:])
+    >>> from dataclasses import fields
+    >>> rebuilt = ProbeScore(**{f.name: getattr(x, f.name) for f in fields(x)})   # its fields are checked
+    >>> rebuilt.n_test
+    200
     """
 
     accuracy: float
@@ -642,6 +668,16 @@ class CrossValidation:
         Binomial standard error of ``accuracy``.
     control : bool
         Whether training labels were permuted (shuffled-label control).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> features = rng.standard_normal((60, 2)); y = (features[:, 0] > 0).astype(int)
+    >>> x = cross_validate(features, y, kfold_splits(60, 3, rng, labels=y))
+    >>> from dataclasses import fields
+    >>> rebuilt = CrossValidation(**{f.name: getattr(x, f.name) for f in fields(x)})   # its fields are checked
+    >>> rebuilt.n_test, rebuilt.control
+    (60, False)
     """
 
     accuracy: float

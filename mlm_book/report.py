@@ -290,6 +290,11 @@ class Answer:
     text : str
         Paragraphs separated by blank lines; ``**bold**``, ``*italic*``, ```code``` and
         ``$...$`` math (typeset by the page) are understood.
+
+    Examples
+    --------
+    >>> Answer("The cap is **0.52**.")._repr_html_().endswith("<p>The cap is <strong>0.52</strong>.</p></details>")
+    True
     """
 
     text: str

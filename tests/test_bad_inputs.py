@@ -34,6 +34,17 @@ of the encoder readers are tested by hand in ``tests/test_inputs_chapters_1_5.py
 ``tests/test_inputs_encoders_lab.py``. ``test_report`` keeps these counts from shrinking
 unnoticed.
 
+Counts after the package's own part of issue 36 (artefacts, cache, ledger, report, figures, lab, the
+top-level, ``nn`` and ``finance`` modules; the experiments and readings are another part): 960 public
+callables (the lab's five views are private now: the payload is their one reader); 22 not driven
+(``NOT_DRIVEN``); the doctests give valid examples for 657 of the other 938 (548 before), and 281 are
+skipped, 72 of them in that part: 51 read or build trained models or ask the store (``is_built``,
+``measured``, ``trained``, ``viz_payload`` ...), and 21 batch builders and records could be driven
+without a trained model but have no example yet (``pair_encoder.pair_batch``, ``DirectionsResults`` ...).
+The cache's doctests are recorded now (each works in a temporary directory). The
+faults the new examples found in keyed modules are in ``OPEN`` (fixing them would retrain the book's
+models); those in the other modules are fixed.
+
 Callables that cannot be driven this way are listed in ``NOT_DRIVEN`` with the reason.
 """
 
@@ -46,6 +57,7 @@ import doctest
 import importlib
 import inspect
 import math
+import pathlib
 import pkgutil
 import resource
 import signal
@@ -70,9 +82,12 @@ CANDIDATE_CALLS = 4
 #: a varied but valid argument can ask for real work (twelve new corpora take about 6 s).
 BUDGETS = {"mlm_book.experiments.ch06_finance.orientation_over_corpora": 20.0,
            # a generated `only` such as "S" is valid and evaluates every claim: seconds, more on a busy machine
-           "mlm_book.ledger.verify": 60.0}
-#: Modules whose doctests are not run to record examples (they touch the environment or argv).
-NO_RECORDING = {"mlm_book.cli", "mlm_book.cache"}
+           "mlm_book.ledger.verify": 60.0,
+           # a valid seed generates a fresh corpus of filings and splits its sentences: 3 s on a busy machine
+           "mlm_book.artefacts.pair_encoder.labelled_sentences": 20.0}
+#: Modules whose doctests are not run to record examples (they touch argv). The cache's doctests
+#: are recorded: each works in a temporary directory and restores the environment it sets.
+NO_RECORDING = {"mlm_book.cli"}
 #: Public callables not driven here, with the reason.
 NOT_DRIVEN = {
     "mlm_book.cli.main": "the command line: it parses argv (sys.exit on bad options), it takes no Python values",
@@ -85,6 +100,8 @@ NOT_DRIVEN = {
     "mlm_book.parallel.run_in_processes": "forks worker processes for the caller's callables (not a numeric "
                                           "routine; a fork per bad value would take minutes)",
 }
+NOT_DRIVEN["mlm_book.cache.NotInStoreError"] = ("an exception class: it takes RuntimeError's message "
+                                                "(its signature is not introspectable), nothing to check")
 #: The shared checks name the argument passed to them as ``name`` (the caller's), not their own
 #: parameter; they are exercised by every other callable here and by their doctests.
 NOT_DRIVEN.update({f"mlm_book.validation.{name}": "a shared check: its message names its `name` argument, "
@@ -355,9 +372,40 @@ def describe(value) -> str:
     return text if len(text) < 40 else text[:37] + "..."
 
 
-#: Faults still open, key -> the first one the sweep finds; each is an xfail until fixed (none
-#: since issue 10 closed: a new fault goes here only with a reason to defer it).
-OPEN: dict[str, str] = {}
+#: Faults still open, key -> the reason they are deferred; each is an xfail until fixed (none
+#: when issue 10 closed: a new fault goes here only with a reason to defer it).
+OPEN: dict[str, str] = {
+    # Faults of keyed modules, deferred: fixing one would retrain the book's models.
+    # an id in ids beyond the vectors' rows is blamed on vectors, not on ids
+    "mlm_book.finance.word_vectors.typing_probe":
+        "keyed module: fixing it changes the keys of skipgram-seeds; issue 36",
+    # labels is not checked: anything but an array fails on its .size, a short one is blamed on n_samples
+    "mlm_book.artefacts.filing_encoder.kfold":
+        "keyed module: fixing it changes the keys of filing-controls, filing-encoder, filing-polarity, "
+        "filing-prompting, pair-transfer, span-taggers, sparse-weights, stride-leak, subword-encoder, "
+        "subword-taggers; issue 36",
+    # schedule is looked up unchecked (KeyError), an unhashable source or schedule gives an anonymous TypeError
+    "mlm_book.artefacts.inference.book_run": "keyed module: fixing it changes the keys of inference; issue 36",
+    # an unhashable source gives an anonymous TypeError (a dict lookup before the check)
+    "mlm_book.artefacts.inference.InferenceRun": "keyed module: fixing it changes the keys of inference; issue 36",
+    # text is not checked to be Sentences (AttributeError)
+    "mlm_book.artefacts.pair_encoder.text_stream":
+        "keyed module: fixing it changes the keys of inference, pair, pair-scratch, pair-transfer, span-taggers, "
+        "subword-encoder, subword-taggers; issue 36",
+    # data is not checked to be SpanData (AttributeError)
+    "mlm_book.artefacts.span_taggers.slot_tags":
+        "keyed module: fixing it changes the keys of span-taggers, subword-encoder, subword-taggers; issue 36",
+    # rows is not checked: an index error or a message blaming ids
+    "mlm_book.artefacts.span_taggers.span_data":
+        "keyed module: fixing it changes the keys of span-taggers, subword-encoder, subword-taggers; issue 36",
+    # sizes is iterated before it is checked to be a tuple
+    "mlm_book.artefacts.pair_encoder.PairMeasure":
+        "keyed module: fixing it changes the keys of inference, pair, pair-scratch, pair-transfer, span-taggers, "
+        "subword-encoder, subword-taggers; issue 36",
+    # log_probs and lengths are not checked (AttributeError on .shape)
+    "mlm_book.artefacts.span_taggers.viterbi_all":
+        "keyed module: fixing it changes the keys of span-taggers, subword-encoder, subword-taggers; issue 36",
+}
 
 
 def drivable() -> list[str]:
@@ -372,6 +420,10 @@ def _example(key):
         # the recorded directory is the doctest's (deleted) temporary one, which other sweeps
         # (cache.store varying its metadata) may fill with entries of their own
         found = dict(found, directory=tempfile.mkdtemp(prefix="mlm-book-sweep-"))
+    if key in WRITERS and "entry" in found:
+        # the same for an entry (cache.store and cache.load write into, or lock in, its directory)
+        found = dict(found, entry=dataclasses.replace(found["entry"], directory=pathlib.Path(
+            tempfile.mkdtemp(prefix="mlm-book-sweep-"))))
     return found
 
 
@@ -384,7 +436,8 @@ def _params(key, arguments):
 #: Callables that write files when a varied argument happens to be valid (a toy training run
 #: stored under ``directory``, or in the default cache): swept from a scratch directory with
 #: the cache pointed there, so the sweep leaves nothing in the book's cache or the checkout.
-WRITERS = {"mlm_book.nn.train.cached_training", "mlm_book.nn.train.is_cached_training"}
+WRITERS = {"mlm_book.nn.train.cached_training", "mlm_book.nn.train.is_cached_training",
+           "mlm_book.cache.store", "mlm_book.cache.load"}
 
 
 @pytest.fixture(autouse=True)
@@ -449,5 +502,5 @@ def test_report():
     """The sweep still covers what the docstring reports (a shrinking table would hide faults)."""
     driven = [key for key in drivable() if key in examples()]
     assert len(CALLABLES) >= 300
-    assert len(driven) >= 583, f"only {len(driven)} callables have a doctest example to vary"
+    assert len(driven) >= 657, f"only {len(driven)} callables have a doctest example to vary"
     assert set(OPEN) <= set(driven), sorted(set(OPEN) - set(driven))

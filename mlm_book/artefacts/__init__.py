@@ -19,12 +19,14 @@ package module outside that set (bookkeeping modules that never change a value e
 
 from __future__ import annotations
 
+import cmath
 import fnmatch
 import functools
 import importlib
 import inspect
 import pkgutil
 import time
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -84,6 +86,13 @@ class Kind:
     >>> kind = kinds()["hmm-encoder"]
     >>> kind.name, "mlm_book.nn.train" in kind.modules
     ('hmm-encoder', True)
+
+    A declaration of one's own (built-in callables stand in for the real ones):
+
+    >>> toy = Kind("toy", "a toy kind", ("mlm_book.hmm",), setups=tuple, is_built=bool, build=print,
+    ...            cost=float, reason="a toy has no tiny setup")
+    >>> toy.describe(3), toy.tiny is None
+    ('3', True)
     """
 
     name: str
@@ -102,6 +111,8 @@ class Kind:
         check_instance(self.name, "name", str)
         if not self.name or any(ch in self.name for ch in "/\\ "):
             raise ValueError(f"name must be a non-empty string without slashes or spaces, got {self.name!r}")
+        check_instance(self.summary, "summary", str)
+        check_instance(self.reason, "reason", str)
         check_sequence(self.modules, "modules", of=str)
         check_sequence(self.after, "after", of=str)
         for name in ("setups", "is_built", "build", "cost", "describe"):
@@ -115,10 +126,38 @@ class Kind:
 
 @dataclass(frozen=True, order=True)
 class Run:
-    """One artefact to build: its kind's name and its setup (picklable, so a worker can take it)."""
+    """One artefact to build: its kind's name and its setup (picklable, so a worker can take it).
+
+    Raises
+    ------
+    TypeError
+        If ``kind`` is not a string, or ``setup`` is not hashable (a setup keys the store's
+        bookkeeping, so it is a frozen dataclass, a tuple, a string ...).
+    ValueError
+        If ``kind`` is empty or holds a slash or a space (no kind is named so), or ``setup`` is
+        a NaN or infinite number.
+
+    Examples
+    --------
+    >>> setup = book_runs("hmm-encoder")[0].setup
+    >>> run = Run("hmm-encoder", setup)
+    >>> run.kind, run == Run("hmm-encoder", ())      # runs compare by kind: the setup is not ordered
+    ('hmm-encoder', True)
+    """
 
     kind: str
     setup: object = field(compare=False)
+
+    def __post_init__(self):
+        check_instance(self.kind, "kind", str)
+        if not self.kind or any(ch in self.kind for ch in "/\\ "):
+            raise ValueError(f"kind must be a non-empty string without slashes or spaces, got {self.kind!r}")
+        try:
+            hash(self.setup)
+        except TypeError:
+            raise TypeError(f"setup must be hashable (a kind's setup), got {type(self.setup).__name__}") from None
+        if isinstance(self.setup, (float, complex)) and not cmath.isfinite(self.setup):
+            raise ValueError(f"setup must be a kind's setup, not a NaN or infinite number, got {self.setup!r}")
 
 
 @functools.cache
@@ -204,7 +243,33 @@ def keyed_text(module) -> str:
     The declaration (the ``Kind`` with its setups, cost estimates and tiny setup) schedules
     builds and computes nothing stored, so estimates can be recalibrated without retraining.
     The key tracer checks that no named function below the marker runs during a build.
+
+    Parameters
+    ----------
+    module : module or str
+        A module of the package, or its dotted name.
+
+    Raises
+    ------
+    TypeError
+        If ``module`` is neither a module nor a string.
+    ValueError
+        If ``module`` names no module of the package.
+
+    Examples
+    --------
+    >>> text = keyed_text("mlm_book.artefacts.hmm_encoder")
+    >>> DECLARATION_MARKER in text, "ARTEFACT_KINDS = (" in text, "def trained_encoder" in text
+    (False, False, True)
     """
+    check_instance(module, "module", (types.ModuleType, str))
+    if isinstance(module, str):
+        if module != "mlm_book" and not module.startswith("mlm_book."):
+            raise ValueError(f"module must name a module of the package (mlm_book...), got {module!r}")
+        try:
+            module = importlib.import_module(module)
+        except ImportError:
+            raise ValueError(f"module must name a module of the package, got {module!r}") from None
     source = inspect.getsource(module)
     cut = source.find(DECLARATION_MARKER)
     return source if cut < 0 else source[:cut]
@@ -232,7 +297,20 @@ def book_runs(only: str | None = None) -> list[Run]:
 
 
 def tiny_runs(only: str | None = None) -> list[Run]:
-    """One run per kind that declares a tiny setup (the same code as the book's, in seconds)."""
+    """One run per kind that declares a tiny setup (the same code as the book's, in seconds).
+
+    Parameters
+    ----------
+    only : str, optional
+        A shell pattern on kind names (``"hmm-*"``); default every kind.
+
+    Examples
+    --------
+    >>> [run.kind for run in tiny_runs("hmm-encoder")]
+    ['hmm-encoder']
+    >>> tiny_runs("nothing-matches-this")
+    []
+    """
     if only is not None:
         check_instance(only, "only", str)
     return [Run(kind.name, kind.tiny()) for kind in kinds().values()
@@ -244,13 +322,48 @@ def _stage(name: str) -> int:
     return 0 if not every[name].after else 1 + max(_stage(after) for after in every[name].after)
 
 
+def _check_run(run) -> Run:
+    check_instance(run, "run", Run)
+    if run.kind not in kinds():
+        raise ValueError(f"run must be of a declared kind ({', '.join(kinds())}), got {run.kind!r}")
+    return run
+
+
 def cost(run: Run) -> float:
-    """Estimated seconds of ``run`` on one core."""
+    """Estimated seconds of ``run`` on one core.
+
+    Raises
+    ------
+    TypeError
+        If ``run`` is not a [`Run`][mlm_book.artefacts.Run].
+    ValueError
+        If its kind is not declared.
+
+    Examples
+    --------
+    >>> cost(book_runs("hmm-encoder")[0]) > 0
+    True
+    """
+    run = _check_run(run)
     return float(kinds()[run.kind].cost(run.setup))
 
 
 def describe(run: Run) -> str:
-    """``"kind (label)"`` for progress lines and listings."""
+    """``"kind (label)"`` for progress lines and listings.
+
+    Raises
+    ------
+    TypeError
+        If ``run`` is not a [`Run`][mlm_book.artefacts.Run].
+    ValueError
+        If its kind is not declared.
+
+    Examples
+    --------
+    >>> describe(book_runs("hmm-encoder")[0]).startswith("hmm-encoder (")
+    True
+    """
+    run = _check_run(run)
     return f"{run.kind} ({kinds()[run.kind].describe(run.setup)})"
 
 
@@ -260,6 +373,16 @@ def missing(runs: list[Run] | None = None) -> list[Run]:
     Kinds that read no other kind come first, longest first, so that the pool's tail stays
     short; a kind that reads others follows them (its worker would otherwise wait on their
     lock, or build them itself).
+
+    Parameters
+    ----------
+    runs : list of Run, optional
+        Default [`book_runs`][mlm_book.artefacts.book_runs]'s (asking the store about each).
+
+    Examples
+    --------
+    >>> missing([])      # the default asks the store about every run the book reads
+    []
     """
     every = kinds()
     runs = book_runs() if runs is None else check_sequence(runs, "runs", of=Run)
@@ -272,6 +395,16 @@ def reached_entries(runs: list[Run] | None = None) -> set[str]:
 
     Each kind's ``is_built`` is asked; the entries it checks are the ones the current code
     would load (nothing is built).
+
+    Parameters
+    ----------
+    runs : list of Run, optional
+        Default [`book_runs`][mlm_book.artefacts.book_runs]'s.
+
+    Examples
+    --------
+    >>> reached_entries([])
+    set()
     """
     every = kinds()
     runs = book_runs() if runs is None else check_sequence(runs, "runs", of=Run)
@@ -306,6 +439,11 @@ def build(runs: list[Run], *, processes: int | None = None, on_done: Callable[[R
     executor : concurrent.futures.Executor, optional
         Run on this executor instead of a local pool (``mlm-book build --scheduler`` passes a
         ``dask.distributed`` client's); every worker must see the store's path.
+
+    Examples
+    --------
+    >>> build([], processes=1)       # nothing to build: no worker starts
+    {}
     """
     from mlm_book.parallel import run_in_processes
 

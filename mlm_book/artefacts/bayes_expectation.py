@@ -45,6 +45,9 @@ class BayesExpectationSetup:
     Traceback (most recent call last):
     ...
     ValueError: chunks must be an integer >= 2, got 1
+
+    >>> BayesExpectationSetup(sequences=40, chunks=4).length
+    24
     """
 
     hmm: HMMConfig = field(default_factory=HMMConfig)
@@ -142,7 +145,13 @@ def is_built(setup: BayesExpectationSetup) -> bool:
 
 
 def tiny_setup() -> BayesExpectationSetup:
-    """Forty sentences in four chunks: the same code in a fraction of a second."""
+    """Forty sentences in four chunks: the same code in a fraction of a second.
+
+    Examples
+    --------
+    >>> tiny_setup().sequences, tiny_setup().chunks
+    (40, 4)
+    """
     return BayesExpectationSetup(sequences=40, chunks=4)
 
 

@@ -190,6 +190,10 @@ class FilingControlsSetup:
     Traceback (most recent call last):
     ...
     ValueError: strengths must be a non-empty tuple of positive ridge strengths, got ()
+
+    >>> from mlm_book.artefacts.filing_encoder import FilingEncoderSetup
+    >>> FilingControlsSetup(encoders=(FilingEncoderSetup(),)).draws
+    3
     """
 
     encoders: tuple

@@ -540,6 +540,10 @@ class PolaritySetup:
     Traceback (most recent call last):
     ...
     ValueError: read_stride must be an integer >= 1, got 0
+
+    >>> from mlm_book.artefacts.filing_encoder import FilingEncoderSetup
+    >>> PolaritySetup(FilingEncoderSetup(steps=3)).layers
+    (0, 1, 2)
     """
 
     encoder: fe.FilingEncoderSetup
@@ -637,7 +641,13 @@ def book_setups() -> tuple[PolaritySetup, ...]:
 
 
 def tiny_setup() -> PolaritySetup:
-    """The tiny filing encoder read with the book's protocol: the same code in seconds."""
+    """The tiny filing encoder read with the book's protocol: the same code in seconds.
+
+    Examples
+    --------
+    >>> tiny_setup().read_stride
+    16
+    """
     return PolaritySetup(fe.tiny_setup())
 
 

@@ -99,6 +99,9 @@ class HMMEncoderSetup:
     Traceback (most recent call last):
     ...
     ValueError: length must be at most the encoder's position table (24), got 25
+
+    >>> HMMEncoderSetup().encoder.vocab_size
+    25
     """
 
     encoder: enc.EncoderConfig = enc.EncoderConfig(vocab_size=25, length=24, d_model=32, n_blocks=2, n_heads=4,

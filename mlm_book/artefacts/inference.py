@@ -310,6 +310,13 @@ class InferenceRun:
         The pre-trained encoder (chapter 8's MLM + NSP at ``seed`` in the book).
     documents, labelled_pairs, test_pairs : int
         `DOCUMENTS`, `LABELLED_PAIRS`, `TEST_PAIRS` in the book.
+
+    Examples
+    --------
+    >>> run = book_run("scratch", "1000 steps", SEEDS[0])
+    >>> again = InferenceRun(run.source, run.schedule, run.fine_tune, run.seed, run.pretraining)   # its fields are checked
+    >>> again.fine_tune.steps
+    1000
     """
 
     source: str
@@ -333,7 +340,14 @@ class InferenceRun:
 
 
 def book_run(source: str, schedule: str, seed: int) -> InferenceRun:
-    """The book's run of ``source`` under the schedule named ``schedule`` at ``seed``."""
+    """The book's run of ``source`` under the schedule named ``schedule`` at ``seed``.
+
+    Examples
+    --------
+    >>> run = book_run("nsp", "200 steps", SEEDS[0])
+    >>> run.fine_tune.steps, run.pretraining.seed == SEEDS[0]
+    (200, True)
+    """
     return InferenceRun(source, schedule, SCHEDULES[schedule], seed,
                         replace(pair_encoder.VARIANTS["nsp"], seed=seed))
 

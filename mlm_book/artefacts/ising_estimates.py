@@ -54,6 +54,9 @@ class IsingEstimatesSetup:
     Traceback (most recent call last):
     ...
     TypeError: sizes must be a non-empty tuple of sample sizes, got ()
+
+    >>> IsingEstimatesSetup(n=4, h=0.2, J=0.5, sizes=(50, 100), replicates=5, seed=0).sizes
+    (50, 100)
     """
 
     n: int
@@ -183,7 +186,13 @@ def book_setups() -> tuple[IsingEstimatesSetup, ...]:
 
 
 def tiny_setup() -> IsingEstimatesSetup:
-    """A chain of four spins, two sizes, five replicates: the same code in a fraction of a second."""
+    """A chain of four spins, two sizes, five replicates: the same code in a fraction of a second.
+
+    Examples
+    --------
+    >>> tiny_setup().n
+    4
+    """
     return IsingEstimatesSetup(n=4, h=0.2, J=0.5, sizes=(50, 100), replicates=5, seed=0)
 
 

@@ -40,6 +40,11 @@ def check_seed(seed) -> int:
         If ``seed`` is not an integer.
     ValueError
         If it is not one of `SEEDS`.
+
+    Examples
+    --------
+    >>> check_seed(SEEDS[0]) == SEEDS[0]
+    True
     """
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TypeError(f"seed must be an integer, got {type(seed).__name__}")
@@ -69,6 +74,9 @@ class ReaderSetup:
     Traceback (most recent call last):
     ...
     TypeError: causal must be True or False, got int
+
+    >>> ReaderSetup(causal=True, seed=0, steps=3).sentences.encoder.length
+    24
     """
 
     causal: bool
@@ -164,7 +172,13 @@ def book_setups() -> tuple[ReaderSetup, ...]:
 
 
 def tiny_setup() -> ReaderSetup:
-    """A causal reader of the tiny HMM encoder, 3 steps: the same code path in a second."""
+    """A causal reader of the tiny HMM encoder, 3 steps: the same code path in a second.
+
+    Examples
+    --------
+    >>> tiny_setup().steps
+    3
+    """
     return ReaderSetup(causal=True, seed=0, steps=3, sentences=hmm_encoder.tiny_setup())
 
 

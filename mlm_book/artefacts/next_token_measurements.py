@@ -56,6 +56,10 @@ class MeasurementsSetup:
     --------
     >>> len(MEASUREMENTS.readers), [prefix(reader) for reader in MEASUREMENTS.readers[4:6]]
     (10, ['causal/4/', 'unmasked/20240601/'])
+
+    >>> from mlm_book.artefacts.next_token import ReaderSetup
+    >>> MeasurementsSetup(readers=(ReaderSetup(causal=True, seed=0), ReaderSetup(causal=False, seed=0))).eval_sentences
+    2000
     """
 
     readers: tuple

@@ -43,6 +43,9 @@ class OrientationSetup:
     Traceback (most recent call last):
     ...
     ValueError: seeds must be a non-empty tuple of corpus seeds, got ()
+
+    >>> len(OrientationSetup().seeds)
+    12
     """
 
     corpus: CorpusConfig = field(default_factory=CorpusConfig)

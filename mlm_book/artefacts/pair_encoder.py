@@ -75,6 +75,17 @@ class Sentences:
         +1 / -1 for a news sentence (the news it reports), 0 otherwise.
     last : ndarray of bool, shape (N,)
         Whether the sentence is its filing's last (it has no next sentence).
+
+    Examples
+    --------
+    >>> from mlm_book.finance.corpus import CorpusConfig, generate_corpus
+    >>> from mlm_book.finance.vocab import build_vocabulary
+    >>> corpus = generate_corpus(CorpusConfig(n_documents=2), np.random.default_rng(0))
+    >>> ids = build_vocabulary(corpus.tokens.tolist(), min_count=1).encode(corpus.tokens.tolist())
+    >>> text = sentences_of(corpus, ids)
+    >>> rebuilt = Sentences(text.ids, text.lengths, text.filing, text.filer, text.news, text.last)   # its fields are checked
+    >>> rebuilt.count == len(np.unique(corpus.sentence))        # one row per sentence
+    True
     """
 
     ids: np.ndarray
@@ -451,7 +462,19 @@ def _corrupt(channel: Channel, clean: np.ndarray, config: pairs.PairEncoderConfi
 
 
 def text_stream(text: Sentences) -> np.ndarray:
-    """The pre-training text as one stream, ``[SEP]`` after every sentence (filings run on)."""
+    """The pre-training text as one stream, ``[SEP]`` after every sentence (filings run on).
+
+    Examples
+    --------
+    >>> from mlm_book.finance.corpus import CorpusConfig, generate_corpus
+    >>> from mlm_book.finance.vocab import build_vocabulary
+    >>> corpus = generate_corpus(CorpusConfig(n_documents=2), np.random.default_rng(0))
+    >>> ids = build_vocabulary(corpus.tokens.tolist(), min_count=1).encode(corpus.tokens.tolist())
+    >>> text = sentences_of(corpus, ids)
+    >>> stream = text_stream(text)
+    >>> int((stream == SEP_ID).sum()) == text.count, int(stream[-1]) == SEP_ID     # a [SEP] closes every sentence
+    (True, True)
+    """
     rows = np.where(text.ids >= 0, text.ids, SEP_ID)
     keep = np.arange(rows.shape[1] + 1)[None, :] <= text.lengths[:, None]
     rows = np.concatenate([rows, np.full((text.count, 1), SEP_ID)], axis=1)
@@ -510,7 +533,13 @@ def pretrain(setup: PairSetup = PairSetup()) -> PretrainedPair:
 
 
 def pretraining_code() -> str:
-    """The source that keys every pre-training here: a store entry built on a pre-trained encoder includes it."""
+    """The source that keys every pre-training here: a store entry built on a pre-trained encoder includes it.
+
+    Examples
+    --------
+    >>> "def " in pretraining_code()
+    True
+    """
     return artefacts.key_source("pair")
 
 
@@ -563,6 +592,11 @@ class PairMeasure:
         `NSP_TEST_PAIRS`, `MLM_TEST_SEQUENCES`, `COMPANY_PROBE_SENTENCES`.
     fine_tune : FineTuneConfig
         The fine-tuning schedule (`FINE_TUNE`).
+
+    Examples
+    --------
+    >>> PairMeasure().sizes
+    (16, 64, 256, 1024)
     """
 
     pool_documents: int = POOL_DOCUMENTS
@@ -786,7 +820,13 @@ def as_pair_encoder(result):
 
 
 def filing_encoder_key(seed: int) -> dict:
-    """What identifies chapter 7's encoder at ``seed`` in a cache key: its setup, schedule and training code."""
+    """What identifies chapter 7's encoder at ``seed`` in a cache key: its setup, schedule and training code.
+
+    Examples
+    --------
+    >>> sorted(filing_encoder_key(SEEDS[0]))
+    ['code', 'encoder', 'training']
+    """
     return filing_encoder.identity(filing_encoder.seed_setup(check_book_seed(seed)))
 
 
@@ -820,7 +860,13 @@ def _cached_values(kind: str, config: dict, m: PairMeasure, source_kind: str, co
 
 
 def check_book_seed(seed) -> int:
-    """``seed`` if it is one of the book's `SEEDS`; a clear error otherwise."""
+    """``seed`` if it is one of the book's `SEEDS`; a clear error otherwise.
+
+    Examples
+    --------
+    >>> check_book_seed(SEEDS[0]) == SEEDS[0]
+    True
+    """
     seed = check_positive_int(seed, "seed", minimum=0)
     if seed not in SEEDS:
         raise ValueError(f"seed must be one of the book's seeds {SEEDS} (each is trained once, in the book's pool), "
@@ -829,7 +875,13 @@ def check_book_seed(seed) -> int:
 
 
 def check_variant(variant) -> str:
-    """``variant`` if it names one of `VARIANTS`; a clear error otherwise."""
+    """``variant`` if it names one of `VARIANTS`; a clear error otherwise.
+
+    Examples
+    --------
+    >>> check_variant("nsp")
+    'nsp'
+    """
     if not isinstance(variant, str):
         raise TypeError(f"variant must be a str, got {type(variant).__name__}")
     if variant not in VARIANTS:
@@ -884,7 +936,13 @@ VARIANTS = {"nsp": PairSetup(objective="nsp"), "packed": PairSetup(objective="pa
 
 
 def book_setups() -> tuple[PairSetup, ...]:
-    """Every pre-training the chapter reads: each variant at each seed."""
+    """Every pre-training the chapter reads: each variant at each seed.
+
+    Examples
+    --------
+    >>> len(book_setups()) == len(VARIANTS) * len(SEEDS)
+    True
+    """
     return tuple(replace(setup, seed=seed) for setup in VARIANTS.values() for seed in SEEDS)
 
 

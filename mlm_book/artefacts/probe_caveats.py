@@ -271,6 +271,10 @@ class ControlTasksSetup:
     --------
     >>> [encoder.training.seed for encoder in CONTROL_TASKS.encoders]
     [20240601, 1, 2, 3, 4]
+
+    >>> from mlm_book.artefacts.hmm_encoder import HMMEncoderSetup
+    >>> ControlTasksSetup(encoders=(HMMEncoderSetup(),)).draws
+    5
     """
 
     encoders: tuple
@@ -428,6 +432,10 @@ class StrideLeakSetup:
     --------
     >>> STRIDE_LEAK.strides, len(STRIDE_LEAK.encoders)
     ((1, 2, 4, 8, 16, 32), 5)
+
+    >>> from mlm_book.artefacts.filing_encoder import FilingEncoderSetup
+    >>> StrideLeakSetup(encoders=(FilingEncoderSetup(steps=3),)).strides
+    (1, 2, 4, 8, 16, 32)
     """
 
     encoders: tuple
@@ -898,6 +906,10 @@ class CausalTestSetup:
     --------
     >>> len(CAUSAL_TEST.encoders), CAUSAL_TEST.layer
     (5, 1)
+
+    >>> from mlm_book.artefacts.hmm_encoder import HMMEncoderSetup
+    >>> CausalTestSetup(encoders=(HMMEncoderSetup(),)).draws
+    8
     """
 
     encoders: tuple

@@ -251,6 +251,10 @@ class PromptingSetup:
     Traceback (most recent call last):
     ...
     ValueError: ks must be even and increasing, got (8, 7)
+
+    >>> from mlm_book.artefacts.filing_encoder import FilingEncoderSetup
+    >>> PromptingSetup(FilingEncoderSetup(steps=3), ks=(2, 4), draws=1).ks
+    (2, 4)
     """
 
     encoder: fe.FilingEncoderSetup
@@ -379,7 +383,13 @@ def book_setups() -> tuple[PromptingSetup, ...]:
 
 
 def tiny_setup() -> PromptingSetup:
-    """The same code in seconds: the tiny filing encoder, two small ``k``, one draw, three steps a run."""
+    """The same code in seconds: the tiny filing encoder, two small ``k``, one draw, three steps a run.
+
+    Examples
+    --------
+    >>> tiny_setup().ks, tiny_setup().draws
+    ((2, 4), 1)
+    """
     return PromptingSetup(fe.tiny_setup(), ks=(2, 4), draws=1, min_steps=3, max_steps=3, epochs=1.0)
 
 

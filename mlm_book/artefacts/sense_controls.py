@@ -51,6 +51,10 @@ class SenseControlsSetup:
     Traceback (most recent call last):
     ...
     ValueError: control_seed must be an integer >= 0, got -1
+
+    >>> from mlm_book.artefacts.hmm_encoder import HMMEncoderSetup
+    >>> SenseControlsSetup(HMMEncoderSetup()).splits.n_train
+    1500
     """
 
     encoder: hmm_encoder.HMMEncoderSetup
@@ -138,7 +142,13 @@ def book_setups() -> tuple[SenseControlsSetup, ...]:
 
 
 def tiny_setup() -> SenseControlsSetup:
-    """The controls of the tiny HMM encoder on splits of 40 sentences of its length: the same code in a second."""
+    """The controls of the tiny HMM encoder on splits of 40 sentences of its length: the same code in a second.
+
+    Examples
+    --------
+    >>> tiny_setup().splits.n_train
+    40
+    """
     tiny = hmm_encoder.tiny_setup()
     return SenseControlsSetup(tiny, replace(SPLITS, n_train=40, n_test=40, length=tiny.encoder.length))
 

@@ -40,6 +40,9 @@ class SkipGramSetup:
     Traceback (most recent call last):
     ...
     ValueError: seed must be an integer >= 0, got -1
+
+    >>> SkipGramSetup().seed
+    0
     """
 
     filings: filings.FilingsSetup = field(default_factory=filings.FilingsSetup)
@@ -113,6 +116,9 @@ class SeedRunsSetup:
     --------
     >>> [model.seed for model in SEED_RUNS.models], SEED_RUNS.neighbours
     ([0, 1, 2, 3, 4], 5)
+
+    >>> SeedRunsSetup(models=(SkipGramSetup(),)).neighbours
+    5
     """
 
     models: tuple

@@ -68,6 +68,17 @@ class SpanData:
         Gold BIO tag ids (indices into `TAGS`), ``-1`` past each sentence's length.
     words : tuple of tuple of str
         Each sentence as written.
+
+    Examples
+    --------
+    >>> from mlm_book.finance.corpus import CorpusConfig, generate_corpus
+    >>> from mlm_book.finance.vocab import build_vocabulary
+    >>> corpus = generate_corpus(CorpusConfig(n_documents=2), np.random.default_rng(0))
+    >>> ids = build_vocabulary(corpus.tokens.tolist(), min_count=1).encode(corpus.tokens.tolist())
+    >>> data = span_data(corpus, ids)
+    >>> rebuilt = SpanData(data.text, data.spans, data.tags, data.words)     # its fields are checked
+    >>> len(rebuilt.spans) == rebuilt.text.count
+    True
     """
 
     text: pair_encoder.Sentences
@@ -91,7 +102,18 @@ class SpanData:
 
 
 def span_data(corpus, ids, rows=None) -> SpanData:
-    """The sentences of ``corpus`` read as ``ids``, with their gold mentions and BIO tags (only ``rows``, if given)."""
+    """The sentences of ``corpus`` read as ``ids``, with their gold mentions and BIO tags (only ``rows``, if given).
+
+    Examples
+    --------
+    >>> from mlm_book.finance.corpus import CorpusConfig, generate_corpus
+    >>> from mlm_book.finance.vocab import build_vocabulary
+    >>> corpus = generate_corpus(CorpusConfig(n_documents=2), np.random.default_rng(0))
+    >>> ids = build_vocabulary(corpus.tokens.tolist(), min_count=1).encode(corpus.tokens.tolist())
+    >>> data = span_data(corpus, ids)
+    >>> data.tags.shape == data.text.ids.shape, len(data.words) == data.text.count
+    (True, True)
+    """
     text = pair_encoder.sentences_of(corpus, ids)
     spans = corpus_module.mention_spans(corpus)
     real = corpus.tokens != corpus_module.SEP
@@ -144,7 +166,19 @@ def inputs(data: SpanData, config):
 
 
 def slot_tags(data: SpanData, width: int) -> np.ndarray:
-    """Tags on the input slots: ``-1`` on [CLS], [SEP] and padding, the words' tags at slots 1 ... m."""
+    """Tags on the input slots: ``-1`` on [CLS], [SEP] and padding, the words' tags at slots 1 ... m.
+
+    Examples
+    --------
+    >>> from mlm_book.finance.corpus import CorpusConfig, generate_corpus
+    >>> from mlm_book.finance.vocab import build_vocabulary
+    >>> corpus = generate_corpus(CorpusConfig(n_documents=2), np.random.default_rng(0))
+    >>> ids = build_vocabulary(corpus.tokens.tolist(), min_count=1).encode(corpus.tokens.tolist())
+    >>> data = span_data(corpus, ids)
+    >>> slots = slot_tags(data, 8)
+    >>> slots.shape == (data.text.count, 8), bool(np.all(slots[:, 0] == -1))      # [CLS] has no tag
+    (True, True)
+    """
     out = np.full((data.text.count, width), -1, dtype=np.int64)
     m = min(width - 1, data.tags.shape[1])
     out[:, 1:1 + m] = data.tags[:, :m]
@@ -153,7 +187,15 @@ def slot_tags(data: SpanData, width: int) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- the runs
 def viterbi_all(log_probs: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Constrained Viterbi per sentence over per-token log-probabilities (no learned transitions)."""
+    """Constrained Viterbi per sentence over per-token log-probabilities (no learned transitions).
+
+    Examples
+    --------
+    >>> log_probs = np.log(np.full((2, 3, len(TAGS)), 1.0 / len(TAGS)))
+    >>> log_probs[:, :, TAGS.index("O")] = 0.0          # "outside" is certain everywhere
+    >>> viterbi_all(log_probs, np.array([3, 2])).tolist() == [[TAGS.index("O")] * 3, [TAGS.index("O")] * 2 + [-1]]
+    True
+    """
     K = log_probs.shape[2]
     return crf_fit.viterbi_batch(log_probs, lengths, np.zeros((K, K)), np.zeros(K), np.zeros(K), allowed=ALLOWED)
 
@@ -175,6 +217,12 @@ class TaggerRun:
         Filings of the test corpus (None: the configuration's 300).
     tagger : TaggerConfig
         The fine-tuning schedule (`TAGGER`; its depth and seed are set per tagger).
+
+    Examples
+    --------
+    >>> from mlm_book.artefacts.filing_encoder import FilingEncoderSetup
+    >>> TaggerRun(FilingEncoderSetup(steps=3)).train_sentences
+    2000
     """
 
     encoder: filing_encoder.FilingEncoderSetup
@@ -191,7 +239,13 @@ class TaggerRun:
 
 
 def book_run(seed: int) -> TaggerRun:
-    """The book's taggers on chapter 7's filing encoder at ``seed`` (one of `SEEDS`)."""
+    """The book's taggers on chapter 7's filing encoder at ``seed`` (one of `SEEDS`).
+
+    Examples
+    --------
+    >>> book_run(SEEDS[0]).encoder.seed == SEEDS[0]
+    True
+    """
     return TaggerRun(filing_encoder.seed_setup(pair_encoder.check_book_seed(seed)))
 
 

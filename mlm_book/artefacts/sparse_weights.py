@@ -277,6 +277,10 @@ class WeightsSetup:
     Traceback (most recent call last):
     ...
     ValueError: documents must hold at least one filing index
+
+    >>> from mlm_book.artefacts.filing_encoder import FilingEncoderSetup
+    >>> WeightsSetup(FilingEncoderSetup(steps=3), (0, 1)).documents
+    (0, 1)
     """
 
     encoder: filing_encoder.FilingEncoderSetup
@@ -337,7 +341,13 @@ def book_setups() -> tuple[WeightsSetup, ...]:
 
 
 def tiny_setup() -> WeightsSetup:
-    """The tiny filing encoder on two held-out filings: the same code in seconds."""
+    """The tiny filing encoder on two held-out filings: the same code in seconds.
+
+    Examples
+    --------
+    >>> len(tiny_setup().documents)
+    2
+    """
     return WeightsSetup(filing_encoder.tiny_setup(), held_out_documents()[:2])
 
 

@@ -88,6 +88,11 @@ class StateTaggerRun:
     Traceback (most recent call last):
     ...
     ValueError: left_to_right must be a causal reader (causal=True)
+
+    >>> from mlm_book.artefacts.hmm_encoder import HMMEncoderSetup
+    >>> from mlm_book.artefacts.next_token import ReaderSetup
+    >>> StateTaggerRun(HMMEncoderSetup(), ReaderSetup(causal=True, seed=0)).train_sentences
+    2000
     """
 
     bidirectional: hmm_encoder.HMMEncoderSetup

@@ -68,7 +68,13 @@ def matched_bpe() -> subword.BPE:
 
 
 def seed_setup(seed: int) -> filing_encoder.FilingEncoderSetup:
-    """`SETUP` at ``seed``, one of `SEEDS`."""
+    """`SETUP` at ``seed``, one of `SEEDS`.
+
+    Examples
+    --------
+    >>> seed_setup(SEEDS[0]).seed == SEEDS[0], seed_setup(SEEDS[0]).d_model == SETUP.d_model
+    (True, True)
+    """
     return filing_encoder.seed_setup(pair_encoder.check_book_seed(seed), SETUP)
 
 
@@ -230,7 +236,13 @@ def _decode(piece_log_probs, pieces: PieceData, data: span_taggers.SpanData, nam
 
 
 def book_run(seed: int) -> span_taggers.TaggerRun:
-    """The book's taggers on the subword encoder at ``seed`` (one of `SEEDS`)."""
+    """The book's taggers on the subword encoder at ``seed`` (one of `SEEDS`).
+
+    Examples
+    --------
+    >>> book_run(SEEDS[0]).encoder == seed_setup(SEEDS[0])
+    True
+    """
     return span_taggers.TaggerRun(seed_setup(seed))
 
 
@@ -286,7 +298,13 @@ def _tagged(run: span_taggers.TaggerRun) -> bool:
 
 
 def tiny_setup() -> filing_encoder.FilingEncoderSetup:
-    """The subword encoder shrunk to seconds (d = 8, 3 steps of 4 windows): the same code path."""
+    """The subword encoder shrunk to seconds (d = 8, 3 steps of 4 windows): the same code path.
+
+    Examples
+    --------
+    >>> tiny_setup().d_model, tiny_setup().steps
+    (8, 3)
+    """
     return replace(SETUP, d_model=8, n_heads=2, steps=3, batch_windows=4, seed=0)
 
 

@@ -59,6 +59,15 @@ class MajorityCap:
         If ``counts`` has a negative entry or a shape other than ``(len(groups), len(labels))``,
         ``groups`` or ``labels`` is not strictly increasing, or ``n``, ``correct`` and
         ``accuracy`` disagree with ``counts``.
+
+    Examples
+    --------
+    >>> from mlm_book.finance.corpus import CorpusConfig, generate_corpus
+    >>> x = alias_cap(generate_corpus(CorpusConfig(n_documents=4), np.random.default_rng(0)))
+    >>> from dataclasses import fields
+    >>> rebuilt = MajorityCap(**{f.name: getattr(x, f.name) for f in fields(x)})   # its fields are checked
+    >>> rebuilt.n == x.n
+    True
     """
 
     accuracy: float

@@ -346,6 +346,14 @@ class Corpus:
     ValueError
         If an array has the wrong shape, ``document`` does not run through the filings in
         order, ``position`` is not each token's index in its filing, or a code is out of range.
+
+    Examples
+    --------
+    >>> x = generate_corpus(CorpusConfig(n_documents=3), np.random.default_rng(0))
+    >>> from dataclasses import fields
+    >>> rebuilt = Corpus(**{f.name: getattr(x, f.name) for f in fields(x)})   # its fields are checked
+    >>> rebuilt.n_documents
+    3
     """
 
     tokens: np.ndarray

@@ -66,6 +66,15 @@ class Orientation:
         If ``words`` or a seed set is empty, ``score`` or ``truth`` does not have one entry
         per word, ``score`` is not finite, ``truth`` is not +1 / -1, or ``accuracy`` is
         outside ``[0, 1]``.
+
+    Examples
+    --------
+    >>> from mlm_book.finance.corpus import CorpusConfig, generate_corpus
+    >>> x = semantic_orientation(generate_corpus(CorpusConfig(n_documents=10), np.random.default_rng(0)))
+    >>> from dataclasses import fields
+    >>> rebuilt = Orientation(**{f.name: getattr(x, f.name) for f in fields(x)})   # its fields are checked
+    >>> len(rebuilt.words) == len(x.words)
+    True
     """
 
     words: tuple[str, ...]

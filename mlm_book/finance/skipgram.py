@@ -109,6 +109,15 @@ class SkipGramModel:
     ValueError
         If an array is not finite, the vector tables are not both ``(V, config.dim)`` with
         ``V >= 1``, or ``epoch_loss`` is negative or not of length ``config.epochs``.
+
+    Examples
+    --------
+    >>> ids = np.tile([2, 3, 4, 5], 50); document = np.repeat(np.arange(2), 100)
+    >>> x = train_skipgram(ids, document, 6, SkipGramConfig(dim=4, epochs=1), np.random.default_rng(0))
+    >>> from dataclasses import fields
+    >>> rebuilt = SkipGramModel(**{f.name: getattr(x, f.name) for f in fields(x)})   # its fields are checked
+    >>> rebuilt.input_vectors.shape
+    (6, 4)
     """
 
     input_vectors: np.ndarray

@@ -53,6 +53,13 @@ class Vocabulary:
         Corpus count of each entry (``[UNK]`` counts the rare word tokens it replaces).
     min_count : int
         The threshold the words passed.
+
+    Examples
+    --------
+    >>> x = build_vocabulary(["a", "b", "a", "[SEP]", "a", "c"], min_count=2)
+    >>> rebuilt = Vocabulary(x.words, x.counts, x.min_count)   # its fields are checked
+    >>> rebuilt.words
+    ('[UNK]', '[SEP]', 'a')
     """
 
     words: tuple[str, ...]

@@ -57,6 +57,12 @@ class Vote:
     ValueError
         If ``window`` or ``n`` is below 1, ``n_ties`` is not in ``[0, n)``, or an accuracy is
         outside ``[0, 1]``.
+
+    Examples
+    --------
+    >>> vote = Vote(window=5, accuracy=0.75, accuracy_decided=0.8, n=40, n_ties=5)
+    >>> vote.n - vote.n_ties       # occurrences whose vote was decided
+    35
     """
 
     window: int | None

@@ -52,6 +52,17 @@ def typing_probe(corpus: Corpus, ids, vectors) -> probe.CrossValidation:
     TypeError, ValueError
         If ``corpus`` is not a ``Corpus``, ``ids`` not one id per token, or ``vectors`` not a
         finite table with a row for every id.
+
+    Examples
+    --------
+    >>> from mlm_book.finance.corpus import CorpusConfig, generate_corpus
+    >>> from mlm_book.finance.vocab import build_vocabulary
+    >>> corpus = generate_corpus(CorpusConfig(n_documents=3), np.random.default_rng(0))
+    >>> vocab = build_vocabulary(corpus.tokens.tolist(), min_count=1)
+    >>> vectors = np.random.default_rng(1).normal(size=(vocab.size, 4))    # vectors that know nothing
+    >>> result = typing_probe(corpus, vocab.encode(corpus.tokens.tolist()), vectors)
+    >>> result.n_test == int((corpus.entity > 0).sum())
+    True
     """
     check_instance(corpus, "corpus", Corpus)
     ids = as_int_array(ids, "ids", ndim=1)
@@ -71,6 +82,18 @@ def lexicon_probe(vocabulary: Vocabulary, vectors) -> probe.CrossValidation:
     ------
     TypeError, ValueError
         If ``vocabulary`` is not a ``Vocabulary`` or ``vectors`` not a finite table with a row per id.
+
+    Examples
+    --------
+    >>> from mlm_book.finance.vocab import build_vocabulary
+    >>> from mlm_book.finance.world import LEXICON
+    >>> vocab = build_vocabulary(list(LEXICON), min_count=1)
+    >>> vectors = np.zeros((vocab.size, 1))
+    >>> for word, sign in LEXICON.items():          # the one coordinate is the polarity
+    ...     vectors[vocab.lookup(word), 0] = np.sign(sign)
+    >>> result = lexicon_probe(vocab, vectors)
+    >>> result.n_test, result.accuracy
+    (35, 1.0)
     """
     check_instance(vocabulary, "vocabulary", Vocabulary)
     table = _vectors(vectors, vocabulary.size)
@@ -91,6 +114,18 @@ def neighbour_agreement(vectors, vocabulary: Vocabulary, k: int) -> tuple[float,
     TypeError, ValueError
         If ``vocabulary`` is not a ``Vocabulary``, ``vectors`` not a finite table with a row per
         id, or ``k`` not in ``[1, 34]`` (the other lexicon words).
+
+    Examples
+    --------
+    >>> from mlm_book.finance.vocab import build_vocabulary
+    >>> from mlm_book.finance.world import LEXICON
+    >>> vocab = build_vocabulary(list(LEXICON), min_count=1)
+    >>> vectors = np.random.default_rng(0).normal(size=(vocab.size, 3))
+    >>> for word, sign in LEXICON.items():          # polarity words point one way or the other
+    ...     vectors[vocab.lookup(word)] = [np.sign(sign), 0.1 * len(word), 0.0]
+    >>> share, chance = neighbour_agreement(vectors, vocab, 3)
+    >>> share, round(chance, 3)
+    (1.0, 0.486)
     """
     check_instance(vocabulary, "vocabulary", Vocabulary)
     words = list(LEXICON)

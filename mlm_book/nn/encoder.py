@@ -371,6 +371,9 @@ def check_params(params, config: EncoderConfig, name: str = "params") -> dict[st
     Traceback (most recent call last):
     ...
     ValueError: params['P'] contains NaN or infinite values
+
+    >>> len(check_params(init_params(cfg, np.random.default_rng(0)), cfg)) == len(p)     # a valid table passes whole
+    True
     """
     check_instance(config, "config", EncoderConfig)
     check_instance(name, "name", str)

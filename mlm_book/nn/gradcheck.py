@@ -91,6 +91,12 @@ class GradCheckResult:
     ValueError
         If an error is negative, NaN or infinite, ``max_error`` is not the largest of
         ``errors``, or ``n_entries`` is negative.
+
+    Examples
+    --------
+    >>> result = GradCheckResult({"W_E": 3e-9, "x0": 1e-8}, 1e-8, 120)
+    >>> max(result.errors, key=result.errors.get)
+    'x0'
     """
 
     errors: dict

@@ -342,6 +342,13 @@ def layer_norm_backward(dy: np.ndarray, cache):
     ValueError
         If ``dy`` does not have the shape of the forward's ``x``, or holds NaN or infinity
         (also a `FloatingPointError`).
+
+    Examples
+    --------
+    >>> y, cache = layer_norm_forward(np.array([[1.0, 2.0, 3.0]]), np.ones(3), np.zeros(3), 0.0)
+    >>> dx, grads = layer_norm_backward(np.ones((1, 3)), cache)   # shifting every output moves no input
+    >>> bool(np.abs(dx).max() < 1e-12), grads["b"].tolist()
+    (True, [1.0, 1.0, 1.0])
     """
     xhat, rstd, gamma = _cache(cache, 3, "layer_norm_forward")
     _floats(dy, "dy", _cached_array(xhat, "layer_norm_forward", 2).shape, " (the shape of the forward's x)")
@@ -721,6 +728,15 @@ def attention_backward(dy: np.ndarray, cache):
     ValueError
         If ``dy`` does not have the shape of the forward's output, or holds NaN or infinity
         (also a `FloatingPointError`).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> x, W = rng.normal(size=(6, 4)), rng.normal(size=(4, 12))
+    >>> y, cache = attention_forward(x, W, np.zeros(12), np.eye(4), np.zeros(4), 2, (2, 3))
+    >>> dx, grads = attention_backward(np.ones_like(y), cache)
+    >>> dx.shape, grads["b_o"].tolist()
+    ((6, 4), [6.0, 6.0, 6.0, 6.0])
     """
     tag = cache[0] if isinstance(cache, tuple) and cache and isinstance(cache[0], str) else None
     rows_mode = tag == "rows" and len(cache) == 16
@@ -1047,6 +1063,16 @@ def block_backward(dy: np.ndarray, cache):
     ValueError
         If ``dy`` does not have the shape of the forward's output, or holds NaN or infinity
         (also a `FloatingPointError`).
+
+    Examples
+    --------
+    >>> from mlm_book.nn.encoder import EncoderConfig, init_params
+    >>> cfg = EncoderConfig(vocab_size=5, length=3, d_model=8, n_blocks=1, n_heads=2)
+    >>> p = init_params(cfg, np.random.default_rng(0), dtype=np.float64)
+    >>> y, cache = block_forward(np.random.default_rng(1).normal(size=(6, 8)), p, "blocks.0.", 2, (2, 3))
+    >>> dx, grads = block_backward(np.ones_like(y), cache)
+    >>> dx.shape, len(grads), grads["blocks.0.mlp.b_2"].tolist() == [6.0] * 8
+    ((6, 8), 12, True)
     """
     c_ln1, c_att, c_ln2, c_mlp, rows, prefix, x_shape = _cache(cache, 7, "block_forward")
     if not isinstance(prefix, str) or not (rows is None or isinstance(rows, np.ndarray)):
@@ -1136,6 +1162,13 @@ def embedding_backward(dx: np.ndarray, cache):
     ValueError
         If ``dx`` does not have the shape of the forward's output, or holds NaN or infinity
         (also a `FloatingPointError`).
+
+    Examples
+    --------
+    >>> x, cache = embedding_forward(np.array([[1, 0, 1]]), np.eye(2), np.zeros((4, 2)))
+    >>> _, grads = embedding_backward(np.ones((3, 2)), cache)   # token 1 stands at two positions
+    >>> grads["E"].tolist(), grads["P"].shape
+    ([[1.0, 1.0], [2.0, 2.0]], (4, 2))
     """
     tokens, E_shape, P_shape = _cache(cache, 3, "embedding_forward")
     if not (isinstance(E_shape, tuple) and len(E_shape) == 2 and isinstance(P_shape, tuple) and len(P_shape) == 2):
@@ -1215,6 +1248,13 @@ def head_backward(dlogits: np.ndarray, cache):
     ValueError
         If ``dlogits`` does not have the shape of the logits, or holds NaN or infinity
         (also a `FloatingPointError`).
+
+    Examples
+    --------
+    >>> z, cache = head_forward(np.array([[1.0, -1.0]]), np.ones(2), np.zeros(2), np.eye(2), np.zeros(2), 0.0)
+    >>> dx, grads = head_backward(np.ones((1, 2)), cache)
+    >>> dx.shape, grads["b_out"].tolist()
+    ((1, 2), [1.0, 1.0])
     """
     c_ln, y, E_out, scale = _cache(cache, 4, "head_forward")
     shape = (_cached_array(y, "head_forward", 2).shape[0], _cached_array(E_out, "head_forward", 2).shape[0])
