@@ -114,7 +114,8 @@ __all__ = ["Shares", "BERT_SHARES", "IncompatibilityConfig", "noise_ratio", "mas
            "DistanceScan", "distance_scan", "conditional_tables", "conditional_divergence", "NearestJoint",
            "nearest_joint", "Incompatibility", "results", "share_table", "rho_table", "distance_table",
            "nearest_table", "figure_incompatibility", "PRESTATED", "CLAIMS", "TRAINED_FACTOR", "DISTANCE_FLOOR",
-           "TrainingGaps", "checkpoint_family", "training_gaps", "rank_correlations", "TRAINED", "STATED_BEFORE_RUN"]
+           "TrainingGaps", "checkpoint_family", "training_gaps", "rank_correlations", "training_table",
+           "trained_rules_table", "figure_training", "TRAINED", "STATED_BEFORE_RUN"]
 
 #: Largest table ``V**(n + 1)`` of conditionals that [`conditional_tables`][mlm_book.experiments.ch11_incompatibility.conditional_tables] builds.
 MAX_CONDITIONAL_ENTRIES = 2**22
@@ -1539,6 +1540,117 @@ def rank_correlations(gaps: TrainingGaps | None = None) -> np.ndarray:
                      for near, far, kl in zip(gaps.median_adjacent, gaps.median_nonadjacent, gaps.kl)])
 
 
+def _check_gaps(gaps) -> TrainingGaps:
+    return training_gaps() if gaps is None else check_instance(gaps, "gaps", TrainingGaps)
+
+
+def training_table(gaps: TrainingGaps | None = None):
+    r"""Per checkpoint: the median $|\delta|$ on adjacent and non-adjacent pairs and the mean KL, the book's seed and the seeds' range.
+
+    Raises
+    ------
+    TypeError
+        If ``gaps`` is not ``None`` or a `TrainingGaps`.
+
+    Examples
+    --------
+    >>> gaps = TrainingGaps((1, 2), np.array([10, 100]), 10, np.ones((2, 2, 3)), np.ones((2, 2, 4)),
+    ...                     np.array([[0.2, 0.1], [0.3, 0.1]]), np.full(3, 1e-5), np.full(4, 1e-11))
+    >>> print(training_table(gaps).splitlines()[0])
+    | Adam updates (book's seed, range over seeds) | median abs(δ), adjacent (nats) | median abs(δ), non-adjacent (nats) | mean KL to the exact posterior (nats) |
+    """
+    from mlm_book.report import table
+
+    gaps = _check_gaps(gaps)
+
+    def cell(values, k, fmt):
+        column = values[:, k]
+        return f"{column[0]:{fmt}} ({column.min():{fmt}} to {column.max():{fmt}})"
+
+    rows = [[int(step), cell(gaps.median_adjacent, k, ".2e"), cell(gaps.median_nonadjacent, k, ".2e"),
+             cell(gaps.kl, k, ".3f")] for k, step in enumerate(gaps.steps)]
+    rows.append(["population optimum", f"{gaps.optimum_median_adjacent:.2e}",
+                 residual(gaps.optimum_median_nonadjacent), "0"])
+    return table(["Adam updates (book's seed, range over seeds)", "median abs(δ), adjacent (nats)", "median abs(δ), non-adjacent (nats)",
+                  "mean KL to the exact posterior (nats)"], rows)
+
+
+def trained_rules_table():
+    """Each trained rule, how many seeds it held at, the verdict expected before the runs and the one found.
+
+    Examples
+    --------
+    >>> print(trained_rules_table().splitlines()[0])  # doctest: +BOOK
+    | rule (fixed before the runs) | seeds holding | expected before the run | found |
+    """
+    from mlm_book.ledger import verify
+    from mlm_book.report import table
+
+    names = {"Q3a": f"adjacent gap stays at least {TRAINED_FACTOR:g} times the optimum's",
+             "Q3b": "the gap falls as the KL falls (adjacent and non-adjacent)",
+             "Q3c": f"non-adjacent gap at least {DISTANCE_FLOOR:g} of the adjacent one at the end"}
+    rows = [(names[result.claim.id], result.value["seeds holding"], STATED_BEFORE_RUN[result.claim.id],
+             result.verdict) for result in verify(claims=TRAINED)]
+    return table(["rule (fixed before the runs)", "seeds holding", "expected before the run", "found"], rows)
+
+
+def figure_training(gaps: TrainingGaps | None = None):
+    r"""Median $|\delta|$ against the number of Adam updates (log-log), one line a seed, the optimum's dashed.
+
+    Panel A: adjacent pairs; panel B: non-adjacent pairs (pooled distances).
+
+    Returns
+    -------
+    DescribedFigure
+        The drawing with its alt text (the book seed's first and last medians, computed) and caption.
+
+    Raises
+    ------
+    TypeError
+        If ``gaps`` is not ``None`` or a `TrainingGaps`.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> gaps = TrainingGaps((1, 2), np.array([10, 100]), 10, np.ones((2, 2, 3)), np.ones((2, 2, 4)),
+    ...                     np.array([[0.2, 0.1], [0.3, 0.1]]), np.full(3, 1e-5), np.full(4, 1e-11))
+    >>> drawn = figure_training(gaps)
+    >>> [ax.get_xscale() for ax in drawn.figure.axes], "population optimum" in drawn.alt
+    (['log', 'log'], True)
+    >>> plt.close(drawn.figure)
+    """
+    from mlm_book.figures import PALETTE, WIDE, describe, subplots
+
+    gaps = _check_gaps(gaps)
+    fig, axes = subplots(1, 2, width=WIDE, height=3.8)
+    colours = [PALETTE[name] for name in ("blue", "vermillion", "green", "purple", "orange", "sky")]
+    panels = (("A. adjacent pairs", gaps.median_adjacent, gaps.optimum_median_adjacent),
+              ("B. non-adjacent pairs", gaps.median_nonadjacent, gaps.optimum_median_nonadjacent))
+    for ax, (title, medians, optimum) in zip(axes, panels):
+        for k, (seed, row) in enumerate(zip(gaps.seeds, medians)):
+            ax.plot(gaps.steps, row, marker="o", ms=3, lw=2.0 if k == 0 else 1.2, color=colours[k % len(colours)],
+                    label=f"seed {seed}" + (" (the book's)" if k == 0 else ""))
+        ax.axhline(max(optimum, np.finfo(float).eps), color=PALETTE["black"], ls="--", lw=1.2,
+                   label="population optimum")
+        ax.axvline(gaps.warmup, color=PALETTE["grey"], ls=":", lw=1, label="end of warm-up")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("Adam updates")
+        ax.set_ylabel(r"median $|\delta|$ over the draws (nats)")
+        ax.set_title(title, loc="left")
+    axes[0].legend(loc="lower right", fontsize=9)
+    book_near, book_far = gaps.median_adjacent[0], gaps.median_nonadjacent[0]
+    alt = (f"Two log-log panels of the median four-cycle gap against the number of Adam updates, one line for each "
+           f"of {len(gaps.seeds)} training seeds, with the population optimum's median as a dashed line. Adjacent "
+           f"pairs: the book's seed goes from {book_near[0]:.1e} after {gaps.steps[0]} update(s) to "
+           f"{book_near[-1]:.1e} after {gaps.steps[-1]}, against {gaps.optimum_median_adjacent:.1e} for the "
+           f"population optimum. Non-adjacent pairs: from {book_far[0]:.1e} to {book_far[-1]:.1e}, against "
+           f"{gaps.optimum_median_nonadjacent:.1e}.")
+    caption = ("The trained encoder's four-cycle gap through training, one line a seed, against the population "
+               "optimum's (dashed): neighbouring positions (A) and positions further apart (B).")
+    return describe(fig, alt=alt, caption=caption)
+
+
 def _q3a() -> dict:
     gaps = training_gaps()
     ratios = gaps.median_adjacent[:, gaps.judged].min(axis=1) / gaps.optimum_median_adjacent
@@ -1573,14 +1685,16 @@ TRAINED = (
     Claim("Q3b", f"Four-cycle gap through training, {_RUNS}: rank correlation over the checkpoints from step 200 on "
           "between the median |δ| and the mean KL(exact posterior ‖ encoder) on 400 held-out sentences, adjacent / "
           "non-adjacent pairs", seed="—", rule="positive for both at a seed (the gap falls as the KL falls)",
-          compute=_q3b, accept=lambda v: True, fmt=".2f", expected="reproduced", section=_TRAINED_SECTION),
+          compute=_q3b, accept=lambda v: True, fmt=".2f", expected="not reproduced", section=_TRAINED_SECTION),
     Claim("Q3c", f"Four-cycle gap through training, {_RUNS}: the trained encoder's median |δ| on non-adjacent pairs "
           "over its median on adjacent pairs, at the last step", seed="—",
           rule=f"at least {DISTANCE_FLOOR:g} at a seed (the fitting error does not fade with distance as the "
                "optimum's gap does)", compute=_q3c, accept=lambda v: True, fmt=".3f", expected="reproduced",
           section=_TRAINED_SECTION),
 )
-"""The rules of the trained half, registered with the verdicts stated before the runs."""
+"""The rules of the trained half, registered with the verdicts the chapter states: those found. Q3b's differs from
+`STATED_BEFORE_RUN` (expected reproduced, found not reproduced: on adjacent pairs the gap grows while the KL falls
+over most of the run, and falls with it only at the end)."""
 
 STATED_BEFORE_RUN = {"Q3a": "reproduced", "Q3b": "reproduced", "Q3c": "reproduced"}
 """The verdicts each trained rule was expected to get, committed before the checkpointed runs were built."""

@@ -110,7 +110,8 @@ class CheckpointedRun:
         object.__setattr__(self, "steps", steps)
         snapshots = tuple(check_sequence(self.snapshots, "snapshots", of=dict))
         if len(snapshots) != len(steps):
-            raise ValueError(f"snapshots must hold one parameter dict per step ({len(steps)}), got {len(snapshots)}")
+            raise ValueError(f"snapshots and steps must have one parameter dict per step: {len(snapshots)} snapshots "
+                             f"for {len(steps)} steps")
         for snapshot in snapshots:
             enc.check_params(snapshot, self.result.encoder, "snapshots item")
         object.__setattr__(self, "snapshots", snapshots)
