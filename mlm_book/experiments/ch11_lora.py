@@ -20,13 +20,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mlm_book.artefacts import lora_runs, prompting
+from mlm_book.artefacts import filing_encoder, lora_runs, prompting
+from mlm_book.nn import encoder as enc
+from mlm_book.nn import lora
 from mlm_book.ledger import Claim, over_seeds, verify
 from mlm_book.report import Markdown, seed_band, table
-from mlm_book.validation import check_choice, check_instance
+from mlm_book.validation import check_choice, check_instance, check_positive_int
 
 __all__ = ["TOLERANCE", "GAP", "NAMES", "Design", "design", "LoraStudy", "results", "summary_table", "rules_table", "figure_parameters",
-           "CLAIMS", "STATED_BEFORE_RUN"]
+           "rank_counts", "first_step_gradients", "CLAIMS", "STATED_BEFORE_RUN"]
 
 TOLERANCE = 0.05
 """How far below full fine-tuning's accuracy LoRA may sit at a seed and still count as reaching it (Q10, Q10a):
@@ -203,10 +205,10 @@ CLAIMS = (
     Claim("Q10", _QUANTITY + "accuracy of LoRA at rank 8 on the query-key-value and output projections (6,274 "
           "trained parameters with the head, 4.0 % of full fine-tuning's 157,890), and of full fine-tuning",
           seed="—", rule=f"LoRA at rank 8 at most {TOLERANCE} below full fine-tuning, at a seed",
-          compute=_rank_8_reaches, accept=lambda v: True, expected="reproduced", section=_SECTION),
+          compute=_rank_8_reaches, accept=lambda v: True, expected="seed-dependent", section=_SECTION),
     Claim("Q10a", _QUANTITY + "accuracy of LoRA at rank 1 (898 trained parameters, 0.57 % of full fine-tuning's), "
           "and of full fine-tuning", seed="—", rule=f"LoRA at rank 1 at most {TOLERANCE} below full fine-tuning, "
-          "at a seed", compute=_rank_1_reaches, accept=lambda v: True, expected="reproduced", section=_SECTION),
+          "at a seed", compute=_rank_1_reaches, accept=lambda v: True, expected="seed-dependent", section=_SECTION),
     Claim("Q10b", _QUANTITY + "full fine-tuning's accuracy minus that of a head trained on the frozen encoder (130 "
           "parameters), and minus that of chapter 5's converged ridge-logistic probe on the frozen pooled vectors",
           seed="—", rule=f"both differences above {GAP}, at a seed", compute=_frozen_short,
@@ -227,7 +229,9 @@ STATED_BEFORE_RUN = {"Q10": "reproduced", "Q10a": "reproduced", "Q10b": "reprodu
   after 400 steps), and chapter 6 found a lexicon word's dictionary polarity is not linearly readable from the
   encoder's vectors; the converged probe removes the optimisation as an excuse but not the missing direction.
 
-A claim's ``expected`` is the verdict the chapter states, which is the one found."""
+A claim's ``expected`` is the verdict the chapter states, which is the one found: Q10 and Q10a came out
+*seed-dependent* (LoRA fell more than the tolerance short of full fine-tuning at one seed at rank 8, at two at rank
+1), against the *reproduced* stated here; Q10b came out as stated."""
 
 _RULE_NAMES = (f"LoRA rank 8 at most {TOLERANCE} below full fine-tuning",
                f"LoRA rank 1 at most {TOLERANCE} below full fine-tuning",
@@ -255,6 +259,11 @@ def rules_table() -> Markdown:
 _ORDER = ("probe", "frozen", "lora-1", "lora-8", "full")
 
 
+def _percent(share: float) -> str:
+    value = 100 * share
+    return f"{value:.2g} %" if value < 1 else f"{value:.1f} %"
+
+
 def summary_table(study: LoraStudy | None = None) -> Markdown:
     """Each method: trained parameters, their share of full fine-tuning's, held-out accuracy (book seed, mean ± sd
     over the seeds, range) and the final training loss.
@@ -273,7 +282,7 @@ def summary_table(study: LoraStudy | None = None) -> Markdown:
     rows = []
     for m in _ORDER:
         loss = seed_band(study.final_loss[m].mean(axis=1), ".3f") if m in study.final_loss else "— (Newton)"
-        rows.append((NAMES[m], f"{study.counts[m]:,}", f"{100 * study.share(m):.2g} %",
+        rows.append((NAMES[m], f"{study.counts[m]:,}", _percent(study.share(m)),
                      seed_band(study.values(m), ".3f", with_range=True), loss))
     return table(["method", "trained parameters", "share of full", "held-out accuracy", "final training loss"], rows)
 
@@ -327,3 +336,55 @@ def figure_parameters(study: LoraStudy | None = None):
     caption = (f"Each dot is one encoder seed's accuracy on {study.n_test} held-out sentences, the mean of three "
                f"runs on {study.k} labelled sentences; a bar marks the mean over seeds. The dotted line is chance.")
     return describe(fig, alt, caption)
+
+
+# ----------------------------------------------------------------------------- exercises
+def rank_counts(ranks=(1, 8, 64)) -> dict[int, int]:
+    """Trained parameters of LoRA on the filing encoder (query-key-value and output projections, with the head) at
+    each rank of ``ranks``, computed without training.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``ranks`` is not a sequence of positive integers.
+
+    Examples
+    --------
+    >>> rank_counts((1, 64))
+    {1: 898, 64: 49282}
+    """
+    if isinstance(ranks, (str, bytes)) or not hasattr(ranks, "__iter__"):
+        raise TypeError(f"ranks must be a sequence of positive integers, got {type(ranks).__name__}")
+    ranks = [check_positive_int(r, "ranks", maximum=lora.MAX_RANK) for r in ranks]
+    config = filing_encoder.SETUP.encoder(filing_encoder.filing_world().vocabulary.size)
+    return {r: lora.trained_count(config, lora.LoraConfig(rank=r), 2) for r in ranks}
+
+
+def first_step_gradients(rank: int = 4, seed: int = 0) -> dict[str, float]:
+    """Largest gradient entry of all the $A$ factors and of all the $B$ factors at LoRA's starting point ($B = 0$),
+    on a small random encoder and batch in float64.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``rank`` is not a positive integer or ``seed`` not a non-negative one.
+
+    Examples
+    --------
+    >>> g = first_step_gradients()
+    >>> g["A"], g["B"] > 0
+    (0.0, True)
+    """
+    rank = check_positive_int(rank, "rank", maximum=64)
+    seed = check_positive_int(seed, "seed", minimum=0)
+    rng = np.random.default_rng(seed)
+    config = enc.EncoderConfig(vocab_size=12, length=6, d_model=16, n_blocks=2, n_heads=2, pad=True)
+    params = enc.init_params(config, rng, dtype=np.float64)
+    params |= {"head.W": rng.normal(0.0, 0.5, size=(16, 2)), "head.b": np.zeros(2)}
+    setting = lora.LoraConfig(rank=rank)
+    factors = lora.init_low_rank(config, setting, rng, dtype=np.float64)
+    windows = rng.integers(0, 12, size=(8, 6))
+    _, grads = lora.lora_loss_and_grads(params, factors, config, setting, windows, np.ones((8, 6), dtype=bool),
+                                        np.arange(8) % 2)
+    return {factor: float(max(np.abs(grads[name]).max() for name in factors if name.endswith(f".{factor}")))
+            for factor in "AB"}
