@@ -86,6 +86,8 @@ class LoraSetup:
 
     Examples
     --------
+    >>> LoraSetup(fe.SETUP).steps
+    400
     >>> LoraSetup(fe.SETUP, ranks=(8, 1))
     Traceback (most recent call last):
     ...
@@ -145,6 +147,7 @@ def run_settings(setup: LoraSetup, method: str, draw: int) -> eft.ClassifierConf
     """
     check_instance(setup, "setup", LoraSetup)
     rates = dict(setup.rates)
+    check_instance(method, "method", str)
     if method not in rates:
         raise ValueError(f"method must be one of {tuple(rates)}, got {method!r}")
     draw = check_positive_int(draw, "draw", minimum=0)
@@ -243,7 +246,13 @@ def lora_runs(setup: LoraSetup) -> tuple[dict, dict]:
 
 
 def is_built(setup: LoraSetup) -> bool:
-    """Whether the store holds the runs of ``setup`` (a damaged entry counts as absent)."""
+    """Whether the store holds the runs of ``setup`` (a damaged entry counts as absent).
+
+    Examples
+    --------
+    >>> isinstance(is_built(tiny_setup()), bool)
+    True
+    """
     return cache.load(cache.entry_for(*_entry(setup))) is not None
 
 
@@ -254,7 +263,13 @@ def book_setups() -> tuple[LoraSetup, ...]:
 
 
 def tiny_setup() -> LoraSetup:
-    """The same code in seconds: the tiny filing encoder, four sentences, one draw, three steps a run."""
+    """The same code in seconds: the tiny filing encoder, four sentences, one draw, three steps a run.
+
+    Examples
+    --------
+    >>> methods(tiny_setup())
+    ('frozen', 'lora-1', 'lora-2', 'full', 'probe')
+    """
     return LoraSetup(fe.tiny_setup(), k=4, draws=1, ranks=(1, 2), steps=3,
                      rates=(("frozen", 1e-2), ("lora-1", 1e-2), ("lora-2", 1e-2), ("full", 1e-3)))
 

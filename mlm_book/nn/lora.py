@@ -199,6 +199,7 @@ def init_low_rank(config: enc.EncoderConfig, lora: LoraConfig, rng: np.random.Ge
     names = target_names(config, lora)
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    dtype = _float_dtype(dtype)
     shapes = enc.param_shapes(config)
     out = {}
     for name in names:
@@ -206,6 +207,16 @@ def init_low_rank(config: enc.EncoderConfig, lora: LoraConfig, rng: np.random.Ge
         out[f"lora.{name}.A"] = rng.normal(0.0, 1.0 / np.sqrt(d_in), size=(d_in, lora.rank)).astype(dtype)
         out[f"lora.{name}.B"] = np.zeros((lora.rank, d_out), dtype=dtype)
     return out
+
+
+def _float_dtype(dtype) -> np.dtype:
+    try:
+        resolved = np.dtype(dtype)
+    except (TypeError, ValueError):
+        raise TypeError(f"dtype must be float32 or float64, got {dtype!r:.40}") from None
+    if resolved not in (np.float32, np.float64) or isinstance(dtype, bool):
+        raise TypeError(f"dtype must be float32 or float64, got {dtype!r:.40}")
+    return resolved
 
 
 def _check_factors(factors, config: enc.EncoderConfig, lora: LoraConfig) -> dict:
@@ -294,7 +305,11 @@ def low_rank_grads(dW, A, B, scale: float) -> tuple[np.ndarray, np.ndarray]:
     if A.shape[0] != dW.shape[0] or B.shape[1] != dW.shape[1] or A.shape[1] != B.shape[0]:
         raise ValueError(f"A (d_in, r), B (r, d_out) and dW (d_in, d_out) must agree, got {A.shape}, {B.shape}, "
                          f"{dW.shape}")
-    return scale * (dW @ B.T), scale * (A.T @ dW)
+    with np.errstate(over="ignore", invalid="ignore"):
+        dA, dB = scale * (dW @ B.T), scale * (A.T @ dW)
+    if not (np.all(np.isfinite(dA)) and np.all(np.isfinite(dB))):
+        raise ValueError(f"scale (with dW, A and B) is too large: the gradients overflow, scale = {scale!r}")
+    return dA, dB
 
 
 def _loss_and_grads(params, factors, names, scale, config, windows, pool, labels):
@@ -347,6 +362,8 @@ def lora_loss_and_grads(params, factors, config: enc.EncoderConfig, lora: LoraCo
     (0.6931, 6)
     """
     config = _check_config(config)
+    if not isinstance(params, dict):
+        raise TypeError(f"params must be a dict of the encoder's arrays and the head's, got {type(params).__name__}")
     check_instance(lora, "lora", LoraConfig)
     factors = _check_factors(factors, config, lora)
     names = target_names(config, lora)
@@ -455,7 +472,10 @@ def fine_tune_lora(params, config: enc.EncoderConfig, windows, pool, labels, lor
     names = target_names(config, lora)
     base = [*enc.param_names(config), "head.W", "head.b"]
     # the windows, the pool and the labels are checked by one forward and backward pass over every row
-    pool_array = np.asarray(pool) if pool is not None else None
+    try:
+        pool_array = np.asarray(pool) if pool is not None else None
+    except (TypeError, ValueError):
+        raise TypeError("pool must be a boolean array of the windows' shape (not ragged)") from None
     eft.classifier_loss_and_grads({name: state[name] for name in base}, config, windows, pool_array, labels)
     pool = pool_array
     frozen = list(enc.param_names(config))
