@@ -4,12 +4,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import numpy as np
+import pytest
 
-from mlm_book import ledger  # noqa: E402
-from mlm_book.artefacts import lora_runs  # noqa: E402
-from mlm_book.experiments import ch11_lora as q10  # noqa: E402
+from mlm_book import ledger
+from mlm_book.artefacts import lora_runs
+from mlm_book.experiments import ch11_lora as q10
 
 
 def test_the_design_counts_are_the_trained_arrays_sizes():

@@ -108,7 +108,7 @@ def test_bad_inputs_name_the_argument(call, error, words):
 
 
 def test_fine_tune_lora_refuses_bad_labels_and_factors():
-    cfg, params, config, factors, windows, pool, labels = _tiny()
+    cfg, params, config, _, windows, pool, labels = _tiny()
     base = {k: v for k, v in params.items() if not k.startswith("head.")}
     with pytest.raises(ValueError, match="labels"):
         lora.fine_tune_lora(base, cfg, windows, pool, labels[:2], config)

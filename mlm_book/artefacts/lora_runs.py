@@ -33,7 +33,7 @@ these sentences, hence the converged probe beside it).
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -42,10 +42,25 @@ from mlm_book.artefacts import filing_encoder as fe
 from mlm_book.artefacts import prompting
 from mlm_book.nn import encoder_finetune as eft
 from mlm_book.nn import lora, runtime
-from mlm_book.validation import check_instance, check_positive_int, check_positive_float
+from mlm_book.validation import check_instance, check_positive_float, check_positive_int
 
-__all__ = ["K", "DRAWS", "RANKS", "ALPHA", "STEPS", "RATES", "LoraSetup", "methods", "run_settings",
-           "parameter_counts", "lora_runs", "is_built", "book_setups", "tiny_setup", "ARTEFACT_KINDS"]
+__all__ = [
+    "ALPHA",
+    "ARTEFACT_KINDS",
+    "DRAWS",
+    "RANKS",
+    "RATES",
+    "STEPS",
+    "K",
+    "LoraSetup",
+    "book_setups",
+    "is_built",
+    "lora_runs",
+    "methods",
+    "parameter_counts",
+    "run_settings",
+    "tiny_setup",
+]
 
 K = 128
 """Labelled training sentences of a run, ``K / 2`` per class (chapter 7's middle size, where full fine-tuning is

@@ -21,14 +21,28 @@ from dataclasses import dataclass
 import numpy as np
 
 from mlm_book.artefacts import filing_encoder, lora_runs, prompting
+from mlm_book.ledger import Claim, over_seeds, verify
 from mlm_book.nn import encoder as enc
 from mlm_book.nn import lora
-from mlm_book.ledger import Claim, over_seeds, verify
 from mlm_book.report import Markdown, seed_band, table
 from mlm_book.validation import check_choice, check_instance, check_positive_int
 
-__all__ = ["TOLERANCE", "GAP", "NAMES", "Design", "design", "LoraStudy", "results", "summary_table", "rules_table", "figure_parameters",
-           "rank_counts", "first_step_gradients", "CLAIMS", "STATED_BEFORE_RUN"]
+__all__ = [
+    "CLAIMS",
+    "GAP",
+    "NAMES",
+    "STATED_BEFORE_RUN",
+    "TOLERANCE",
+    "Design",
+    "LoraStudy",
+    "design",
+    "figure_parameters",
+    "first_step_gradients",
+    "rank_counts",
+    "results",
+    "rules_table",
+    "summary_table",
+]
 
 TOLERANCE = 0.05
 """How far below full fine-tuning's accuracy LoRA may sit at a seed and still count as reaching it (Q10, Q10a):
@@ -330,8 +344,8 @@ def figure_parameters(study: LoraStudy | None = None):
         values = study.values(m)
         return f"{min(values):.2f} to {max(values):.2f}"
 
-    alt = (f"Held-out accuracy of chapter 7's sentence-polarity task against the number of trained parameters on a "
-           f"log scale, one dot per encoder seed: "
+    alt = ("Held-out accuracy of chapter 7's sentence-polarity task against the number of trained parameters on a "
+           "log scale, one dot per encoder seed: "
            + "; ".join(f"{NAMES[m]} with {study.counts[m]:,} parameters, {span(m)}" for m in _ORDER) + ".")
     caption = (f"Each dot is one encoder seed's accuracy on {study.n_test} held-out sentences, the mean of three "
                f"runs on {study.k} labelled sentences; a bar marks the mean over seeds. The dotted line is chance.")

@@ -53,8 +53,20 @@ from mlm_book.validation import (
     check_positive_int,
 )
 
-__all__ = ["TARGETS", "LoraConfig", "LoraClassifier", "target_names", "low_rank_names", "init_low_rank",
-           "merge", "low_rank_grads", "lora_loss_and_grads", "fine_tune_lora", "trained_count", "full_count"]
+__all__ = [
+    "TARGETS",
+    "LoraClassifier",
+    "LoraConfig",
+    "fine_tune_lora",
+    "full_count",
+    "init_low_rank",
+    "lora_loss_and_grads",
+    "low_rank_grads",
+    "low_rank_names",
+    "merge",
+    "target_names",
+    "trained_count",
+]
 
 TARGETS = ("attn.W_qkv", "attn.W_o", "mlp.W_1", "mlp.W_2")
 """The weight matrices of a block that LoRA may adapt (the query-key-value and output projections of
@@ -413,7 +425,7 @@ def trained_count(config: enc.EncoderConfig, lora: LoraConfig, n_classes: int) -
 
 
 def fine_tune_lora(params, config: enc.EncoderConfig, windows, pool, labels, lora: LoraConfig,
-                   settings: eft.ClassifierConfig = eft.ClassifierConfig(), n_classes: int | None = None
+                   settings: eft.ClassifierConfig | None = None, n_classes: int | None = None
                    ) -> LoraClassifier:
     """Train a head and low-rank updates of the targets on labelled windows, the encoder frozen.
 
@@ -432,7 +444,8 @@ def fine_tune_lora(params, config: enc.EncoderConfig, windows, pool, labels, lor
     labels : array of int, shape (B,)
     lora : LoraConfig
         Rank 0 trains the head alone (a frozen encoder).
-    settings : ClassifierConfig
+    settings : ClassifierConfig, optional
+        Default: ``ClassifierConfig()``.
     n_classes : int, optional
         Default: the largest label plus one.
 
@@ -450,7 +463,8 @@ def fine_tune_lora(params, config: enc.EncoderConfig, windows, pool, labels, lor
     config = _check_config(config)
     params = enc.check_params(params, config)
     check_instance(lora, "lora", LoraConfig)
-    check_instance(settings, "settings", eft.ClassifierConfig)
+    settings = eft.ClassifierConfig() if settings is None else check_instance(settings, "settings",
+                                                                              eft.ClassifierConfig)
     windows = enc.check_shown(windows, config, "windows")
     labels = as_int_array(labels, "labels", ndim=1)
     if labels.shape != (windows.shape[0],):
