@@ -58,6 +58,14 @@ the same head width 8."""
 SEEDS = hmm_encoder.SEEDS
 """The book's five training seeds."""
 
+# The discriminator's (and its joint generator's) peak learning rate, chosen by a rule fixed before its pilot:
+# candidates 1e-2 (the masked LM's, the book's), 3e-3, 1e-3 and 3e-4; the pilot is the joint-generator run
+# ("electra") at the book seed (SEEDS[0]) with its equal-compute step count; the rate chosen is the one whose
+# discriminator training loss, averaged over the pilot's last 100 steps, lies furthest below the binary entropy of
+# the replaced share (averaged over the same steps); ties go to the larger rate. Only training-loss curves are
+# read: no probe, no recovered share, no claim. The masked LM keeps the book's rate (its recipe is the book's).
+# The pilot is not stored in the book's store.
+
 
 @dataclass(frozen=True)
 class RTDRun:
