@@ -273,13 +273,13 @@ Markdown(
 # costs nothing in this count.
 
 # %%
-study = replaced.results()   # every run's stored curves and probes, and the exact ceiling
-replaced.budget_table(study)
+rtd_study = replaced.results()   # every run's stored curves and probes, and the exact ceiling
+replaced.budget_table(rtd_study)
 
 # %% tags=["hide-input"]
-settled = replaced.plateau(study)
+settled = replaced.plateau(rtd_study)
 Markdown(
-    f"Are {study.steps['masked-lm']} steps enough for the masked LM to have finished learning? Its training "
+    f"Are {rtd_study.steps['masked-lm']} steps enough for the masked LM to have finished learning? Its training "
     f"loss, averaged over the seeds in windows of {settled['ends'][0]} steps, goes from "
     f"{settled['means'][0]:.3f} nats over the first window to {settled['means'][-2]:.3f} and "
     f"{settled['means'][-1]:.3f} over the last two: it fell by {settled['last_drop']:.3f} nats in its last "
@@ -296,18 +296,18 @@ Markdown(
 # constant guess.
 
 # %%
-show(replaced.figure_probes(study))
+show(replaced.figure_probes(rtd_study))
 
 # %% tags=["hide-input"]
-mlm_best, joint_best, oracle_best = (study.best("probes", name) for name in ("masked-lm", "electra", "oracle"))
-mlm_share, joint_share, oracle_share = (study.best("recovered", name)
+mlm_best, joint_best, oracle_best = (rtd_study.best("probes", name) for name in ("masked-lm", "electra", "oracle"))
+mlm_share, joint_share, oracle_share = (rtd_study.best("recovered", name)
                                         for name in ("masked-lm", "electra", "oracle"))
 window = 50
-gain = replaced.detection_gain(study, window)
-generator_end = study.losses["electra"]["generator"][:, -100:].mean()
+gain = replaced.detection_gain(rtd_study, window)
+generator_end = rtd_study.losses["electra"]["generator"][:, -100:].mean()
 Markdown(
     f"Here the masked LM wins. Its best layer reads the sense of $w$ right {mlm_best.mean():.3f} of the time "
-    f"on average against the ceiling {study.ceiling:.3f}, and its read-out recovers {mlm_share.mean():.2f} of "
+    f"on average against the ceiling {rtd_study.ceiling:.3f}, and its read-out recovers {mlm_share.mean():.2f} of "
     f"the exact posterior; the discriminator trained beside a generator reaches {joint_best.mean():.3f} and "
     f"{joint_share.mean():.2f}, and the one fed by the oracle {oracle_best.mean():.3f} and "
     f"{oracle_share.mean():.2f}. The loss curves say why. A discriminator that knew only how many tokens are "
@@ -460,11 +460,11 @@ answer(f"$q_k / p_k = p_k^{{\\alpha - 1}} / \\sum_j p_j^\\alpha$; the denominato
 
 # %% tags=["hide-input"]
 full_steps = replaced.full_width_generator_steps()
-answer(f"{full_steps} steps, against {study.steps['electra']} with the half-width generator and "
-       f"{study.steps['masked-lm']} for the masked LM. A full-width generator costs as much as the discriminator, "
+answer(f"{full_steps} steps, against {rtd_study.steps['electra']} with the half-width generator and "
+       f"{rtd_study.steps['masked-lm']} for the masked LM. A full-width generator costs as much as the discriminator, "
        f"so the pair costs about twice the masked LM per step; halving the width divides the generator's "
        f"matrix products by about four (they grow as $d^2$), so the half-width pair costs only "
-       f"{study.flops['electra'] / study.flops['masked-lm']:.2f} times the masked LM.")
+       f"{rtd_study.flops['electra'] / rtd_study.flops['masked-lm']:.2f} times the masked LM.")
 
 # %% [markdown]
 # ## Claims
