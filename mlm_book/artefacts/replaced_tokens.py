@@ -339,6 +339,8 @@ def _build(run: RTDRun) -> None:
 # with four other builds and test runs at a load near 11) took 24:40 wall and 7.0 minutes of CPU (user time): per run
 # 1:33-2:30 wall for the oracle, 1:21-1:42 for the joint pair and 1:02-1:54 for the masked LM. CPU time on a
 # contended machine overstates a quiet one's, so the estimate is kept; a quiet cold build should check it.
+# Rebuilt at the discriminators' rate 3e-4 (2026-12-03, --jobs 2, load near 9): 9:36 wall, 6.9 minutes of CPU
+# (user time) for the 15 runs, 0:32-1:33 wall a run.
 _MS_PER_STEP = {"masked-lm": 7.3, "electra": 17.0, "oracle": 14.0}
 
 ARTEFACT_KINDS = (artefacts.Kind(
