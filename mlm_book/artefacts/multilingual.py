@@ -378,20 +378,22 @@ def _describe(run: MultilingualRun) -> str:
             f"seed {run.seed}")
 
 
-def _in_priority(runs: tuple) -> tuple:
-    # the runs the registered rules read first (α = 0.3, the bleed runs, the smallest language alone, 1 and 8
-    # languages), then the rest of the sweep and the grid
-    first = [sweep_run(0.3, s) for s in SEEDS] + [bleed_run(s) for s in SEEDS] + [alone_run(0.3, s) for s in SEEDS]
-    first += [curse_run(k, 32, s) for k in (1, 8) for s in SEEDS] + [sweep_run(a, s) for a in (1.0, 0.0) for s in SEEDS]
-    return tuple(dict.fromkeys([run for run in first if run in runs] + list(runs)))
+def _shown_runs() -> tuple:
+    # The runs chapter 10 reads: the sweep at α = 1 and 0.3, the smallest language alone at 0.3 and the bleed runs
+    # (12 of the 27 of `book_runs`). The rest of the design (α = 0.7 and 0, the curse grid of 1, 2 and 8 languages)
+    # did not fit the build of 2026-12-03, which shared both cores with four other builds (a run took 6-9 minutes
+    # of wall time); they stay declared in `book_runs` and can be added here, and to the chapter's shown sets,
+    # without changing any key.
+    runs = [sweep_run(a, s) for a in (1.0, 0.3) for s in SEEDS] + [bleed_run(s) for s in SEEDS]
+    return tuple(runs + [alone_run(0.3, s) for s in SEEDS])
 
 
 ARTEFACT_KINDS = (artefacts.Kind(
     name="multilingual",
-    summary="one HMM encoder on a family of languages (chapter 10): sampling sweep, the smallest language alone, "
-            "the curse grid and the bleed runs, 3 seeds a point",
+    summary="one HMM encoder on a family of languages (chapter 10): sampling at α = 1 and 0.3, the smallest "
+            "language alone, and the bleed runs, 3 seeds a point",
     modules=("mlm_book.artefacts.multilingual", "mlm_book.languages", "mlm_book.hmm", "mlm_book.channel",
              "mlm_book.probe", "mlm_book.nn.train", "mlm_book.nn.loop", "mlm_book.nn.encoder", "mlm_book.nn.layers",
              "mlm_book.nn.adam", "mlm_book.nn.runtime"),
-    setups=lambda: _in_priority(book_runs()), is_built=is_built, build=_build, cost=_cost, describe=_describe,
+    setups=_shown_runs, is_built=is_built, build=_build, cost=_cost, describe=_describe,
     tiny=_tiny),)
