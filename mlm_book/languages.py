@@ -19,14 +19,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from mlm_book.hmm import HiddenMarkovLanguage, HMMConfig, build_hmm, check_hmm, sample
-from mlm_book.validation import as_float_array, check_generator, check_instance, check_positive_int, check_real
+from mlm_book.hmm import MAX_SAMPLE_ENTRIES, HiddenMarkovLanguage, HMMConfig, build_hmm, check_hmm, sample
+from mlm_book.validation import (as_float_array, check_bool, check_generator, check_instance, check_positive_int,
+                                 check_real)
 
-__all__ = ["MAX_LANGUAGES", "check_weights", "sampling_shares", "family", "check_family", "mixture_sample",
-           "mixture_source", "own_tokens"]
+__all__ = ["MAX_LANGUAGES", "MAX_LENGTH", "check_weights", "sampling_shares", "family", "check_family",
+           "mixture_sample", "mixture_source", "own_tokens"]
 
 MAX_LANGUAGES = 64
 """Most languages a family holds (the joint vocabulary then has 1537 tokens)."""
+MAX_LENGTH = 4096
+"""Longest sentence the mixture samples (the batch is then bounded so that the sampler's tables stay below
+[`mlm_book.hmm.MAX_SAMPLE_ENTRIES`][mlm_book.hmm.MAX_SAMPLE_ENTRIES])."""
 _TOLERANCE = 1e-9
 
 
@@ -36,7 +40,7 @@ def check_weights(weights, name: str = "weights", *, allow_zero: bool = True) ->
     Raises
     ------
     TypeError
-        If ``weights`` is not numeric.
+        If ``weights`` is not numeric or ``allow_zero`` not a bool.
     ValueError
         If it is empty, holds a negative, non-finite (or, with ``allow_zero=False``, zero) value, or does not
         sum to one.
@@ -50,6 +54,7 @@ def check_weights(weights, name: str = "weights", *, allow_zero: bool = True) ->
     ...
     ValueError: shares must sum to 1, got 0.9
     """
+    allow_zero = check_bool(allow_zero, "allow_zero")
     values = as_float_array(weights, name, ndim=1)
     if values.size < 1 or not np.all(np.isfinite(values)) or np.any(values < 0):
         raise ValueError(f"{name} must hold at least one non-negative finite value, got {values.tolist()[:8]}")
@@ -229,7 +234,8 @@ def mixture_sample(languages, weights, batch: int, length: int, rng: np.random.G
     weights : array_like of float, shape (K,)
         Sampling shares $q_k$, non-negative, summing to one (a zero leaves a language out).
     batch, length : int
-        Sentences and tokens per sentence.
+        Sentences and tokens per sentence: ``length`` at most `MAX_LENGTH`, ``batch`` at most what keeps the
+        sampler's tables below ``MAX_SAMPLE_ENTRIES`` (about 400,000 sentences of 24 tokens).
     rng : numpy.random.Generator
 
     Returns
@@ -257,10 +263,17 @@ def mixture_sample(languages, weights, batch: int, length: int, rng: np.random.G
     q = check_weights(weights)
     if q.size != len(languages):
         raise ValueError(f"weights must hold one weight per language ({len(languages)}), got {q.size}")
-    batch = check_positive_int(batch, "batch")
-    length = check_positive_int(length, "length")
+    length = check_positive_int(length, "length", maximum=MAX_LENGTH)
+    compact = _compact(languages)
+    batch = check_positive_int(batch, "batch", maximum=_max_batch(compact, length))
     rng = check_generator(rng)
-    return _draw(_compact(languages), q, batch, length, rng)
+    return _draw(compact, q, batch, length, rng)
+
+
+def _max_batch(compact, length: int) -> int:
+    """Most sentences of ``length`` one draw may hold: the sampler's tables stay below ``MAX_SAMPLE_ENTRIES``."""
+    width = max(max(member.n_states, member.vocab_size) for member in compact[1])
+    return max(1, MAX_SAMPLE_ENTRIES // (length * width))
 
 
 def _draw(compact, q: np.ndarray, batch: int, length: int, rng: np.random.Generator):
@@ -290,7 +303,7 @@ def mixture_source(languages, weights, length: int):
     q = check_weights(weights)
     if q.size != len(languages):
         raise ValueError(f"weights must hold one weight per language ({len(languages)}), got {q.size}")
-    length = check_positive_int(length, "length")
+    length = check_positive_int(length, "length", maximum=MAX_LENGTH)
     compact = _compact(languages)
 
     def source(batch, rng):

@@ -43,8 +43,9 @@ from mlm_book.nn.train import train
 from mlm_book.validation import check_instance, check_positive_int
 
 __all__ = ["DATA_SHARES", "ALPHAS", "SEEDS", "RECIPE", "RULE", "CURSE_LANGUAGES", "ALONE_ALPHAS", "EVAL_SENTENCES",
-           "PROBE_SENTENCES", "BLEED_SENTENCES", "MultilingualRun", "make_run", "sweep_run", "alone_run",
-           "curse_run", "bleed_run", "book_runs", "measurements", "is_built", "ARTEFACT_KINDS"]
+           "PROBE_SENTENCES", "BLEED_SENTENCES", "MAX_SENTENCES", "MAX_WIDTH", "MultilingualRun", "make_run",
+           "sweep_run", "alone_run", "curse_run", "bleed_run", "book_runs", "measurements", "is_built",
+           "ARTEFACT_KINDS"]
 
 DATA_SHARES = (0.70, 0.20, 0.07, 0.03)
 """The four languages' shares of the data (the exact sampling section's)."""
@@ -69,6 +70,10 @@ PROBE_SENTENCES = 400
 """Sentences per language to train the sense probe on (and as many others to score it on)."""
 BLEED_SENTENCES = 3000
 """Sentences with one [MASK] to train the bleed probe on (and as many others to score it on)."""
+MAX_SENTENCES = 100_000
+"""Most sentences a run's batch or any of its held-out samples holds."""
+MAX_WIDTH = 1024
+"""Widest encoder a run may ask for."""
 EVAL_SEED = 4101
 """Seed of every held-out sample (offset by the language's index and the family size)."""
 
@@ -120,14 +125,14 @@ class MultilingualRun:
     bleed_sentences: int = BLEED_SENTENCES
 
     def __post_init__(self):
-        check_positive_int(self.n_languages, "n_languages")
+        check_positive_int(self.n_languages, "n_languages", maximum=lang.MAX_LANGUAGES)
         if not isinstance(self.weights, tuple):
             raise TypeError(f"weights must be a tuple of floats, got {type(self.weights).__name__}")
         weights = lang.check_weights(self.weights, "weights")
         if weights.size != self.n_languages:
             raise ValueError(f"weights must hold one share per language ({self.n_languages}), got {weights.size}")
-        if not isinstance(self.rule, bool):
-            raise TypeError(f"rule must be a bool, got {type(self.rule).__name__}")
+        if not isinstance(self.rule, bool):  # a bool, not numpy's: the key is its JSON
+            raise TypeError(f"rule must be True or False, got {type(self.rule).__name__}")
         check_instance(self.encoder, "encoder", enc.EncoderConfig)
         check_instance(self.training, "training", TrainConfig)
         if self.encoder.vocab_size != 24 * self.n_languages + 1:
@@ -137,7 +142,7 @@ class MultilingualRun:
         if self.length > self.encoder.length:
             raise ValueError(f"length must be at most the encoder's {self.encoder.length}, got {self.length}")
         for name in ("eval_sentences", "probe_sentences", "bleed_sentences"):
-            check_positive_int(getattr(self, name), name, minimum=2)
+            check_positive_int(getattr(self, name), name, minimum=2, maximum=MAX_SENTENCES)
 
     @property
     def seed(self) -> int:
@@ -170,10 +175,10 @@ def make_run(n_languages: int, weights, seed: int, *, d_model: int = 32, batch_s
     ...
     ValueError: weights must sum to 1, got 1.1
     """
-    n_languages = check_positive_int(n_languages, "n_languages")
+    n_languages = check_positive_int(n_languages, "n_languages", maximum=lang.MAX_LANGUAGES)
     seed = check_positive_int(seed, "seed", minimum=0)
-    d_model = check_positive_int(d_model, "d_model")
-    batch_size = check_positive_int(batch_size, "batch_size")
+    d_model = check_positive_int(d_model, "d_model", maximum=MAX_WIDTH)
+    batch_size = check_positive_int(batch_size, "batch_size", maximum=MAX_SENTENCES)
     weights = _weights(lang.check_weights(weights, "weights"))
     encoder = replace(hmm_encoder.SETUP.encoder, vocab_size=24 * n_languages + 1, d_model=d_model)
     return MultilingualRun(n_languages, weights, rule, encoder, replace(RECIPE, seed=seed, batch_size=batch_size))
@@ -215,7 +220,7 @@ def curse_run(n_languages: int, d_model: int = 32, seed: int = SEEDS[0]) -> Mult
     >>> curse_run(4) == sweep_run(0.0)
     True
     """
-    n_languages = check_positive_int(n_languages, "n_languages")
+    n_languages = check_positive_int(n_languages, "n_languages", maximum=lang.MAX_LANGUAGES)
     return make_run(n_languages, [1.0 / n_languages] * n_languages, seed, d_model=d_model)
 
 
@@ -379,19 +384,17 @@ def _describe(run: MultilingualRun) -> str:
 
 
 def _shown_runs() -> tuple:
-    # The runs chapter 10 reads: the sweep at α = 1 and 0.3, the smallest language alone at 0.3 and the bleed runs
-    # (12 of the 27 of `book_runs`). The rest of the design (α = 0.7 and 0, the curse grid of 1, 2 and 8 languages)
-    # did not fit the build of 2026-12-03, which shared both cores with four other builds (a run took 6-9 minutes
-    # of wall time); they stay declared in `book_runs` and can be added here, and to the chapter's shown sets,
-    # without changing any key.
-    runs = [sweep_run(a, s) for a in (1.0, 0.3) for s in SEEDS] + [bleed_run(s) for s in SEEDS]
-    return tuple(runs + [alone_run(0.3, s) for s in SEEDS])
+    # The whole design of `book_runs` (the sweep at α = 1, 0.7, 0.3 and 0, the smallest language alone at 0.3,
+    # the curse grid of 1, 2, 4 and 8 languages at d = 32, the bleed runs; 27 runs) and the curse grid's width arm:
+    # 8 languages at d = 64, to show how much width buys back (3 runs more).
+    return book_runs() + tuple(curse_run(8, 64, s) for s in SEEDS)
 
 
 ARTEFACT_KINDS = (artefacts.Kind(
     name="multilingual",
-    summary="one HMM encoder on a family of languages (chapter 10): sampling at α = 1 and 0.3, the smallest "
-            "language alone, and the bleed runs, 3 seeds a point",
+    summary="one HMM encoder on a family of languages (chapter 10): sampling at α = 1, 0.7, 0.3 and 0, the "
+            "smallest language alone, the curse grid (1-8 languages, and 8 at twice the width), the bleed runs, "
+            "3 seeds a point",
     modules=("mlm_book.artefacts.multilingual", "mlm_book.languages", "mlm_book.hmm", "mlm_book.channel",
              "mlm_book.probe", "mlm_book.nn.train", "mlm_book.nn.loop", "mlm_book.nn.encoder", "mlm_book.nn.layers",
              "mlm_book.nn.adam", "mlm_book.nn.runtime"),
