@@ -72,10 +72,19 @@ def test_a_zero_weight_leaves_a_language_out():
     (lambda: lang.check_family((lang.family(2)[0], default_hmm())), "languages"),
     (lambda: art.make_run(2, [0.5, 0.5, 0.0], 0), "weights"),
     (lambda: art.sweep_run(-1.0), "alpha"),
+    (lambda: art.curse_run(10**12), "n_languages must be an integer in \\[1, 64\\]"),
+    (lambda: art.make_run(10**9, [1.0], 0), "n_languages must be an integer in \\[1, 64\\]"),
+    (lambda: lang.mixture_sample(lang.family(2), [0.5, 0.5], 10**12, 4, np.random.default_rng(0)), "batch"),
+    (lambda: lang.mixture_sample(lang.family(2), [0.5, 0.5], 4, 10**12, np.random.default_rng(0)), "length"),
 ])
 def test_bad_input_names_the_argument(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_allow_zero_must_be_a_bool():
+    with pytest.raises(TypeError, match="allow_zero"):
+        lang.check_weights([0.5, 0.5], allow_zero=np.array([True, False]))
 
 
 def test_languages_with_different_state_counts_are_refused():

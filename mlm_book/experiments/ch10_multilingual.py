@@ -2,13 +2,11 @@ r"""Chapter 10, part 2 (trained): one encoder on a family of HMM languages, each
 
 **What it reads.** The runs of [`mlm_book.artefacts.multilingual`][mlm_book.artefacts.multilingual]: the
 book's HMM-encoder recipe in 2000 steps, trained at width 32 on the four languages of
-``DATA_SHARES`` (0.70 / 0.20 / 0.07 / 0.03) sampled with $q \propto p^\alpha$ at $\alpha$ = 1 and 0.3
-(``SHOWN_ALPHAS``), three seeds a point; the smallest language alone with the same number of its own sentences
-per step as the mixture at $\alpha = 0.3$ gives it; and the mixture at $\alpha = 0.3$ with the large language's
-light states cycling the other way (``RULE``). The artefact module also declares the rest of the designed grid
-(α = 0.7 and 0; 1, 2, 4 and 8 languages with equal shares), which the build of 2026-12-03 could not fit; the rule
-written for the curse (D-25: the mean per-language excess with 8 languages above that with 1, at width 32,
-expected reproduced) was committed with the others and has not been run, so it is not registered.
+``DATA_SHARES`` (0.70 / 0.20 / 0.07 / 0.03) sampled with $q \propto p^\alpha$ at $\alpha$ = 1, 0.7, 0.3
+and 0 (``SHOWN_ALPHAS``), three seeds a point; the smallest language alone with the same number of its own
+sentences per step as the mixture at $\alpha = 0.3$ gives it; the curse grid, 1, 2, 4 and 8 languages with
+equal sampling shares at width 32 (``CURSE_LANGUAGES``); and the mixture at
+$\alpha = 0.3$ with the large language's light states cycling the other way (``RULE``).
 
 **What it measures.** Per language, the *excess loss*: the encoder's masked-LM cross-entropy minus the exact
 optimum's under that language, in nats per selected position (zero is the best any model can do); the sense
@@ -32,15 +30,20 @@ from mlm_book.ledger import Claim, over_seeds, verify
 from mlm_book.report import Markdown, seed_band, table
 from mlm_book.validation import check_real
 
-__all__ = ["ALPHAS", "DATA_SHARES", "SEEDS", "SHOWN_ALPHAS", "SENSE_TOLERANCE", "BLEED_SHIFT", "MultilingualStudy",
-           "results", "sweep_table", "sense_table", "alone_table", "bleed_table", "rules_table",
-           "figure_excess", "STATED_BEFORE_RUN", "CLAIMS"]
+__all__ = ["ALPHAS", "DATA_SHARES", "SEEDS", "SHOWN_ALPHAS", "CURSE_LANGUAGES", "CURSE_WIDTH",
+           "SENSE_TOLERANCE", "BLEED_SHIFT", "MultilingualStudy", "results", "sweep_table", "sense_table",
+           "alone_table", "curse_table", "bleed_table", "rules_table", "figure_excess", "figure_curse",
+           "STATED_BEFORE_RUN", "CLAIMS"]
 
 ALPHAS = art.ALPHAS
 """The sampling exponents of the sweep as designed."""
-SHOWN_ALPHAS = (1.0, 0.3)
-"""The sampling exponents the chapter reads: the ends the rules compare (the build declares only these runs, see
-the declaration of [`mlm_book.artefacts.multilingual`][mlm_book.artefacts.multilingual])."""
+SHOWN_ALPHAS = ALPHAS
+"""The sampling exponents the chapter reads: all of the sweep's."""
+CURSE_LANGUAGES = art.CURSE_LANGUAGES
+"""Numbers of languages of the curse grid (equal sampling shares)."""
+CURSE_WIDTH = 32
+"""The curse grid's fixed width (the book's). The width arm (8 languages at width 64) is left out of the build to
+keep its cost down: see the declaration of [`mlm_book.artefacts.multilingual`][mlm_book.artefacts.multilingual]."""
 DATA_SHARES = art.DATA_SHARES
 SEEDS = art.SEEDS
 
@@ -67,6 +70,8 @@ class MultilingualStudy:
         gives it.
     alone_batch : dict
         α → its sentences per step alone.
+    curse_excess : dict
+        number of languages K → array (seeds, K): each language's excess at width `CURSE_WIDTH`.
     bleed_rule, bleed_plain : ndarray, shape (seeds, 4)
         The bleed reading of the smallest language with and without the large language's rule: share of the
         probe's guesses equal to the rule's reading where the readings differ, share equal to its own, how many
@@ -80,6 +85,7 @@ class MultilingualStudy:
     sweep_ceiling: dict
     alone_excess: dict
     alone_batch: dict
+    curse_excess: dict
     bleed_rule: np.ndarray
     bleed_plain: np.ndarray
     losses: dict
@@ -97,12 +103,15 @@ def results() -> MultilingualStudy:
     """
     read = art.measurements
     sweep = {a: [read(art.sweep_run(a, s)) for s in SEEDS] for a in SHOWN_ALPHAS}
+    curse = {k: np.array([read(art.curse_run(k, CURSE_WIDTH, s))["excess"] for s in SEEDS])
+             for k in CURSE_LANGUAGES}
     return MultilingualStudy(
         sweep_excess={a: np.array([m["excess"] for m in ms]) for a, ms in sweep.items()},
         sweep_sense={a: np.array([m["sense_probe"] for m in ms]) for a, ms in sweep.items()},
         sweep_ceiling={a: np.array([m["sense_ceiling"] for m in ms]) for a, ms in sweep.items()},
         alone_excess={a: np.array([read(art.alone_run(a, s))["excess"][-1] for s in SEEDS]) for a in art.ALONE_ALPHAS},
         alone_batch={a: art.alone_run(a).training.batch_size for a in art.ALONE_ALPHAS},
+        curse_excess=curse,
         bleed_rule=np.array([read(art.bleed_run(s))["bleed"] for s in SEEDS]),
         bleed_plain=np.array([m["bleed"] for m in sweep[0.3]]),
         losses={a: np.array([m["losses"] for m in ms]) for a, ms in sweep.items()})
@@ -133,6 +142,13 @@ def _benefit() -> dict:
     return over_seeds(list(zip(inside, alone)), margins=alone - inside, fmt=".4f")
 
 
+def _curse() -> dict:
+    s = results()
+    first, last = CURSE_LANGUAGES[0], CURSE_LANGUAGES[-1]
+    gap = s.curse_excess[last].mean(axis=1) - s.curse_excess[first].mean(axis=1)
+    return over_seeds(list(gap), margins=gap, fmt=".4f")
+
+
 def _bleed() -> dict:
     s = results()
     rule, plain = s.bleed_rule[:, 0], s.bleed_plain[:, 0]
@@ -144,6 +160,7 @@ _BASE = ("One HMM encoder (width 32, 2 blocks, 2000 Adam steps of 160 sentences 
          "tokens and the shared w, data shares 0.70 / 0.20 / 0.07 / 0.03 sampled with q ∝ p^α: ")
 _MIXTURE = "one-encoder-trained-on-the-mixture"
 _ALONE = "the-smallest-language-inside-the-mixture-and-alone"
+_CURSE = "the-curse-of-multilinguality"
 _BLEED = "does-the-large-languages-rule-bleed-into-the-small-one"
 
 CLAIMS = (
@@ -161,6 +178,10 @@ CLAIMS = (
           "encoder trained on that language alone on as many of its own sentences per step (24)", seed="—",
           rule="lower inside the mixture than alone, at a seed", compute=_benefit, accept=lambda v: True,
           expected="reproduced", section=_ALONE),
+    Claim("D-25", "The same encoder and recipe on 1 and on 8 such languages with equal sampling shares, at width "
+          "32: the mean over languages of the excess loss with 8, minus with 1", seed="—",
+          rule="positive (8 languages worse per language), at a seed", compute=_curse, accept=lambda v: True,
+          expected="reproduced", section=_CURSE),
     Claim("D-26", _BASE + "at α = 0.3, with the largest language's light states cycling the other way (a rule the "
           "smallest lacks): at the smallest language's [MASK] positions where its own exact reading of the hidden "
           "state differs from the rule's, the share of a last-layer state probe's guesses equal to the rule's "
@@ -171,7 +192,7 @@ CLAIMS = (
 """The trained multilingual rules, fixed before any run."""
 
 STATED_BEFORE_RUN = {"D-23a": "reproduced", "D-23b": "reproduced", "D-23c": "reproduced", "D-24": "reproduced",
-                     "D-26": "reproduced"}
+                     "D-25": "reproduced", "D-26": "reproduced"}
 """The verdict each rule was expected to get, committed with the rules before any run, and why:
 
 * D-23a, reproduced: at α = 0.3 the smallest language gets 15 % of the sentences instead of 3 %, five times
@@ -181,6 +202,8 @@ STATED_BEFORE_RUN = {"D-23a": "reproduced", "D-23b": "reproduced", "D-23c": "rep
   from the shared dynamics, which every language trains.
 * D-24, reproduced: alone, the smallest language's encoder learns the hidden dynamics from its own 24
   sentences a step; inside the mixture it learns them from all 160.
+* D-25, reproduced: at a fixed budget each of 8 languages gets an eighth of the sentences, and 193 token
+  embeddings share a width of 32.
 * D-26, reproduced: the languages share the encoder's blocks, and the large language holds 39 % of the
   sentences; if the blocks compute the hidden dynamics once for every language, the rule leaks.
 
@@ -191,6 +214,7 @@ _RULE_NAMES = ("smallest language: excess loss lower at α = 0.3 than at α = 1"
                "largest language: excess loss higher at α = 0.3 than at α = 1",
                f"smallest language at α = 0.3: sense probe within {SENSE_TOLERANCE} of its ceiling",
                "smallest language: excess loss lower inside the mixture (α = 0.3) than alone",
+               "8 languages against 1 at width 32: mean excess loss higher",
                f"rule-reading share at least {BLEED_SHIFT} higher with the large language's rule")
 
 
@@ -267,6 +291,24 @@ def alone_table(study: MultilingualStudy | None = None) -> Markdown:
                  rows)
 
 
+def curse_table(study: MultilingualStudy | None = None) -> Markdown:
+    """The mean excess per language at each number of languages (width `CURSE_WIDTH`).
+
+    Examples
+    --------
+    >>> print(curse_table().splitlines()[0])  # doctest: +BOOK
+    | languages | width | sentences per language per step | mean excess per language | worst language |
+    """
+    s = _study(study)
+    rows = []
+    for k in CURSE_LANGUAGES:
+        width, excess = CURSE_WIDTH, s.curse_excess[k]
+        rows.append([str(k), str(width), f"{art.RECIPE.batch_size / k:g}", seed_band(excess.mean(axis=1), ".3f"),
+                     seed_band(excess.max(axis=1), ".3f")])
+    return table(["languages", "width", "sentences per language per step", "mean excess per language",
+                  "worst language"], rows)
+
+
 def bleed_table(study: MultilingualStudy | None = None) -> Markdown:
     """The smallest language's state probe at [MASK], with and without the large language's rule.
 
@@ -327,4 +369,43 @@ def figure_excess(study: MultilingualStudy | None = None):
            f"same encoder trained on it alone, mean {np.mean(s.alone_excess[art.ALONE_ALPHAS[0]]):.3f}.")
     caption = ("Excess masked-LM loss over each language's exact optimum after training on the mixture at each "
                "α; one dot a seed.")
+    return describe(fig, alt=alt, caption=caption)
+
+
+def figure_curse(study: MultilingualStudy | None = None):
+    """The curse curve: mean excess per language against the number of languages, one dot a seed.
+
+    Returns
+    -------
+    DescribedFigure
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> drawn = figure_curse()  # doctest: +BOOK
+    >>> drawn.figure.axes[0].get_xlabel()  # doctest: +BOOK
+    'languages in the mixture (equal shares)'
+    >>> plt.close(drawn.figure)  # doctest: +BOOK
+    """
+    from mlm_book.figures import PALETTE, describe, subplots
+    s = _study(study)
+    fig, ax = subplots(1, 1, height=3.4)
+    xs = np.array(CURSE_LANGUAGES, dtype=float)
+    means = np.array([s.curse_excess[k].mean() for k in CURSE_LANGUAGES])
+    for j, k in enumerate(CURSE_LANGUAGES):
+        ax.plot(np.full(len(SEEDS), float(k)), s.curse_excess[k].mean(axis=1), "o", ms=5, color=PALETTE["blue"],
+                label=f"width {CURSE_WIDTH}" if j == 0 else None)
+    ax.plot(xs, means, "-", lw=1, color=PALETTE["blue"])
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(xs, [str(k) for k in CURSE_LANGUAGES])
+    ax.minorticks_off()
+    ax.set_xlabel("languages in the mixture (equal shares)")
+    ax.set_ylabel("mean excess loss per language (nats)")
+    ax.set_ylim(0, 1.25 * max(means.max(), max(v.mean(axis=1).max() for v in s.curse_excess.values())))
+    ax.legend(frameon=False, loc="upper left")
+    first, last = CURSE_LANGUAGES[0], CURSE_LANGUAGES[-1]
+    alt = (f"Dots for the mean excess loss per language of an encoder of width {CURSE_WIDTH} trained on "
+           f"{', '.join(str(k) for k in CURSE_LANGUAGES)} languages, one dot per seed: the mean over seeds goes "
+           f"from {means[0]:.3f} with {first} to {means[-1]:.3f} with {last}.")
+    caption = "Mean excess loss per language as the number of languages grows at a fixed width; one dot a seed."
     return describe(fig, alt=alt, caption=caption)
