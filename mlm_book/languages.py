@@ -30,7 +30,7 @@ MAX_LANGUAGES = 64
 """Most languages a family holds (the joint vocabulary then has 1537 tokens)."""
 MAX_LENGTH = 4096
 """Longest sentence the mixture samples (the batch is then bounded so that the sampler's tables stay below
-[`mlm_book.hmm.MAX_SAMPLE_ENTRIES`][mlm_book.hmm.MAX_SAMPLE_ENTRIES])."""
+`mlm_book.hmm.MAX_SAMPLE_ENTRIES`)."""
 _TOLERANCE = 1e-9
 
 

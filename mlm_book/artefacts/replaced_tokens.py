@@ -1,7 +1,7 @@
 r"""Chapter 10's replaced-token detection against the masked LM at equal compute, as an artefact.
 
 A run ([`RTDRun`][mlm_book.artefacts.replaced_tokens.RTDRun]) trains, at one seed, one of three encoders of the
-book's HMM encoder's shape ([`mlm_book.artefacts.hmm_encoder.SETUP`][mlm_book.artefacts.hmm_encoder.SETUP]) on
+book's HMM encoder's shape (`mlm_book.artefacts.hmm_encoder.SETUP`) on
 fresh sentences of the HMM language, and measures it:
 
 * ``"masked-lm"``: the book's masked LM (BERT's channel, the book's recipe) for `BASELINE_STEPS` steps;

@@ -1,6 +1,6 @@
 r"""Replaced-token detection (ELECTRA): a discriminator that tells, at every position, whether a token was replaced.
 
-[Clark et al. (2020)](../references.html#clark-2020) train two networks together. A small masked LM, the
+Clark et al. (2020) train two networks together. A small masked LM, the
 *generator*, sees the sentence with a share $\rho$ of its positions selected and shown as ``[MASK]``, is trained
 on the usual cross-entropy at those positions, and fills each selected position with a token *sampled* from its
 own prediction. The *discriminator* reads the sentence so filled in and predicts, at every position, whether its
