@@ -64,6 +64,12 @@ from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E
 
 import mlm_book  # noqa: E402
 
+# hypothesis chains a new settings object onto the previous one at every call of a @given test, and
+# pytest's parametrisation calls this module's one @given test once per callable, all in one worker
+# (`--dist loadfile`): with about a thousand callables the chain's lookups outgrow Python's default
+# recursion limit of 1000 frames (a RecursionError inside hypothesis, not in the package).
+sys.setrecursionlimit(max(sys.getrecursionlimit(), 20_000))
+
 #: Seconds one call may take before it counts as a hang (the slowest doctest call is ~0.1 s).
 BUDGET = 3.0
 #: Calls of one callable whose arguments are kept as candidate examples, from its own module's
