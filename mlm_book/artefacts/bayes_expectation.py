@@ -140,7 +140,18 @@ def sums(setup: BayesExpectationSetup = SETUP) -> dict:
 
 
 def is_built(setup: BayesExpectationSetup) -> bool:
-    """Whether the store holds the sums of ``setup`` (a damaged entry counts as absent)."""
+    """Whether the store holds the sums of ``setup`` (a damaged entry counts as absent).
+
+    Raises
+    ------
+    TypeError
+        If ``setup`` is not a `BayesExpectationSetup`.
+
+    Examples
+    --------
+    >>> isinstance(is_built(SETUP), bool)       # the book's sample: True once `mlm-book build` stored it
+    True
+    """
     return cache.load(cache.entry_for(*_entry(setup))) is not None
 
 

@@ -301,7 +301,18 @@ def filing_controls(setup: FilingControlsSetup = FILING_CONTROLS) -> tuple[dict,
 
 
 def filing_controls_built(setup: FilingControlsSetup) -> bool:
-    """Whether the store holds the run of ``setup`` (a damaged entry counts as absent)."""
+    """Whether the store holds the run of ``setup`` (a damaged entry counts as absent).
+
+    Raises
+    ------
+    TypeError
+        If ``setup`` is not a `FilingControlsSetup`.
+
+    Examples
+    --------
+    >>> isinstance(filing_controls_built(FILING_CONTROLS), bool)     # the book's run: True once it is built
+    True
+    """
     return cache.load(cache.entry_for(*_entry(setup))) is not None
 
 

@@ -327,7 +327,20 @@ def training_config(setup: FilingEncoderSetup = SETUP) -> TrainConfig:
 
 
 def training_source(setup: FilingEncoderSetup):
-    """The sampler ``source(batch, rng)`` of ``setup``'s training windows: centred on uniform training tokens."""
+    """The sampler ``source(batch, rng)`` of ``setup``'s training windows: centred on uniform training tokens.
+
+    Returns
+    -------
+    callable
+        ``source(batch, rng)`` -> ``(batch, length)`` token ids, [PAD] past a filing's edge.
+
+    Examples
+    --------
+    >>> windows = training_source(SETUP)(4, np.random.default_rng(0))
+    >>> centre = windows[:, centre_position(32)]          # a word of the vocabulary, never [PAD]
+    >>> windows.shape, bool((centre < filing_world().vocabulary.size).all())
+    ((4, 32), True)
+    """
     world = filing_world()
     ids, document = world.ids, world.corpus.document
     train_tokens = split(setup).train_tokens
@@ -341,7 +354,14 @@ def training_source(setup: FilingEncoderSetup):
 
 
 def source_key(setup: FilingEncoderSetup) -> dict:
-    """What identifies the training windows of ``setup`` in a store key: the filings, the windows and the split."""
+    """What identifies the training windows of ``setup`` in a store key: the filings, the windows and the split.
+
+    Examples
+    --------
+    >>> key = source_key(SETUP)
+    >>> sorted(key), key["test_share"]      # the filings' own key, then how windows are drawn from which split
+    (['corpus', 'corpus_seed', 'fingerprint', 'min_count', 'split_seed', 'test_share', 'windows'], 0.2)
+    """
     return {**filings.source_key(), "windows": "centred on a uniform training token", "test_share": setup.test_share,
             "split_seed": setup.split_seed}
 
@@ -481,6 +501,16 @@ def centre_states(result: TrainResult, select, *, mask_centre: bool = False, mas
     >>> states = centre_states(trained_encoder(), [0, 1, 2])  # doctest: +BOOK
     >>> states.shape, states.dtype
     ((3, 3, 64), dtype('float64'))
+
+    Any encoder of the filing encoder's shape reads the same way; an untrained one of the tiny
+    setup (d = 8) stands in here:
+
+    >>> from mlm_book.nn.train import TrainResult
+    >>> config = tiny_setup().encoder(filing_world().vocabulary.size)
+    >>> untrained = TrainResult(config, training_config(tiny_setup()),
+    ...                         enc.init_params(config, np.random.default_rng(0)), np.zeros(3))
+    >>> centre_states(untrained, [0, 1, 2]).shape        # (tokens, layers 0-2, d)
+    (3, 3, 8)
     """
     # read by its attributes (tests stand a random encoder in for the trained one)
     config = getattr(result, "encoder", None)
@@ -506,7 +536,20 @@ def centre_states(result: TrainResult, select, *, mask_centre: bool = False, mas
 
 
 def centre_proba(result: TrainResult, select, *, mask_centre: bool, batch: int = 512) -> np.ndarray:
-    """Unchecked (the measurements' own reading). The encoder's distribution at the centre of each selected token's clean window, ``(m, V)``."""
+    """Unchecked (the measurements' own reading). The encoder's distribution at the centre of each selected token's clean window, ``(m, V)``.
+
+    Examples
+    --------
+    An untrained encoder of the tiny setup (d = 8) stands in for a trained one:
+
+    >>> from mlm_book.nn.train import TrainResult
+    >>> config = tiny_setup().encoder(filing_world().vocabulary.size)
+    >>> untrained = TrainResult(config, training_config(tiny_setup()),
+    ...                         enc.init_params(config, np.random.default_rng(0)), np.zeros(3))
+    >>> proba = centre_proba(untrained, [0, 1, 2], mask_centre=True)
+    >>> proba.shape, bool(np.allclose(proba.sum(axis=1), 1.0))     # a distribution over the 867 words per token
+    ((3, 867), True)
+    """
     world = filing_world()
     config = result.encoder
     windows, _ = centred_windows(world.ids, world.corpus.document, length=config.length,
@@ -585,6 +628,21 @@ class FilingMeasurements:
     ValueError
         If ``seed`` or ``seconds`` is negative, ``steps`` not positive, ``layer0_spread`` negative,
         a ``cue`` entry not an accuracy in [0, 1] (or ``None``), or any number not finite.
+
+    Examples
+    --------
+    A record of a few of the measurements (``_measure`` fills every table):
+
+    >>> record = FilingMeasurements(
+    ...     seed=0, steps=3, seconds=1.5, ce={"test": {"all": 3.2, "unigram": 5.1}}, layer0_spread=0.0,
+    ...     typing={"0": 0.5}, kestrel={"0": 0.55}, cue=[0.6, None, 0.7], leak={"nearest": 0.9, "centred": 0.55},
+    ...     polarity={"pooled": {"1": 0.7}}, lexicon={"1": 0.8}, visible={"guess": 0.1}, geometry={"pool_mev": 0.2})
+    >>> record.cue.index(None), record.leak["nearest"] - record.leak["centred"]   # the centre, and the leak's gain
+    (1, 0.35)
+    >>> replace(record, typing={"0": float("nan")})
+    Traceback (most recent call last):
+    ...
+    ValueError: typing must hold finite numbers only, got nan
     """
 
     seed: int
@@ -873,7 +931,18 @@ def _measure(setup: FilingEncoderSetup) -> FilingMeasurements:
 
 
 def is_trained(setup: FilingEncoderSetup) -> bool:
-    """Whether the store holds the encoder of ``setup`` and its measurements (a damaged entry counts as absent)."""
+    """Whether the store holds the encoder of ``setup`` and its measurements (a damaged entry counts as absent).
+
+    Raises
+    ------
+    TypeError
+        If ``setup`` is not a `FilingEncoderSetup`.
+
+    Examples
+    --------
+    >>> isinstance(is_trained(SETUP), bool)       # the book's encoder: True once it is trained and measured
+    True
+    """
     check_instance(setup, "setup", FilingEncoderSetup)
     name, encoder, training, _, channel, key = _training_arguments(setup)
     trained = is_cached_training(name, encoder, training, channel, key, producers=[training_code()])

@@ -631,7 +631,18 @@ def measured(setup: PolaritySetup) -> dict:
 
 
 def is_built(setup: PolaritySetup) -> bool:
-    """Whether the store holds the run of ``setup`` (a damaged entry counts as absent)."""
+    """Whether the store holds the run of ``setup`` (a damaged entry counts as absent).
+
+    Raises
+    ------
+    TypeError
+        If ``setup`` is not a `PolaritySetup`.
+
+    Examples
+    --------
+    >>> isinstance(is_built(book_setups()[0]), bool)       # the book's seed: True once it is built
+    True
+    """
     return cache.load(cache.entry_for(*_entry(setup))) is not None
 
 

@@ -79,6 +79,22 @@ class Filings:
         Each token's position in the fixed window whose centre is nearest to it.
     polarity_words : tuple of str
         Words with enough labelled news occurrences for the polarity probe.
+
+    Examples
+    --------
+    Two filings read as `filings` reads the book's 300 (every word kept, no polarity words):
+
+    >>> from mlm_book.finance.corpus import CorpusConfig, generate_corpus
+    >>> from mlm_book.finance.vocab import build_vocabulary
+    >>> from mlm_book.finance.windows import fixed_windows, nearest_centre
+    >>> setup = FilingsSetup(corpus=CorpusConfig(n_documents=2), min_count=1)
+    >>> corpus = generate_corpus(setup.corpus, np.random.default_rng(setup.corpus_seed))
+    >>> vocabulary = build_vocabulary(corpus.tokens.tolist(), setup.min_count)
+    >>> starts = fixed_windows(corpus.document, length=32, stride=16)
+    >>> _, positions = nearest_centre(corpus.document, starts, length=32)
+    >>> small = Filings(setup, corpus, vocabulary, vocabulary.encode(corpus.tokens.tolist()), positions, ())
+    >>> small.ids.size == small.corpus.tokens.size, int(small.nearest_positions.max()) < 32   # a slot of a window
+    (True, True)
     """
 
     setup: FilingsSetup
@@ -115,7 +131,19 @@ def filings(setup: FilingsSetup | None = None) -> Filings:
 
 
 def source_key(setup: FilingsSetup | None = None) -> dict:
-    """What identifies the filings in a store key: the generator's settings and a fingerprint of its output."""
+    """What identifies the filings in a store key: the generator's settings and a fingerprint of its output.
+
+    Raises
+    ------
+    TypeError
+        If ``setup`` is neither None nor a `FilingsSetup`.
+
+    Examples
+    --------
+    >>> key = source_key()
+    >>> sorted(key), key["corpus_seed"]
+    (['corpus', 'corpus_seed', 'fingerprint', 'min_count'], 9)
+    """
     f = filings(setup)
     return {"corpus": f.setup.corpus.as_dict(), "corpus_seed": f.setup.corpus_seed, "min_count": f.setup.min_count,
             "fingerprint": corpus_fingerprint(f.corpus)}

@@ -123,6 +123,27 @@ class FactSentences:
         Index into `COMPANIES` and `ASPECTS`; +1 for a rise, -1 for a fall.
     words : tuple of str, shape (M,)
         Each fact sentence as written (falling verbs included).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``text`` is not `Sentences`, ``rows`` not at least two increasing indices of its
+        sentences, a fact not one value in range per row (``direction`` +1 or -1), or ``words``
+        not one str per row.
+
+    Examples
+    --------
+    Two facts, the first company's and the second's first aspect, one rising and one falling (two
+    sentences of chapter 6's filings stand in for their sentences):
+
+    >>> text = pair_encoder.sentences()
+    >>> facts = FactSentences(text, [0, 1], [0, 1], [0, 0], [1, -1], ("revenue rose", "revenue fell"))
+    >>> facts.count, facts.rows.dtype
+    (2, dtype('int64'))
+    >>> FactSentences(text, [0, 1], [0, 1], [0, 0], [1, 0], ("revenue rose", "revenue held"))
+    Traceback (most recent call last):
+    ...
+    ValueError: direction must be +1 or -1
     """
 
     text: pair_encoder.Sentences

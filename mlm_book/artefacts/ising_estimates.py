@@ -170,7 +170,18 @@ def estimates(setup: IsingEstimatesSetup) -> dict[str, np.ndarray]:
 
 
 def is_built(setup: IsingEstimatesSetup) -> bool:
-    """Whether the store holds the estimates of ``setup`` (a damaged entry counts as absent)."""
+    """Whether the store holds the estimates of ``setup`` (a damaged entry counts as absent).
+
+    Raises
+    ------
+    TypeError
+        If ``setup`` is not an `IsingEstimatesSetup`.
+
+    Examples
+    --------
+    >>> isinstance(is_built(STUDY), bool)       # chapter 3's study: True once it is built
+    True
+    """
     return cache.load(cache.entry_for(*_entry(setup))) is not None
 
 

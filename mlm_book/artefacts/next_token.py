@@ -154,7 +154,18 @@ def trained_reader(causal: bool, seed: int = SEEDS[0]) -> TrainResult:
 
 
 def is_trained(setup: ReaderSetup) -> bool:
-    """Whether the store holds the reader of ``setup`` (a damaged entry counts as absent)."""
+    """Whether the store holds the reader of ``setup`` (a damaged entry counts as absent).
+
+    Raises
+    ------
+    TypeError
+        If ``setup`` is not a `ReaderSetup`.
+
+    Examples
+    --------
+    >>> isinstance(is_trained(reader_setup(True)), bool)       # the book's causal reader: True once it is built
+    True
+    """
     name, encoder, training, _, objective, key = training_arguments(setup)
     return is_cached_training(name, encoder, training, objective, key,
                               producers=[artefacts.key_source("next-token")])

@@ -195,7 +195,18 @@ def measured(setup: MeasurementsSetup = MEASUREMENTS) -> dict:
 
 
 def is_built(setup: MeasurementsSetup) -> bool:
-    """Whether the store holds the run of ``setup`` (a damaged entry counts as absent)."""
+    """Whether the store holds the run of ``setup`` (a damaged entry counts as absent).
+
+    Raises
+    ------
+    TypeError
+        If ``setup`` is not a `MeasurementsSetup`.
+
+    Examples
+    --------
+    >>> isinstance(is_built(MEASUREMENTS), bool)       # the book's run: True once it is built
+    True
+    """
     return cache.load(cache.entry_for(*_entry(setup))) is not None
 
 

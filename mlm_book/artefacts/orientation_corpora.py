@@ -93,7 +93,18 @@ def accuracies(setup: OrientationSetup = SETUP) -> np.ndarray:
 
 
 def is_built(setup: OrientationSetup) -> bool:
-    """Whether the store holds the accuracies of ``setup`` (a damaged entry counts as absent)."""
+    """Whether the store holds the accuracies of ``setup`` (a damaged entry counts as absent).
+
+    Raises
+    ------
+    TypeError
+        If ``setup`` is not an `OrientationSetup`.
+
+    Examples
+    --------
+    >>> isinstance(is_built(SETUP), bool)       # chapter 6's twelve corpora: True once they are scored
+    True
+    """
     return cache.load(cache.entry_for(*_entry(setup))) is not None
 
 

@@ -239,7 +239,24 @@ def _check_fit(text: Sentences, config, pair: bool) -> None:
 
 
 def assemble(text: Sentences, a: np.ndarray, b: np.ndarray | None, config: pairs.PairEncoderConfig):
-    """``[CLS] A [SEP] B [SEP]`` (or ``[CLS] A [SEP]``) rows for sentence indices, vectorised."""
+    """``[CLS] A [SEP] B [SEP]`` (or ``[CLS] A [SEP]``) rows for sentence indices, vectorised.
+
+    Unchecked (the batch builders' own step): ``a`` and ``b`` are arrays of sentence indices that fit
+    ``config``'s length; [`pair_inputs`][mlm_book.artefacts.pair_encoder.pair_inputs] checks them first.
+
+    Returns
+    -------
+    tokens, segments : ndarray of int, shape (len(a), length)
+        Padded with [PAD]; segment 1 from B's first token to its closing [SEP].
+
+    Examples
+    --------
+    >>> cfg = PairSetup().config(vocab_size())
+    >>> tokens, segments = assemble(sentences(), np.array([0]), np.array([1]), cfg)
+    >>> seps = np.flatnonzero(tokens[0] == SEP_ID)
+    >>> int(tokens[0, 0]) == cfg.cls_id, seps.tolist(), int(segments[0].sum())   # B and its [SEP]: 13 + 1 slots
+    (True, [14, 28], 14)
+    """
     n = config.encoder.length
     la = text.lengths[a][:, None]
     j = np.arange(n)[None, :]
@@ -279,6 +296,20 @@ def pair_batch(text: Sentences, a, config: pairs.PairEncoderConfig, rng: np.rand
     tokens, segments : ndarray of int, shape (len(a), length)
     labels : ndarray of int, shape (len(a),)
         0 = B follows A, 1 = B is random.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``text``, ``config`` or ``rng`` is of the wrong type, the sentences do not fit
+        ``config``, ``a`` is not sentence indices (or holds a filing's last), or ``negatives``
+        is neither ``"other"`` nor ``"same"``.
+
+    Examples
+    --------
+    >>> cfg = PairSetup().config(vocab_size())
+    >>> tokens, segments, labels = pair_batch(sentences(), [0, 1, 2, 3], cfg, np.random.default_rng(0))
+    >>> tokens.shape, labels.tolist(), int(tokens[0, 0]) == cfg.cls_id
+    ((4, 32), [0, 1, 1, 1], True)
     """
     _check_fit(text, config, pair=True)
     a = _check_rows(a, text, "a")
@@ -343,6 +374,13 @@ def packed_batch(stream: np.ndarray, starts, config: pairs.PairEncoderConfig):
     TypeError, ValueError
         If ``stream`` is not 1-D token ids of the configuration's vocabulary, or a start
         leaves fewer than ``length - 1`` tokens.
+
+    Examples
+    --------
+    >>> cfg = PairSetup(objective="packed").config(vocab_size())
+    >>> tokens, segments = packed_batch(text_stream(sentences()), [0, 100], cfg)
+    >>> tokens.shape, int(tokens[0, 0]) == cfg.cls_id, int(segments.max())   # one segment, sentences run on
+    ((2, 32), True, 0)
     """
     check_instance(config, "config", pairs.PairEncoderConfig)
     n = config.encoder.length
@@ -427,7 +465,26 @@ class PairSetup:
 
 @dataclass(frozen=True, eq=False)
 class PretrainedPair:
-    """A pre-trained pair encoder: its setup, configuration, parameters and per-step losses."""
+    """A pre-trained pair encoder: its setup, configuration, parameters and per-step losses.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``setup`` or ``config`` is of the wrong type, ``params`` does not match ``config``, a
+        loss array does not hold one finite value per step (``nsp_losses`` empty unless the
+        objective is ``"nsp"``), or ``seconds`` is negative.
+
+    Examples
+    --------
+    A two-step setup with fresh parameters (`pretrain` fills one from the store):
+
+    >>> setup = PairSetup(steps=2, batch_size=4, d_model=8, n_heads=2, n_blocks=1, seed=0)
+    >>> config = setup.config(vocab_size())
+    >>> model = PretrainedPair(setup, config, pairs.init_pair_params(config, np.random.default_rng(0)),
+    ...                        np.array([6.9, 6.7]), np.array([0.70, 0.69]), 0.1)
+    >>> model.mlm_losses.shape, model.params["S"].shape          # one loss per step; two segment rows of d
+    ((2,), (2, 8))
+    """
 
     setup: PairSetup
     config: pairs.PairEncoderConfig
@@ -636,7 +693,21 @@ def pool_sentences(n_documents: int = POOL_DOCUMENTS) -> Sentences:
 
 
 def single_inputs(text: Sentences, rows, config: pairs.PairEncoderConfig):
-    """``[CLS] s [SEP]`` for the sentences ``rows``, cut to the longest (padding is masked anyway)."""
+    """``[CLS] s [SEP]`` for the sentences ``rows``, cut to the longest (padding is masked anyway).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``text`` or ``config`` is of the wrong type, the sentences do not fit ``config``, or
+        ``rows`` is not sentence indices.
+
+    Examples
+    --------
+    >>> cfg = PairSetup().config(vocab_size())
+    >>> tokens, segments = single_inputs(sentences(), [0, 1], cfg)
+    >>> tokens.shape, sentences().lengths[:2].tolist()          # 13 words, [CLS] and [SEP]
+    ((2, 15), [13, 13])
+    """
     _check_fit(text, config, pair=False)
     rows = _check_rows(rows, text, "rows")
     tokens, segments = assemble(text, rows, None, config)
@@ -645,7 +716,20 @@ def single_inputs(text: Sentences, rows, config: pairs.PairEncoderConfig):
 
 
 def news_task(text: Sentences, config: pairs.PairEncoderConfig):
-    """The news sentences of ``text`` as classifier inputs with labels 1 = good news, 0 = bad."""
+    """The news sentences of ``text`` as classifier inputs with labels 1 = good news, 0 = bad.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As [`single_inputs`][mlm_book.artefacts.pair_encoder.single_inputs], or if ``text`` holds
+        no news sentence.
+
+    Examples
+    --------
+    >>> tokens, segments, labels = news_task(sentences(), PairSetup().config(vocab_size()))
+    >>> tokens.shape, np.bincount(labels).tolist()            # chapter 6's filings: bad news, good news
+    ((964, 14), [502, 462])
+    """
     check_instance(text, "text", Sentences)
     rows = np.flatnonzero(text.news != 0)
     if rows.size == 0:
@@ -807,6 +891,19 @@ def as_pair_encoder(result):
         If ``result`` is not a ``TrainResult``.
     ValueError
         If its encoder has no [PAD] slot.
+
+    Examples
+    --------
+    An untrained encoder of the tiny filing setup stands in for chapter 7's:
+
+    >>> from mlm_book.nn.train import TrainResult
+    >>> setup = filing_encoder.tiny_setup()
+    >>> window = setup.encoder(vocab_size())
+    >>> result = TrainResult(window, filing_encoder.training_config(setup),
+    ...                      enc.init_params(window, np.random.default_rng(0)), np.zeros(3))
+    >>> params, config = as_pair_encoder(result)
+    >>> bool(np.array_equal(params["cls"], params["E"][SEP_ID])), float(np.abs(params["nsp.W"]).max()), config.cls_id
+    (True, 0.0, 869)
     """
     from mlm_book.nn.train import TrainResult
     check_instance(result, "result", TrainResult)
