@@ -399,7 +399,14 @@ def _training_arguments(setup: FilingEncoderSetup):
 
 @functools.cache
 def trained_encoder(setup: FilingEncoderSetup = SETUP) -> TrainResult:
-    """The trained filing encoder (from the cache, or trained now and stored)."""
+    """The trained filing encoder (from the cache, or trained now and stored).
+
+    Examples
+    --------
+    >>> states = centre_states(trained_encoder(), [0, 1, 2])  # doctest: +BOOK
+    >>> states.shape, states.dtype          # three tokens, layers 0-2, d = 64
+    ((3, 3, 64), dtype('float64'))
+    """
     if not isinstance(setup, FilingEncoderSetup):
         raise TypeError(f"setup must be a FilingEncoderSetup, got {type(setup).__name__}")
     return cached_training(*_training_arguments(setup), producers=[training_code()])
@@ -498,12 +505,8 @@ def centre_states(result: TrainResult, select, *, mask_centre: bool = False, mas
 
     Examples
     --------
-    >>> states = centre_states(trained_encoder(), [0, 1, 2])  # doctest: +BOOK
-    >>> states.shape, states.dtype
-    ((3, 3, 64), dtype('float64'))
-
-    Any encoder of the filing encoder's shape reads the same way; an untrained one of the tiny
-    setup (d = 8) stands in here:
+    An untrained encoder of the tiny setup (d = 8) stands in for a trained one (`trained_encoder`'s
+    example reads the book's):
 
     >>> from mlm_book.nn.train import TrainResult
     >>> config = tiny_setup().encoder(filing_world().vocabulary.size)
