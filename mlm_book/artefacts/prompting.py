@@ -203,7 +203,8 @@ def prompt_windows(sentences: TaskSentences, config) -> np.ndarray:
     >>> train, test = task_sentences()
     >>> config = fe.SETUP.encoder(fe.filing_world().vocabulary.size)
     >>> windows = prompt_windows(test, config)
-    >>> windows.shape, bool(np.all(windows[:, centre_position(config.length)] == config.mask_id))  # [MASK] at the centre
+    >>> centre = centre_position(config.length)
+    >>> windows.shape, bool(np.all(windows[:, centre] == config.mask_id))      # every [MASK] at the centre
     ((163, 32), True)
     >>> row = windows[0]
     >>> " ".join(fe.filing_world().vocabulary.decode(row[row != config.pad_id]))
