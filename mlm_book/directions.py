@@ -519,6 +519,24 @@ class PositionEntropies:
         If a field is of the wrong kind, not finite, of the wrong shape, an entropy or
         standard error is negative, a share is outside $[0, 1]$, or the [MASK] fields are
         not given exactly when ``channel`` is.
+
+    Examples
+    --------
+    Two positions over ten sentences, without the [MASK] column: position 1 has no left context (its
+    entropy is the marginal one, the same in every sentence), and at the last position both readers
+    see the same context, so the gap is zero there:
+
+    >>> e = PositionEntropies(length=2, sequences=10, left=[2.80, 2.23], left_se=[0.0, 0.05],
+    ...                       both=[2.17, 2.23], both_se=[0.04, 0.05], gap=[0.63, 0.0], gap_se=[0.03, 0.0],
+    ...                       negative_gap_share=[0.1, 0.0], sequence_entropy=5.03, sequence_entropy_se=0.1,
+    ...                       chain_rule_error=0.0)
+    >>> e.positions.tolist(), round(e.total_left, 2), round(e.total_both, 2)    # joint and erasure entropies
+    ([1, 2], 5.03, 4.4)
+    >>> from dataclasses import replace
+    >>> replace(e, negative_gap_share=[1.5, 0.0])
+    Traceback (most recent call last):
+    ...
+    ValueError: negative_gap_share must lie in [0.0, 1.0], got values from 0 to 1.5
     """
 
     length: int
@@ -609,6 +627,22 @@ class SenseByPosition:
     TypeError, ValueError
         If a field is of the wrong kind, not finite, of the wrong shape, an accuracy or the
         cap is outside $[0, 1]$, a standard error is negative, or a count is below 2.
+
+    Examples
+    --------
+    Two positions, five occurrences of $w$: alone at position 1, $w$ is read at the static cap; the
+    pooled accuracies weigh each position by its occurrences:
+
+    >>> s = SenseByPosition(length=2, sequences=10, counts=[3, 2], left=[0.51, 0.84], left_se=[0.05, 0.1],
+    ...                     both=[0.8, 0.84], both_se=[0.1, 0.1], pooled_left=0.64, pooled_left_se=0.05,
+    ...                     pooled_both=0.82, pooled_both_se=0.05, cap=0.51)
+    >>> s.n_occurrences, round(float(s.counts @ s.left) / s.n_occurrences, 2)
+    (5, 0.64)
+    >>> from dataclasses import replace
+    >>> replace(s, counts=[3, 1])
+    Traceback (most recent call last):
+    ...
+    ValueError: counts must be at least 2 at every position (a standard error needs two), got 1
     """
 
     length: int
@@ -1187,6 +1221,22 @@ class DirectionsResults:
     TypeError, ValueError
         If a field is of the wrong kind, or does not match ``config`` (lengths, sample size,
         a missing [MASK] column).
+
+    Examples
+    --------
+    The parts of a small config's results put together again (the chapter's come from
+    [`directions_results`][mlm_book.directions.directions_results]); they must be measured on the config's sample:
+
+    >>> config = DirectionsConfig(length=4, sequences=400, enumeration_lengths=(2,), check_lengths=(2,))
+    >>> r = directions_results(config)
+    >>> again = DirectionsResults(config, r.hmm, r.entropies, r.senses, r.exact, r.checks)
+    >>> again.senses.counts.tolist(), [item.length for item in again.exact]     # w at each position; enumerated
+    ([66, 77, 74, 75], [2])
+    >>> from dataclasses import replace
+    >>> DirectionsResults(replace(config, sequences=500), r.hmm, r.entropies, r.senses, r.exact, r.checks)
+    Traceback (most recent call last):
+    ...
+    ValueError: entropies must be measured on config's 500 sentences of length 4, got 400 of length 4
     """
 
     config: DirectionsConfig

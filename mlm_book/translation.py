@@ -79,6 +79,14 @@ class TranslationWorld:
     >>> world = default_world()
     >>> world.target_vocab, world.source.vocab_size, world.target_names[:2]
     (6, 25, ('r0', 'r1'))
+
+    A target language that says "a" or "b" at random, whatever the state: no reader does better than
+    $\log 2$ nats a token.
+
+    >>> hmm = default_hmm()
+    >>> coin = TranslationWorld(hmm, np.full((hmm.n_states, 2), 0.5), ("a", "b"))
+    >>> coin.target_vocab, round(emission_floor(coin), 4)
+    (2, 0.6931)
     """
 
     source: HiddenMarkovLanguage
@@ -262,7 +270,26 @@ def target_conditionals(world: TranslationWorld, source, target, reads: str = "s
 
 @dataclass(frozen=True)
 class ExactLosses:
-    """Mean $-\\log p(y_t \\mid \\cdot)$ in nats per target token of every exact reference on a sample."""
+    """Mean $-\\log p(y_t \\mid \\cdot)$ in nats per target token of every exact reference on a sample.
+
+    Attributes
+    ----------
+    prefix : float
+        Reading the target's prefix $y_{<t}$ only.
+    source_prefix : float
+        Reading the source $x$ and the prefix.
+    source_both : float
+        Reading the source and both sides of the target, $y_{-t}$.
+
+    Examples
+    --------
+    About what [`exact_losses`][mlm_book.translation.exact_losses] gives on 400 pairs of 12 tokens of the
+    book's world; what the source is worth to a reader of the prefix, in nats a target token:
+
+    >>> e = ExactLosses(prefix=1.652, source_prefix=0.900, source_both=0.900)
+    >>> round(e.prefix - e.source_prefix, 3)
+    0.752
+    """
 
     prefix: float
     source_prefix: float

@@ -427,6 +427,34 @@ OPEN: dict[str, str] = {
     "mlm_book.artefacts.pair_encoder.assemble":
         "keyed module: fixing it changes the keys of inference, pair, pair-scratch, pair-transfer, span-taggers, "
         "subword-encoder, subword-taggers; issue 36",
+    # its fields are not checked: NaN or infinite starts, stops or labels are kept
+    "mlm_book.artefacts.prompting.TaskSentences":
+        "keyed module: fixing it changes the keys of filing-lora, filing-prompting; issue 36",
+    # sentences and config are not checked (AttributeError)
+    "mlm_book.artefacts.prompting.prompt_windows":
+        "keyed module: fixing it changes the keys of filing-lora, filing-prompting; issue 36",
+    # sentences and config are not checked (AttributeError)
+    "mlm_book.artefacts.prompting.sentence_windows":
+        "keyed module: fixing it changes the keys of filing-lora, filing-prompting; issue 36",
+    # data is not checked to be SpanData (AttributeError; config is checked by pair_encoder.single_inputs)
+    "mlm_book.artefacts.span_taggers.inputs":
+        "keyed module: fixing it changes the keys of span-taggers, subword-encoder, subword-taggers; issue 36",
+    # setup is not checked to be a FilingEncoderSetup (AttributeError in filing_encoder.source_key)
+    "mlm_book.artefacts.subword_encoder.is_trained":
+        "keyed module: fixing it changes the keys of subword-encoder, subword-taggers; issue 36",
+    # setup is not checked (AttributeError in filing_encoder.split; an unhashable one: an anonymous TypeError)
+    "mlm_book.artefacts.subword_encoder.train_pieces":
+        "keyed module: fixing it changes the keys of subword-encoder, subword-taggers; issue 36",
+    # nothing is checked: AttributeError on a non-array or non-PieceData, anonymous unpacking errors, n_words
+    # unbounded (MemoryError) or 0 (IndexError), NaN log-probabilities passed through
+    "mlm_book.artefacts.subword_encoder.word_log_probs":
+        "keyed module: fixing it changes the keys of subword-encoder, subword-taggers; issue 36",
+    # its fields are not checked (no __post_init__): NaN or inf is kept in any of them
+    "mlm_book.nn.lora.LoraClassifier": "keyed module: fixing it changes the keys of filing-lora; issue 36",
+    # its fields are not checked: NaN or infinite losses are kept
+    "mlm_book.translation.ExactLosses": "keyed module: fixing it changes the keys of encoder-decoder; issue 36",
+    # source goes to check_hmm, whose message names `hmm`, not `source`
+    "mlm_book.translation.TranslationWorld": "keyed module: fixing it changes the keys of encoder-decoder; issue 36",
 }
 
 

@@ -91,6 +91,17 @@ class TaskSentences:
         Stream indices of each sentence's first token and one past its last word (its ``[SEP]`` left out).
     labels : numpy.ndarray of int, shape (m,)
         1 if the sentence's lexicon words are positive, 0 if negative.
+
+    Examples
+    --------
+    The first two test sentences; a sentence is the stream's tokens from its start to its stop:
+
+    >>> train, test = task_sentences()
+    >>> first = TaskSentences(test.starts[:2], test.stops[:2], test.labels[:2])
+    >>> first.size, first.labels.tolist()
+    (2, [0, 1])
+    >>> fe.filing_world().corpus.tokens[first.starts[0]:first.stops[0]].tolist()     # "subdued": negative
+    ['merlin', 'enters', '2009', 'with', 'a', 'subdued', 'results']
     """
 
     starts: np.ndarray
@@ -169,6 +180,35 @@ def prompt_windows(sentences: TaskSentences, config) -> np.ndarray:
 
     Each prompt is a document of its own, read in the window centred on its [MASK]; every word of the
     sentence is in the window (the task's sentences have at most 11 words).
+
+    Parameters
+    ----------
+    sentences : TaskSentences
+        The sentences (of chapter 6's stream).
+    config : mlm_book.nn.encoder.EncoderConfig
+        The filing encoder's shape: its window length, [MASK] and [PAD] ids.
+
+    Returns
+    -------
+    numpy.ndarray of int, shape (m, n)
+        One window per sentence, [PAD] outside the prompt.
+
+    Raises
+    ------
+    ValueError
+        If a prompt is too long for the window.
+
+    Examples
+    --------
+    >>> train, test = task_sentences()
+    >>> config = fe.SETUP.encoder(fe.filing_world().vocabulary.size)
+    >>> windows = prompt_windows(test, config)
+    >>> centre = centre_position(config.length)
+    >>> windows.shape, bool(np.all(windows[:, centre] == config.mask_id))      # every [MASK] at the centre
+    ((163, 32), True)
+    >>> row = windows[0]
+    >>> " ".join(fe.filing_world().vocabulary.decode(row[row != config.pad_id]))
+    'merlin enters 2009 with a subdued results [SEP] overall it was a [MASK] year for the group'
     """
     world = fe.filing_world()
     vocabulary, ids = world.vocabulary, world.ids
@@ -185,6 +225,26 @@ def sentence_windows(sentences: TaskSentences, config) -> tuple[np.ndarray, np.n
     """Every sentence alone, a document of its own read in the window centred on its last word: ``(windows, pool)``.
 
     ``pool`` marks the sentence's words (the slots the classifier's head averages).
+
+    Parameters
+    ----------
+    sentences : TaskSentences
+        The sentences (of chapter 6's stream).
+    config : mlm_book.nn.encoder.EncoderConfig
+        The filing encoder's shape: its window length and [PAD] id.
+
+    Returns
+    -------
+    windows : numpy.ndarray of int, shape (m, n)
+    pool : numpy.ndarray of bool, shape (m, n)
+
+    Examples
+    --------
+    >>> train, test = task_sentences()
+    >>> config = fe.SETUP.encoder(fe.filing_world().vocabulary.size)
+    >>> windows, pool = sentence_windows(test, config)
+    >>> windows.shape, bool(np.all(pool.sum(axis=1) == test.stops - test.starts))   # every word pooled, only words
+    ((163, 32), True)
     """
     world = fe.filing_world()
     pieces = [world.ids[a:b] for a, b in zip(sentences.starts.tolist(), sentences.stops.tolist())]
@@ -370,7 +430,20 @@ def prompting_run(setup: PromptingSetup) -> tuple[dict, dict]:
 
 
 def is_built(setup: PromptingSetup) -> bool:
-    """Whether the store holds the runs of ``setup`` (a damaged entry counts as absent)."""
+    """Whether the store holds the runs of ``setup`` (a damaged entry counts as absent).
+
+    Raises
+    ------
+    TypeError
+        If ``setup`` is not a `PromptingSetup`.
+
+    Examples
+    --------
+    The book's run at its first seed (the answer depends on what the store holds; asking builds nothing):
+
+    >>> isinstance(is_built(book_setups()[0]), bool)
+    True
+    """
     return cache.load(cache.entry_for(*_entry(setup))) is not None
 
 

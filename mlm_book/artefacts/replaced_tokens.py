@@ -314,7 +314,20 @@ def run_outputs(run: RTDRun) -> dict:
 
 
 def is_built(run: RTDRun) -> bool:
-    """Whether the store holds ``run`` (a damaged entry counts as absent)."""
+    """Whether the store holds ``run`` (a damaged entry counts as absent).
+
+    Raises
+    ------
+    TypeError
+        If ``run`` is not a `RTDRun`.
+
+    Examples
+    --------
+    The book's first run (the answer depends on what the store holds; asking builds nothing):
+
+    >>> isinstance(is_built(book_runs()[0]), bool)
+    True
+    """
     check_instance(run, "run", RTDRun)
     return cache.load(cache.entry_for("replaced-tokens", _key(run),
                                       [artefacts.key_source("replaced-tokens")])) is not None

@@ -125,7 +125,20 @@ def controls(setup: SenseControlsSetup) -> tuple[float, ...]:
 
 
 def is_built(setup: SenseControlsSetup) -> bool:
-    """Whether the store holds the controls of ``setup`` (a damaged entry counts as absent)."""
+    """Whether the store holds the controls of ``setup`` (a damaged entry counts as absent).
+
+    Raises
+    ------
+    TypeError
+        If ``setup`` is not a `SenseControlsSetup`.
+
+    Examples
+    --------
+    The book's first control (the answer depends on what the store holds; asking builds nothing):
+
+    >>> isinstance(is_built(book_setups()[0]), bool)
+    True
+    """
     return cache.load(cache.entry_for(*_entry(setup))) is not None
 
 

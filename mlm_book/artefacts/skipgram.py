@@ -96,7 +96,20 @@ def trained(setup: SkipGramSetup = SETUP) -> SkipGramModel:
 
 
 def is_trained(setup: SkipGramSetup) -> bool:
-    """Whether the store holds the model of ``setup`` (a damaged entry counts as absent)."""
+    """Whether the store holds the model of ``setup`` (a damaged entry counts as absent).
+
+    Raises
+    ------
+    TypeError
+        If ``setup`` is not a `SkipGramSetup`.
+
+    Examples
+    --------
+    The book's baseline (the answer depends on what the store holds; asking builds nothing):
+
+    >>> isinstance(is_trained(SETUP), bool)
+    True
+    """
     return cache.load(cache.entry_for(*_model_entry(setup))) is not None
 
 
@@ -172,7 +185,20 @@ def seed_runs(setup: SeedRunsSetup = SEED_RUNS) -> np.ndarray:
 
 
 def seed_runs_built(setup: SeedRunsSetup) -> bool:
-    """Whether the store holds the seed runs of ``setup`` (a damaged entry counts as absent)."""
+    """Whether the store holds the seed runs of ``setup`` (a damaged entry counts as absent).
+
+    Raises
+    ------
+    TypeError
+        If ``setup`` is not a `SeedRunsSetup`.
+
+    Examples
+    --------
+    The book's seed runs (the answer depends on what the store holds; asking builds nothing):
+
+    >>> isinstance(seed_runs_built(SEED_RUNS), bool)
+    True
+    """
     return cache.load(cache.entry_for(*_seed_runs_entry(setup))) is not None
 
 

@@ -161,7 +161,35 @@ def test_data(documents: int | None = None) -> SpanData:
 
 
 def inputs(data: SpanData, config):
-    """``[CLS] s [SEP]`` inputs of every sentence of ``data`` (the filing encoder reads [CLS] as [SEP])."""
+    """``[CLS] s [SEP]`` inputs of every sentence of ``data`` (the filing encoder reads [CLS] as [SEP]).
+
+    Parameters
+    ----------
+    data : SpanData
+    config : mlm_book.nn.pairs.PairEncoderConfig
+        The encoder's shape (its length must hold the longest sentence and two slots).
+
+    Returns
+    -------
+    tokens, segments : numpy.ndarray of int, shape (N, w)
+        Cut to the longest sentence plus its two slots, ``w = max(m) + 2``; one segment (0).
+
+    Examples
+    --------
+    >>> from mlm_book.finance.corpus import CorpusConfig, generate_corpus
+    >>> from mlm_book.finance.vocab import SEP_ID, build_vocabulary
+    >>> from mlm_book.nn import encoder as enc, pairs
+    >>> corpus = generate_corpus(CorpusConfig(n_documents=2), np.random.default_rng(0))
+    >>> vocabulary = build_vocabulary(corpus.tokens.tolist(), min_count=1)
+    >>> data = span_data(corpus, vocabulary.encode(corpus.tokens.tolist()))
+    >>> config = pairs.PairEncoderConfig(enc.EncoderConfig(vocab_size=vocabulary.size, length=32, pad=True))
+    >>> tokens, segments = inputs(data, config)
+    >>> tokens.shape == (data.text.count, int(data.text.lengths.max()) + 2), int(segments.max())
+    (True, 0)
+    >>> m = int(data.text.lengths[0])      # the first sentence's words sit at slots 1 .. m
+    >>> bool(tokens[0, 0] == config.cls_id), bool(tokens[0, m + 1] == SEP_ID)
+    (True, True)
+    """
     return pair_encoder.single_inputs(data.text, np.arange(data.text.count), config)
 
 

@@ -170,9 +170,18 @@ def filing_logits(result, document: int, *, reading: str = "shown") -> np.ndarra
 
     Examples
     --------
-    >>> z = filing_logits(filing_encoder.trained_encoder(), 0)  # doctest: +BOOK
-    >>> z.shape == (int(np.sum(filing_encoder.filing_world().corpus.document == 0)), 867)
-    True
+    The shapes need no training: a small untrained encoder over the filing vocabulary reads filing 0
+    (the book reads [`trained_encoder`][mlm_book.artefacts.filing_encoder.trained_encoder]).
+
+    >>> from dataclasses import replace
+    >>> from mlm_book.nn.train import TrainConfig, TrainResult
+    >>> V = filing_encoder.filing_world().vocabulary.size
+    >>> config = replace(filing_encoder.SETUP.encoder(V), d_model=8, n_blocks=1, n_heads=2)
+    >>> untrained = TrainResult(config, TrainConfig(steps=1), enc.init_params(config, np.random.default_rng(0)),
+    ...                         np.zeros(1))
+    >>> z = filing_logits(untrained, 0)
+    >>> z.shape == (int(np.sum(filing_encoder.filing_world().corpus.document == 0)), V), z.dtype
+    (True, dtype('float64'))
     """
     result = _check_result(result)
     document = _check_document(document)
@@ -208,9 +217,18 @@ def filing_weights(result, documents, *, reading: str = "shown") -> np.ndarray:
 
     Examples
     --------
-    >>> w = filing_weights(filing_encoder.trained_encoder(), [0])  # doctest: +BOOK
-    >>> w.shape, bool(w.min() >= 0), float(w[0, 0] + w[0, 1])
-    ((1, 867), True, 0.0)
+    A small untrained encoder over the filing vocabulary (the book reads
+    [`trained_encoder`][mlm_book.artefacts.filing_encoder.trained_encoder]): one row per filing,
+    non-negative, ``[UNK]`` (id 0) and ``[SEP]`` (id 1) at zero.
+
+    >>> from dataclasses import replace
+    >>> from mlm_book.nn.train import TrainConfig, TrainResult
+    >>> config = replace(filing_encoder.SETUP.encoder(867), d_model=8, n_blocks=1, n_heads=2)
+    >>> untrained = TrainResult(config, TrainConfig(steps=1), enc.init_params(config, np.random.default_rng(0)),
+    ...                         np.zeros(1))
+    >>> w = filing_weights(untrained, [0, 1])
+    >>> w.shape, bool(w.min() >= 0), float(w[:, :2].max())
+    ((2, 867), True, 0.0)
     """
     result = _check_result(result)
     documents = as_int_array(documents, "documents", ndim=1)
@@ -330,7 +348,20 @@ def weights(setup: WeightsSetup) -> dict:
 
 
 def is_built(setup: WeightsSetup) -> bool:
-    """Whether the store holds the run of ``setup`` (a damaged entry counts as absent)."""
+    """Whether the store holds the run of ``setup`` (a damaged entry counts as absent).
+
+    Raises
+    ------
+    TypeError
+        If ``setup`` is not a `WeightsSetup`.
+
+    Examples
+    --------
+    The book's run at its first seed (the answer depends on what the store holds; asking builds nothing):
+
+    >>> isinstance(is_built(book_setups()[0]), bool)
+    True
+    """
     return cache.load(cache.entry_for(*_entry(setup))) is not None
 
 

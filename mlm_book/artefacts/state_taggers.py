@@ -161,7 +161,20 @@ def sentences(count: int, seed: int, length: int) -> tuple[np.ndarray, np.ndarra
 
 
 def training_sentences(run: StateTaggerRun) -> tuple[np.ndarray, np.ndarray]:
-    """The labelled training sentences of ``run``: ``(states, tokens)``."""
+    """The labelled training sentences of ``run``: ``(states, tokens)``.
+
+    Raises
+    ------
+    TypeError
+        If ``run`` is not a `StateTaggerRun`.
+
+    Examples
+    --------
+    >>> run = book_run()
+    >>> states, tokens = training_sentences(run)
+    >>> tokens.shape, int(states.max()) < default_hmm().n_states    # the hidden states are the tags
+    ((2000, 24), True)
+    """
     check_instance(run, "run", StateTaggerRun)
     return sentences(run.train_sentences, run.train_seed, run.length)
 
@@ -228,7 +241,20 @@ def tagger_outputs(run: StateTaggerRun) -> dict:
 
 
 def is_built(run: StateTaggerRun) -> bool:
-    """Whether the store holds ``run`` (a damaged entry counts as absent)."""
+    """Whether the store holds ``run`` (a damaged entry counts as absent).
+
+    Raises
+    ------
+    TypeError
+        If ``run`` is not a `StateTaggerRun`.
+
+    Examples
+    --------
+    The book's run at its first seed (the answer depends on what the store holds; asking builds nothing):
+
+    >>> isinstance(is_built(book_run()), bool)
+    True
+    """
     check_instance(run, "run", StateTaggerRun)
     return cache.load(cache.entry_for("state-taggers", _key(run), [artefacts.key_source("state-taggers")])) is not None
 

@@ -95,7 +95,25 @@ def piece_stream() -> tuple[np.ndarray, np.ndarray]:
 
 
 def train_pieces(setup) -> np.ndarray:
-    """The pieces of the training filings of chapter 7's split (its held-out filings stay held out)."""
+    """The pieces of the training filings of chapter 7's split (its held-out filings stay held out).
+
+    Parameters
+    ----------
+    setup : FilingEncoderSetup
+        The encoder whose split is read.
+
+    Returns
+    -------
+    numpy.ndarray of int, shape (p,)
+        Indices into [`piece_stream`][mlm_book.artefacts.subword_encoder.piece_stream]'s pieces, increasing.
+
+    Examples
+    --------
+    >>> pieces = train_pieces(SETUP)
+    >>> ids, document = piece_stream()
+    >>> pieces.size < ids.size, np.unique(document[pieces]).size      # 240 of the 300 filings
+    (True, 240)
+    """
     _, document = piece_stream()
     return np.flatnonzero(~np.isin(document, filing_encoder.split(setup).test_documents))
 
@@ -138,7 +156,15 @@ def trained_encoder(seed: int) -> TrainResult:
 
 
 def is_trained(setup) -> bool:
-    """Whether the store holds the subword encoder of ``setup``."""
+    """Whether the store holds the subword encoder of ``setup``.
+
+    Examples
+    --------
+    The book's encoder at its first seed (the answer depends on what the store holds; asking trains nothing):
+
+    >>> isinstance(is_trained(seed_setup(SEEDS[0])), bool)
+    True
+    """
     name, encoder, training, _, channel, key = _training_arguments(setup)
     return is_cached_training(name, encoder, training, channel, key,
                               producers=[artefacts.key_source("subword-encoder")])
@@ -157,6 +183,30 @@ class PieceData:
         The word each piece belongs to (``-1`` past the sentence).
     tags : ndarray of int, shape (N, p)
         Each piece's tag: its word's BIO tag id (``-1`` past the sentence).
+
+    Raises
+    ------
+    TypeError
+        If ``text`` is not ``Sentences`` or ``word`` or ``tags`` does not hold integers.
+    ValueError
+        If ``word`` or ``tags`` is not of ``text.ids``' shape, or ``word`` does not number each sentence's
+        words 0, 1, 2, ... where ``text`` has pieces (and ``-1`` elsewhere), or a tag is not a tag id there.
+
+    Examples
+    --------
+    One sentence of three pieces, its first word split in two:
+
+    >>> from mlm_book.artefacts.pair_encoder import Sentences
+    >>> text = Sentences(np.array([[5, 6, 7]]), np.array([3]), np.array([0]), np.array([0]), np.array([0]),
+    ...                  np.array([True]))
+    >>> B, O = span_taggers.TAGS.index("B-ORG"), span_taggers.TAGS.index("O")
+    >>> pieces = PieceData(text, word=np.array([[0, 0, 1]]), tags=np.array([[B, B, O]]))
+    >>> int(pieces.word.max()) + 1      # words
+    2
+    >>> PieceData(text, word=np.array([[0, 2, 3]]), tags=np.array([[B, O, O]]))
+    Traceback (most recent call last):
+    ...
+    ValueError: word must number each sentence's words 0, 1, 2, ... (steps of 0 or 1)
     """
 
     text: pair_encoder.Sentences
@@ -205,7 +255,39 @@ def pieces_of(data: span_taggers.SpanData) -> PieceData:
 
 
 def word_log_probs(piece_log_probs: np.ndarray, pieces: PieceData, n_words: int, decoder: str) -> np.ndarray:
-    """Per-word log-probabilities, shape (N, n_words, K), from the pieces' (N, p, K) (slots 1 .. p of the input)."""
+    """Per-word log-probabilities, shape (N, n_words, K), from the pieces' (N, p, K) (slots 1 .. p of the input).
+
+    Parameters
+    ----------
+    piece_log_probs : numpy.ndarray, shape (N, p, K)
+        Log-probabilities of the K tags at each piece.
+    pieces : PieceData
+        Which word each piece belongs to.
+    n_words : int
+        Words per row of the result (at least the longest sentence's).
+    decoder : str
+        ``"first"``: a word's distribution is its first piece's; ``"mean"``: the mean of its pieces'
+        probabilities (see `DECODERS`).
+
+    Returns
+    -------
+    numpy.ndarray, shape (N, n_words, K)
+        Zero past each sentence's words.
+
+    Examples
+    --------
+    Two tags; the first word's two pieces disagree, the second word has one piece:
+
+    >>> from mlm_book.artefacts.pair_encoder import Sentences
+    >>> text = Sentences(np.array([[5, 6, 7]]), np.array([3]), np.array([0]), np.array([0]), np.array([0]),
+    ...                  np.array([True]))
+    >>> pieces = PieceData(text, word=np.array([[0, 0, 1]]), tags=np.array([[0, 0, 1]]))
+    >>> q = np.log([[[0.8, 0.2], [0.4, 0.6], [0.1, 0.9]]])
+    >>> np.exp(word_log_probs(q, pieces, 2, "first")).round(2).tolist()
+    [[[0.8, 0.2], [0.1, 0.9]]]
+    >>> np.exp(word_log_probs(q, pieces, 2, "mean")).round(2).tolist()
+    [[[0.6, 0.4], [0.1, 0.9]]]
+    """
     N, p, K = piece_log_probs.shape
     inside = pieces.word >= 0
     rows = np.repeat(np.arange(N), p).reshape(N, p)[inside]

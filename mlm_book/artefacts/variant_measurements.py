@@ -235,7 +235,20 @@ def measured(setup: MeasurementSetup) -> dict:
 
 
 def is_built(setup: MeasurementSetup) -> bool:
-    """Whether the store holds the run of ``setup`` (a damaged entry counts as absent)."""
+    """Whether the store holds the run of ``setup`` (a damaged entry counts as absent).
+
+    Raises
+    ------
+    TypeError
+        If ``setup`` is not a `MeasurementSetup`.
+
+    Examples
+    --------
+    The book's first run (the answer depends on what the store holds; asking builds nothing):
+
+    >>> isinstance(is_built(book_setups()[0]), bool)
+    True
+    """
     return cache.load(cache.entry_for(*_entry(setup))) is not None
 
 

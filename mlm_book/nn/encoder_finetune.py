@@ -123,7 +123,34 @@ class ClassifierConfig:
 
 @dataclass(frozen=True, eq=False)
 class EncoderClassifier:
-    """A fine-tuned classifier: the encoder's parameters with the head (``head.W``, ``head.b``), and the losses."""
+    """A fine-tuned classifier: the encoder's parameters with the head (``head.W``, ``head.b``), and the losses.
+
+    Attributes
+    ----------
+    config : mlm_book.nn.encoder.EncoderConfig
+    params : dict of str to ndarray
+        The encoder's arrays, and the head: ``head.W`` ``(d, classes)`` and ``head.b`` ``(classes,)``.
+    losses : numpy.ndarray, shape (steps,)
+        The training loss of each step (nats per row).
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not an ``EncoderConfig`` or ``params`` is not a dict with the head's arrays.
+    ValueError
+        If ``params`` does not match ``config``, ``head.W`` is not ``(d, classes)`` with 2 or more classes,
+        or ``losses`` is not finite.
+
+    Examples
+    --------
+    An untrained encoder with a zero head: three classes, each read as equally likely.
+
+    >>> cfg = enc.EncoderConfig(vocab_size=5, length=4, d_model=8, n_blocks=1, n_heads=2, pad=True)
+    >>> p = enc.init_params(cfg, np.random.default_rng(0)) | {"head.W": np.zeros((8, 3)), "head.b": np.zeros(3)}
+    >>> model = EncoderClassifier(cfg, p, np.array([1.1, 0.9]))
+    >>> model.n_classes, classifier_proba(model, [[0, 1, 6, 6]], [[True, True, False, False]]).round(3).tolist()
+    (3, [[0.333, 0.333, 0.333]])
+    """
 
     config: enc.EncoderConfig
     params: dict

@@ -115,7 +115,41 @@ class FineTuneConfig:
 
 @dataclass(frozen=True, eq=False)
 class FineTuned:
-    """A fine-tuned classifier: the encoder's parameters after training, the head, the losses."""
+    """A fine-tuned classifier: the encoder's parameters after training, the head, the losses.
+
+    Attributes
+    ----------
+    config : mlm_book.nn.pairs.PairEncoderConfig
+    params : dict of str to ndarray
+        The pair encoder's arrays.
+    W : numpy.ndarray, shape (d, classes)
+    b : numpy.ndarray, shape (classes,)
+        The head, on the pooled vector.
+    pooling : str
+        ``"cls"`` (the [CLS] slot's vector) or ``"mean"`` (the mean over the real slots).
+    losses : numpy.ndarray, shape (steps,)
+        The training loss of each step (nats per row).
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not a ``PairEncoderConfig`` or an array is of the wrong kind.
+    ValueError
+        If ``params`` does not match ``config``, the head is not finite or of the wrong shape (2 or more
+        classes), ``pooling`` is not ``"cls"`` or ``"mean"``, or ``losses`` is not finite.
+
+    Examples
+    --------
+    An untrained pair encoder with a zero head reads every pair as a coin flip:
+
+    >>> cfg = pairs.PairEncoderConfig(enc.EncoderConfig(vocab_size=6, length=6, d_model=8, n_blocks=1, n_heads=2,
+    ...                                                 pad=True))
+    >>> params = pairs.init_pair_params(cfg, np.random.default_rng(0))
+    >>> tuned = FineTuned(cfg, params, np.zeros((8, 2)), np.zeros(2), "cls", np.array([0.7, 0.6]))
+    >>> t, s = pairs.encode_pair([2, 3], [4], cfg)
+    >>> classify(tuned, t[None], s[None]).tolist()
+    [[0.5, 0.5]]
+    """
 
     config: pairs.PairEncoderConfig
     params: dict

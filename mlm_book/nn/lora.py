@@ -139,6 +139,21 @@ class LoraClassifier:
         The trained $A$ and $B$ of every target (empty at rank 0).
     trained : int
         Number of trained parameters (factors and head).
+
+    Examples
+    --------
+    Fresh factors of rank 1 on the output projection ($B = 0$: the merged encoder is the original)
+    and a two-class head; what LoRA trains is the factors and the head:
+
+    >>> cfg = enc.EncoderConfig(vocab_size=5, length=4, d_model=8, n_blocks=1, n_heads=2, pad=True)
+    >>> lo = LoraConfig(rank=1, targets=("attn.W_o",))
+    >>> factors = init_low_rank(cfg, lo, np.random.default_rng(1))
+    >>> head = {"head.W": np.zeros((8, 2)), "head.b": np.zeros(2)}
+    >>> p = enc.init_params(cfg, np.random.default_rng(0))
+    >>> classifier = eft.EncoderClassifier(cfg, merge(p, factors, cfg, lo) | head, np.array([0.7]))
+    >>> model = LoraClassifier(classifier, lo, factors, trained_count(cfg, lo, 2))
+    >>> model.trained, sorted(model.factors)       # 1 x (8 + 8) factor entries, (8 + 1) x 2 in the head
+    (34, ['lora.blocks.0.attn.W_o.A', 'lora.blocks.0.attn.W_o.B'])
     """
 
     classifier: eft.EncoderClassifier
