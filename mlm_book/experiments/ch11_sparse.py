@@ -219,6 +219,12 @@ class FilingGold:
     ------
     TypeError, ValueError
         If an array is of the wrong kind or shape.
+
+    Examples
+    --------
+    >>> gold = filing_gold()
+    >>> FilingGold(**{**vars(gold), "training_filings": 100}).training_filings     # a record rebuilt is checked
+    100
     """
 
     documents: np.ndarray

@@ -34,7 +34,17 @@ TAGGERS = {**{f"frozen/{layer}/{decoder}": f"frozen, layer {layer}, {name}" for 
 
 
 def check_tagger(key) -> str:
-    """``key`` if it names one of `TAGGERS` (a ``ValueError`` naming ``key`` otherwise)."""
+    """``key`` if it names one of `TAGGERS` (a ``ValueError`` naming ``key`` otherwise).
+
+    Examples
+    --------
+    >>> check_tagger("crf/2/viterbi"), TAGGERS["crf/2/viterbi"]
+    ('crf/2/viterbi', 'CRF, layer 2')
+    >>> check_tagger("crf/1/viterbi")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: key must be one of [...], got 'crf/1/viterbi'
+    """
     return check_choice(key, "key", TAGGERS)
 
 
