@@ -155,13 +155,8 @@ REGISTERED: dict[str, dict | object] = {
     "mlm_book.readings.hmm_encoder.split_vectors": {"name": "test"},
     "mlm_book.readings.hmm_encoder.token_table": {},
     "mlm_book.readings.sense_probes.seed_probes": {},
-    _SPANS + "decoded": _reading("readings.span_scores", lambda spans: {
-        "key": _TOP, "tag_ids": spans.predictions(_TOP)}),
-    _SPANS + "entity_scores": _reading("readings.span_scores", lambda spans: {"found": spans.predicted_spans(_TOP)}),
     _SPANS + "predicted_spans": {"key": _TOP},
     _SPANS + "predictions": {"key": _TOP},
-    _SPANS + "recall_among": _reading("readings.span_scores", lambda spans: {
-        "found": spans.predicted_spans(_TOP)[0], "kind": "LOC", "unknown": True}),
     _SPANS + "scores": {"key": _TOP},
 }
 """Key (``module.name``) -> the registered valid call: keyword arguments, or a function returning them."""

@@ -36,7 +36,10 @@ The faults the new examples found in keyed modules are in ``OPEN`` (9 callables:
 retrain the book's models); those in the other modules are fixed. ``test_report`` keeps these
 counts from shrinking unnoticed.
 
-Callables that cannot be driven this way are listed in ``NOT_DRIVEN`` with the reason.
+Callables that cannot be driven this way are listed in ``NOT_DRIVEN`` with the reason. The chapters'
+store readers (tables, figures, studies and readers whose default reads the book's trained run) are
+left to the book tier, ``tests/test_bad_inputs_book.py``, which varies the valid calls registered in
+``tests/store_readers.py`` the same way (``make test-book``); ``drivable`` leaves them out here.
 """
 
 from __future__ import annotations
