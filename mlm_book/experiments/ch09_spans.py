@@ -109,6 +109,7 @@ def bootstrap(key_a: str, key_b: str, n_resamples: int = BOOTSTRAP_RESAMPLES) ->
 def partial_spans(key: str, kind: str = "PERSON") -> list[tuple[int, tuple, tuple]]:
     """Test sentences where the book seed's tagger found only part of a gold ``kind`` mention: (sentence, gold, predicted)."""
     check_tagger(key)
+    kind = _check_kind(kind)
     out = []
     for k, (gold, found) in enumerate(zip(test_data().spans, predicted_spans(key)[0])):
         for span in gold:
@@ -434,7 +435,7 @@ def split_table(words):
     """How the word vocabulary and the matched BPE read each of ``words``."""
     from mlm_book.artefacts import filings
     from mlm_book.report import table
-    words = [str(w) for w in words]
+    words = check_sequence(words, "words", of=str)
     vocabulary, bpe = filings.filings().vocabulary, matched_bpe()
     rows = [[word, vocabulary.words[vocabulary.encode([word])[0]],
              " · ".join(piece.replace("</w>", "") for piece in bpe.encode_word(word))] for word in words]
@@ -576,8 +577,8 @@ def figure_sentence(sentence: int, keys: tuple[str, ...]):
     sentence = check_positive_int(sentence, "sentence", minimum=0)
     if sentence >= data.text.count:
         raise ValueError(f"sentence must be below {data.text.count}, got {sentence}")
-    for key in keys:
-        check_tagger(key)
+    # a tuple of tagger keys: a single key (a str) or anything else is refused by name
+    keys = [check_choice(key, "keys", TAGGERS) for key in check_sequence(keys, "keys", of=str)]
     words = data.words[sentence]
     rows = [("gold", data.tags[sentence, :len(words)])] + [
         (TAGGERS[key], predictions(key)[0][sentence, :len(words)]) for key in keys]
