@@ -400,7 +400,15 @@ class Scores:
     Raises
     ------
     TypeError, ValueError
-        If ``label`` is not a str or an array is not 1-D.
+        If ``label`` is not a str, an array is not 1-D real numbers, holds an infinity, or the
+        per-filing arrays differ in length (NaN is allowed: an undefined measure).
+
+    Examples
+    --------
+    >>> tf = baseline_weights("tf")
+    >>> scores = Scores(**vars(_score_weights(tf, "tf")))
+    >>> scores.own_auc.shape, round(scores.mean_own_auc, 3) > 0.5
+    ((60,), True)
     """
 
     label: str
@@ -415,12 +423,26 @@ class Scores:
 
     def __post_init__(self):
         check_instance(self.label, "label", str)
-        for name in ("own_auc", "aspect_auc", "plural_rank", "absent_terms", "other_company_share",
-                     "frequency_spearman", "nonzero", "retrieval_auc"):
-            value = np.asarray(getattr(self, name), dtype=np.float64)
+        per_filing = ("own_auc", "aspect_auc", "plural_rank", "absent_terms", "other_company_share",
+                      "frequency_spearman", "nonzero")
+        for name in (*per_filing, "retrieval_auc"):
+            raw = getattr(self, name)
+            try:
+                value = np.asarray(raw)
+                if value.dtype.kind not in "biuf":  # complex, strings, objects (None, ragged rows)
+                    raise TypeError
+                value = value.astype(np.float64)
+            except (TypeError, ValueError):
+                raise TypeError(f"{name} must be a 1-D array of real numbers, got {type(raw).__name__}") from None
             if value.ndim != 1:
                 raise ValueError(f"{name} must be 1-D, got shape {value.shape}")
+            # NaN marks a measure undefined on a filing; an infinity is never a measure
+            if np.isinf(value).any():
+                raise ValueError(f"{name} must hold finite numbers or NaN (undefined), got an infinity")
             object.__setattr__(self, name, value)
+        if len({getattr(self, name).size for name in per_filing}) != 1:
+            raise ValueError(f"the per-filing arrays ({', '.join(per_filing)}) must have one length, got "
+                             f"{[getattr(self, name).size for name in per_filing]}")
 
     @property
     def mean_own_auc(self) -> float:
