@@ -135,7 +135,6 @@ REGISTERED: dict[str, dict | object] = {
     "mlm_book.experiments.ch11_retrieval.RetrievalStudy": _fields("experiments.ch11_retrieval", "results"),
     **{f"mlm_book.experiments.ch11_retrieval.{name}": {} for name in ("figure_retrieval", "rules_table",
                                                                        "summary_table")},
-    "mlm_book.experiments.ch11_sparse.SparseStudy": _fields("experiments.ch11_sparse", "results"),
     **{f"mlm_book.experiments.ch11_sparse.{name}": {} for name in (
         "diagnosis_table", "figure_sparse", "rules_table", "summary_table", "top_terms_table")},
     # the HMM encoder of chapters 2-5

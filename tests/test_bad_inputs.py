@@ -105,6 +105,9 @@ NOT_DRIVEN["mlm_book.experiments.ch11_sparse.Scores"] = (
     "a record whose per-filing arrays hold NaN by design (a measure undefined on a filing: the plural present, "
     "no aspect word), so no valid example has a finite result and a NaN put in is valid; its __post_init__ "
     "refuses non-arrays, infinities and unequal lengths by name")
+NOT_DRIVEN["mlm_book.experiments.ch11_sparse.SparseStudy"] = (
+    "the chapter's record of Scores, whose arrays hold NaN by design (see Scores): the book's study is not finite; "
+    "its __post_init__ checks its fields' types, counts and finiteness by name")
 NOT_DRIVEN["mlm_book.cache.NotInStoreError"] = ("an exception class: it takes RuntimeError's message "
                                                 "(its signature is not introspectable), nothing to check")
 #: The shared checks name the argument passed to them as ``name`` (the caller's), not their own

@@ -100,7 +100,7 @@ BOOTSTRAP_RESAMPLES = 1000
 
 def bootstrap(key_a: str, key_b: str, n_resamples: int = BOOTSTRAP_RESAMPLES) -> tagging.BootstrapResult:
     """Paired bootstrap of tagger A against B on the book seed's runs."""
-    check_tagger(key_a), check_tagger(key_b)
+    check_choice(key_a, "key_a", TAGGERS), check_choice(key_b, "key_b", TAGGERS)  # each error names its own key
     gold = list(test_data().spans)
     return tagging.paired_bootstrap(gold, predicted_spans(key_a)[0], predicted_spans(key_b)[0],
                                     np.random.default_rng(TEST_SEED), n_resamples)

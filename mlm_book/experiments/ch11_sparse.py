@@ -91,6 +91,7 @@ from mlm_book.validation import (
     as_float_array,
     as_int_array,
     check_choice,
+    check_finite_numbers,
     check_instance,
     check_positive_int,
 )
@@ -697,7 +698,10 @@ class SparseStudy:
 
     def __post_init__(self):
         check_instance(self.gold, "gold", FilingGold)
-        check_instance(self.seeds, "seeds", tuple)
+        for seed in check_instance(self.seeds, "seeds", tuple):
+            check_positive_int(seed, "seeds", minimum=0)
+        for name in ("scores", "baselines", "positive"):  # before they are read: a str would fail on .get
+            check_instance(getattr(self, name), name, dict)
         for reading in READINGS:
             for pooling in POOLINGS:
                 found = self.scores.get((reading, pooling), ())
@@ -709,6 +713,8 @@ class SparseStudy:
             raise ValueError(f"baselines must hold {BASELINES}")
         if len(check_instance(self.bias_spearman, "bias_spearman", tuple)) != len(self.seeds):
             raise ValueError("bias_spearman must hold one correlation per seed")
+        check_finite_numbers(self.positive, "positive")
+        check_finite_numbers(self.bias_spearman, "bias_spearman")
 
     def values(self, reading: str, measure: str, pooling: str = "splade") -> list[float]:
         """One value of ``measure`` (a `Scores` summary property) per seed.

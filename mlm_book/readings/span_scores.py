@@ -77,7 +77,7 @@ def decoded(key: str, tag_ids) -> tuple[list, ...]:
     The gold tags read back as the gold mentions (the test corpus is built without the store):
 
     >>> data = test_data()
-    >>> found = decoded("frozen/2/viterbi", [np.maximum(data.tags, 0)])
+    >>> found = decoded("frozen/2/viterbi", [data.tags])      # -1 past each sentence's length
     >>> len(found), found[0] == [list(spans) for spans in data.spans]
     (1, True)
     """
@@ -95,8 +95,11 @@ def _check_tag_ids(value, lengths: np.ndarray) -> np.ndarray:
     if ids.shape[0] != lengths.size or ids.shape[1] < lengths.max():
         raise ValueError(f"tag_ids must hold (N, m) arrays with a row per test sentence (N = {lengths.size}) and "
                          f"m >= {lengths.max()}, got shape {ids.shape}")
-    if ids.size and (ids.min() < 0 or ids.max() >= len(TAGS)):
-        raise ValueError(f"tag_ids must hold tag ids in [0, {len(TAGS)}), got values from {ids.min()} to {ids.max()}")
+    # past a sentence's length the slots are padding (the runs store -1 there): only the words' tags are read
+    words = ids[np.arange(ids.shape[1]) < lengths[:, None]]
+    if words.size and (words.min() < 0 or words.max() >= len(TAGS)):
+        raise ValueError(f"tag_ids must hold tag ids in [0, {len(TAGS)}) within each sentence's length, got values "
+                         f"from {words.min()} to {words.max()}")
     return ids
 
 
