@@ -39,9 +39,6 @@ from mlm_book import cache
 #: Seconds a registered valid call may take (it reads the store, and the first read of an artefact
 #: loads and measures it; later calls are memoised).
 FIRST_CALL = 120.0
-#: Callables whose varied but valid calls do real work (a probe refit, a fine-tuning rerun, a bootstrap),
-#: with their own budget in seconds.
-BUDGETS: dict[str, float] = {}
 #: The packages whose store readers this tier drives.
 PACKAGES = ("mlm_book.experiments.", "mlm_book.readings.")
 
@@ -108,7 +105,7 @@ def test_store_readers_answer_bad_values(key, _build_nothing):
     except cache.NotInStoreError as error:
         pytest.fail(f"{key}: its registered arguments read a run the store lacks (run `mlm-book build`): {error}")
     _valid_call(key, obj, arguments)
-    seconds = BUDGETS.get(key, sweep.BUDGET)
+    seconds = sweep.BUDGETS.get(key, sweep.BUDGET)
     tolerant = _reaching_the_store_is_valid(obj)
     faults = []
     for parameter in sweep._params(key, arguments):

@@ -101,6 +101,9 @@ BOOTSTRAP_RESAMPLES = 1000
 def bootstrap(key_a: str, key_b: str, n_resamples: int = BOOTSTRAP_RESAMPLES) -> tagging.BootstrapResult:
     """Paired bootstrap of tagger A against B on the book seed's runs."""
     check_choice(key_a, "key_a", TAGGERS), check_choice(key_b, "key_b", TAGGERS)  # each error names its own key
+    # checked before the taggers' mentions are read (seconds), as paired_bootstrap will check it
+    if check_positive_int(n_resamples, "n_resamples") > tagging.MAX_RESAMPLES:
+        raise ValueError(f"n_resamples must be at most {tagging.MAX_RESAMPLES}, got {n_resamples}")
     gold = list(test_data().spans)
     return tagging.paired_bootstrap(gold, predicted_spans(key_a)[0], predicted_spans(key_b)[0],
                                     np.random.default_rng(TEST_SEED), n_resamples)

@@ -134,6 +134,13 @@ def entity_scores(found) -> tuple[tagging.EntityScores, ...]:
 
 def predicted_spans(key: str) -> tuple[list, ...]:
     """Each seed's predicted mentions per test sentence (argmax output read with ``conlleval``'s repair)."""
+    return _predicted_spans(check_tagger(key))
+
+
+@functools.cache
+def _predicted_spans(key: str) -> tuple[list, ...]:
+    """The memoised body of `predicted_spans`: chapter 9 reads a tagger's mentions in several tables, and
+    decoding five seeds' test sentences takes about a second."""
     return decoded(key, predictions(key))
 
 
