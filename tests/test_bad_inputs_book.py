@@ -27,7 +27,7 @@ result, ``check_tagger``, and ``decoded``/``entity_scores``/``recall_among``, wh
 test corpus), 2 are in ``NOT_DRIVEN`` (``ch11_sparse.Scores`` and ``SparseStudy`` hold NaN by
 design), none could be made private (a chapter or test calls every one), and 151 are registered
 here: 112 by their default call, 30 with the chapter's arguments, 9 with arguments read from the
-store. On the full store the tier takes about 100 s on one core, most of it first reads that the
+store. On the full store the tier takes 80-100 s on one core, most of it first reads that the
 chapters pay too (``trained_rules_table`` measures the checkpoints, about 20 s; ``figure_f1`` and
 ``f1_table`` decode every tagger's test predictions, about 35 s); the bad values themselves take
 seconds, since the valid call is memoised.
