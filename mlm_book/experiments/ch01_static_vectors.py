@@ -224,6 +224,8 @@ class Chapter1Results:
     >>> r = results()
     >>> r.test_tokens.shape, r.example_tokens.shape, round(r.cap, 3)
     ((1500, 24), (24,), 0.509)
+    >>> round(Chapter1Results(**{**vars(r), "cap": 0.5}).cap, 3)   # a record rebuilt with other numbers is checked
+    0.5
     """
 
     config: Chapter1Config

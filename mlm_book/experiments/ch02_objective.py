@@ -47,6 +47,7 @@ from mlm_book.report import Markdown, table
 from mlm_book.scoring import kl_divergence, masked_lm_loss_and_grad, risk_decomposition
 from mlm_book.validation import (
     check_choice,
+    check_finite_numbers,
     check_instance,
     check_positive_int,
     check_probability,
@@ -518,6 +519,19 @@ class FishCorruption:
     smallest_rate_for_outcome : float
         The smallest rate on a grid of step 0.01 at which BERT's count for this sentence (one
         segment) is the outcome's number of selected words.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If a field has the wrong type, a count or size is not a positive integer, ``rho`` is
+        not in (0, 1), or a law or probability is not finite.
+
+    Examples
+    --------
+    >>> f = fish_corruption()
+    >>> g = FishCorruption(**{**vars(f), "two_masks": 0.01})     # a record rebuilt with other numbers is checked
+    >>> g.count_one_segment, g.two_masks
+    (2, 0.01)
     """
 
     tokens: tuple[str, ...]
@@ -531,6 +545,18 @@ class FishCorruption:
     two_masks: float
     kinds: dict
     smallest_rate_for_outcome: float
+
+    def __post_init__(self):
+        # a public record (a reader may rebuild it with other numbers): refuse what would print a wrong sentence
+        check_sequence(self.tokens, "tokens", of=str)
+        check_instance(self.outcome, "outcome", dict)
+        for name in ("vocab_size", "count_one_segment", "count_pair"):
+            check_positive_int(getattr(self, name), name)
+        check_probability(self.rho, "rho")
+        for name in ("law", "outcome_probability", "kinds"):
+            check_finite_numbers(check_instance(getattr(self, name), name, dict), name)
+        check_probability(self.two_masks, "two_masks")
+        check_probability(self.smallest_rate_for_outcome, "smallest_rate_for_outcome")
 
 
 def fish_corruption(vocab_size: int = BERT_WORDPIECE_VOCAB, rho: float = 0.15) -> FishCorruption:

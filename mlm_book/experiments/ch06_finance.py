@@ -262,6 +262,8 @@ class Chapter6Results:
     Traceback (most recent call last):
     ...
     ValueError: centre must be a window position in [0, 32), got 40
+    >>> Chapter6Results(**{**vars(r), "centre": 15}).centre
+    15
     """
 
     config: Chapter6Config

@@ -100,7 +100,10 @@ BOOTSTRAP_RESAMPLES = 1000
 
 def bootstrap(key_a: str, key_b: str, n_resamples: int = BOOTSTRAP_RESAMPLES) -> tagging.BootstrapResult:
     """Paired bootstrap of tagger A against B on the book seed's runs."""
-    check_tagger(key_a), check_tagger(key_b)
+    check_choice(key_a, "key_a", TAGGERS), check_choice(key_b, "key_b", TAGGERS)  # each error names its own key
+    # checked before the taggers' mentions are read (seconds), as paired_bootstrap will check it
+    if check_positive_int(n_resamples, "n_resamples") > tagging.MAX_RESAMPLES:
+        raise ValueError(f"n_resamples must be at most {tagging.MAX_RESAMPLES}, got {n_resamples}")
     gold = list(test_data().spans)
     return tagging.paired_bootstrap(gold, predicted_spans(key_a)[0], predicted_spans(key_b)[0],
                                     np.random.default_rng(TEST_SEED), n_resamples)
@@ -109,6 +112,7 @@ def bootstrap(key_a: str, key_b: str, n_resamples: int = BOOTSTRAP_RESAMPLES) ->
 def partial_spans(key: str, kind: str = "PERSON") -> list[tuple[int, tuple, tuple]]:
     """Test sentences where the book seed's tagger found only part of a gold ``kind`` mention: (sentence, gold, predicted)."""
     check_tagger(key)
+    kind = _check_kind(kind)
     out = []
     for k, (gold, found) in enumerate(zip(test_data().spans, predicted_spans(key)[0])):
         for span in gold:
@@ -434,7 +438,7 @@ def split_table(words):
     """How the word vocabulary and the matched BPE read each of ``words``."""
     from mlm_book.artefacts import filings
     from mlm_book.report import table
-    words = [str(w) for w in words]
+    words = check_sequence(words, "words", of=str)
     vocabulary, bpe = filings.filings().vocabulary, matched_bpe()
     rows = [[word, vocabulary.words[vocabulary.encode([word])[0]],
              " · ".join(piece.replace("</w>", "") for piece in bpe.encode_word(word))] for word in words]
@@ -576,8 +580,8 @@ def figure_sentence(sentence: int, keys: tuple[str, ...]):
     sentence = check_positive_int(sentence, "sentence", minimum=0)
     if sentence >= data.text.count:
         raise ValueError(f"sentence must be below {data.text.count}, got {sentence}")
-    for key in keys:
-        check_tagger(key)
+    # a tuple of tagger keys: a single key (a str) or anything else is refused by name
+    keys = [check_choice(key, "keys", TAGGERS) for key in check_sequence(keys, "keys", of=str)]
     words = data.words[sentence]
     rows = [("gold", data.tags[sentence, :len(words)])] + [
         (TAGGERS[key], predictions(key)[0][sentence, :len(words)]) for key in keys]

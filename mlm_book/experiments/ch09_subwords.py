@@ -126,8 +126,9 @@ def decoder_gap(name: str) -> tuple[float, int]:
     if not isinstance(name, str):
         raise TypeError(f"name must be a str, got {type(name).__name__}")
     parts = name.split("/")
-    if len(parts) != 3:
-        raise ValueError(f"name must look like 'frozen/2/viterbi' (a tagger key without its decoder), got {name!r}")
+    # both of its decoders' keys must be taggers, else the error would name `key`, not this argument
+    if len(parts) != 3 or any(f"{parts[0]}/{parts[1]}/{d}/{parts[2]}" not in TAGGERS for d in ("first", "mean")):
+        raise ValueError(f"name must look like 'frozen/2/viterbi' (a tagger key without its decoder), got {name[:60]!r}")
     first = np.array([s.micro_f1 for s in _scores(f"{parts[0]}/{parts[1]}/first/{parts[2]}")])
     mean = np.array([s.micro_f1 for s in _scores(f"{parts[0]}/{parts[1]}/mean/{parts[2]}")])
     return float(np.mean(mean - first)), int(np.sum(mean > first))

@@ -37,6 +37,7 @@ from mlm_book.translation import (
     exact_losses,
     target_conditionals,
 )
+from mlm_book.validation import as_float_array, check_finite_numbers, check_instance, check_positive_int, check_real
 
 __all__ = [
     "CLAIMS",
@@ -88,6 +89,20 @@ class EncoderDecoderStudy:
     model_position: np.ndarray
     losses: np.ndarray
     pairs: int
+
+    def __post_init__(self):
+        # the record is public (a reader may rebuild it with other numbers): refuse what would draw a wrong table
+        check_instance(self.seeds, "seeds", tuple)
+        for seed in self.seeds:
+            check_positive_int(seed, "seeds", minimum=0)
+        check_instance(self.exact, "exact", ExactLosses)
+        check_finite_numbers(check_instance(self.exact_position, "exact_position", dict), "exact_position")
+        check_real(self.floor, "floor", low=0.0)
+        for name in ("model_loss", "excess", "excess_se", "model_position", "losses"):
+            array = as_float_array(getattr(self, name), name)
+            if array.ndim == 0 or len(array) != len(self.seeds):
+                raise ValueError(f"{name} must hold one row per seed ({len(self.seeds)}), got shape {array.shape}")
+        check_positive_int(self.pairs, "pairs")
 
     @property
     def gap(self) -> float:

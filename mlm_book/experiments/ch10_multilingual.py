@@ -28,7 +28,7 @@ import numpy as np
 from mlm_book.artefacts import multilingual as art
 from mlm_book.ledger import Claim, over_seeds, verify
 from mlm_book.report import Markdown, seed_band, table
-from mlm_book.validation import check_real
+from mlm_book.validation import as_float_array, check_finite_numbers, check_instance, check_real
 
 __all__ = ["ALPHAS", "DATA_SHARES", "SEEDS", "SHOWN_ALPHAS", "CURSE_LANGUAGES", "CURSE_WIDTH",
            "SENSE_TOLERANCE", "BLEED_SHIFT", "MultilingualStudy", "results", "sweep_table", "sense_table",
@@ -89,6 +89,14 @@ class MultilingualStudy:
     bleed_rule: np.ndarray
     bleed_plain: np.ndarray
     losses: dict
+
+    def __post_init__(self):
+        # the record is public (a reader may rebuild it with other numbers): refuse what would draw a wrong table
+        for name in ("sweep_excess", "sweep_sense", "sweep_ceiling", "alone_excess", "alone_batch", "curse_excess",
+                     "losses"):
+            check_finite_numbers(check_instance(getattr(self, name), name, dict), name)
+        for name in ("bleed_rule", "bleed_plain"):
+            as_float_array(getattr(self, name), name, ndim=2)
 
 
 @functools.cache

@@ -953,6 +953,14 @@ class Incompatibility:
     fit_delta : float
         Median $|\delta|$ of the optimum over every four-cycle of the fit's sentences with
         the other positions (if any) at token 0.
+
+    Examples
+    --------
+    >>> small = IncompatibilityConfig(four_cycle=FourCycleConfig(count=10, rho_grid=(0.01, 0.02, 0.15)),
+    ...                               randoms=(0.0, 0.1), keeps=(0.1,), distances=(1, 4), fit_iterations=50)
+    >>> r = results(small)
+    >>> Incompatibility(**{**vars(r), "fit_delta": 0.0}).fit_delta     # a record rebuilt with other numbers
+    0.0
     """
 
     config: IncompatibilityConfig

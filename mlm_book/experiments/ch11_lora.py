@@ -25,7 +25,7 @@ from mlm_book.ledger import Claim, over_seeds, verify
 from mlm_book.nn import encoder as enc
 from mlm_book.nn import lora
 from mlm_book.report import Markdown, seed_band, table
-from mlm_book.validation import check_choice, check_instance, check_positive_int
+from mlm_book.validation import check_choice, check_finite_numbers, check_instance, check_positive_int, check_real
 
 __all__ = [
     "CLAIMS",
@@ -73,6 +73,18 @@ class Design:
         The task's training-filing sentences (the pool the draws come from) and held-out sentences.
     seeds : int
         Encoder seeds.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If a size, count or rank is not a positive integer, ``alpha`` is negative, or a rate or
+        count is not finite.
+
+    Examples
+    --------
+    >>> d = design()
+    >>> Design(**{**vars(d), "ranks": (1, 4)}).ranks       # a design of other ranks, checked as it is built
+    (1, 4)
     """
 
     k: int
@@ -86,6 +98,16 @@ class Design:
     n_train: int
     n_test: int
     seeds: int
+
+    def __post_init__(self):
+        # the record is public (a reader may rebuild it): refuse what would print a wrong design table
+        for name in ("k", "draws", "steps", "batch_size", "n_train", "n_test", "seeds"):
+            check_positive_int(getattr(self, name), name)
+        for rank in check_instance(self.ranks, "ranks", tuple):
+            check_positive_int(rank, "ranks")
+        check_real(self.alpha, "alpha", low=0.0)
+        for name in ("rates", "counts"):
+            check_finite_numbers(check_instance(getattr(self, name), name, dict), name)
 
 
 def design() -> Design:
@@ -133,6 +155,18 @@ class LoraStudy:
     k: int
     n_test: int
     steps: int
+
+    def __post_init__(self):
+        # the record is public (a reader may rebuild it with other numbers): refuse what would draw a wrong table
+        check_instance(self.seeds, "seeds", tuple)
+        for seed in self.seeds:
+            check_positive_int(seed, "seeds", minimum=0)
+        for method in check_instance(self.methods, "methods", tuple):
+            check_instance(method, "methods", str)
+        for name in ("counts", "accuracy", "final_loss"):
+            check_finite_numbers(check_instance(getattr(self, name), name, dict), name)
+        for name in ("k", "n_test", "steps"):
+            check_positive_int(getattr(self, name), name)
 
     def values(self, method: str) -> list[float]:
         """Each seed's accuracy for ``method``, the mean over its draws.

@@ -68,7 +68,8 @@ from mlm_book.ledger import Claim, over_seeds, verify
 from mlm_book.nn import encoder as enc
 from mlm_book.nn import runtime
 from mlm_book.report import Markdown, seed_band, table
-from mlm_book.validation import as_float_array, check_choice, check_instance, check_positive_int, check_sequence
+from mlm_book.validation import (as_float_array, as_int_array, check_choice, check_finite_numbers, check_instance,
+                                 check_positive_int, check_sequence)
 
 __all__ = ["K1", "B", "KS", "POOLINGS", "LAYERS", "RULE_LAYER", "bm25_scores", "retrieval_metrics", "chance_metrics",
            "RetrievalGold", "retrieval_gold", "query_ids", "bm25_matrix", "RetrievalStudy", "results", "retrieve",
@@ -315,6 +316,19 @@ class RetrievalGold:
         The held-out filings of the query's company that report news on its aspect.
     filing_ids : tuple of numpy.ndarray, length F
         Each filing's vocabulary ids, ``[SEP]`` left out (what BM25 reads).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an id array is not 1-D integers, ``relevant`` is not a (queries, filings) bool array,
+        or ``texts`` and ``filing_ids`` do not hold one entry per query and per filing.
+
+    Examples
+    --------
+    >>> gold = retrieval_gold()
+    >>> first = RetrievalGold(**{**vars(gold), "relevant": gold.relevant[:, ::-1].copy()})   # filings relabelled
+    >>> first.relevant.shape == gold.relevant.shape
+    True
     """
 
     documents: np.ndarray
@@ -323,6 +337,26 @@ class RetrievalGold:
     texts: tuple
     relevant: np.ndarray
     filing_ids: tuple
+
+    def __post_init__(self):
+        # the record is public (a reader may rebuild it): refuse what would score against a wrong gold
+        for name in ("documents", "company", "aspect"):
+            as_int_array(getattr(self, name), name, ndim=1)
+        try:
+            relevant = np.asarray(self.relevant)
+        except ValueError:  # ragged rows
+            raise TypeError(f"relevant must be a 2-D bool array, got ragged {type(self.relevant).__name__}") from None
+        if relevant.dtype != bool or relevant.ndim != 2:
+            raise TypeError(f"relevant must be a 2-D bool array, got {relevant.dtype} of shape {relevant.shape}")
+        if relevant.shape != (len(self.company), len(self.documents)):
+            raise ValueError(f"relevant must have shape (len(company), len(documents)) = "
+                             f"{(len(self.company), len(self.documents))}, got {relevant.shape}")
+        for text in check_instance(self.texts, "texts", tuple):
+            check_sequence(text, "texts", of=str)
+        if len(self.texts) != len(self.company) or len(self.aspect) != len(self.company):
+            raise ValueError(f"texts and aspect must hold one entry per query (per company entry, {len(self.company)})")
+        if len(check_instance(self.filing_ids, "filing_ids", tuple)) != len(self.documents):
+            raise ValueError(f"filing_ids must hold one id array per filing ({len(self.documents)})")
 
     @property
     def query_ids(self) -> tuple:
@@ -555,6 +589,15 @@ class RetrievalStudy:
     bm25: dict
     chance: dict
     gold: RetrievalGold
+
+    def __post_init__(self):
+        # the record is public (a reader may rebuild it with other numbers): refuse what would draw a wrong table
+        check_instance(self.seeds, "seeds", tuple)
+        for seed in self.seeds:
+            check_positive_int(seed, "seeds", minimum=0)
+        for name in ("dense", "bm25", "chance"):
+            check_finite_numbers(check_instance(getattr(self, name), name, dict), name)
+        check_instance(self.gold, "gold", RetrievalGold)
 
     def values(self, pooling: str, layer: int, measure: str = "mrr") -> list:
         """One dense measure per seed.

@@ -91,6 +91,7 @@ from mlm_book.validation import (
     as_float_array,
     as_int_array,
     check_choice,
+    check_finite_numbers,
     check_instance,
     check_positive_int,
 )
@@ -219,6 +220,12 @@ class FilingGold:
     ------
     TypeError, ValueError
         If an array is of the wrong kind or shape.
+
+    Examples
+    --------
+    >>> gold = filing_gold()
+    >>> FilingGold(**{**vars(gold), "training_filings": 100}).training_filings     # a record rebuilt is checked
+    100
     """
 
     documents: np.ndarray
@@ -394,7 +401,15 @@ class Scores:
     Raises
     ------
     TypeError, ValueError
-        If ``label`` is not a str or an array is not 1-D.
+        If ``label`` is not a str, an array is not 1-D real numbers, holds an infinity, or the
+        per-filing arrays differ in length (NaN is allowed: an undefined measure).
+
+    Examples
+    --------
+    >>> tf = baseline_weights("tf")
+    >>> scores = Scores(**vars(_score_weights(tf, "tf")))
+    >>> scores.own_auc.shape, round(scores.mean_own_auc, 3) > 0.5
+    ((60,), True)
     """
 
     label: str
@@ -409,12 +424,26 @@ class Scores:
 
     def __post_init__(self):
         check_instance(self.label, "label", str)
-        for name in ("own_auc", "aspect_auc", "plural_rank", "absent_terms", "other_company_share",
-                     "frequency_spearman", "nonzero", "retrieval_auc"):
-            value = np.asarray(getattr(self, name), dtype=np.float64)
+        per_filing = ("own_auc", "aspect_auc", "plural_rank", "absent_terms", "other_company_share",
+                      "frequency_spearman", "nonzero")
+        for name in (*per_filing, "retrieval_auc"):
+            raw = getattr(self, name)
+            try:
+                value = np.asarray(raw)
+                if value.dtype.kind not in "biuf":  # complex, strings, objects (None, ragged rows)
+                    raise TypeError
+                value = value.astype(np.float64)
+            except (TypeError, ValueError):
+                raise TypeError(f"{name} must be a 1-D array of real numbers, got {type(raw).__name__}") from None
             if value.ndim != 1:
                 raise ValueError(f"{name} must be 1-D, got shape {value.shape}")
+            # NaN marks a measure undefined on a filing; an infinity is never a measure
+            if np.isinf(value).any():
+                raise ValueError(f"{name} must hold finite numbers or NaN (undefined), got an infinity")
             object.__setattr__(self, name, value)
+        if len({getattr(self, name).size for name in per_filing}) != 1:
+            raise ValueError(f"the per-filing arrays ({', '.join(per_filing)}) must have one length, got "
+                             f"{[getattr(self, name).size for name in per_filing]}")
 
     @property
     def mean_own_auc(self) -> float:
@@ -669,7 +698,10 @@ class SparseStudy:
 
     def __post_init__(self):
         check_instance(self.gold, "gold", FilingGold)
-        check_instance(self.seeds, "seeds", tuple)
+        for seed in check_instance(self.seeds, "seeds", tuple):
+            check_positive_int(seed, "seeds", minimum=0)
+        for name in ("scores", "baselines", "positive"):  # before they are read: a str would fail on .get
+            check_instance(getattr(self, name), name, dict)
         for reading in READINGS:
             for pooling in POOLINGS:
                 found = self.scores.get((reading, pooling), ())
@@ -681,6 +713,8 @@ class SparseStudy:
             raise ValueError(f"baselines must hold {BASELINES}")
         if len(check_instance(self.bias_spearman, "bias_spearman", tuple)) != len(self.seeds):
             raise ValueError("bias_spearman must hold one correlation per seed")
+        check_finite_numbers(self.positive, "positive")
+        check_finite_numbers(self.bias_spearman, "bias_spearman")
 
     def values(self, reading: str, measure: str, pooling: str = "splade") -> list[float]:
         """One value of ``measure`` (a `Scores` summary property) per seed.

@@ -45,6 +45,17 @@ class FilingBaselines:
         Per-word majority of the news polarity over the polarity probe's words.
     orientation : Orientation
         Document-pooled semantic orientation of the lexicon words.
+
+    Raises
+    ------
+    TypeError
+        If a field is not of its type.
+
+    Examples
+    --------
+    >>> b = baselines()
+    >>> round(FilingBaselines(**{**vars(b), "kestrel_cap": b.alias_cap}).kestrel_cap.accuracy, 3)
+    0.85
     """
 
     setup: filings.FilingsSetup
