@@ -38,6 +38,11 @@ def _reading(module: str, build):
     return lambda: build(_module(module))
 
 
+def _first_setup(module: str):
+    """``{"setup": <the kind's first book setup>}`` (``module.book_setups()[0]``), read when the tier runs."""
+    return lambda: {"setup": importlib.import_module(f"mlm_book.artefacts.{module}").book_setups()[0]}
+
+
 _CH7 = "mlm_book.experiments.ch07_encoder."
 _CH8I = "mlm_book.experiments.ch08_inference."
 _CH8 = "mlm_book.experiments.ch08_pairs."
@@ -155,6 +160,22 @@ REGISTERED: dict[str, dict | object] = {
     _SPANS + "predicted_spans": {"key": _TOP},
     _SPANS + "predictions": {"key": _TOP},
     _SPANS + "scores": {"key": _TOP},
+    # the artefact modules' own readers: each returns a stored run (trained when missing, which the tier's
+    # MLM_BOOK_BUILD_NOTHING forbids); the registered call is the book's first run of the kind
+    **{f"mlm_book.artefacts.{name}": {} for name in (
+        "filing_controls.filing_controls", "filing_encoder.all_seed_results", "filing_encoder.seed_results",
+        "hmm_encoder_checkpoints.checkpointed_run", "next_token_measurements.measured", "pair_encoder.measurements",
+        "pair_encoder.pretrain", "probe_caveats.causal_test", "probe_caveats.control_tasks",
+        "probe_caveats.stride_leak", "sense_controls.split_occurrences", "skipgram.seed_runs")},
+    **{f"mlm_book.artefacts.{name}": _first_setup(name.split(".")[0]) for name in (
+        "filing_polarity.measured", "lora_runs.lora_runs", "next_token.trained", "prompting.prompting_run",
+        "sense_controls.controls", "sparse_weights.weights", "variant_measurements.measured")},
+    "mlm_book.artefacts.next_token.trained_reader": {"causal": True},
+    **{f"mlm_book.artefacts.pair_encoder.{name}": {"seed": 20240601} for name in (
+        "chapter6_transfer", "filing_pair_encoder", "scratch")},
+    "mlm_book.artefacts.subword_encoder.trained_encoder": {"seed": 20240601},
+    # the lab's payload: no arguments, so only its valid call is checked (it must read the store whole)
+    "mlm_book.lab.viz_payload": {},
 }
 """Key (``module.name``) -> the registered valid call: keyword arguments, or a function returning them."""
 
