@@ -396,11 +396,13 @@ def tiny_setup() -> HMMEncoderSetup:
 
 
 # ----------------------------------------------------------------------------- the declaration (not keyed)
-#: Seconds per (step x sentence x token) of one encoder training on one core, measured on the
-#: cold build of 2026-12-02 (the book's recipe: 3000 steps of 160 x 24 in about 22 s; worker times scaled to that build's
-#: 1782 core-seconds in all); it scales
-#: with d and depth, which the book does not vary among these runs.
-_SECONDS_PER_SLOT = 1.9e-6
+#: Seconds per (step x sentence x token) of one run of this kind on one core, with its evaluation, as a build
+#: runs it (two workers on the two cores). Measured 2026-12-04: the book's recipe (3000 steps of 160 x 24) took
+#: 63 s of wall time beside a next-token run, and the fixed-count variant 61 s alone. The earlier 1.9e-6 (22 s a
+#: run) was scaled from a whole build's total, not measured, and put this kind and its variants at a third of
+#: what they cost (41 worker-minutes for the 32 variants in the cold build of that day, against 13.6 declared).
+#: It scales with d and depth, which the book does not vary among these runs.
+_SECONDS_PER_SLOT = 5.5e-6
 
 
 def _cost(setup: HMMEncoderSetup) -> float:

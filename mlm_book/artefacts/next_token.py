@@ -198,9 +198,11 @@ def _build(setup: ReaderSetup) -> None:
 
 
 # ----------------------------------------------------------------------------- the declaration (not keyed)
-#: Seconds per (step x sentence x token) on one core, measured on the cold build of
-#: 2026-12-02: every position is a target, about 1.5 times a masked-LM step.
-_SECONDS_PER_SLOT = 2.4e-6
+#: Seconds per (step x sentence x token) of one run on one core, as a build runs it (two workers on the two
+#: cores): every position is a target. Measured 2026-12-04: the causal reader's 1000 steps of 160 x 24 took 35 s
+#: beside an HMM-encoder run (the earlier 2.4e-6, 9 s, was scaled from a whole build's total; that day's cold
+#: build gave the ten readers 7 worker-minutes against 1.5 declared).
+_SECONDS_PER_SLOT = 9.0e-6
 
 
 def _cost(setup: ReaderSetup) -> float:
