@@ -20,6 +20,7 @@ __all__ = [
     "check_distribution",
     "check_tokens",
     "check_positive_int",
+    "check_seeds",
     "check_generator",
     "check_table_size",
     "check_positive_float",
@@ -202,6 +203,32 @@ def check_positive_int(value, name: str, *, minimum: int = 1, maximum: int | Non
     if value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
     return int(value)
+
+
+def check_seeds(value, name: str = "seeds") -> tuple[int, ...]:
+    """Return ``value`` if it is a non-empty tuple of training seeds (non-negative integers).
+
+    A result record's seeds are a tuple, not a list, so the record stays hashable and its order is the
+    order of its per-seed rows.
+
+    Examples
+    --------
+    >>> check_seeds((20240601, 1, 2))
+    (20240601, 1, 2)
+    >>> check_seeds([1, 2])
+    Traceback (most recent call last):
+    ...
+    TypeError: seeds must be a non-empty tuple of integers, got [1, 2]
+    >>> check_seeds((1, -2))
+    Traceback (most recent call last):
+    ...
+    ValueError: seeds must be an integer >= 0, got -2
+    """
+    if not isinstance(value, tuple) or not value:
+        raise TypeError(f"{name} must be a non-empty tuple of integers, got {value!r:.60}")
+    for seed in value:
+        check_positive_int(seed, name, minimum=0)
+    return value
 
 
 def check_generator(value, name: str = "rng") -> np.random.Generator:

@@ -40,7 +40,7 @@ def _reading(module: str, build):
 
 def _first_setup(module: str):
     """``{"setup": <the kind's first book setup>}`` (``module.book_setups()[0]``), read when the tier runs."""
-    return lambda: {"setup": importlib.import_module(f"mlm_book.artefacts.{module}").book_setups()[0]}
+    return _reading(f"artefacts.{module}", lambda found: {"setup": found.book_setups()[0]})
 
 
 _CH7 = "mlm_book.experiments.ch07_encoder."

@@ -49,7 +49,8 @@ from mlm_book.directions import left_to_right
 from mlm_book.hmm import HiddenMarkovLanguage, check_hmm, default_hmm, forward_backward
 from mlm_book.ledger import Claim, over_seeds, verify
 from mlm_book.report import Markdown, seed_band, table
-from mlm_book.validation import as_int_array, check_finite_numbers, check_instance, check_positive_int, check_tokens
+from mlm_book.validation import (as_int_array, check_finite_numbers, check_instance, check_positive_int, check_seeds,
+                                 check_tokens)
 
 __all__ = ["TOLERANCE", "GAP_SHARE", "TAGGERS", "own_tokens", "max_posteriors", "ceilings", "guess_mass", "StatesStudy",
            "results", "summary_table", "rules_table", "figure_positions", "first_position_ceiling",
@@ -275,9 +276,7 @@ class StatesStudy:
 
     def __post_init__(self):
         # the record is public (a reader may rebuild it with other numbers): refuse what would draw a wrong table
-        check_instance(self.seeds, "seeds", tuple)
-        for seed in self.seeds:
-            check_positive_int(seed, "seeds", minimum=0)
+        check_seeds(self.seeds)
         for name in ("ceilings", "scores", "losses"):
             check_finite_numbers(check_instance(getattr(self, name), name, dict), name)
         for name in ("sentences", "occurrences"):

@@ -37,7 +37,8 @@ from mlm_book.translation import (
     exact_losses,
     target_conditionals,
 )
-from mlm_book.validation import as_float_array, check_finite_numbers, check_instance, check_positive_int, check_real
+from mlm_book.validation import (as_float_array, check_finite_numbers, check_instance, check_positive_int, check_real,
+                                 check_seeds)
 
 __all__ = [
     "CLAIMS",
@@ -92,9 +93,7 @@ class EncoderDecoderStudy:
 
     def __post_init__(self):
         # the record is public (a reader may rebuild it with other numbers): refuse what would draw a wrong table
-        check_instance(self.seeds, "seeds", tuple)
-        for seed in self.seeds:
-            check_positive_int(seed, "seeds", minimum=0)
+        check_seeds(self.seeds)
         check_instance(self.exact, "exact", ExactLosses)
         check_finite_numbers(check_instance(self.exact_position, "exact_position", dict), "exact_position")
         check_real(self.floor, "floor", low=0.0)

@@ -35,6 +35,7 @@ from mlm_book.validation import (
     check_positive_int,
     check_probability,
     check_real,
+    check_seeds,
 )
 
 __all__ = ["ABOVE_CEILING", "NAMES", "RTDStudy", "results", "rules_table", "plateau", "budget_table", "figure_probes",
@@ -131,10 +132,7 @@ class RTDStudy:
     flops: dict
 
     def __post_init__(self):
-        if not isinstance(self.seeds, tuple) or not self.seeds:
-            raise TypeError(f"seeds must be a non-empty tuple of integers, got {self.seeds!r:.60}")
-        for seed in self.seeds:
-            check_positive_int(seed, "seeds", minimum=0)
+        check_seeds(self.seeds)
         for name in ("probes", "recovered"):
             values = getattr(self, name)
             check_instance(values, name, dict)

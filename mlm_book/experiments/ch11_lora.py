@@ -25,7 +25,8 @@ from mlm_book.ledger import Claim, over_seeds, verify
 from mlm_book.nn import encoder as enc
 from mlm_book.nn import lora
 from mlm_book.report import Markdown, seed_band, table
-from mlm_book.validation import check_choice, check_finite_numbers, check_instance, check_positive_int, check_real
+from mlm_book.validation import (check_choice, check_finite_numbers, check_instance, check_positive_int, check_real,
+                                 check_seeds)
 
 __all__ = [
     "CLAIMS",
@@ -158,9 +159,7 @@ class LoraStudy:
 
     def __post_init__(self):
         # the record is public (a reader may rebuild it with other numbers): refuse what would draw a wrong table
-        check_instance(self.seeds, "seeds", tuple)
-        for seed in self.seeds:
-            check_positive_int(seed, "seeds", minimum=0)
+        check_seeds(self.seeds)
         for method in check_instance(self.methods, "methods", tuple):
             check_instance(method, "methods", str)
         for name in ("counts", "accuracy", "final_loss"):

@@ -69,7 +69,7 @@ from mlm_book.nn import encoder as enc
 from mlm_book.nn import runtime
 from mlm_book.report import Markdown, seed_band, table
 from mlm_book.validation import (as_float_array, as_int_array, check_choice, check_finite_numbers, check_instance,
-                                 check_positive_int, check_sequence)
+                                 check_positive_int, check_seeds, check_sequence)
 
 __all__ = ["K1", "B", "KS", "POOLINGS", "LAYERS", "RULE_LAYER", "bm25_scores", "retrieval_metrics", "chance_metrics",
            "RetrievalGold", "retrieval_gold", "query_ids", "bm25_matrix", "RetrievalStudy", "results", "retrieve",
@@ -592,9 +592,7 @@ class RetrievalStudy:
 
     def __post_init__(self):
         # the record is public (a reader may rebuild it with other numbers): refuse what would draw a wrong table
-        check_instance(self.seeds, "seeds", tuple)
-        for seed in self.seeds:
-            check_positive_int(seed, "seeds", minimum=0)
+        check_seeds(self.seeds)
         for name in ("dense", "bm25", "chance"):
             check_finite_numbers(check_instance(getattr(self, name), name, dict), name)
         check_instance(self.gold, "gold", RetrievalGold)

@@ -94,6 +94,7 @@ from mlm_book.validation import (
     check_finite_numbers,
     check_instance,
     check_positive_int,
+    check_seeds,
 )
 
 __all__ = ["GENERIC_SHARE", "TOP_K", "SALIENCE_THRESHOLD", "ASPECT_THRESHOLD", "EXPANSION_SHARE", "RETRIEVAL_RULE",
@@ -698,8 +699,7 @@ class SparseStudy:
 
     def __post_init__(self):
         check_instance(self.gold, "gold", FilingGold)
-        for seed in check_instance(self.seeds, "seeds", tuple):
-            check_positive_int(seed, "seeds", minimum=0)
+        check_seeds(self.seeds)
         for name in ("scores", "baselines", "positive"):  # before they are read: a str would fail on .get
             check_instance(getattr(self, name), name, dict)
         for reading in READINGS:

@@ -28,7 +28,7 @@ from mlm_book.hmm import bayes_sense_accuracy, default_hmm
 from mlm_book.hmm_splits import SPLITS, SplitConfig, hmm_split
 from mlm_book.pmi import static_cap
 from mlm_book.readings.hmm_encoder import split_vectors
-from mlm_book.validation import check_instance, check_positive_int, check_probability, check_real
+from mlm_book.validation import check_instance, check_positive_int, check_probability, check_real, check_seeds
 
 __all__ = ["ProbeRow", "ProbeTable", "probe_table", "SeedProbes", "seed_probes", "seed_controls", "ABOVE_BAYES"]
 
@@ -211,10 +211,7 @@ class SeedProbes:
     bayes: float
 
     def __post_init__(self):
-        if not isinstance(self.seeds, tuple) or not self.seeds:
-            raise TypeError(f"seeds must be a non-empty tuple of integers, got {self.seeds!r:.60}")
-        for seed in self.seeds:
-            check_positive_int(seed, "seeds", minimum=0)
+        check_seeds(self.seeds)
         if not isinstance(self.probes, tuple) or len(self.probes) != len(self.seeds):
             raise TypeError(f"probes must be a tuple with one tuple of accuracies per seed ({len(self.seeds)})")
         widths = set()
