@@ -386,11 +386,6 @@ OPEN: dict[str, str] = {
     # an id in ids beyond the vectors' rows is blamed on vectors, not on ids
     "mlm_book.finance.word_vectors.typing_probe":
         "keyed module: fixing it changes the keys of skipgram-seeds; issue 36",
-    # labels is not checked: anything but an array fails on its .size, a short one is blamed on n_samples
-    "mlm_book.artefacts.filing_encoder.kfold":
-        "keyed module: fixing it changes the keys of filing-controls, filing-encoder, filing-polarity, "
-        "filing-prompting, pair-transfer, span-taggers, sparse-weights, stride-leak, subword-encoder, "
-        "subword-taggers; issue 36",
     # schedule is looked up unchecked (KeyError), an unhashable source or schedule gives an anonymous TypeError
     "mlm_book.artefacts.inference.book_run": "keyed module: fixing it changes the keys of inference; issue 36",
     # an unhashable source gives an anonymous TypeError (a dict lookup before the check)
@@ -412,22 +407,6 @@ OPEN: dict[str, str] = {
     # log_probs and lengths are not checked (AttributeError on .shape)
     "mlm_book.artefacts.span_taggers.viterbi_all":
         "keyed module: fixing it changes the keys of span-taggers, subword-encoder, subword-taggers; issue 36",
-    # the measurements' unchecked reading: result, select and batch are used as given (AttributeError, numpy's
-    # messages, range() on a zero step)
-    "mlm_book.artefacts.filing_encoder.centre_proba":
-        "keyed module: fixing it changes the keys of filing-controls, filing-encoder, filing-lora, filing-polarity, "
-        "filing-prompting, pair-transfer, span-taggers, sparse-weights, stride-leak, subword-encoder, "
-        "subword-taggers; issue 36",
-    # setup is not checked to be a FilingEncoderSetup (AttributeError on .test_share)
-    "mlm_book.artefacts.filing_encoder.source_key":
-        "keyed module: fixing it changes the keys of filing-controls, filing-encoder, filing-lora, filing-polarity, "
-        "filing-prompting, pair-transfer, span-taggers, sparse-weights, stride-leak, subword-encoder, "
-        "subword-taggers; issue 36",
-    # setup is not checked before the memoised split (AttributeError; an unhashable one an anonymous TypeError)
-    "mlm_book.artefacts.filing_encoder.training_source":
-        "keyed module: fixing it changes the keys of filing-controls, filing-encoder, filing-lora, filing-polarity, "
-        "filing-prompting, pair-transfer, span-taggers, sparse-weights, stride-leak, subword-encoder, "
-        "subword-taggers; issue 36",
     # a record with no checks: any value is kept, a NaN or an infinity silently
     "mlm_book.artefacts.filings.Filings":
         "keyed module: fixing it changes the keys of filing-controls, filing-encoder, filing-lora, filing-polarity, "

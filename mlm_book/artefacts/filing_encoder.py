@@ -340,7 +340,13 @@ def training_source(setup: FilingEncoderSetup):
     >>> centre = windows[:, centre_position(32)]          # a word of the vocabulary, never [PAD]
     >>> windows.shape, bool((centre < filing_world().vocabulary.size).all())
     ((4, 32), True)
+
+    Raises
+    ------
+    TypeError
+        If ``setup`` is not a [`FilingEncoderSetup`][mlm_book.artefacts.filing_encoder.FilingEncoderSetup].
     """
+    check_instance(setup, "setup", FilingEncoderSetup)     # before the memoised split reads it
     world = filing_world()
     ids, document = world.ids, world.corpus.document
     train_tokens = split(setup).train_tokens
@@ -361,7 +367,13 @@ def source_key(setup: FilingEncoderSetup) -> dict:
     >>> key = source_key(SETUP)
     >>> sorted(key), key["test_share"]      # the filings' own key, then how windows are drawn from which split
     (['corpus', 'corpus_seed', 'fingerprint', 'min_count', 'split_seed', 'test_share', 'windows'], 0.2)
+
+    Raises
+    ------
+    TypeError
+        If ``setup`` is not a [`FilingEncoderSetup`][mlm_book.artefacts.filing_encoder.FilingEncoderSetup].
     """
+    check_instance(setup, "setup", FilingEncoderSetup)
     return {**filings.source_key(), "windows": "centred on a uniform training token", "test_share": setup.test_share,
             "split_seed": setup.split_seed}
 
@@ -515,6 +527,16 @@ def centre_states(result: TrainResult, select, *, mask_centre: bool = False, mas
     >>> centre_states(untrained, [0, 1, 2]).shape        # (tokens, layers 0-2, d)
     (3, 3, 8)
     """
+    config, select, mask_centre, batch = _check_reading(result, select, mask_centre, batch)
+    if mask_at is not None:
+        mask_at = check_positive_int(mask_at, "mask_at", minimum=0)
+        if mask_at >= config.length:
+            raise ValueError(f"mask_at must be a window position in [0, {config.length}), got {mask_at}")
+    return _read_centre_states(result, select, mask_centre=mask_centre, mask_at=mask_at, batch=batch)
+
+
+def _check_reading(result, select, mask_centre, batch):
+    """The checked arguments of a reading of ``result`` at the tokens ``select``: ``(config, select, mask_centre, batch)``."""
     # read by its attributes (tests stand a random encoder in for the trained one)
     config = getattr(result, "encoder", None)
     if not isinstance(config, enc.EncoderConfig) or not hasattr(result, "params"):
@@ -529,17 +551,27 @@ def centre_states(result: TrainResult, select, *, mask_centre: bool = False, mas
     if select.min() < 0 or select.max() >= world.ids.size:
         raise ValueError(f"select must hold stream indices in [0, {world.ids.size}), got values from "
                          f"{select.min()} to {select.max()}")
-    mask_centre = check_bool(mask_centre, "mask_centre")
-    if mask_at is not None:
-        mask_at = check_positive_int(mask_at, "mask_at", minimum=0)
-        if mask_at >= config.length:
-            raise ValueError(f"mask_at must be a window position in [0, {config.length}), got {mask_at}")
-    batch = check_positive_int(batch, "batch")
-    return _read_centre_states(result, select, mask_centre=mask_centre, mask_at=mask_at, batch=batch)
+    return config, select, check_bool(mask_centre, "mask_centre"), check_positive_int(batch, "batch")
 
 
 def centre_proba(result: TrainResult, select, *, mask_centre: bool, batch: int = 512) -> np.ndarray:
-    """Unchecked (the measurements' own reading). The encoder's distribution at the centre of each selected token's clean window, ``(m, V)``.
+    """The encoder's distribution at the centre of each selected token's clean window, ``(m, V)``.
+
+    Parameters
+    ----------
+    result : TrainResult
+        A trained filing encoder.
+    select : array_like of int, shape (m,)
+        Stream indices of the tokens to read.
+    mask_centre : bool
+        Show [MASK] at the centre instead of the token.
+    batch : int
+        Windows per forward pass.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As [`centre_states`][mlm_book.artefacts.filing_encoder.centre_states] does for the same arguments.
 
     Examples
     --------
@@ -553,6 +585,7 @@ def centre_proba(result: TrainResult, select, *, mask_centre: bool, batch: int =
     >>> proba.shape, bool(np.allclose(proba.sum(axis=1), 1.0))     # a distribution over the 867 words per token
     ((3, 867), True)
     """
+    _, select, mask_centre, batch = _check_reading(result, select, mask_centre, batch)
     world = filing_world()
     config = result.encoder
     windows, _ = centred_windows(world.ids, world.corpus.document, length=config.length,
@@ -712,7 +745,15 @@ def kfold(labels: np.ndarray):
     --------
     >>> [len(test) for _, test in kfold(np.array([0, 1] * 10))]
     [4, 4, 4, 4, 4]
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``labels`` is not a 1-D array of integer class labels with at least one per fold (5).
     """
+    labels = as_int_array(labels, "labels", ndim=1)
+    if labels.size < 5:
+        raise ValueError(f"labels must hold at least one label per fold (5), got {labels.size}")
     return probe.kfold_splits(labels.size, 5, np.random.default_rng(_FOLD_SEED), labels=labels)
 
 
