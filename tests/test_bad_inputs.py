@@ -407,11 +407,6 @@ OPEN: dict[str, str] = {
     # log_probs and lengths are not checked (AttributeError on .shape)
     "mlm_book.artefacts.span_taggers.viterbi_all":
         "keyed module: fixing it changes the keys of span-taggers, subword-encoder, subword-taggers; issue 36",
-    # a record with no checks: any value is kept, a NaN or an infinity silently
-    "mlm_book.artefacts.filings.Filings":
-        "keyed module: fixing it changes the keys of filing-controls, filing-encoder, filing-lora, filing-polarity, "
-        "filing-prompting, inference, pair, pair-scratch, pair-transfer, skipgram, skipgram-seeds, span-taggers, "
-        "sparse-weights, stride-leak, subword-encoder, subword-taggers; issue 36",
     # the batch builders' unchecked step: text, a, b and config are used as given (AttributeError, IndexError)
     "mlm_book.artefacts.pair_encoder.assemble":
         "keyed module: fixing it changes the keys of inference, pair, pair-scratch, pair-transfer, span-taggers, "

@@ -20,7 +20,12 @@ from mlm_book.finance.caps import polarity_words
 from mlm_book.finance.corpus import Corpus, CorpusConfig, corpus_fingerprint, generate_corpus
 from mlm_book.finance.vocab import Vocabulary, build_vocabulary
 from mlm_book.finance.windows import fixed_windows, nearest_centre
-from mlm_book.validation import check_instance, check_positive_int
+from mlm_book.validation import (
+    as_int_array,
+    check_instance,
+    check_positive_int,
+    check_tokens,
+)
 
 __all__ = ["FilingsSetup", "Filings", "filings", "source_key"]
 
@@ -95,6 +100,13 @@ class Filings:
     >>> small = Filings(setup, corpus, vocabulary, vocabulary.encode(corpus.tokens.tolist()), positions, ())
     >>> small.ids.size == small.corpus.tokens.size, int(small.nearest_positions.max()) < 32   # a slot of a window
     (True, True)
+
+    Raises
+    ------
+    TypeError, ValueError
+        If a field is of the wrong type, ``ids`` is not one id of ``vocabulary`` per token of ``corpus``,
+        ``nearest_positions`` not one position of a ``setup.window_length`` window per token, or
+        ``polarity_words`` not a tuple of str.
     """
 
     setup: FilingsSetup
@@ -103,6 +115,26 @@ class Filings:
     ids: np.ndarray
     nearest_positions: np.ndarray
     polarity_words: tuple
+
+    def __post_init__(self):
+        check_instance(self.setup, "setup", FilingsSetup)
+        check_instance(self.corpus, "corpus", Corpus)
+        check_instance(self.vocabulary, "vocabulary", Vocabulary)
+        n_tokens = self.corpus.tokens.size
+        ids = check_tokens(self.ids, "ids", self.vocabulary.size, ndim=1)
+        if ids.size != n_tokens:
+            raise ValueError(f"ids must hold one id per token of corpus ({n_tokens}), got {ids.size}")
+        positions = as_int_array(self.nearest_positions, "nearest_positions", ndim=1)
+        length = self.setup.window_length
+        if positions.size != n_tokens or positions.min() < 0 or positions.max() >= length:
+            raise ValueError(f"nearest_positions must hold one window position in [0, {length}) per token of "
+                             f"corpus ({n_tokens})")
+        check_instance(self.polarity_words, "polarity_words", tuple)
+        if not all(isinstance(word, str) for word in self.polarity_words):
+            raise TypeError("polarity_words must hold str items")
+        # the int64 arrays `filings` builds are kept as they are (read-only, shared by every reader)
+        object.__setattr__(self, "ids", ids)
+        object.__setattr__(self, "nearest_positions", positions)
 
 
 @functools.cache
