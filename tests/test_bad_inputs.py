@@ -386,10 +386,6 @@ OPEN: dict[str, str] = {
     # an id in ids beyond the vectors' rows is blamed on vectors, not on ids
     "mlm_book.finance.word_vectors.typing_probe":
         "keyed module: fixing it changes the keys of skipgram-seeds; issue 36",
-    # schedule is looked up unchecked (KeyError), an unhashable source or schedule gives an anonymous TypeError
-    "mlm_book.artefacts.inference.book_run": "keyed module: fixing it changes the keys of inference; issue 36",
-    # an unhashable source gives an anonymous TypeError (a dict lookup before the check)
-    "mlm_book.artefacts.inference.InferenceRun": "keyed module: fixing it changes the keys of inference; issue 36",
     # text is not checked to be Sentences (AttributeError)
     "mlm_book.artefacts.pair_encoder.text_stream":
         "keyed module: fixing it changes the keys of inference, pair, pair-scratch, pair-transfer, span-taggers, "

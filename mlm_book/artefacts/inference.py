@@ -42,7 +42,14 @@ from mlm_book.finance import corpus as corpus_module
 from mlm_book.finance.world import ASPECTS, COMPANIES, DIRECTION_WORDS, ENTITY_ORG
 from mlm_book.nn import finetune, pairs
 from mlm_book.nn.finetune import FineTuneConfig
-from mlm_book.validation import as_int_array, check_generator, check_instance, check_positive_int, check_probability
+from mlm_book.validation import (
+    as_int_array,
+    check_choice,
+    check_generator,
+    check_instance,
+    check_positive_int,
+    check_probability,
+)
 
 __all__ = ["FALLING_WORDS", "FALL_SHARE", "POOL_SEED", "TEST_SEED", "DOCUMENTS", "LABELLED_PAIRS", "TEST_PAIRS",
            "MAX_PAIRS", "KINDS", "KIND_SHARES", "RELATIONS", "RELATION_OF_KIND", "SCHEDULES", "SOURCES", "SEEDS",
@@ -350,8 +357,7 @@ class InferenceRun:
     test_pairs: int = TEST_PAIRS
 
     def __post_init__(self):
-        if self.source not in SOURCES:
-            raise ValueError(f"source must be one of {list(SOURCES)}, got {self.source!r}")
+        check_choice(self.source, "source", SOURCES)
         check_instance(self.schedule, "schedule", str)
         check_instance(self.fine_tune, "fine_tune", FineTuneConfig)
         check_instance(self.pretraining, "pretraining", pair_encoder.PairSetup)
@@ -368,7 +374,14 @@ def book_run(source: str, schedule: str, seed: int) -> InferenceRun:
     >>> run = book_run("nsp", "200 steps", SEEDS[0])
     >>> run.fine_tune.steps, run.pretraining.seed == SEEDS[0]
     (200, True)
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``schedule`` is not a name of `SCHEDULES`, or ``source`` or ``seed`` is not one
+        [`InferenceRun`][mlm_book.artefacts.inference.InferenceRun] takes.
     """
+    check_choice(schedule, "schedule", SCHEDULES)
     return InferenceRun(source, schedule, SCHEDULES[schedule], seed,
                         replace(pair_encoder.VARIANTS["nsp"], seed=seed))
 
