@@ -386,27 +386,15 @@ OPEN: dict[str, str] = {
     # an id in ids beyond the vectors' rows is blamed on vectors, not on ids
     "mlm_book.finance.word_vectors.typing_probe":
         "keyed module: fixing it changes the keys of skipgram-seeds; issue 36",
-    # text is not checked to be Sentences (AttributeError)
-    "mlm_book.artefacts.pair_encoder.text_stream":
-        "keyed module: fixing it changes the keys of inference, pair, pair-scratch, pair-transfer, span-taggers, "
-        "subword-encoder, subword-taggers; issue 36",
     # data is not checked to be SpanData (AttributeError)
     "mlm_book.artefacts.span_taggers.slot_tags":
         "keyed module: fixing it changes the keys of span-taggers, subword-encoder, subword-taggers; issue 36",
     # rows is not checked: an index error or a message blaming ids
     "mlm_book.artefacts.span_taggers.span_data":
         "keyed module: fixing it changes the keys of span-taggers, subword-encoder, subword-taggers; issue 36",
-    # sizes is iterated before it is checked to be a tuple
-    "mlm_book.artefacts.pair_encoder.PairMeasure":
-        "keyed module: fixing it changes the keys of inference, pair, pair-scratch, pair-transfer, span-taggers, "
-        "subword-encoder, subword-taggers; issue 36",
     # log_probs and lengths are not checked (AttributeError on .shape)
     "mlm_book.artefacts.span_taggers.viterbi_all":
         "keyed module: fixing it changes the keys of span-taggers, subword-encoder, subword-taggers; issue 36",
-    # the batch builders' unchecked step: text, a, b and config are used as given (AttributeError, IndexError)
-    "mlm_book.artefacts.pair_encoder.assemble":
-        "keyed module: fixing it changes the keys of inference, pair, pair-scratch, pair-transfer, span-taggers, "
-        "subword-encoder, subword-taggers; issue 36",
     # its fields are not checked: NaN or infinite starts, stops or labels are kept
     "mlm_book.artefacts.prompting.TaskSentences":
         "keyed module: fixing it changes the keys of filing-lora, filing-prompting; issue 36",

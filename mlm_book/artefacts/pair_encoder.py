@@ -39,6 +39,7 @@ from mlm_book.validation import (
     check_positive_int,
     check_probability,
     check_real,
+    check_sequence,
 )
 
 __all__ = ["STEPS", "LABELLED_SEED", "TEST_SEED", "SEEDS", "POOL_DOCUMENTS", "SIZES", "FINE_TUNINGS", "COMPARED",
@@ -241,13 +242,29 @@ def _check_fit(text: Sentences, config, pair: bool) -> None:
 def assemble(text: Sentences, a: np.ndarray, b: np.ndarray | None, config: pairs.PairEncoderConfig):
     """``[CLS] A [SEP] B [SEP]`` (or ``[CLS] A [SEP]``) rows for sentence indices, vectorised.
 
-    Unchecked (the batch builders' own step): ``a`` and ``b`` are arrays of sentence indices that fit
-    ``config``'s length; [`pair_inputs`][mlm_book.artefacts.pair_encoder.pair_inputs] checks them first.
+    The batch builders' own step, uncut: [`pair_inputs`][mlm_book.artefacts.pair_encoder.pair_inputs]
+    cuts the rows to the longest pair.
+
+    Parameters
+    ----------
+    text : Sentences
+    a : array_like of int, shape (m,)
+        Indices of the first sentences.
+    b : array_like of int, shape (m,), or None
+        Indices of the second sentences (None: single sentences).
+    config : PairEncoderConfig
+        Its length must hold every pair (or sentence) of ``text``.
 
     Returns
     -------
     tokens, segments : ndarray of int, shape (len(a), length)
         Padded with [PAD]; segment 1 from B's first token to its closing [SEP].
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``text`` or ``config`` is of the wrong type, the sentences do not fit ``config``, ``a`` or
+        ``b`` is not sentence indices, or ``a`` and ``b`` differ in length.
 
     Examples
     --------
@@ -257,6 +274,12 @@ def assemble(text: Sentences, a: np.ndarray, b: np.ndarray | None, config: pairs
     >>> int(tokens[0, 0]) == cfg.cls_id, seps.tolist(), int(segments[0].sum())   # B and its [SEP]: 13 + 1 slots
     (True, [14, 28], 14)
     """
+    _check_fit(text, config, pair=b is not None)
+    a = _check_rows(a, text, "a")
+    if b is not None:
+        b = _check_rows(b, text, "b")
+        if a.shape != b.shape:
+            raise ValueError(f"a and b must hold the same number of sentences, got {a.size} and {b.size}")
     n = config.encoder.length
     la = text.lengths[a][:, None]
     j = np.arange(n)[None, :]
@@ -531,7 +554,13 @@ def text_stream(text: Sentences) -> np.ndarray:
     >>> stream = text_stream(text)
     >>> int((stream == SEP_ID).sum()) == text.count, int(stream[-1]) == SEP_ID     # a [SEP] closes every sentence
     (True, True)
+
+    Raises
+    ------
+    TypeError
+        If ``text`` is not `Sentences`.
     """
+    check_instance(text, "text", Sentences)
     rows = np.where(text.ids >= 0, text.ids, SEP_ID)
     keep = np.arange(rows.shape[1] + 1)[None, :] <= text.lengths[:, None]
     rows = np.concatenate([rows, np.full((text.count, 1), SEP_ID)], axis=1)
@@ -666,7 +695,8 @@ class PairMeasure:
     def __post_init__(self):
         for name in ("pool_documents", "nsp_test_pairs", "mlm_sequences", "company_sentences"):
             check_positive_int(getattr(self, name), name)
-        object.__setattr__(self, "sizes", tuple(check_positive_int(size, "sizes") for size in self.sizes))
+        object.__setattr__(self, "sizes", tuple(check_positive_int(size, "sizes")
+                                                for size in check_sequence(self.sizes, "sizes")))
         check_instance(self.fine_tune, "fine_tune", FineTuneConfig)
 
     def key(self) -> dict:
