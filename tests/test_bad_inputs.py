@@ -386,15 +386,6 @@ OPEN: dict[str, str] = {
     # an id in ids beyond the vectors' rows is blamed on vectors, not on ids
     "mlm_book.finance.word_vectors.typing_probe":
         "keyed module: fixing it changes the keys of skipgram-seeds; issue 36",
-    # data is not checked to be SpanData (AttributeError)
-    "mlm_book.artefacts.span_taggers.slot_tags":
-        "keyed module: fixing it changes the keys of span-taggers, subword-encoder, subword-taggers; issue 36",
-    # rows is not checked: an index error or a message blaming ids
-    "mlm_book.artefacts.span_taggers.span_data":
-        "keyed module: fixing it changes the keys of span-taggers, subword-encoder, subword-taggers; issue 36",
-    # log_probs and lengths are not checked (AttributeError on .shape)
-    "mlm_book.artefacts.span_taggers.viterbi_all":
-        "keyed module: fixing it changes the keys of span-taggers, subword-encoder, subword-taggers; issue 36",
     # its fields are not checked: NaN or infinite starts, stops or labels are kept
     "mlm_book.artefacts.prompting.TaskSentences":
         "keyed module: fixing it changes the keys of filing-lora, filing-prompting; issue 36",
@@ -404,9 +395,6 @@ OPEN: dict[str, str] = {
     # sentences and config are not checked (AttributeError)
     "mlm_book.artefacts.prompting.sentence_windows":
         "keyed module: fixing it changes the keys of filing-lora, filing-prompting; issue 36",
-    # data is not checked to be SpanData (AttributeError; config is checked by pair_encoder.single_inputs)
-    "mlm_book.artefacts.span_taggers.inputs":
-        "keyed module: fixing it changes the keys of span-taggers, subword-encoder, subword-taggers; issue 36",
     # setup is not checked to be a FilingEncoderSetup (AttributeError in filing_encoder.source_key)
     "mlm_book.artefacts.subword_encoder.is_trained":
         "keyed module: fixing it changes the keys of subword-encoder, subword-taggers; issue 36",

@@ -23,7 +23,12 @@ from mlm_book.finance import corpus as corpus_module
 from mlm_book.nn import token_finetune
 from mlm_book.nn.token_finetune import TaggerConfig
 from mlm_book.scoring import log_softmax
-from mlm_book.validation import as_int_array, check_instance, check_positive_int
+from mlm_book.validation import (
+    as_float_array,
+    as_int_array,
+    check_instance,
+    check_positive_int,
+)
 
 __all__ = ["TEST_SEED", "TRAIN_SEED", "TRAIN_SENTENCES", "SCHEME", "TAGS", "LAYERS", "CRF_LAYER", "TAGGER", "SEEDS",
            "ALLOWED", "UNSEEN", "SpanData", "span_data", "train_data", "test_data", "inputs", "slot_tags",
@@ -51,6 +56,8 @@ ALLOWED = tagging.allowed_transitions(list(TAGS), SCHEME)
 """The BIO transitions a valid tag sequence may take."""
 UNSEEN = -1e4
 """Log-probability of a tag the probe never saw (finite, so Viterbi can still compare paths)."""
+_MAX_WIDTH = 4096
+"""Most input slots `slot_tags` lays out (the encoders read 32 or 48): a mistaken width is refused, not allocated."""
 
 
 # ----------------------------------------------------------------------------- the data
@@ -113,8 +120,22 @@ def span_data(corpus, ids, rows=None) -> SpanData:
     >>> data = span_data(corpus, ids)
     >>> data.tags.shape == data.text.ids.shape, len(data.words) == data.text.count
     (True, True)
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``corpus`` or ``ids`` is not one `sentences_of` reads, or ``rows`` is not a non-empty 1-D array
+        of sentence indices in filing order.
     """
+    if rows is not None:
+        rows = as_int_array(rows, "rows", ndim=1)
     text = pair_encoder.sentences_of(corpus, ids)
+    if rows is not None:
+        # the rows' sentences must make a Sentences of their own: at least one, each filing's together
+        if rows.size == 0 or rows.min() < 0 or rows.max() >= text.count:
+            raise ValueError(f"rows must be a non-empty array of sentence indices in [0, {text.count})")
+        if np.any(np.diff(text.filing[rows]) < 0):
+            raise ValueError("rows must keep the sentences in filing order")
     spans = corpus_module.mention_spans(corpus)
     real = corpus.tokens != corpus_module.SEP
     index = corpus.sentence - corpus.sentence.min()
@@ -189,7 +210,13 @@ def inputs(data: SpanData, config):
     >>> m = int(data.text.lengths[0])      # the first sentence's words sit at slots 1 .. m
     >>> bool(tokens[0, 0] == config.cls_id), bool(tokens[0, m + 1] == SEP_ID)
     (True, True)
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``data`` is not `SpanData`, or ``config`` is not a pair encoder's whose length holds the sentences.
     """
+    check_instance(data, "data", SpanData)
     return pair_encoder.single_inputs(data.text, np.arange(data.text.count), config)
 
 
@@ -206,7 +233,14 @@ def slot_tags(data: SpanData, width: int) -> np.ndarray:
     >>> slots = slot_tags(data, 8)
     >>> slots.shape == (data.text.count, 8), bool(np.all(slots[:, 0] == -1))      # [CLS] has no tag
     (True, True)
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``data`` is not `SpanData`, or ``width`` is not an integer in [1, 4096].
     """
+    check_instance(data, "data", SpanData)
+    width = check_positive_int(width, "width", maximum=_MAX_WIDTH)
     out = np.full((data.text.count, width), -1, dtype=np.int64)
     m = min(width - 1, data.tags.shape[1])
     out[:, 1:1 + m] = data.tags[:, :m]
@@ -223,7 +257,17 @@ def viterbi_all(log_probs: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     >>> log_probs[:, :, TAGS.index("O")] = 0.0          # "outside" is certain everywhere
     >>> viterbi_all(log_probs, np.array([3, 2])).tolist() == [[TAGS.index("O")] * 3, [TAGS.index("O")] * 2 + [-1]]
     True
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``log_probs`` is not a finite (B, n, len(TAGS)) array with B, n >= 1, or ``lengths`` not one
+        length in [1, n] per sentence.
     """
+    log_probs = as_float_array(log_probs, "log_probs", ndim=3)
+    if log_probs.shape[0] == 0 or log_probs.shape[1] == 0 or log_probs.shape[2] != len(TAGS):
+        raise ValueError(f"log_probs must have shape (B, n, {len(TAGS)}) (one column per tag) with B, n >= 1, "
+                         f"got {log_probs.shape}")
     K = log_probs.shape[2]
     return crf_fit.viterbi_batch(log_probs, lengths, np.zeros((K, K)), np.zeros(K), np.zeros(K), allowed=ALLOWED)
 
