@@ -386,15 +386,6 @@ OPEN: dict[str, str] = {
     # an id in ids beyond the vectors' rows is blamed on vectors, not on ids
     "mlm_book.finance.word_vectors.typing_probe":
         "keyed module: fixing it changes the keys of skipgram-seeds; issue 36",
-    # its fields are not checked: NaN or infinite starts, stops or labels are kept
-    "mlm_book.artefacts.prompting.TaskSentences":
-        "keyed module: fixing it changes the keys of filing-lora, filing-prompting; issue 36",
-    # sentences and config are not checked (AttributeError)
-    "mlm_book.artefacts.prompting.prompt_windows":
-        "keyed module: fixing it changes the keys of filing-lora, filing-prompting; issue 36",
-    # sentences and config are not checked (AttributeError)
-    "mlm_book.artefacts.prompting.sentence_windows":
-        "keyed module: fixing it changes the keys of filing-lora, filing-prompting; issue 36",
     # setup is not checked to be a FilingEncoderSetup (AttributeError in filing_encoder.source_key)
     "mlm_book.artefacts.subword_encoder.is_trained":
         "keyed module: fixing it changes the keys of subword-encoder, subword-taggers; issue 36",

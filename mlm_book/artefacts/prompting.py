@@ -102,11 +102,32 @@ class TaskSentences:
     (2, [0, 1])
     >>> fe.filing_world().corpus.tokens[first.starts[0]:first.stops[0]].tolist()     # "subdued": negative
     ['merlin', 'enters', '2009', 'with', 'a', 'subdued', 'results']
+
+    Raises
+    ------
+    TypeError, ValueError
+        If a field is not a 1-D integer array, they differ in length, a start is negative or not before
+        its stop, or a label is not 0 or 1.
     """
 
     starts: np.ndarray
     stops: np.ndarray
     labels: np.ndarray
+
+    def __post_init__(self):
+        starts, stops, labels = (as_int_array(getattr(self, name), name, ndim=1)
+                                 for name in ("starts", "stops", "labels"))
+        if not starts.shape == stops.shape == labels.shape:
+            raise ValueError(f"starts, stops and labels must hold one entry per sentence, got shapes "
+                             f"{starts.shape}, {stops.shape} and {labels.shape}")
+        if starts.size and (starts.min() < 0 or np.any(stops <= starts)):
+            raise ValueError("starts must be non-negative stream indices, each before its sentence's stop in stops "
+                             "(a sentence has at least one word)")
+        if labels.size and (labels.min() < 0 or labels.max() > 1):
+            raise ValueError(f"labels must be classes 0 and 1, got values from {labels.min()} to {labels.max()}")
+        object.__setattr__(self, "starts", starts)
+        object.__setattr__(self, "stops", stops)
+        object.__setattr__(self, "labels", labels)
 
     @property
     def size(self) -> int:
@@ -165,6 +186,18 @@ def verbaliser_ids() -> np.ndarray:
     return np.array([[vocabulary.lookup(word) for word in words] for words in VERBALISER], dtype=np.int64)
 
 
+def _check_reading(sentences, config) -> None:
+    """Refuse ``sentences`` and ``config`` unless they are task sentences of chapter 6's stream and a filing encoder's shape."""
+    check_instance(sentences, "sentences", TaskSentences)
+    world = fe.filing_world()
+    if sentences.size == 0 or sentences.stops.max() > world.ids.size:
+        raise ValueError(f"sentences must hold at least one sentence of chapter 6's stream ({world.ids.size} tokens)")
+    check_instance(config, "config", enc.EncoderConfig)
+    if not (config.pad and config.vocab_size == world.vocabulary.size):
+        raise ValueError(f"config must be a filing encoder's (with [PAD], over chapter 6's {world.vocabulary.size} "
+                         f"words), got {config!r}")
+
+
 def _short_documents(pieces: list[np.ndarray], read: np.ndarray, length: int, pad_id: int) -> np.ndarray:
     """Each id array of ``pieces`` as a document of its own, read in the window centred on its slot ``read[i]``."""
     sizes = np.array([piece.size for piece in pieces])
@@ -195,8 +228,9 @@ def prompt_windows(sentences: TaskSentences, config) -> np.ndarray:
 
     Raises
     ------
-    ValueError
-        If a prompt is too long for the window.
+    TypeError, ValueError
+        If ``sentences`` is not non-empty `TaskSentences` of chapter 6's stream, ``config`` is not a filing
+        encoder's, or a prompt is too long for the window.
 
     Examples
     --------
@@ -210,6 +244,7 @@ def prompt_windows(sentences: TaskSentences, config) -> np.ndarray:
     >>> " ".join(fe.filing_world().vocabulary.decode(row[row != config.pad_id]))
     'merlin enters 2009 with a subdued results [SEP] overall it was a [MASK] year for the group'
     """
+    _check_reading(sentences, config)
     world = fe.filing_world()
     vocabulary, ids = world.vocabulary, world.ids
     template = np.array([config.mask_id if word == MASK else vocabulary.lookup(word) for word in TEMPLATE])
@@ -238,6 +273,12 @@ def sentence_windows(sentences: TaskSentences, config) -> tuple[np.ndarray, np.n
     windows : numpy.ndarray of int, shape (m, n)
     pool : numpy.ndarray of bool, shape (m, n)
 
+    Raises
+    ------
+    TypeError, ValueError
+        If ``sentences`` is not non-empty `TaskSentences` of chapter 6's stream, or ``config`` is not a
+        filing encoder's.
+
     Examples
     --------
     >>> train, test = task_sentences()
@@ -246,6 +287,7 @@ def sentence_windows(sentences: TaskSentences, config) -> tuple[np.ndarray, np.n
     >>> windows.shape, bool(np.all(pool.sum(axis=1) == test.stops - test.starts))   # every word pooled, only words
     ((163, 32), True)
     """
+    _check_reading(sentences, config)
     world = fe.filing_world()
     pieces = [world.ids[a:b] for a, b in zip(sentences.starts.tolist(), sentences.stops.tolist())]
     windows = _short_documents(pieces, np.array([piece.size - 1 for piece in pieces]), config.length, config.pad_id)
