@@ -386,16 +386,6 @@ OPEN: dict[str, str] = {
     # an id in ids beyond the vectors' rows is blamed on vectors, not on ids
     "mlm_book.finance.word_vectors.typing_probe":
         "keyed module: fixing it changes the keys of skipgram-seeds; issue 36",
-    # setup is not checked to be a FilingEncoderSetup (AttributeError in filing_encoder.source_key)
-    "mlm_book.artefacts.subword_encoder.is_trained":
-        "keyed module: fixing it changes the keys of subword-encoder, subword-taggers; issue 36",
-    # setup is not checked (AttributeError in filing_encoder.split; an unhashable one: an anonymous TypeError)
-    "mlm_book.artefacts.subword_encoder.train_pieces":
-        "keyed module: fixing it changes the keys of subword-encoder, subword-taggers; issue 36",
-    # nothing is checked: AttributeError on a non-array or non-PieceData, anonymous unpacking errors, n_words
-    # unbounded (MemoryError) or 0 (IndexError), NaN log-probabilities passed through
-    "mlm_book.artefacts.subword_encoder.word_log_probs":
-        "keyed module: fixing it changes the keys of subword-encoder, subword-taggers; issue 36",
     # its fields are not checked (no __post_init__): NaN or inf is kept in any of them
     "mlm_book.nn.lora.LoraClassifier": "keyed module: fixing it changes the keys of filing-lora; issue 36",
     # its fields are not checked: NaN or infinite losses are kept

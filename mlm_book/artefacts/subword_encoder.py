@@ -37,7 +37,12 @@ from mlm_book.finance.vocab import SEP_ID
 from mlm_book.nn import token_finetune
 from mlm_book.nn.train import TrainResult, cached_training, is_cached_training
 from mlm_book.scoring import log_softmax
-from mlm_book.validation import as_int_array, check_instance
+from mlm_book.validation import (
+    as_int_array,
+    check_choice,
+    check_instance,
+    check_positive_int,
+)
 
 __all__ = ["SETUP", "SEEDS", "LAYERS", "TUNED_DEPTH", "DECODERS", "matched_bpe", "seed_setup", "piece_stream",
            "train_pieces", "trained", "trained_encoder", "is_trained", "PieceData", "pieces_of", "word_log_probs",
@@ -53,6 +58,8 @@ TUNED_DEPTH = 2
 """The fine-tuned tagger trains both blocks (chapter 9's best word tagger)."""
 DECODERS = ("first", "mean")
 """How a word's distribution is read from its pieces: the first piece's, or the mean of all of them."""
+_MAX_WORDS = 4096
+"""Most words a row of `word_log_probs` holds (a filing sentence has at most 13): a mistaken size is refused."""
 
 if subword.SPECIAL_TOKENS.index("[SEP]") != SEP_ID:      # the pair reading puts [CLS] on the [SEP] row
     raise ImportError("subword's [SEP] id must equal the word vocabulary's SEP_ID")
@@ -113,7 +120,13 @@ def train_pieces(setup) -> np.ndarray:
     >>> ids, document = piece_stream()
     >>> pieces.size < ids.size, np.unique(document[pieces]).size      # 240 of the 300 filings
     (True, 240)
+
+    Raises
+    ------
+    TypeError
+        If ``setup`` is not a `FilingEncoderSetup`.
     """
+    check_instance(setup, "setup", filing_encoder.FilingEncoderSetup)     # before the memoised split reads it
     _, document = piece_stream()
     return np.flatnonzero(~np.isin(document, filing_encoder.split(setup).test_documents))
 
@@ -164,7 +177,13 @@ def is_trained(setup) -> bool:
 
     >>> isinstance(is_trained(seed_setup(SEEDS[0])), bool)
     True
+
+    Raises
+    ------
+    TypeError
+        If ``setup`` is not a `FilingEncoderSetup`.
     """
+    check_instance(setup, "setup", filing_encoder.FilingEncoderSetup)
     name, encoder, training, _, channel, key = _training_arguments(setup)
     return is_cached_training(name, encoder, training, channel, key,
                               producers=[artefacts.key_source("subword-encoder")])
@@ -274,6 +293,13 @@ def word_log_probs(piece_log_probs: np.ndarray, pieces: PieceData, n_words: int,
     numpy.ndarray, shape (N, n_words, K)
         Zero past each sentence's words.
 
+    Raises
+    ------
+    TypeError, ValueError
+        If ``piece_log_probs`` is not a real (N, p, K) array of ``pieces.word``'s (N, p) with no NaN or
+        +inf (-inf, a zero probability, is read), ``pieces`` not `PieceData`, ``n_words`` not an integer
+        from the longest sentence's words to 4096, or ``decoder`` not one of `DECODERS`.
+
     Examples
     --------
     Two tags; the first word's two pieces disagree, the second word has one piece:
@@ -288,6 +314,13 @@ def word_log_probs(piece_log_probs: np.ndarray, pieces: PieceData, n_words: int,
     >>> np.exp(word_log_probs(q, pieces, 2, "mean")).round(2).tolist()
     [[[0.6, 0.4], [0.1, 0.9]]]
     """
+    check_instance(pieces, "pieces", PieceData)
+    piece_log_probs = _log_probs(piece_log_probs, "piece_log_probs", pieces.word.shape)
+    n_words = check_positive_int(n_words, "n_words", maximum=_MAX_WORDS)
+    if n_words <= pieces.word.max():
+        raise ValueError(f"n_words must be at least the longest sentence's words ({int(pieces.word.max()) + 1}), "
+                         f"got {n_words}")
+    decoder = check_choice(decoder, "decoder", DECODERS)
     N, p, K = piece_log_probs.shape
     inside = pieces.word >= 0
     rows = np.repeat(np.arange(N), p).reshape(N, p)[inside]
@@ -304,6 +337,25 @@ def word_log_probs(piece_log_probs: np.ndarray, pieces: PieceData, n_words: int,
     with np.errstate(divide="ignore"):
         mean = np.log(np.where(counts > 0, sums / np.maximum(counts, 1), 1.0))
     return mean.reshape(N, n_words, K)
+
+
+def _log_probs(value, name: str, rows: tuple[int, int]) -> np.ndarray:
+    """``value`` as an array of per-piece log-probabilities of shape ``rows + (K,)``, its dtype kept."""
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"{name} must be an array of log-probabilities (not ragged), got {type(value).__name__}") \
+            from error
+    # kept as given (a float32 model's output is decoded in float32); -inf is a zero probability, NaN and +inf no
+    # probability at all
+    if array.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must hold real log-probabilities, got dtype {array.dtype}")
+    if array.ndim != 3 or array.shape[:2] != rows or array.shape[2] == 0:
+        raise ValueError(f"{name} must have shape (N, p, K) with (N, p) = {rows} (the pieces' rows), got "
+                         f"{array.shape}")
+    if np.isnan(array).any() or np.isposinf(array).any():
+        raise ValueError(f"{name} must hold log-probabilities (no NaN or +inf)")
+    return array
 
 
 def _decode(piece_log_probs, pieces: PieceData, data: span_taggers.SpanData, name: str) -> dict:
