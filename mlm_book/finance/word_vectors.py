@@ -50,8 +50,8 @@ def typing_probe(corpus: Corpus, ids, vectors) -> probe.CrossValidation:
     Raises
     ------
     TypeError, ValueError
-        If ``corpus`` is not a ``Corpus``, ``ids`` not one id per token, or ``vectors`` not a
-        finite table with a row for every id.
+        If ``corpus`` is not a ``Corpus``, ``ids`` not one id (a row of ``vectors``) per token, or
+        ``vectors`` not a finite table.
 
     Examples
     --------
@@ -68,7 +68,11 @@ def typing_probe(corpus: Corpus, ids, vectors) -> probe.CrossValidation:
     ids = as_int_array(ids, "ids", ndim=1)
     if ids.size != corpus.n_tokens:
         raise ValueError(f"ids must hold one id per token of corpus ({corpus.n_tokens}), got {ids.size}")
-    table = _vectors(vectors, int(ids.max()) + 1 if ids.size else None)
+    table = _vectors(vectors)
+    # an id past the table's rows may be a wrong id or a short table: the message names both
+    if ids.size and (ids.min() < 0 or ids.max() >= table.shape[0]):
+        raise ValueError(f"ids must be rows of vectors, in [0, {table.shape[0]}), got values from {ids.min()} to "
+                         f"{ids.max()}")
     typed = np.flatnonzero(corpus.entity > 0)
     features = table[ids[typed]]
     labels = (corpus.entity[typed] == ENTITY_PRODUCT).astype(np.int64)
