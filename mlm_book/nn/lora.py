@@ -154,12 +154,27 @@ class LoraClassifier:
     >>> model = LoraClassifier(classifier, lo, factors, trained_count(cfg, lo, 2))
     >>> model.trained, sorted(model.factors)       # 1 x (8 + 8) factor entries, (8 + 1) x 2 in the head
     (34, ['lora.blocks.0.attn.W_o.A', 'lora.blocks.0.attn.W_o.B'])
+
+    Raises
+    ------
+    TypeError, ValueError
+        If a field is of the wrong type, a factor is not a finite matrix, or ``trained`` is negative.
     """
 
     classifier: eft.EncoderClassifier
     lora: LoraConfig
     factors: dict
     trained: int
+
+    def __post_init__(self):
+        check_instance(self.classifier, "classifier", eft.EncoderClassifier)
+        check_instance(self.lora, "lora", LoraConfig)
+        check_instance(self.factors, "factors", dict)
+        for name, factor in self.factors.items():
+            if not isinstance(name, str):
+                raise TypeError(f"factors must be keyed by parameter names (str), got {type(name).__name__}")
+            as_float_array(factor, "factors", ndim=2)       # checked only: the trained arrays keep their dtype
+        check_positive_int(self.trained, "trained", minimum=0)
 
 
 def _check_config(config) -> enc.EncoderConfig:
