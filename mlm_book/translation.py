@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mlm_book.hmm import HiddenMarkovLanguage, check_hmm, default_hmm, sample
+from mlm_book.hmm import HiddenMarkovLanguage, default_hmm, sample
 from mlm_book.validation import (
     as_int_array,
     check_choice,
@@ -35,6 +35,7 @@ from mlm_book.validation import (
     check_generator,
     check_instance,
     check_positive_int,
+    check_real,
 )
 
 __all__ = [
@@ -94,7 +95,7 @@ class TranslationWorld:
     target_names: tuple
 
     def __post_init__(self):
-        check_hmm(self.source)
+        check_instance(self.source, "source", HiddenMarkovLanguage)
         table = check_distribution(self.target_emission, "target_emission", axis=-1)
         if table.ndim != 2 or table.shape[0] != self.source.n_states:
             raise ValueError(f"target_emission must have shape ({self.source.n_states}, V_B), got {table.shape}")
@@ -289,11 +290,20 @@ class ExactLosses:
     >>> e = ExactLosses(prefix=1.652, source_prefix=0.900, source_both=0.900)
     >>> round(e.prefix - e.source_prefix, 3)
     0.752
+
+    Raises
+    ------
+    TypeError, ValueError
+        If a loss is not a finite real number.
     """
 
     prefix: float
     source_prefix: float
     source_both: float
+
+    def __post_init__(self):
+        for name in ("prefix", "source_prefix", "source_both"):
+            check_real(getattr(self, name), name)       # checked only: the floats are kept as given
 
 
 def exact_losses(world: TranslationWorld, source, target) -> ExactLosses:

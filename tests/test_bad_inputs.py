@@ -383,10 +383,6 @@ def describe(value) -> str:
 #: when issue 10 closed: a new fault goes here only with a reason to defer it).
 OPEN: dict[str, str] = {
     # Faults of keyed modules, deferred: fixing one would retrain the book's models.
-    # its fields are not checked: NaN or infinite losses are kept
-    "mlm_book.translation.ExactLosses": "keyed module: fixing it changes the keys of encoder-decoder; issue 36",
-    # source goes to check_hmm, whose message names `hmm`, not `source`
-    "mlm_book.translation.TranslationWorld": "keyed module: fixing it changes the keys of encoder-decoder; issue 36",
 }
 
 
