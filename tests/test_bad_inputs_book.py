@@ -19,7 +19,7 @@ fails: run ``mlm-book build`` first). Nothing is skipped: a public callable of t
 neither a doctest example nor a registered one fails ``test_registry_covers_the_store_readers``
 (``slow``, in ``make test``: it records the doctests' calls), and a registered callable that is
 no longer public, or is left out of the sweep, fails ``test_registry_names_public_callables``.
-Faults of keyed modules are listed in the sweep's ``OPEN``, with the same xfail rule.
+A fault deferred with a reason is listed in the sweep's ``OPEN`` (empty now), with the same xfail rule.
 
 Counts as measured in issue 36 (the 165 callables the ordinary sweep skipped in these packages):
 12 were given store-free doctest examples (the records a reader can rebuild from a store-free
