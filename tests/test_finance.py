@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 
@@ -116,6 +117,29 @@ def test_annotations_follow_the_polarity_rules(small):
     # lexicon annotation = the dictionary, exactly on lexicon words
     lex = np.array([LEXICON.get(t, 0) for t in c.tokens.tolist()])
     assert np.array_equal(lex, c.lexicon)
+
+
+def test_adjacent_verbs_keep_the_sentences_and_move_the_verb():
+    """``verb_placement="adjacent"`` puts every verb right after its aspect's head, where the book's sit 3 to 6
+    tokens after it; the default stays the book's corpus."""
+    config = CorpusConfig(n_documents=80)
+    book = generate_corpus(config, np.random.default_rng(4))
+    near = generate_corpus(dataclasses.replace(config, verb_placement="adjacent"), np.random.default_rng(4))
+    assert corpus_fingerprint(generate_corpus(config, np.random.default_rng(4))) == corpus_fingerprint(book)
+
+    def verbs(c):
+        index = np.flatnonzero(np.isin(c.tokens, EVALUATIVE_VERBS))
+        return index, index - c.head[index]
+
+    (book_verbs, book_distance), (near_verbs, near_distance) = verbs(book), verbs(near)
+    assert np.all((book_distance >= 3) & (book_distance <= 6)) and np.all(near_distance == 1)
+    assert book_verbs.size > 20 and abs(near_verbs.size - book_verbs.size) <= 0.2 * book_verbs.size
+    # the moved phrase follows the target: the token before an adjacent verb is its aspect's head
+    assert np.all(near.aspect[near_verbs - 1] >= 0) and not np.any(book.aspect[book_verbs - 1] >= 0)
+    with pytest.raises(ValueError, match="verb_placement"):
+        CorpusConfig(verb_placement="far")
+    with pytest.raises(TypeError, match="verb_placement"):
+        CorpusConfig(verb_placement=1)
 
 
 def test_entities_products_and_separators(small):

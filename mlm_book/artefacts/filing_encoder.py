@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
@@ -103,6 +103,10 @@ class FilingEncoderSetup:
         Seed of that draw.
     seed : int
         Training seed (initialisation and batch order).
+    filings_setup : FilingsSetup
+        The filings it trains on: chapter 6's by default. Another corpus (chapter 11's filings with each
+        evaluative verb next to its aspect) gives another vocabulary and split; the readers of this module
+        (``centre_states``, ``seed_results``, ...) read the book's filings only.
 
     Raises
     ------
@@ -144,8 +148,10 @@ class FilingEncoderSetup:
     test_share: float = 0.2
     split_seed: int = 2024
     seed: int = 20240601
+    filings_setup: filings.FilingsSetup = field(default_factory=filings.FilingsSetup)
 
     def __post_init__(self):
+        check_instance(self.filings_setup, "filings_setup", filings.FilingsSetup)
         for name in ("d_model", "n_heads", "n_blocks", "length", "batch_windows"):
             check_positive_int(getattr(self, name), name)
         if (self.steps is None) == (self.passes is None):
@@ -247,6 +253,11 @@ def filing_world() -> filings.Filings:
     return filings.filings()
 
 
+def _world(setup: FilingEncoderSetup) -> filings.Filings:
+    """The filings ``setup`` trains on."""
+    return filings.filings(setup.filings_setup)
+
+
 @dataclass(frozen=True, eq=False)
 class Split:
     """The filings held out from training, drawn once by document.
@@ -286,7 +297,7 @@ def split(setup: FilingEncoderSetup = SETUP) -> Split:
     >>> len(s.test_documents), s.train_tokens.size + s.test_tokens.size == filing_world().ids.size
     (60, True)
     """
-    world = filing_world()
+    world = _world(setup)
     n_documents = world.corpus.n_documents
     rng = np.random.default_rng(setup.split_seed)
     test = np.sort(rng.permutation(n_documents)[:round(setup.test_share * n_documents)])
@@ -347,7 +358,7 @@ def training_source(setup: FilingEncoderSetup):
         If ``setup`` is not a [`FilingEncoderSetup`][mlm_book.artefacts.filing_encoder.FilingEncoderSetup].
     """
     check_instance(setup, "setup", FilingEncoderSetup)     # before the memoised split reads it
-    world = filing_world()
+    world = _world(setup)
     ids, document = world.ids, world.corpus.document
     train_tokens = split(setup).train_tokens
     pad_id = world.vocabulary.pad_id
@@ -374,7 +385,8 @@ def source_key(setup: FilingEncoderSetup) -> dict:
         If ``setup`` is not a [`FilingEncoderSetup`][mlm_book.artefacts.filing_encoder.FilingEncoderSetup].
     """
     check_instance(setup, "setup", FilingEncoderSetup)
-    return {**filings.source_key(), "windows": "centred on a uniform training token", "test_share": setup.test_share,
+    return {**filings.source_key(setup.filings_setup), "windows": "centred on a uniform training token",
+            "test_share": setup.test_share,
             "split_seed": setup.split_seed}
 
 
@@ -404,7 +416,7 @@ def training_code() -> str:
 
 
 def _training_arguments(setup: FilingEncoderSetup):
-    V = filing_world().vocabulary.size
+    V = _world(setup).vocabulary.size
     return ("filing-encoder", setup.encoder(V), training_config(setup), training_source(setup), setup.channel(V),
             source_key(setup))
 
@@ -844,6 +856,9 @@ def seed_results(setup: FilingEncoderSetup = SETUP) -> FilingMeasurements:
     """
     if not isinstance(setup, FilingEncoderSetup):
         raise TypeError(f"setup must be a FilingEncoderSetup, got {type(setup).__name__}")
+    if setup.filings_setup != filings.FilingsSetup():
+        raise ValueError("setup must train on the book's filings (its filings_setup the default): chapter 7's "
+                         f"measurements read those, got {setup.filings_setup!r:.120}")
     return FilingMeasurements(**_cached_measurements(setup))
 
 

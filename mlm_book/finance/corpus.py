@@ -59,7 +59,7 @@ from mlm_book.finance.world import (
 from mlm_book.validation import as_int_array, check_generator, check_instance, check_positive_int, check_probability
 
 __all__ = ["CorpusConfig", "Corpus", "generate_corpus", "render_document", "corpus_fingerprint", "mention_spans",
-           "SEP", "MENTION_TYPES"]
+           "SEP", "MENTION_TYPES", "VERB_PLACEMENTS"]
 
 #: The sentence separator token.
 SEP = "[SEP]"
@@ -169,6 +169,19 @@ _VERB_SENTENCES = (  # aspect head to verb: 3, 5, 6, 5, 5, 4 tokens
     ("{ASP}", "across", "the", "{SEG}", "business", "{VERB}", "{TARGET}"),
     ("{ASP}", "in", "{SEG}", "and", "{SEG}", "{VERB}", "{TARGET}", "again"),
 )
+# The same sentences with the phrase between aspect and verb moved after the target: the verb follows the aspect's
+# head directly, as a direction word does, and each sentence keeps its words and slots (the open question of
+# whether distance is why the verbs read worse than the direction words).
+_ADJACENT_VERB_SENTENCES = (
+    ("{ASP}", "{VERB}", "{TARGET}", "in", "{SEG}"),
+    ("{ASP}", "{VERB}", "{TARGET}", "in", "the", "{SEG}", "segment"),
+    ("{ASP}", "{VERB}", "{TARGET}", "for", "the", "year", "in", "{SEG}"),
+    ("{ASP}", "{VERB}", "{TARGET}", "at", "{ORG}", "in", "{SEG}"),
+    ("{ASP}", "{VERB}", "{TARGET}", "across", "the", "{SEG}", "business"),
+    ("{ASP}", "{VERB}", "{TARGET}", "again", "in", "{SEG}", "and", "{SEG}"),
+)
+VERB_PLACEMENTS = ("book", "adjacent")
+"""Where an evaluative verb sits: ``"book"``, 3 to 6 tokens after its aspect's head; ``"adjacent"``, right after it."""
 _LEXICON_ONE = (
     ("demand", "in", "{SEG}", "remained", "{LEX}"),
     ("management", "described", "trading", "in", "{PLACE}", "as", "{LEX}"),
@@ -261,6 +274,9 @@ class CorpusConfig:
         Sizes of the long-tailed pools of place and person names.
     zipf_exponent : float
         Exponent $a$ of the pools' weights $\propto (r + 3)^{-a}$ at rank $r$.
+    verb_placement : str
+        One of [`VERB_PLACEMENTS`][mlm_book.finance.corpus.VERB_PLACEMENTS]: the book's verb sentences, or the
+        same sentences with the verb moved next to its aspect (the same words, slots and number of sentences).
     """
 
     n_documents: int = 300
@@ -279,8 +295,13 @@ class CorpusConfig:
     place_pool: int = 1200
     person_pool: int = 600
     zipf_exponent: float = 0.6
+    verb_placement: str = "book"
 
     def __post_init__(self):
+        if not isinstance(self.verb_placement, str):
+            raise TypeError(f"verb_placement must be a str, got {type(self.verb_placement).__name__}")
+        if self.verb_placement not in VERB_PLACEMENTS:
+            raise ValueError(f"verb_placement must be one of {VERB_PLACEMENTS}, got {self.verb_placement!r:.60}")
         check_positive_int(self.n_documents, "n_documents")
         for name in ("direction_rate", "verb_rate", "lexicon_rate", "org_rate", "filler_rate"):
             check_probability(getattr(self, name), name, high=50.0)
@@ -564,7 +585,8 @@ class _Writer:
     def write(self):
         rng, config = self.rng, self.config
         plan = [_DIRECTION_SENTENCES] * int(rng.poisson(config.direction_rate))
-        plan += [_VERB_SENTENCES] * int(rng.poisson(config.verb_rate))
+        verbs = _VERB_SENTENCES if config.verb_placement == "book" else _ADJACENT_VERB_SENTENCES
+        plan += [verbs] * int(rng.poisson(config.verb_rate))
         for _ in range(int(rng.poisson(config.lexicon_rate))):
             if rng.random() < config.two_lexicon_share:
                 plan.append(_LEXICON_CONTRAST if rng.random() < config.contrast_share else _LEXICON_TWO)
