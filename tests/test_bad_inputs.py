@@ -46,7 +46,7 @@ process forked from one that has recorded the examples (address space capped, ki
 limit), and prints how many got a clear error, an unclear one, another exception, a silent
 non-finite result, a crash, a hang or a success, listing every fault and marking ``OPEN`` ones. Run
 ``MLM_BOOK_BUILD_NOTHING=1 python tests/sweep_census.py [--jobs N] [--timeout 10] [--memory-gib 4]
-[--only SUBSTRING] [--json PATH]`` (about 35,000 calls, six minutes on one core on 2026-12-04).
+[--only SUBSTRING] [--json PATH]`` (about 35,000 calls, six to ten minutes with one job on 2026-12-04).
 """
 
 from __future__ import annotations
