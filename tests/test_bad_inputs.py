@@ -39,6 +39,14 @@ Callables that cannot be driven this way are listed in ``NOT_DRIVEN`` with the r
 store readers (tables, figures, studies and readers whose default reads the book's trained run) are
 left to the book tier, ``tests/test_bad_inputs_book.py``, which varies the valid calls registered in
 ``tests/store_readers.py`` the same way (``make test-book``); ``drivable`` leaves them out here.
+
+A census of the same deterministic bad calls, counted rather than asserted (issue 36's
+measurement), is ``tests/sweep_census.py``: it imports this module's machinery, makes each call in a
+process forked from one that has recorded the examples (address space capped, killed after a time
+limit), and prints how many got a clear error, an unclear one, another exception, a silent
+non-finite result, a crash, a hang or a success, listing every fault and marking ``OPEN`` ones. Run
+``MLM_BOOK_BUILD_NOTHING=1 python tests/sweep_census.py [--jobs N] [--timeout 10] [--memory-gib 4]
+[--only SUBSTRING] [--json PATH]`` (about 35,000 calls, six to ten minutes with one job on 2026-12-04).
 """
 
 from __future__ import annotations
