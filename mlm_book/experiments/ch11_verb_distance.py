@@ -513,7 +513,7 @@ def figure_distance(study: VerbDistanceStudy | None = None):
     from mlm_book.figures import NARROW, PALETTE, describe, subplots
 
     study = results() if study is None else check_instance(study, "study", VerbDistanceStudy)
-    fig, ax = subplots(1, 1, width=NARROW, height=3.4)
+    fig, ax = subplots(1, 1, width=NARROW, height=4.0)
     groups = (("direction words", study.direction, PALETTE["blue"]), ("evaluative verbs", study.verbs,
                                                                       PALETTE["vermillion"]))
     x = {"book": 0.0, "adjacent": 1.0}
@@ -530,19 +530,20 @@ def figure_distance(study: VerbDistanceStudy | None = None):
              "adjacent": "adjacent filings\n(verb right after\nthe aspect)"}
     ax.set_xticks([x[p] for p in VERB_PLACEMENTS], [ticks[p] for p in VERB_PLACEMENTS])
     ax.set_xlim(-0.4, 1.4)
-    ax.set_ylim(0.4, 1.02)
+    lowest = min(min(values[p]) for _, values, _ in groups for p in VERB_PLACEMENTS)
+    ax.set_ylim(min(0.4, lowest - 0.03), 1.02)
     ax.axhline(0.5, color=PALETTE["grey"], ls=":", lw=1.0)
     ax.set_ylabel("layer-1 accuracy, pooled")
-    ax.legend(loc="lower right")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncols=2)
 
     def span(values):
         return f"{min(values):.2f} to {max(values):.2f}"
 
-    alt = ("Layer-1 news-polarity accuracy pooled over the six direction words and over the seven evaluative verbs, "
-           f"one dot per training seed ({n}), on the book's filings and on filings with each verb moved next to its "
+    alt = (f"Layer-1 news-polarity accuracy pooled over the {len(DIRECTION_WORDS)} direction words and over the "
+           f"{len(EVALUATIVE_VERBS)} evaluative verbs, one dot per training seed ({n}), on the book's filings and on filings with each verb moved next to its "
            f"aspect: direction words {span(study.direction['book'])} and {span(study.direction['adjacent'])}, verbs "
            f"{span(study.verbs['book'])} and {span(study.verbs['adjacent'])}.")
-    caption = (f"Each dot is one training seed's encoder, probed five-fold per word; a line joins a seed's encoder on "
+    caption = (f"Each dot is one training seed's encoder, its probe cross-validated word by word; a line joins a seed's encoder on "
                f"the book's filings to the same seed's on the adjacent filings. The dotted line is chance. The rules "
                f"ask the verbs to gain at least {GAIN} at every seed, and to end within {GAP} of the direction words.")
     return describe(fig, alt, caption)
