@@ -851,28 +851,29 @@ Markdown(
 )
 
 # %% tags=["hide-input"]
-placed = distance.verb_placements()
-example = distance.example_sentences()
-low, high = placed["book"]["verb_distance"]
-per_verb = {p: placed[p]["per_verb"].values() for p in placed}
+moved_placed = distance.verb_placements()
+moved_example = distance.example_sentences()
+moved_low, moved_high = moved_placed["book"]["verb_distance"]
+moved_counts = {p: moved_placed[p]["per_verb"].values() for p in moved_placed}
 Markdown(
     f"*The experiment.* Chapter 6's generator writes the filings again with one change: in every verb sentence, "
     f"the phrase between the aspect and the verb moves after the verb's target. The verb then follows its aspect "
-    f"directly, as a direction word does: {placed['adjacent']['verb_distance'][0]} token after its head, where the "
-    f"book's filings put it {low} to {high} tokens after. A filing drawn with the same seed reads, in the book's "
-    f"filings and then in the new ones:\n\n"
-    f"> {example['book'][0]}\n\n"
-    f"> {example['adjacent'][0]}\n\n"
-    f"(the verb {example['book'][1]} tokens and then {example['adjacent'][1]} token after the aspect's head; the "
-    f"bracket marks the news it reports). The verbs, the templates, the number of verb sentences in each filing "
-    f"and the words of each sentence stay as they were: both corpora hold {placed['book']['verb_sentences']} "
-    f"verb sentences, and the probe reads "
-    + (f"{placed['book']['labelled_verbs']} news-labelled verbs in each"
-       if placed["book"]["labelled_verbs"] == placed["adjacent"]["labelled_verbs"] else
-       f"{placed['book']['labelled_verbs']} and {placed['adjacent']['labelled_verbs']} news-labelled verbs")
+    f"directly, as a direction word does: {moved_placed['adjacent']['verb_distance'][0]} token after its head, "
+    f"where the book's filings put it {moved_low} to {moved_high} tokens after. A filing drawn with the same seed "
+    f"reads, in the book's filings and then in the new ones:\n\n"
+    f"> {moved_example['book'][0]}\n\n"
+    f"> {moved_example['adjacent'][0]}\n\n"
+    f"(the verb {moved_example['book'][1]} tokens and then {moved_example['adjacent'][1]} token after the "
+    f"aspect's head; the bracket marks the news it reports). The verbs, the templates, the number of verb sentences "
+    f"in each filing and the words of each sentence stay as they were: both corpora hold "
+    f"{moved_placed['book']['verb_sentences']} verb sentences, and the probe reads "
+    + (f"{moved_placed['book']['labelled_verbs']} news-labelled verbs in each"
+       if moved_placed["book"]["labelled_verbs"] == moved_placed["adjacent"]["labelled_verbs"] else
+       f"{moved_placed['book']['labelled_verbs']} and {moved_placed['adjacent']['labelled_verbs']} news-labelled "
+       "verbs")
     + f". The fillers are drawn in the order of the slots, which the move changes, so each verb's "
-    f"own count moves, from between {min(per_verb['book'])} and {max(per_verb['book'])} occurrences to between "
-    f"{min(per_verb['adjacent'])} and {max(per_verb['adjacent'])}.\n\n"
+    f"own count moves, from between {min(moved_counts['book'])} and {max(moved_counts['book'])} occurrences to "
+    f"between {min(moved_counts['adjacent'])} and {max(moved_counts['adjacent'])}.\n\n"
     f"The book's filing-encoder recipe trains on the new filings at the first {len(moved.seeds)} of the book's "
     f"seeds, and chapter 7's probe reads each encoder exactly as it reads the book's: every occurrence at the "
     f"centre of its own window, cross-validated word by word, accuracy pooled over the occurrences. Each run "
@@ -902,8 +903,8 @@ moved_names = {"Q6": f"that the verbs gain at least {distance.GAIN}",
                "Q6a": f"that they come within {distance.GAP} of the direction words"}
 Markdown(
     f"*What was found.* On the book's filings the gap between direction words and verbs is "
-    f"{seed_words(moved.gap('book'))}. Moved next to their aspect, the verbs read {seed_words(moved.verbs['adjacent'])}, "
-    f"a gain of {seed_words(moved.gain(), '+.3f')}; the rule that they gain at least {distance.GAIN} holds at "
+    f"{seed_words(moved.gap('book'))}. Moved next to their aspect, the verbs read "
+    f"{seed_words(moved.verbs['adjacent'])}, a gain of {seed_words(moved.gain(), '+.3f')}; the rule that they gain at least {distance.GAIN} holds at "
     f"{moved_rules['Q6'].value['seeds holding']} seeds (*{moved_found['Q6']}*). On the same filings the direction "
     f"words read {seed_words(moved.direction['adjacent'])}, which leaves a gap of "
     f"{seed_words(moved.gap('adjacent'))}; the rule that the verbs come within {distance.GAP} of them holds at "
@@ -1269,6 +1270,30 @@ answer(f"Each rank adds $(d + 3d) + (d + d) = 6d$ = {6 * 64} parameters per bloc
        f"small random encoder its largest entry is {start_gradients['A']:g}, against "
        f"{start_gradients['B']:.2g} for $B$'s, $\\tfrac{{\\alpha}}{{r}} A^\\top G$. The first step's "
        f"gradient moves $B$ alone (weight decay only shrinks $A$); from then on $B \\neq 0$ and $A$ learns too.")
+
+# %% [markdown]
+# **Exercise 6.** The rule for the verbs moved next to their aspect asked for a fixed gain at
+# every seed. At the book's seed, how many binomial standard errors of the difference between
+# the two pooled accuracies is that gain, given the verbs' news-labelled occurrences in each
+# corpus? What does the standard error leave out that the seeds show?
+
+# %% tags=["hide-input"]
+moved_n = {p: moved_placed[p]["labelled_verbs"] for p in moved_placed}
+moved_se = {p: distance.pooled_standard_error(moved.verbs[p][0], moved_n[p]) for p in moved_n}
+moved_se_gain = (moved_se["book"] ** 2 + moved_se["adjacent"] ** 2) ** 0.5
+moved_ratio = distance.GAIN / moved_se_gain
+answer(f"At the book's seed the verbs pooled read {moved.verbs['book'][0]:.3f} over {moved_n['book']} occurrences "
+       f"on the book's filings, a standard error $\\sqrt{{a(1 - a)/n}}$ of {moved_se['book']:.3f}, and "
+       f"{moved.verbs['adjacent'][0]:.3f} over {moved_n['adjacent']} on the adjacent ones, {moved_se['adjacent']:.3f}. "
+       f"Taken as independent, their difference has a standard error of {moved_se_gain:.3f}, so the rule's gain of "
+       f"{distance.GAIN} is {moved_ratio:.1f} standard errors: "
+       + ("the noise of the held-out occurrences alone would rarely produce it. " if moved_ratio >= 3 else
+          "not far beyond the noise of the held-out occurrences. ")
+       + "The occurrences are not quite independent (a filing's sentences share its company and its aspects), so "
+       f"the true error is somewhat larger. What it leaves out is the encoder's own variation: across the "
+       f"{len(moved.seeds)} seeds the verbs' pooled accuracy on the book's filings spans "
+       f"{max(moved.verbs['book']) - min(moved.verbs['book']):.3f}, from one trained encoder to the next, which is "
+       f"why the rule is judged at every seed rather than on one.")
 
 # %% [markdown]
 # ## Claims
