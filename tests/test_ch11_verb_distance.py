@@ -153,11 +153,12 @@ def test_the_example_sentences_are_the_generators():
 
 
 # ----------------------------------------------------------------------------- the record and the rules
-def _study(book_verbs, adjacent_verbs, adjacent_direction=(0.97, 0.96, 0.97)):
+def _study(book_verbs, adjacent_verbs, adjacent_direction=(0.97, 0.96, 0.97), adjacent_cut=(0.8, 0.75, 0.8)):
     three = (0.5, 0.6, 0.7)
     return q6.VerbDistanceStudy(
         seeds=vd.SEEDS, verbs={"book": tuple(book_verbs), "adjacent": tuple(adjacent_verbs)},
         direction={"book": (0.97, 0.96, 0.98), "adjacent": tuple(adjacent_direction)},
+        direction_cut={"book": (0.76, 0.7, 0.74), "adjacent": tuple(adjacent_cut)},
         words={p: {"rose": three, "beat": three} for p in ("book", "adjacent")},
         layers={p: (three, three, three) for p in ("book", "adjacent")})
 
@@ -166,8 +167,11 @@ def test_the_record_computes_gains_and_gaps():
     study = _study((0.55, 0.5, 0.6), (0.9, 0.7, 0.95))
     assert study.gain() == pytest.approx([0.35, 0.2, 0.35], abs=1e-12)
     assert study.gap("adjacent") == pytest.approx([0.07, 0.26, 0.02], abs=1e-12)
+    assert study.gap("adjacent", cut=True) == pytest.approx([-0.1, 0.05, -0.15], abs=1e-12)
     with pytest.raises(ValueError, match="placement"):
         study.gap("far")
+    with pytest.raises(TypeError, match="cut"):
+        study.gap("book", cut="yes")
 
 
 @pytest.mark.parametrize("change, error, name", [
@@ -179,6 +183,7 @@ def test_the_record_computes_gains_and_gaps():
     ({"direction": {"book": (0.5, float("nan"), 0.5), "adjacent": (0.5, 0.5, 0.5)}}, ValueError, "direction"),
     ({"words": {"book": {"rose": (0.5,)}, "adjacent": {}}}, ValueError, "words"),
     ({"layers": {"book": [(0.5, 0.5, 0.5)], "adjacent": ()}}, TypeError, "layers"),
+    ({"direction_cut": {"book": (0.5, 0.5, 0.5), "adjacent": (0.5, -0.1, 0.5)}}, ValueError, "direction_cut"),
 ])
 def test_the_record_refuses_what_would_draw_a_wrong_table(change, error, name):
     fields = {f.name: getattr(_study((0.5,) * 3, (0.9,) * 3), f.name) for f in dataclasses.fields(q6.VerbDistanceStudy)}
@@ -188,11 +193,12 @@ def test_the_record_refuses_what_would_draw_a_wrong_table(change, error, name):
 
 def test_the_rules_are_registered_with_their_thresholds_before_the_run():
     declared = {claim.id: claim for claim in ledger.all_claims()}
-    assert {"Q6", "Q6a"} <= set(declared)
-    assert declared["Q6"] is q6.CLAIMS[0] and declared["Q6a"] is q6.CLAIMS[1]
+    assert {"Q6", "Q6a", "Q6b"} <= set(declared)
+    assert [declared[rule] for rule in ("Q6", "Q6a", "Q6b")] == list(q6.CLAIMS)
     assert f"+ {q6.GAIN}" in q6.CLAIMS[0].rule and q6.GAIN == 0.2
-    assert f"− {q6.GAP}" in q6.CLAIMS[1].rule and q6.GAP == 0.1
-    assert q6.STATED_BEFORE_RUN == {"Q6": "reproduced", "Q6a": "reproduced"}
+    assert f"direction words pooled − {q6.GAP}" in q6.CLAIMS[1].rule and q6.GAP == 0.1
+    assert f"median count − {q6.GAP}" in q6.CLAIMS[2].rule
+    assert q6.STATED_BEFORE_RUN == {"Q6": "reproduced", "Q6a": "reproduced", "Q6b": "reproduced"}
     assert all(claim.expected == q6.STATED_BEFORE_RUN[claim.id] for claim in q6.CLAIMS)
     # the section the Claims page links to is the chapter's heading, and the chapter counts these claims
     from pathlib import Path
@@ -203,35 +209,37 @@ def test_the_rules_are_registered_with_their_thresholds_before_the_run():
 
 
 @pytest.mark.parametrize("book_verbs, adjacent_verbs, verdicts", [
-    ((0.55, 0.5, 0.6), (0.9, 0.88, 0.93), ("reproduced", "reproduced")),
-    ((0.55, 0.5, 0.6), (0.8, 0.88, 0.93), ("reproduced", "seed-dependent")),
-    ((0.55, 0.5, 0.6), (0.9, 0.6, 0.93), ("seed-dependent", "seed-dependent")),
-    ((0.55, 0.5, 0.6), (0.6, 0.55, 0.62), ("not reproduced", "not reproduced")),
+    ((0.55, 0.5, 0.6), (0.9, 0.88, 0.93), ("reproduced", "reproduced", "reproduced")),
+    ((0.55, 0.5, 0.6), (0.8, 0.88, 0.93), ("reproduced", "seed-dependent", "reproduced")),
+    ((0.55, 0.5, 0.6), (0.76, 0.71, 0.81), ("reproduced", "not reproduced", "reproduced")),
+    ((0.55, 0.5, 0.6), (0.9, 0.6, 0.93), ("seed-dependent", "seed-dependent", "seed-dependent")),
+    ((0.55, 0.5, 0.6), (0.6, 0.55, 0.62), ("not reproduced", "not reproduced", "not reproduced")),
 ])
 def test_the_rules_judge_each_seed_and_can_fail(monkeypatch, book_verbs, adjacent_verbs, verdicts):
     monkeypatch.setattr(q6, "results", lambda: _study(book_verbs, adjacent_verbs))
     found = {result.claim.id: result for result in ledger.verify(claims=q6.CLAIMS)}
-    assert (found["Q6"].verdict, found["Q6a"].verdict) == verdicts
+    assert tuple(found[rule].verdict for rule in ("Q6", "Q6a", "Q6b")) == verdicts
     # a claim passes only when the verdict found is the one stated before the run
-    assert [found[rule].passed for rule in ("Q6", "Q6a")] == [v == "reproduced" for v in verdicts]
+    assert [found[rule].passed for rule in ("Q6", "Q6a", "Q6b")] == [v == "reproduced" for v in verdicts]
     margins = [a - (b + q6.GAIN) for a, b in zip(adjacent_verbs, book_verbs)]
     assert found["Q6"].value["seeds holding"] == f"{sum(m >= 0 for m in margins)} of 3"
 
 
 def test_the_answer_follows_the_verdicts():
-    gain, left = [0.35, 0.25, 0.1], [0.05, 0.15, 0.2]
-    answers = {(a, b): q6.verdict_answer({"Q6": a, "Q6a": b}, gain, left)
-               for a in ledger.VERDICTS for b in ledger.VERDICTS}
+    gain, cut = [0.35, 0.25, 0.1], [0.05, 0.15, 0.2]
+    answers = {(a, b, c): q6.verdict_answer({"Q6": a, "Q6a": b, "Q6b": c}, gain, cut)
+               for a in ledger.VERDICTS for b in ledger.VERDICTS for c in ledger.VERDICTS}
     assert all(text.startswith("**Answer:** ") for text in answers.values())
-    assert answers["reproduced", "reproduced"].startswith("**Answer:** yes.")
-    assert "at 2 of 3 seeds" in answers["reproduced", "seed-dependent"]           # two gaps above 0.1
-    assert "still open" in answers["seed-dependent", "reproduced"] and "2 of 3 seeds only" in answers[
-        "seed-dependent", "not reproduced"]
-    assert answers["not reproduced", "not reproduced"].startswith("**Answer:** no.")
+    assert answers["reproduced", "reproduced", "not reproduced"].startswith("**Answer:** yes. Moved")
+    assert answers["reproduced", "not reproduced", "reproduced"].startswith("**Answer:** yes, as far as")
+    assert "at 2 of 3 seeds" in answers["reproduced", "seed-dependent", "seed-dependent"]   # two gaps above 0.1
+    assert "still open" in answers["seed-dependent", "reproduced", "reproduced"]
+    assert "2 of 3 seeds only" in answers["seed-dependent", "not reproduced", "not reproduced"]
+    assert answers["not reproduced", "not reproduced", "reproduced"].startswith("**Answer:** no.")
     with pytest.raises(ValueError, match="found"):
-        q6.verdict_answer({"Q6": "reproduced"}, gain, left)
+        q6.verdict_answer({"Q6": "reproduced", "Q6a": "reproduced"}, gain, cut)
     with pytest.raises(ValueError, match="gain"):
-        q6.verdict_answer({"Q6": "reproduced", "Q6a": "reproduced"}, [0.3], [0.1])
+        q6.verdict_answer({"Q6": "reproduced", "Q6a": "reproduced", "Q6b": "reproduced"}, [0.3], [0.1])
 
 
 def test_pooled_accuracy_is_chapter_7s_pooling():
@@ -264,4 +272,5 @@ def test_the_studys_book_side_is_chapter_7s():
         assert study.verbs["book"][k] == chapter7["verbs_pooled"]
         assert study.direction["book"][k] == pytest.approx(q6.pooled_accuracy(chapter7["words"], DIRECTION_WORDS),
                                                            abs=1e-15)
+        assert study.direction_cut["book"][k] in chapter7["subsampled"].values()
     assert len(q6.seed_table(study).splitlines()) == 2 + len(study.seeds) + 1

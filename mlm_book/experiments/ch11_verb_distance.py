@@ -24,7 +24,11 @@ judged at each of the three seeds on layer-1 accuracy pooled over occurrences:
   of chapter 7's sample-size control);
 * Q6a, *distance closes the gap*: on the adjacent filings the verbs pooled come within
   [`GAP`][mlm_book.experiments.ch11_verb_distance.GAP] (0.1) of the direction words pooled on the same filings
-  (at least the direction words' accuracy minus 0.1).
+  (at least the direction words' accuracy minus 0.1);
+* Q6b, *distance closes the gap at the verbs' sample size*: on the adjacent filings the verbs pooled come within
+  0.1 of the direction words cut to the verbs' median count (chapter 7's sample-size control, run on the adjacent
+  filings). Chapter 7's control shows that cutting the direction words to the verbs' counts costs them accuracy
+  by itself, so Q6a's full-sample comparison mixes distance with sample size; Q6b compares like with like.
 
 Call [`results`][mlm_book.experiments.ch11_verb_distance.results] for every number,
 [`seed_table`][mlm_book.experiments.ch11_verb_distance.seed_table],
@@ -61,6 +65,7 @@ from mlm_book.ledger import VERDICTS, Claim, over_seeds, verify
 from mlm_book.report import Markdown, seed_band, seed_words, table
 from mlm_book.validation import (
     as_float_array,
+    check_bool,
     check_finite_numbers,
     check_instance,
     check_positive_int,
@@ -251,6 +256,9 @@ class VerbDistanceStudy:
         seed (chapter 7's ``verbs_pooled``).
     direction : dict of str to tuple of float
         Placement -> the six direction words' accuracy pooled likewise, one per seed.
+    direction_cut : dict of str to tuple of float
+        Placement -> the direction words' accuracy when each is cut to the verbs' median count (chapter 7's
+        sample-size control: ``polarity["subsampled"]`` at the middle of its sizes), one per seed.
     words : dict of str to dict of str to tuple of float
         Placement -> word -> its own layer-1 accuracy, one per seed (the thirteen probed words).
     layers : dict of str to tuple of tuple of float
@@ -268,6 +276,7 @@ class VerbDistanceStudy:
     seeds: tuple
     verbs: dict
     direction: dict
+    direction_cut: dict
     words: dict
     layers: dict
 
@@ -276,7 +285,7 @@ class VerbDistanceStudy:
         check_seeds(self.seeds)
         if len(set(self.seeds)) != len(self.seeds):
             raise ValueError(f"seeds must not repeat, got {self.seeds}")
-        for name in ("verbs", "direction", "words", "layers"):
+        for name in ("verbs", "direction", "direction_cut", "words", "layers"):
             value = check_instance(getattr(self, name), name, dict)
             if sorted(value) != sorted(VERB_PLACEMENTS):
                 raise ValueError(f"{name} must have one entry per placement {VERB_PLACEMENTS}, got {sorted(value)}")
@@ -298,21 +307,31 @@ class VerbDistanceStudy:
         """Each seed's verbs pooled on the adjacent filings minus on the book's."""
         return [a - b for a, b in zip(self.verbs["adjacent"], self.verbs["book"])]
 
-    def gap(self, placement: str) -> list[float]:
-        """Each seed's direction words pooled minus verbs pooled, on the filings of ``placement``.
+    def gap(self, placement: str, *, cut: bool = False) -> list[float]:
+        """Each seed's direction words pooled minus verbs pooled, on the filings of ``placement``; with ``cut``, the
+        direction words cut to the verbs' median count.
 
         Raises
         ------
         ValueError
             If ``placement`` is not one of ``VERB_PLACEMENTS``.
+        TypeError
+            If ``cut`` is not a bool.
         """
         if placement not in VERB_PLACEMENTS:
             raise ValueError(f"placement must be one of {VERB_PLACEMENTS}, got {placement!r:.40}")
-        return [d - v for d, v in zip(self.direction[placement], self.verbs[placement])]
+        direction = (self.direction_cut if check_bool(cut, "cut") else self.direction)[placement]
+        return [d - v for d, v in zip(direction, self.verbs[placement])]
 
 
 def _floats(values) -> tuple:
     return tuple(float(v) for v in values)
+
+
+def _at_median_count(subsampled: dict) -> float:
+    """Chapter 7's sample-size control at the middle of its sizes (the verbs' smallest, median, largest counts)."""
+    sizes = sorted(subsampled, key=int)
+    return subsampled[sizes[len(sizes) // 2]]
 
 
 @functools.cache
@@ -335,6 +354,8 @@ def results() -> VerbDistanceStudy:
         verbs={p: _floats(probe["verbs_pooled"] for probe in probes[p]) for p in VERB_PLACEMENTS},
         direction={p: _floats(pooled_accuracy(probe["words"], DIRECTION_WORDS) for probe in probes[p])
                    for p in VERB_PLACEMENTS},
+        direction_cut={p: _floats(_at_median_count(probe["subsampled"]) for probe in probes[p])
+                       for p in VERB_PLACEMENTS},
         words={p: {w: _floats(probe["words"][w]["accuracy"] for probe in probes[p]) for w in words[p]}
                for p in VERB_PLACEMENTS},
         layers={p: tuple(_floats(probe["pooled"][str(layer)] for probe in probes[p]) for layer in (0, 1, 2))
@@ -348,10 +369,15 @@ def _distance_is_the_cause() -> dict:
     return over_seeds(list(zip(adjacent, book)), margins=[a - (b + GAIN) for a, b in zip(adjacent, book)])
 
 
-def _gap_closes() -> dict:
+def _gap_closes(cut: bool = False) -> dict:
     study = results()
-    verbs, direction = study.verbs["adjacent"], study.direction["adjacent"]
+    verbs = study.verbs["adjacent"]
+    direction = (study.direction_cut if cut else study.direction)["adjacent"]
     return over_seeds(list(zip(verbs, direction)), margins=[v - (d - GAP) for v, d in zip(verbs, direction)])
+
+
+def _gap_closes_at_the_verbs_counts() -> dict:
+    return _gap_closes(cut=True)
 
 
 _QUANTITY = ("News polarity of chapter 7's seven evaluative verbs, probed at the filing encoder's layer 1 (five "
@@ -368,29 +394,39 @@ CLAIMS = (
     Claim("Q6a", _QUANTITY + "the verbs pooled on those adjacent filings, and the six direction words pooled on the "
           "same filings", seed="—", rule=f"adjacent verbs pooled ≥ adjacent direction words pooled − {GAP}, at a "
           "seed", compute=_gap_closes, accept=lambda v: True, expected="reproduced", section=SECTION),
+    Claim("Q6b", _QUANTITY + "the verbs pooled on those adjacent filings, and the six direction words on the same "
+          "filings each cut to the verbs' median count (chapter 7's sample-size control, 5 draws)", seed="—",
+          rule=f"adjacent verbs pooled ≥ adjacent direction words cut to the verbs' median count − {GAP}, at a seed",
+          compute=_gap_closes_at_the_verbs_counts, accept=lambda v: True, expected="reproduced", section=SECTION),
 )
-"""Is distance why the verbs read worse than the direction words (Q6), and does it explain the whole gap (Q6a)?
-Both rules were fixed before any run."""
+"""Is distance why the verbs read worse than the direction words (Q6), and does it explain the whole gap, with the
+direction words' full samples (Q6a) and at the verbs' own sample size (Q6b)? All three rules were fixed before any
+run."""
 
-STATED_BEFORE_RUN = {"Q6": "reproduced", "Q6a": "reproduced"}
+STATED_BEFORE_RUN = {"Q6": "reproduced", "Q6a": "reproduced", "Q6b": "reproduced"}
 """The verdict each rule was expected to get, committed with the rules before any run, and why:
 
 * Q6, reproduced: on the book's filings the direction words, right after their aspect, read far better than the
-  verbs, and cut to the verbs' counts they still beat them by about 0.3 (chapter 7); a verb's news is set by its
-  aspect (costs that surpassed the budget are bad news, sales that did are good), so a verb next to its aspect
-  should be read as a direction word is, and gain at least chapter 7's margin of 0.2.
-* Q6a, reproduced: with the verb adjacent, the one remaining difference from a direction word is the target that
-  follows it and the phrase moved after that, neither of which bears on the news; the verbs' smaller counts cost
-  the direction words little in chapter 7's control (within a few hundredths), well inside 0.1.
+  verbs, and cut to the verbs' counts they still beat them by 0.2 to 0.3 (chapter 7's measurements of the build of
+  2026-12-04: verbs 0.43 to 0.55 at the five seeds, direction words cut to the verbs' counts 0.70 to 0.80); a
+  verb's news is set by its aspect (costs that surpassed the budget are bad news, sales that did are good), so a
+  verb next to its aspect should be read as a direction word is, and gain at least chapter 7's margin of 0.2.
+* Q6a, reproduced (stated with the question; the riskier of the three): with the verb adjacent, the one remaining
+  difference from a direction word is the target that follows it and the phrase moved after that, neither of
+  which bears on the news. But the same measurements show the verbs' smaller counts cost the direction words 0.10
+  to 0.17 by themselves (0.87 to 0.92 on their full samples), so this rule can fail for sample size alone.
+* Q6b, reproduced: the like-for-like comparison that separates the two, added for that reason before any run: if
+  distance is the cause, verbs next to their aspect read as direction words with the verbs' counts do.
 
 A claim's ``expected`` is the verdict the chapter states, which is the one found; the chapter compares the two."""
 
 _RULE_NAMES = {"Q6": f"moved next to their aspect, the verbs gain at least {GAIN}",
-               "Q6a": f"moved next to their aspect, the verbs come within {GAP} of the direction words"}
+               "Q6a": f"moved next to their aspect, the verbs come within {GAP} of the direction words",
+               "Q6b": f"... and within {GAP} of the direction words cut to the verbs' median count"}
 
 
 def rules_table() -> Markdown:
-    """The two rules: each rule, how many seeds satisfy it, its worst and best margin, the verdict stated before the
+    """The three rules: each rule, how many seeds satisfy it, its worst and best margin, the verdict stated before the
     run and the verdict found.
 
     Examples
@@ -404,18 +440,19 @@ def rules_table() -> Markdown:
                  rows)
 
 
-def verdict_answer(found: dict, gain, gap_left) -> str:
-    """The section's one-sentence answer, written from the two rules' verdicts, so that it reads right whichever way
-    the runs come out.
+def verdict_answer(found: dict, gain, gap_cut) -> str:
+    """The section's one-sentence answer, written from the three rules' verdicts, so that it reads right whichever
+    way the runs come out.
 
     Parameters
     ----------
     found : dict
-        ``"Q6"`` and ``"Q6a"`` -> the verdict each rule got (one of ``mlm_book.ledger.VERDICTS``).
+        ``"Q6"``, ``"Q6a"`` and ``"Q6b"`` -> the verdict each rule got (one of ``mlm_book.ledger.VERDICTS``).
     gain : sequence of float, shape (seeds,)
         Each seed's verbs pooled on the adjacent filings minus on the book's (``VerbDistanceStudy.gain``).
-    gap_left : sequence of float, shape (seeds,)
-        Each seed's direction words minus verbs pooled on the adjacent filings (``VerbDistanceStudy.gap``).
+    gap_cut : sequence of float, shape (seeds,)
+        Each seed's direction words cut to the verbs' median count minus the verbs pooled, on the adjacent filings
+        (``VerbDistanceStudy.gap("adjacent", cut=True)``).
 
     Returns
     -------
@@ -425,36 +462,43 @@ def verdict_answer(found: dict, gain, gap_left) -> str:
     Raises
     ------
     TypeError
-        If ``found`` is not a dict, or ``gain`` or ``gap_left`` does not hold numbers.
+        If ``found`` is not a dict, or ``gain`` or ``gap_cut`` does not hold numbers.
     ValueError
-        If ``found`` lacks a rule or holds an unknown verdict, or ``gain`` and ``gap_left`` are not one finite
+        If ``found`` lacks a rule or holds an unknown verdict, or ``gain`` and ``gap_cut`` are not one finite
         number per seed (at least two seeds).
 
     Examples
     --------
-    >>> verdict_answer({"Q6": "reproduced", "Q6a": "reproduced"}, [0.41, 0.38, 0.44], [0.02, 0.05, 0.01])[:30]
+    >>> found = {"Q6": "reproduced", "Q6a": "reproduced", "Q6b": "reproduced"}
+    >>> verdict_answer(found, [0.41, 0.38, 0.44], [-0.02, 0.01, -0.03])[:30]
     '**Answer:** yes. Moved next to'
-    >>> print(verdict_answer({"Q6": "seed-dependent", "Q6a": "not reproduced"}, [0.25, 0.12, 0.3], [0.2, 0.3, 0.15]))
+    >>> found = {"Q6": "seed-dependent", "Q6a": "not reproduced", "Q6b": "seed-dependent"}
+    >>> print(verdict_answer(found, [0.25, 0.12, 0.3], [0.05, 0.2, 0.08]))
     **Answer:** still open. Moving the verbs next to their aspect lifts them by at least 0.2 at 2 of 3 seeds only, a gain of +0.250 (seeds +0.120 to +0.300), so distance is not shown to be the cause.
     """
     check_instance(found, "found", dict)
-    for rule in ("Q6", "Q6a"):
+    for rule in ("Q6", "Q6a", "Q6b"):
         if found.get(rule) not in VERDICTS:
             raise ValueError(f"found must give {rule}'s verdict, one of {VERDICTS}, got {found.get(rule)!r:.40}")
-    gain, gap_left = (as_float_array(check_sequence(values, name), name, ndim=1)
-                      for values, name in ((gain, "gain"), (gap_left, "gap_left")))
-    if gain.size < 2 or gap_left.size != gain.size:
-        raise ValueError(f"gain and gap_left must hold one number per seed, at least two seeds, got {gain.size} and "
-                         f"{gap_left.size}")
+    gain, gap_cut = (as_float_array(check_sequence(values, name), name, ndim=1)
+                     for values, name in ((gain, "gain"), (gap_cut, "gap_cut")))
+    if gain.size < 2 or gap_cut.size != gain.size:
+        raise ValueError(f"gain and gap_cut must hold one number per seed, at least two seeds, got {gain.size} and "
+                         f"{gap_cut.size}")
     n = gain.size
     if found["Q6"] == "reproduced" and found["Q6a"] == "reproduced":
         return (f"**Answer:** yes. Moved next to its aspect, an evaluative verb is read as well as a direction word, "
                 f"within {GAP} at every seed, so distance explains the verbs' failure.")
+    if found["Q6"] == "reproduced" and found["Q6b"] == "reproduced":
+        return (f"**Answer:** yes, as far as the verbs' samples allow. Moved next to their aspect, the verbs gain at "
+                f"least {GAIN} at every seed and come within {GAP} of direction words cut to their counts, so "
+                "distance explains the verbs' failure, and what is left of the gap is their smaller samples.")
     if found["Q6"] == "reproduced":
-        behind = int(np.sum(gap_left > GAP))
+        behind = int(np.sum(gap_cut > GAP))
         return (f"**Answer:** distance is a cause but not the whole of it. Moved next to their aspect, the verbs gain "
-                f"at least {GAIN} at every seed, yet the direction words stay ahead by more than {GAP} at {behind} of "
-                f"{n} seeds, so something besides distance still holds the verbs back.")
+                f"at least {GAIN} at every seed, yet even direction words cut to the verbs' counts stay ahead by more "
+                f"than {GAP} at {behind} of {n} seeds, so something besides distance and sample size still holds the "
+                "verbs back.")
     if found["Q6"] == "seed-dependent":
         lifted = int(np.sum(gain >= GAIN))
         return (f"**Answer:** still open. Moving the verbs next to their aspect lifts them by at least {GAIN} at "
@@ -467,7 +511,8 @@ def verdict_answer(found: dict, gain, gap_left) -> str:
 # ----------------------------------------------------------------------------- table and figure
 def seed_table(study: VerbDistanceStudy | None = None) -> Markdown:
     """Seed by seed: the verbs pooled and the direction words pooled on each placement's filings, the verbs' gain,
-    and the gap left on the adjacent filings; a last row gives the mean ± sd over the seeds.
+    the direction words cut to the verbs' median count on the adjacent filings, and the gap left there to the
+    direction words' full samples and to the cut ones; a last row gives the mean ± sd over the seeds.
 
     Raises
     ------
@@ -477,17 +522,20 @@ def seed_table(study: VerbDistanceStudy | None = None) -> Markdown:
     Examples
     --------
     >>> print(seed_table().splitlines()[0])  # doctest: +BOOK
-    | seed | verbs, book's filings | verbs, adjacent | gain | direction words, book's filings | direction words, adjacent | gap left (adjacent) |
+    | seed | verbs, book's filings | verbs, adjacent | gain | direction words, book's filings | direction words, adjacent | direction words cut to the verbs' count, adjacent | gap left, adjacent: to full / to cut |
     """
     study = results() if study is None else check_instance(study, "study", VerbDistanceStudy)
     columns = (study.verbs["book"], study.verbs["adjacent"], study.gain(), study.direction["book"],
-               study.direction["adjacent"], study.gap("adjacent"))
-    signed = (False, False, True, False, False, True)
-    rows = [(str(seed), *(f"{column[k]:{'+' if sign else ''}.3f}" for column, sign in zip(columns, signed)))
-            for k, seed in enumerate(study.seeds)]
-    rows.append(("mean ± sd", *(seed_band(column, book=False, signed=sign) for column, sign in zip(columns, signed))))
+               study.direction["adjacent"], study.direction_cut["adjacent"])
+    signed = (False, False, True, False, False, False)
+    gaps = (study.gap("adjacent"), study.gap("adjacent", cut=True))
+    rows = [(str(seed), *(f"{column[k]:{'+' if sign else ''}.3f}" for column, sign in zip(columns, signed)),
+             " / ".join(f"{gap[k]:+.3f}" for gap in gaps)) for k, seed in enumerate(study.seeds)]
+    rows.append(("mean ± sd", *(seed_band(column, book=False, signed=sign) for column, sign in zip(columns, signed)),
+                 " / ".join(seed_band(gap, book=False, signed=True) for gap in gaps)))
     return table(["seed", "verbs, book's filings", "verbs, adjacent", "gain", "direction words, book's filings",
-                  "direction words, adjacent", "gap left (adjacent)"], rows)
+                  "direction words, adjacent", "direction words cut to the verbs' count, adjacent",
+                  "gap left, adjacent: to full / to cut"], rows)
 
 
 def figure_distance(study: VerbDistanceStudy | None = None):
@@ -514,38 +562,42 @@ def figure_distance(study: VerbDistanceStudy | None = None):
 
     study = results() if study is None else check_instance(study, "study", VerbDistanceStudy)
     fig, ax = subplots(1, 1, width=NARROW, height=4.0)
-    groups = (("direction words", study.direction, PALETTE["blue"]), ("evaluative verbs", study.verbs,
-                                                                      PALETTE["vermillion"]))
+    groups = (("direction words", study.direction, PALETTE["blue"], "o"),
+              ("direction words cut to the verbs' count", study.direction_cut, PALETTE["sky"], "D"),
+              ("evaluative verbs", study.verbs, PALETTE["vermillion"], "o"))
     x = {"book": 0.0, "adjacent": 1.0}
     n = len(study.seeds)
     jitter = np.linspace(-0.05, 0.05, n)
-    for label, values, colour in groups:
+    for label, values, colour, marker in groups:
         for k in range(n):
             ys = [values[p][k] for p in VERB_PLACEMENTS]
             xs = [x[p] + jitter[k] for p in VERB_PLACEMENTS]
             ax.plot(xs, ys, color=colour, lw=1.0, alpha=0.6, zorder=2)
-            ax.scatter(xs, ys, s=22, color=colour, zorder=3, label=label if k == 0 else None)
+            ax.scatter(xs, ys, s=22, color=colour, marker=marker, zorder=3, label=label if k == 0 else None)
     low, high = verb_placements()["book"]["verb_distance"]
     ticks = {"book": f"book's filings\n(verb {low} to {high} tokens\nafter the aspect)",
              "adjacent": "adjacent filings\n(verb right after\nthe aspect)"}
     ax.set_xticks([x[p] for p in VERB_PLACEMENTS], [ticks[p] for p in VERB_PLACEMENTS])
     ax.set_xlim(-0.4, 1.4)
-    lowest = min(min(values[p]) for _, values, _ in groups for p in VERB_PLACEMENTS)
+    lowest = min(min(values[p]) for _, values, _, _ in groups for p in VERB_PLACEMENTS)
     ax.set_ylim(min(0.4, lowest - 0.03), 1.02)
     ax.axhline(0.5, color=PALETTE["grey"], ls=":", lw=1.0)
     ax.set_ylabel("layer-1 accuracy, pooled")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncols=2)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncols=2, handletextpad=0.3, columnspacing=0.8)
 
     def span(values):
         return f"{min(values):.2f} to {max(values):.2f}"
 
     alt = (f"Layer-1 news-polarity accuracy pooled over the {len(DIRECTION_WORDS)} direction words and over the "
            f"{len(EVALUATIVE_VERBS)} evaluative verbs, one dot per training seed ({n}), on the book's filings and on filings with each verb moved next to its "
-           f"aspect: direction words {span(study.direction['book'])} and {span(study.direction['adjacent'])}, verbs "
-           f"{span(study.verbs['book'])} and {span(study.verbs['adjacent'])}.")
+           f"aspect: direction words {span(study.direction['book'])} and {span(study.direction['adjacent'])}, "
+           f"direction words cut to the verbs' median count {span(study.direction_cut['book'])} and "
+           f"{span(study.direction_cut['adjacent'])}, verbs {span(study.verbs['book'])} and "
+           f"{span(study.verbs['adjacent'])}.")
     caption = (f"Each dot is one training seed's encoder, its probe cross-validated word by word; a line joins a seed's encoder on "
                f"the book's filings to the same seed's on the adjacent filings. The dotted line is chance. The rules "
-               f"ask the verbs to gain at least {GAIN} at every seed, and to end within {GAP} of the direction words.")
+               f"ask the verbs to gain at least {GAIN} at every seed, and to end within {GAP} of the direction words, full "
+               "and cut.")
     return describe(fig, alt, caption)
 
 
