@@ -563,7 +563,7 @@ def figure_distance(study: VerbDistanceStudy | None = None):
     study = results() if study is None else check_instance(study, "study", VerbDistanceStudy)
     fig, ax = subplots(1, 1, width=NARROW, height=4.0)
     groups = (("direction words", study.direction, PALETTE["blue"], "o"),
-              ("direction words cut to the verbs' count", study.direction_cut, PALETTE["sky"], "D"),
+              ("direction words cut to the verbs' median count", study.direction_cut, PALETTE["sky"], "D"),
               ("evaluative verbs", study.verbs, PALETTE["vermillion"], "o"))
     x = {"book": 0.0, "adjacent": 1.0}
     n = len(study.seeds)
