@@ -522,6 +522,7 @@ _CORPUS_SETTINGS = {
     "place_pool": "place names in the long-tailed pool",
     "person_pool": "surnames in the long-tailed pool",
     "zipf_exponent": "exponent of the pools' Zipf weights",
+    "verb_placement": "where an evaluative verb stands: a few tokens after its aspect (book) or right after it",
 }
 
 
@@ -541,7 +542,12 @@ def settings_table(r: Chapter6Results | None = None) -> Markdown:
     r = _given_or_book(r)
     config = r.config.corpus
     return table(("setting", "value", "what it sets"),
-                 [(name, f"{getattr(config, name):g}", _CORPUS_SETTINGS.get(name, "")) for name in config.as_dict()])
+                 [(name, _setting(getattr(config, name)), _CORPUS_SETTINGS.get(name, "")) for name in config.as_dict()])
+
+
+def _setting(value) -> str:
+    """A generator setting as the table prints it: numbers with ``g``, words as they are."""
+    return value if isinstance(value, str) else f"{value:g}"
 
 
 def example_filing(r: Chapter6Results | None = None, document: int | None = None) -> str:
