@@ -384,7 +384,7 @@ _QUANTITY = ("News polarity of chapter 7's seven evaluative verbs, probed at the
              "folds per word, accuracy pooled over the verbs' labelled occurrences), with the book's encoder recipe "
              f"at {len(verb_distance.SEEDS)} training seeds, on filings whose every verb sentence is rewritten with "
              "the verb right after its aspect's head (same verbs, same number of verb sentences per filing, same "
-             "words per sentence): ")
+             "template words): ")
 
 CLAIMS = (
     Claim("Q6", _QUANTITY + "the verbs pooled on those adjacent filings, and the same seed's verbs pooled on the "
@@ -393,7 +393,7 @@ CLAIMS = (
           accept=lambda v: True, expected="reproduced", section=SECTION),
     Claim("Q6a", _QUANTITY + "the verbs pooled on those adjacent filings, and the six direction words pooled on the "
           "same filings", seed="—", rule=f"adjacent verbs pooled ≥ adjacent direction words pooled − {GAP}, at a "
-          "seed", compute=_gap_closes, accept=lambda v: True, expected="reproduced", section=SECTION),
+          "seed", compute=_gap_closes, accept=lambda v: True, expected="seed-dependent", section=SECTION),
     Claim("Q6b", _QUANTITY + "the verbs pooled on those adjacent filings, and the six direction words on the same "
           "filings each cut to the verbs' median count (chapter 7's sample-size control, 5 draws)", seed="—",
           rule=f"adjacent verbs pooled ≥ adjacent direction words cut to the verbs' median count − {GAP}, at a seed",
@@ -418,7 +418,9 @@ STATED_BEFORE_RUN = {"Q6": "reproduced", "Q6a": "reproduced", "Q6b": "reproduced
 * Q6b, reproduced: the like-for-like comparison that separates the two, added for that reason before any run: if
   distance is the cause, verbs next to their aspect read as direction words with the verbs' counts do.
 
-A claim's ``expected`` is the verdict the chapter states, which is the one found; the chapter compares the two."""
+A claim's ``expected`` is the verdict the chapter states, which is the one found (the build of 2026-12-04): Q6 and Q6b
+came out as stated; Q6a came out *seed-dependent* (the moved verbs came within 0.1 of the direction words' full
+samples at one seed of three), against the *reproduced* stated here."""
 
 _RULE_NAMES = {"Q6": f"moved next to their aspect, the verbs gain at least {GAIN}",
                "Q6a": f"moved next to their aspect, the verbs come within {GAP} of the direction words",
