@@ -199,7 +199,8 @@ def test_the_rules_are_registered_with_their_thresholds_before_the_run():
     assert f"direction words pooled − {q6.GAP}" in q6.CLAIMS[1].rule and q6.GAP == 0.1
     assert f"median count − {q6.GAP}" in q6.CLAIMS[2].rule
     assert q6.STATED_BEFORE_RUN == {"Q6": "reproduced", "Q6a": "reproduced", "Q6b": "reproduced"}
-    assert all(claim.expected == q6.STATED_BEFORE_RUN[claim.id] for claim in q6.CLAIMS)
+    # expected is the verdict found by the runs (the ledger's gate checks it); only Q6a differs from the statement
+    assert {claim.id for claim in q6.CLAIMS if claim.expected != q6.STATED_BEFORE_RUN[claim.id]} == {"Q6a"}
     # the section the Claims page links to is the chapter's heading, and the chapter counts these claims
     from pathlib import Path
     chapter = (Path(__file__).resolve().parents[1] / "chapters" / "11_caveats.py").read_text(encoding="utf-8")
