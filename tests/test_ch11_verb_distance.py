@@ -276,4 +276,6 @@ def test_the_studys_book_side_is_chapter_7s():
         assert study.direction["book"][k] == pytest.approx(q6.pooled_accuracy(chapter7["words"], DIRECTION_WORDS),
                                                            abs=1e-15)
         assert study.direction_cut["book"][k] in chapter7["subsampled"].values()
-    assert len(q6.seed_table(study).splitlines()) == 2 + len(study.seeds) + 1
+    lines = q6.seed_table(study).splitlines()
+    assert len(lines) == 2 + 8 and all(line.count("|") == len(study.seeds) + 3 for line in lines)
+    assert f"{study.verbs['adjacent'][0]:.3f}" in lines[3]       # seeds are columns: the book's seed first

@@ -512,9 +512,10 @@ def verdict_answer(found: dict, gain, gap_cut) -> str:
 
 # ----------------------------------------------------------------------------- table and figure
 def seed_table(study: VerbDistanceStudy | None = None) -> Markdown:
-    """Seed by seed: the verbs pooled and the direction words pooled on each placement's filings, the verbs' gain,
-    the direction words cut to the verbs' median count on the adjacent filings, and the gap left there to the
-    direction words' full samples and to the cut ones; a last row gives the mean ± sd over the seeds.
+    """One row per quantity, one column per seed and a last one with the mean ± sd over the seeds: the verbs pooled
+    and the direction words pooled on each placement's filings, the verbs' gain, the direction words cut to the
+    verbs' median count on the adjacent filings, and the gap left there to the direction words' full samples and to
+    the cut ones (seeds as columns keep the table within the page).
 
     Raises
     ------
@@ -524,20 +525,20 @@ def seed_table(study: VerbDistanceStudy | None = None) -> Markdown:
     Examples
     --------
     >>> print(seed_table().splitlines()[0])  # doctest: +BOOK
-    | seed | verbs, book's filings | verbs, adjacent | gain | direction words, book's filings | direction words, adjacent | direction words cut to the verbs' count, adjacent | gap left, adjacent: to full / to cut |
+    | layer-1 accuracy, pooled | seed 20240601 | seed 1 | seed 2 | mean ± sd |
     """
     study = results() if study is None else check_instance(study, "study", VerbDistanceStudy)
-    columns = (study.verbs["book"], study.verbs["adjacent"], study.gain(), study.direction["book"],
-               study.direction["adjacent"], study.direction_cut["adjacent"])
-    signed = (False, False, True, False, False, False)
-    gaps = (study.gap("adjacent"), study.gap("adjacent", cut=True))
-    rows = [(str(seed), *(f"{column[k]:{'+' if sign else ''}.3f}" for column, sign in zip(columns, signed)),
-             " / ".join(f"{gap[k]:+.3f}" for gap in gaps)) for k, seed in enumerate(study.seeds)]
-    rows.append(("mean ± sd", *(seed_band(column, book=False, signed=sign) for column, sign in zip(columns, signed)),
-                 " / ".join(seed_band(gap, book=False, signed=True) for gap in gaps)))
-    return table(["seed", "verbs, book's filings", "verbs, adjacent", "gain", "direction words, book's filings",
-                  "direction words, adjacent", "direction words cut to the verbs' count, adjacent",
-                  "gap left, adjacent: to full / to cut"], rows)
+    quantities = (("verbs, book's filings", study.verbs["book"], False),
+                  ("verbs, adjacent filings", study.verbs["adjacent"], False),
+                  ("gain of the verbs", study.gain(), True),
+                  ("direction words, book's filings", study.direction["book"], False),
+                  ("direction words, adjacent filings", study.direction["adjacent"], False),
+                  ("direction words cut to the verbs' count, adjacent", study.direction_cut["adjacent"], False),
+                  ("gap left to the direction words, adjacent", study.gap("adjacent"), True),
+                  ("gap left to the cut direction words, adjacent", study.gap("adjacent", cut=True), True))
+    rows = [(label, *(f"{value:{'+' if sign else ''}.3f}" for value in values),
+             seed_band(values, book=False, signed=sign)) for label, values, sign in quantities]
+    return table(["layer-1 accuracy, pooled", *(f"seed {seed}" for seed in study.seeds), "mean ± sd"], rows)
 
 
 def figure_distance(study: VerbDistanceStudy | None = None):
