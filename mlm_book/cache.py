@@ -62,7 +62,8 @@ from mlm_book import progress
 from mlm_book.nn import runtime
 from mlm_book.validation import check_sequence
 
-__all__ = ["CacheEntry", "NotInStoreError", "asking", "cache_dir", "cache_key", "entry_for", "load", "store", "cached", "source_of", "without_prose"]
+__all__ = ["CacheEntry", "NotInStoreError", "asking", "cache_dir", "cache_key", "entry_for", "load", "store", "cached", "source_of", "without_prose",
+           "modules_reached"]
 
 ENVIRONMENT_VARIABLE = "MLM_BOOK_CACHE"
 BUILD_NOTHING_VARIABLE = "MLM_BOOK_BUILD_NOTHING"
@@ -164,6 +165,67 @@ def source_of(producers: Iterable[Callable | types.ModuleType | str]) -> str:
                                 f"got {type(producer).__name__}: {error}") from error
             parts.append(_code_without_prose(source))
     return "\n".join(parts)
+
+
+def modules_reached(module: types.ModuleType | str) -> tuple[types.ModuleType, ...]:
+    """``module`` (a module of the package, or its dotted name) and every module of the package its import statements reach, followed in turn, sorted by name.
+
+    The statements are read from the source (those inside functions too), not from what happens
+    to be imported in the process, so the answer is the same in every process. As producers of
+    a derived entry the whole set keys it: a change anywhere in the code that computes it makes
+    a new entry without anyone keeping a list of the functions involved (coarser than needed: a
+    change to an unrelated function of a reached module also makes a new entry).
+
+    Raises
+    ------
+    TypeError
+        If ``module`` is neither a module nor a string.
+    ValueError
+        If ``module`` names no module of the package.
+
+    Examples
+    --------
+    >>> reached = modules_reached("mlm_book.ledger")
+    >>> names = [m.__name__ for m in reached]
+    >>> "mlm_book.ledger" in names, "mlm_book.validation" in names, names == sorted(names)
+    (True, True, True)
+    """
+    import importlib
+    import importlib.util
+
+    def is_module(name: str) -> bool:
+        try:
+            return importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):
+            return False
+
+    def imported(current: types.ModuleType) -> set[str]:
+        package = current.__name__ if hasattr(current, "__path__") else current.__name__.rpartition(".")[0]
+        names = set()
+        for node in ast.walk(ast.parse(inspect.getsource(current))):
+            if isinstance(node, ast.Import):
+                names.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = importlib.util.resolve_name("." * node.level + (node.module or ""), package) if node.level \
+                    else node.module or ""
+                names.add(base)
+                names.update(f"{base}.{alias.name}" for alias in node.names if is_module(f"{base}.{alias.name}"))
+        return {name for name in names if (name == "mlm_book" or name.startswith("mlm_book.")) and is_module(name)}
+
+    if not isinstance(module, (types.ModuleType, str)):
+        raise TypeError(f"module must be a module or its dotted name, got {type(module).__name__}")
+    name = module.__name__ if isinstance(module, types.ModuleType) else module
+    if not (name == "mlm_book" or name.startswith("mlm_book.")) or not is_module(name):
+        raise ValueError(f"module must be a module of the package (mlm_book...), got {name!r:.80}")
+    found: dict[str, types.ModuleType] = {}
+    stack = [name]
+    while stack:
+        name = stack.pop()
+        if name in found:
+            continue
+        found[name] = importlib.import_module(name)
+        stack.extend(imported(found[name]) - set(found))
+    return tuple(found[name] for name in sorted(found))
 
 
 def without_prose(source: str) -> str:

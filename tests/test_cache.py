@@ -262,3 +262,24 @@ def test_the_key_holds_the_blas_kernel_family(monkeypatch):
     here = cache.cache_key("demo", {"n": 1}, ["code"])
     monkeypatch.setattr(runtime, "blas_kernel", lambda: "SomeOtherKernel")
     assert cache.cache_key("demo", {"n": 1}, ["code"]) != here  # float32 runs of two kernels never share an entry
+
+
+def test_modules_reached_follow_the_import_statements_whatever_the_process_imported():
+    """The set keys derived entries, so it must not depend on what else a process happened to import first."""
+    import subprocess
+    import sys
+    script = ("import sys\n{first}\nfrom mlm_book import cache\nfrom mlm_book.experiments import ch11_incompatibility as m\n"
+              "print(','.join(x.__name__ for x in cache.modules_reached(m)))")
+    plain, busy = (subprocess.run([sys.executable, "-c", script.format(first=first)], capture_output=True, text=True,
+                                  check=True).stdout.strip()
+                   for first in ("", "import mlm_book.artefacts.multilingual, mlm_book.experiments.ch10_languages"))
+    assert plain == busy
+    names = plain.split(",")
+    # what the gaps are computed with is reached (the encoder's layers through the checkpoints' reader) ...
+    assert {"mlm_book.artefacts.hmm_encoder_checkpoints", "mlm_book.nn.layers", "mlm_book.four_cycles"} <= set(names)
+    # ... and what the module does not import is not
+    assert "mlm_book.artefacts.multilingual" not in names and "mlm_book.experiments.ch10_languages" not in names
+    with pytest.raises(ValueError, match="module"):
+        cache.modules_reached(np)
+    with pytest.raises(ValueError, match="module"):
+        cache.modules_reached("mlm_book.no_such_module")

@@ -182,3 +182,21 @@ def test_claim_verdict():
     assert not claim.accept(value) and claim.expected == "not reproduced"
     assert q3.CLAIMS == q3.PRESTATED + q3.TRAINED and "Q3" in [c.id for c in ledger.all_claims()]
     assert all(abs(slope - 1.0) < 0.01 for slope in q3.results().asymptotic_slopes())
+
+
+def test_the_training_gaps_are_stored_once_and_read_back_as_computed(monkeypatch, tmp_path):
+    """The stored record is the computed one, field for field and dtype for dtype; a second reading computes nothing."""
+    from mlm_book import cache
+    monkeypatch.setenv(cache.ENVIRONMENT_VARIABLE, str(tmp_path))
+    rng = np.random.default_rng(0)
+    made = q3.TrainingGaps((20240601, 1), np.array([10, 100, 1000]), 10, rng.random((2, 3, 4)),
+                           rng.random((2, 3, 5)), rng.random((2, 3)), rng.random(4), rng.random(5))
+    calls = []
+    monkeypatch.setattr(q3, "_compute_training_gaps", lambda config: calls.append(config) or made)
+    first, second = (q3._training_gaps.__wrapped__(q3.DEFAULT) for _ in range(2))
+    assert len(calls) == 1 and len(list(tmp_path.glob("ch11-training-gaps-*.npz"))) == 1
+    for read in (first, second):
+        assert read.seeds == made.seeds and read.warmup == made.warmup and type(read.warmup) is int
+        for name in ("steps", "adjacent", "nonadjacent", "kl", "optimum_adjacent", "optimum_nonadjacent"):
+            value, expected = getattr(read, name), getattr(made, name)
+            assert value.dtype == expected.dtype and np.array_equal(value, expected), name

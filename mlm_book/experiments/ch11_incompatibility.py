@@ -77,11 +77,12 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, field
+import sys
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from mlm_book import compat
+from mlm_book import artefacts, cache, compat
 from mlm_book.artefacts import hmm_encoder_checkpoints
 from mlm_book.channel import Channel, context_prediction, corrupt, exact_posterior
 from mlm_book.crf_fit import minimize_lbfgs
@@ -1494,6 +1495,23 @@ def training_gaps(config: IncompatibilityConfig = DEFAULT) -> TrainingGaps:
 
 @functools.cache
 def _training_gaps(config: IncompatibilityConfig) -> TrainingGaps:
+    # Stored once (about half a minute of reading 75 snapshots): the chapter, its claims and the book's tests each
+    # read it in a process of their own. Every module the computation reaches keys the entry, and so does the key
+    # of the checkpoint runs it reads (their code may reach modules this one does not).
+    producers = (*cache.modules_reached(sys.modules[__name__]), artefacts.key_source("hmm-encoder-checkpoints"))
+    arrays, metadata = cache.cached("ch11-training-gaps", {"config": asdict(config)}, producers,
+                                    lambda: _gaps_entry(_compute_training_gaps(config)), book_sized=False)
+    return TrainingGaps(tuple(metadata["seeds"]), arrays["steps"], metadata["warmup"], arrays["adjacent"],
+                        arrays["nonadjacent"], arrays["kl"], arrays["optimum_adjacent"], arrays["optimum_nonadjacent"])
+
+
+def _gaps_entry(gaps: TrainingGaps):
+    names = ("steps", "adjacent", "nonadjacent", "kl", "optimum_adjacent", "optimum_nonadjacent")
+    return ({name: getattr(gaps, name) for name in names},
+            {"seeds": [int(seed) for seed in gaps.seeds], "warmup": int(gaps.warmup)})
+
+
+def _compute_training_gaps(config: IncompatibilityConfig) -> TrainingGaps:
     near = pair_draws(1, config.four_cycle)
     far = [pair_draws(d, config.four_cycle) for d in config.distances if d > 1]
     optimum = mask_optimum(default_hmm(), config.four_cycle.channel())
