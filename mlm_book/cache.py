@@ -41,6 +41,8 @@ import contextlib
 import contextvars
 import functools
 import hashlib
+import importlib
+import importlib.util
 import inspect
 import io
 import json
@@ -168,7 +170,9 @@ def source_of(producers: Iterable[Callable | types.ModuleType | str]) -> str:
 
 
 def modules_reached(module: types.ModuleType | str) -> tuple[types.ModuleType, ...]:
-    """``module`` (a module of the package, or its dotted name) and every module of the package its import statements reach, followed in turn, sorted by name.
+    """``module`` and every module of the package its import statements reach, followed in turn, sorted by name.
+
+    ``module`` is a module of the package or its dotted name.
 
     The statements are read from the source (those inside functions too), not from what happens
     to be imported in the process, so the answer is the same in every process. As producers of
@@ -190,9 +194,6 @@ def modules_reached(module: types.ModuleType | str) -> tuple[types.ModuleType, .
     >>> "mlm_book.ledger" in names, "mlm_book.validation" in names, names == sorted(names)
     (True, True, True)
     """
-    import importlib
-    import importlib.util
-
     def is_module(name: str) -> bool:
         try:
             return importlib.util.find_spec(name) is not None

@@ -77,7 +77,6 @@ from __future__ import annotations
 
 import functools
 import math
-import sys
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -1498,7 +1497,7 @@ def _training_gaps(config: IncompatibilityConfig) -> TrainingGaps:
     # Stored once (about half a minute of reading 75 snapshots): the chapter, its claims and the book's tests each
     # read it in a process of their own. Every module the computation reaches keys the entry, and so does the key
     # of the checkpoint runs it reads (their code may reach modules this one does not).
-    producers = (*cache.modules_reached(sys.modules[__name__]), artefacts.key_source("hmm-encoder-checkpoints"))
+    producers = (*cache.modules_reached(__name__), artefacts.key_source("hmm-encoder-checkpoints"))
     arrays, metadata = cache.cached("ch11-training-gaps", {"config": asdict(config)}, producers,
                                     lambda: _gaps_entry(_compute_training_gaps(config)), book_sized=False)
     return TrainingGaps(tuple(metadata["seeds"]), arrays["steps"], metadata["warmup"], arrays["adjacent"],
