@@ -142,6 +142,9 @@ REGISTERED: dict[str, dict | object] = {
                                                                        "summary_table")},
     **{f"mlm_book.experiments.ch11_sparse.{name}": {} for name in (
         "diagnosis_table", "figure_sparse", "rules_table", "summary_table", "top_terms_table")},
+    "mlm_book.experiments.ch11_shortfall.ShortfallStudy": _fields("experiments.ch11_shortfall", "results"),
+    **{f"mlm_book.experiments.ch11_shortfall.{name}": {} for name in ("figure_shortfall", "rules_table",
+                                                                       "seed_table")},
     "mlm_book.experiments.ch11_verb_distance.VerbDistanceStudy": _fields("experiments.ch11_verb_distance",
                                                                           "results"),
     **{f"mlm_book.experiments.ch11_verb_distance.{name}": {} for name in ("figure_distance", "rules_table",
