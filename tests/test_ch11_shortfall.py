@@ -51,8 +51,9 @@ def test_a_run_four_times_as_long_keeps_the_schedules_shape():
     assert long.steps == 4 * book.steps and long.warmup == 4 * book.warmup
     # the same total decay spread over four times the rate: a quarter of the strength, to rounding
     assert long.weight_decay == pytest.approx(book.weight_decay / 4, rel=1e-3)
-    assert artefacts.cost(artefacts.Run(KIND, fs.length_setup(1, 4))) == pytest.approx(
-        4 * artefacts.cost(artefacts.Run("filing-encoder", fe.seed_setup(1))), rel=1e-12)
+    # cost in proportion to the steps: a 1x run about 140 s on one core, as the stored filing encoders trained
+    four, kept = (artefacts.cost(artefacts.Run(KIND, setup)) for setup in (fs.length_setup(1, 4), fs.kept_setup(1)))
+    assert four == pytest.approx(4 * kept, rel=1e-12) and 120 <= kept <= 160
 
 
 @pytest.mark.parametrize("call, error, name", [
