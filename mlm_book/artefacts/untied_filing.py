@@ -84,6 +84,8 @@ class UntiedFilingSetup:
 
     Examples
     --------
+    >>> UntiedFilingSetup(fe.seed_setup(2)) == untied_setup(2)
+    True
     >>> untied_setup(SEEDS[2]).encoder.seed, untied_setup(SEEDS[2]).encoder.steps == fe.SETUP.steps
     (2, True)
     >>> UntiedFilingSetup("the book's encoder")
