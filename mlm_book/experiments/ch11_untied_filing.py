@@ -51,7 +51,7 @@ import numpy as np
 from mlm_book.artefacts import filing_encoder, untied_filing
 from mlm_book.ledger import VERDICTS, Claim, over_seeds, verify
 from mlm_book.report import Markdown, seed_words, table
-from mlm_book.validation import check_finite_numbers, check_instance, check_seeds
+from mlm_book.validation import check_finite_numbers, check_instance, check_real, check_seeds
 
 __all__ = [
     "BASELINE_BAND",
@@ -163,8 +163,7 @@ class UntiedFilingStudy:
                     raise ValueError(f"{name} must hold a tuple of one number per seed ({n}), got {row!r:.60}")
                 if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in row):
                     raise TypeError(f"{name} must hold real numbers, got {row!r:.60}")
-        check_finite_numbers(self.isotropic_mev, "isotropic_mev")
-        if isinstance(self.isotropic_mev, bool) or not 0.0 < self.isotropic_mev <= 1.0:
+        if not 0.0 < check_real(self.isotropic_mev, "isotropic_mev") <= 1.0:
             raise ValueError(f"isotropic_mev must be an MEV in (0, 1], got {self.isotropic_mev!r:.40}")
         counts = check_instance(self.counts, "counts", dict)
         if sorted(counts) != ["pool_rare_tokens", "pool_tokens", "rare_tokens", "rare_words", "tokens"]:
