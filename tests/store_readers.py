@@ -149,6 +149,9 @@ REGISTERED: dict[str, dict | object] = {
                                                                           "results"),
     **{f"mlm_book.experiments.ch11_verb_distance.{name}": {} for name in ("figure_distance", "rules_table",
                                                                            "seed_table")},
+    "mlm_book.experiments.ch11_untied_filing.UntiedFilingStudy": _fields("experiments.ch11_untied_filing",
+                                                                          "results"),
+    **{f"mlm_book.experiments.ch11_untied_filing.{name}": {} for name in ("rules_table", "seed_table")},
     # the HMM encoder of chapters 2-5
     **{f"mlm_book.experiments.hmm_encoder.{name}": {} for name in (
         "gradient_check_result", "key_bias_check", "loss_curve_figure")},
@@ -176,8 +179,8 @@ REGISTERED: dict[str, dict | object] = {
         "probe_caveats.stride_leak", "sense_controls.split_occurrences", "skipgram.seed_runs")},
     **{f"mlm_book.artefacts.{name}": _first_setup(name.split(".")[0]) for name in (
         "filing_polarity.measured", "lora_runs.lora_runs", "next_token.trained", "prompting.prompting_run",
-        "sense_controls.controls", "sparse_weights.weights", "variant_measurements.measured",
-        "verb_distance.measured")},
+        "sense_controls.controls", "sparse_weights.weights", "untied_filing.measured",
+        "untied_filing.trained_untied", "variant_measurements.measured", "verb_distance.measured")},
     "mlm_book.artefacts.next_token.trained_reader": {"causal": True},
     **{f"mlm_book.artefacts.pair_encoder.{name}": {"seed": 20240601} for name in (
         "chapter6_transfer", "filing_pair_encoder", "scratch")},
