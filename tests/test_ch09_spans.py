@@ -7,6 +7,7 @@ import pytest
 
 from mlm_book import crf, tagging
 from mlm_book.experiments import ch09_spans as ch9
+from mlm_book.experiments import ch09_subwords
 from mlm_book.readings import span_scores
 
 
@@ -177,3 +178,57 @@ def test_touching_mentions_and_redaction_leaks():
         ch9.redaction_leaks(gold, gold[:3])
     with pytest.raises(ValueError, match=r"found\[0\]"):
         ch9.redaction_leaks([[]], [[(2, 1, "PERSON")]])
+
+
+# The entity scores of both halves of the chapter are stored once: (module, its memoised reader, the entry's name).
+_STORED = {"words": (span_scores, "_scores", "ch09-span-scores"),
+           "subwords": (ch09_subwords, "_scores_cached", "ch09-subword-scores")}
+
+
+def _assert_same_scores(read, expected):
+    assert len(read) == len(expected)
+    for value, wanted in zip(read, expected):
+        assert value.types == wanted.types
+        for name in ("tp", "fp", "fn"):
+            got, want = getattr(value, name), getattr(wanted, name)
+            assert got.dtype == want.dtype and np.array_equal(got, want), name
+
+
+@pytest.mark.parametrize("half", _STORED)
+def test_the_scores_are_stored_once_and_a_changed_producer_makes_a_new_entry(half, monkeypatch, tmp_path):
+    """A constructed record (a seed without types included) reads back field for field and dtype for dtype; a
+    second reading computes nothing; changing the runs' key or a module reached gives a new entry."""
+    from mlm_book import artefacts, cache
+    module, reader, name = _STORED[half]
+    monkeypatch.setenv(cache.ENVIRONMENT_VARIABLE, str(tmp_path))
+    made = (tagging.EntityScores(("LOC", "PERSON"), [3, 0], [1, 2], [0, 5]),
+            tagging.EntityScores((), [], [], []),
+            tagging.EntityScores(("ORG",), [7], [0], [1]))
+    calls = []
+    monkeypatch.setattr(module, "_compute_scores", lambda key: calls.append(key) or made)
+    # unmemoised, so the edits below reach the key (and this process's memo is left alone)
+    monkeypatch.setattr(module, "_producers", module._producers.__wrapped__)
+    key = next(iter(module.TAGGERS))
+    read = lambda: getattr(module, reader).__wrapped__(key)
+    first, second = read(), read()
+    assert calls == [key] and len(list(tmp_path.glob(f"{name}-*.npz"))) == 1
+    for scores in (first, second):
+        _assert_same_scores(scores, made)
+    key_source = artefacts.key_source
+    monkeypatch.setattr(artefacts, "key_source", lambda kind: key_source(kind) + "\nEDITED = 1")
+    _assert_same_scores(read(), made)
+    reached = cache.modules_reached
+    monkeypatch.setattr(cache, "modules_reached", lambda module: (*reached(module), "EDITED = 2"))
+    _assert_same_scores(read(), made)
+    assert calls == [key] * 3 and len(list(tmp_path.glob(f"{name}-*.npz"))) == 3
+
+
+@pytest.mark.book  # reads the stored taggers' predictions; about 1.5 s a tagger
+@pytest.mark.parametrize("half,keys", [("words", ("frozen/2/argmax", "crf/2/viterbi")),
+                                       ("subwords", ("frozen/2/mean/argmax", "tuned/2/first/viterbi"))])
+def test_the_stored_scores_are_the_computed_ones(half, keys):
+    """An argmax tagger (decoded with the repair) and a Viterbi one per half: the entry read from the store equals
+    the scores computed afresh from the runs' predictions, field for field."""
+    module, reader, _ = _STORED[half]
+    for key in keys:
+        _assert_same_scores(getattr(module, reader).__wrapped__(key), module._compute_scores(key))

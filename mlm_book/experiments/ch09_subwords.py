@@ -13,7 +13,7 @@ import functools
 
 import numpy as np
 
-from mlm_book import tagging
+from mlm_book import artefacts, cache, tagging
 # the encoder, its pieces and the taggers' runs live on the artefact floor; the chapter reads them here
 from mlm_book.artefacts.subword_encoder import (  # noqa: F401
     DECODERS,
@@ -93,7 +93,32 @@ def _scores(key: str) -> tuple[tagging.EntityScores, ...]:
 @functools.cache
 def _scores_cached(key: str) -> tuple[tagging.EntityScores, ...]:
     """The memoised body of `_scores`, which checks the arguments before the cache."""
+    # Stored once, as the word taggers' scores are (span_scores._scores, whose entry's layout this one repeats):
+    # 15-19 s for every subword tagger in each process that reads them. Every module the computation reaches
+    # keys the entry, and so does the key of the taggers' runs (which holds the subword encoder's).
+    arrays, metadata = cache.cached("ch09-subword-scores", {"key": key}, _producers(),
+                                    lambda: _scores_entry(_compute_scores(key)), book_sized=False)
+    return _scores_from_entry(arrays, metadata)
+
+
+@functools.cache  # the same for every key: finding and reading the modules takes a second
+def _producers() -> tuple:
+    return (*cache.modules_reached(__name__), artefacts.key_source("subword-taggers"))
+
+
+def _compute_scores(key: str) -> tuple[tagging.EntityScores, ...]:
     return span_scores.entity_scores(_spans(key))
+
+
+def _scores_entry(scores: tuple[tagging.EntityScores, ...]) -> tuple[dict, dict]:
+    """Each seed's counts as arrays (``tp_0``, ``fp_0``, ``fn_0``, ``tp_1``, ...), its types as metadata."""
+    arrays = {f"{name}_{k}": getattr(s, name) for k, s in enumerate(scores) for name in ("tp", "fp", "fn")}
+    return arrays, {"types": [list(s.types) for s in scores]}
+
+
+def _scores_from_entry(arrays: dict, metadata: dict) -> tuple[tagging.EntityScores, ...]:
+    return tuple(tagging.EntityScores(tuple(types), *(arrays[f"{name}_{k}"] for name in ("tp", "fp", "fn")))
+                 for k, types in enumerate(metadata["types"]))
 
 
 def mean_f1(key: str) -> float:
