@@ -1021,9 +1021,11 @@ def tiny_setup() -> FilingEncoderSetup:
 
 
 # ----------------------------------------------------------------------------- the declaration (not keyed)
-#: Seconds per (step x window x token) on one core, measurements included: the cold build of
-#: 2026-12-02, worker times scaled to that build's 1782 core-seconds in all.
-_SECONDS_PER_SLOT = 8.7e-6
+#: Seconds per (step x window x token) on one core, measurements included: the book's five filing encoders
+#: trained in 127-186 s (median 135 s) for 3000 steps of 120 x 32 in the build of 2026-12-04, and measuring adds
+#: a few seconds. (The earlier 8.7e-6, scaled from a whole build's total, fell short of every run timed since:
+#: chapter 11's four-times runs took 672 s each with four sharing the two cores.)
+_SECONDS_PER_SLOT = 1.2e-5
 
 
 def _cost(setup: FilingEncoderSetup) -> float:

@@ -98,23 +98,11 @@ def book_setups() -> tuple[fe.FilingEncoderSetup, ...]:
     return tuple(setup for arm in ("4x", "2x", "kept", "1x") for setup in arms[arm] if setup not in chapter7)
 
 
-#: Seconds per (step x window x token) of one run on one core, as a build runs it: the book's five filing encoders
-#: trained in 127-186 s (median 135 s) for 3000 steps of 120 x 32 in the build of 2026-12-04, and the measurements
-#: add a few seconds (the filing-verb-distance kind's measured rate; the filing-encoder kind's own 8.7e-6 was
-#: scaled from a whole build's total). The 4x runs of 2026-12-04 trained in 672 s each with four runs sharing the
-#: two cores.
-_SECONDS_PER_SLOT = 1.2e-5
-
-
-def _cost(setup: fe.FilingEncoderSetup) -> float:
-    return _SECONDS_PER_SLOT * fe.training_config(setup).steps * setup.batch_windows * setup.length
-
-
 ARTEFACT_KINDS = (artefacts.Kind(
     name="filing-shortfall",
     summary="chapter 11's filing encoders for the visible-word shortfall: 2 and 4 times the steps and the kept "
             "share doubled, at the first 3 seeds (those chapter 7 already reads left to the filing-encoder kind)",
     # the runs are filing encoders, trained and measured by the filing-encoder kind's own code and keys
     modules=("mlm_book.artefacts.filing_shortfall", *fe.ARTEFACT_KINDS[0].modules),
-    setups=book_setups, is_built=fe.is_trained, build=fe.seed_results, cost=_cost,
+    setups=book_setups, is_built=fe.is_trained, build=fe.seed_results, cost=fe.ARTEFACT_KINDS[0].cost,
     describe=fe.ARTEFACT_KINDS[0].describe, tiny=fe.tiny_setup),)
