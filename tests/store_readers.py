@@ -149,8 +149,6 @@ REGISTERED: dict[str, dict | object] = {
                                                                           "results"),
     **{f"mlm_book.experiments.ch11_verb_distance.{name}": {} for name in ("figure_distance", "rules_table",
                                                                            "seed_table")},
-    "mlm_book.experiments.ch11_untied_filing.UntiedFilingStudy": _fields("experiments.ch11_untied_filing",
-                                                                          "results"),
     **{f"mlm_book.experiments.ch11_untied_filing.{name}": {} for name in ("rules_table", "seed_table")},
     # the HMM encoder of chapters 2-5
     **{f"mlm_book.experiments.hmm_encoder.{name}": {} for name in (
