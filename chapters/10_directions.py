@@ -24,7 +24,10 @@
 # %%
 import numpy as np
 
+from mlm_book import artefacts
+from mlm_book.artefacts import multilingual as multilingual_runs
 from mlm_book.artefacts import next_token_measurements
+from mlm_book.artefacts import replaced_tokens as replaced_runs
 from mlm_book.artefacts.hmm_encoder import SETUP as hmm_setup
 from mlm_book.directions import position_entropies, sense_by_position
 from mlm_book.experiments import ch10_causal as readers
@@ -727,6 +730,27 @@ Markdown(
 
 # %%
 multilingual.rules_table()
+
+# %% [markdown]
+# ## What these experiments cost
+
+# %% tags=["hide-input"]
+spent = artefacts.kind_costs(10)
+spent_minutes = sum(item.seconds for item in spent) / 60
+book_minutes = sum(item.seconds for item in artefacts.kind_costs()) / 60
+Markdown(
+    f"Every trained number of this chapter comes from runs that `mlm-book build` makes once and stores: "
+    f"{sum(item.runs for item in spent)} runs of the {len(spent)} kinds below, about {spent_minutes:.0f} minutes on "
+    f"one core of the machine the book is built on, {spent_minutes / book_minutes:.0%} of the whole book's "
+    f"{book_minutes:.0f} (each kind's estimate is its measured rate). All of them train on the HMM language, the "
+    f"cheapest world of the book, where each exact optimum is known. What sets the cost is how many seeds each "
+    f"verdict rests on: the readers, replaced-token detection and the encoder–decoder are compared at "
+    f"{len(replaced_runs.SEEDS)} training seeds each and every point of the multilingual sweeps is trained at "
+    f"{len(multilingual_runs.SEEDS)}, because a verdict drawn from one seed can belong to that seed."
+)
+
+# %%
+artefacts.cost_table(10)
 
 # %% [markdown]
 # ## Exercises

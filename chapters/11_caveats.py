@@ -38,7 +38,7 @@
 # %%
 import numpy as np
 
-from mlm_book import ising
+from mlm_book import artefacts, ising
 from mlm_book.artefacts import filing_controls, filing_encoder, filing_polarity, probe_caveats, sparse_weights
 from mlm_book.artefacts import hmm_encoder as hmm_encoder_artefact
 from mlm_book.artefacts import untied_filing, variant_measurements
@@ -1311,6 +1311,32 @@ Markdown(
     f"trends of chapters 4 and 5 are measured, not assumed; a trend that holds from 16 to 64 says nothing about "
     f"768, and the book claims nothing of BERT's layers that it does not cite."
 )
+
+# %% [markdown]
+# ## What these experiments cost
+
+# %% tags=["hide-input"]
+spent = artefacts.kind_costs(11)
+spent_minutes = sum(item.seconds for item in spent) / 60
+book_minutes = sum(item.seconds for item in artefacts.kind_costs()) / 60
+largest = spent[0]
+sweep_seeds = len(hmm_encoder_artefact.variant_seeds("depth-4"))
+Markdown(
+    f"Every trained number of this chapter comes from runs that `mlm-book build` makes once and stores: "
+    f"{sum(item.runs for item in spent)} runs of the {len(spent)} kinds below, about {spent_minutes:.0f} minutes on "
+    f"one core of the machine the book is built on, {spent_minutes / book_minutes:.0%} of the whole book's "
+    f"{book_minutes:.0f} (each kind's estimate is its measured rate). The models are small; what sets the cost is "
+    f"how many seeds each verdict rests on. Every registered comparison is trained at "
+    f"{len(hmm_encoder_artefact.SEEDS)} seeds and every point of a sweep at {sweep_seeds}, because a "
+    f"verdict drawn from one seed can belong to that seed: chapter 7's diagnosis of the visible-word shortfall was "
+    f"made at the book's seed alone, and the rules above are judged at every seed. A question about the mask, the "
+    f"head, the tied table or the size is asked of the HMM encoder, the cheapest model of the book; the filing "
+    f"encoder is trained again only where the question is about the filings. The largest item is `{largest.kind}`, "
+    f"{largest.seconds / 60:.0f} minutes or {largest.seconds / 60 / spent_minutes:.0%} of the chapter."
+)
+
+# %%
+artefacts.cost_table(11)
 
 # %% [markdown]
 # ## Exercises

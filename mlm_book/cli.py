@@ -100,12 +100,19 @@ def _list_runs(todo: list, total: int) -> None:
           "(estimated minutes on one core):")
     for run in todo:
         print(f"  {artefacts.cost(run) / 60:7.1f}  {artefacts.describe(run)}")
+    every = artefacts.kinds()
     by_kind: dict[str, list[float]] = {}
     for run in todo:
         by_kind.setdefault(run.kind, []).append(artefacts.cost(run))
     print("by kind:")
     for kind, costs in by_kind.items():
-        print(f"  {len(costs):4d}  {kind:<18} {sum(costs) / 60:7.1f} min")
+        print(f"  {len(costs):4d}  {kind:<24} chapter {every[kind].chapter:2d}  {sum(costs) / 60:7.1f} min")
+    by_chapter: dict[int, list[float]] = {}
+    for kind, costs in by_kind.items():
+        by_chapter.setdefault(every[kind].chapter, []).extend(costs)
+    print("by chapter (the chapter each kind was declared for):")
+    for chapter, costs in sorted(by_chapter.items()):
+        print(f"  {len(costs):4d}  chapter {chapter:2d}  {sum(costs) / 60:7.1f} min")
     print(f"  total {sum(map(sum, by_kind.values())) / 60:.1f} min on one core")
 
 

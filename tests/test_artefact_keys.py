@@ -116,3 +116,32 @@ def test_the_declaration_schedules_and_does_not_key():
         assert "def " in kept, f"{name}: nothing of its code keys its entries"
     source = artefacts.key_source("hmm-encoder")
     assert "def trained_encoder" in source and "_SECONDS_PER_SLOT" not in source
+
+
+def test_every_kind_is_charged_to_a_chapter_of_the_book_and_its_summary_names_the_same_one():
+    import re
+    from pathlib import Path
+    chapters = sorted(Path(__file__).resolve().parent.parent.joinpath("chapters").glob("[0-9][0-9]_*.py"))
+    assert [int(path.name[:2]) for path in chapters] == list(range(1, artefacts.CHAPTERS + 1))
+    named = 0
+    for kind in artefacts.kinds().values():
+        assert 1 <= kind.chapter <= artefacts.CHAPTERS
+        said = re.match(r"chapter (\d+)'s ", kind.summary)
+        if said:
+            named += 1
+            assert int(said.group(1)) == kind.chapter, kind.name
+    assert named >= 20
+    costs = artefacts.kind_costs()
+    assert [item.chapter for item in costs] == sorted(item.chapter for item in costs)
+    assert sum(item.runs for item in costs) == len(artefacts.book_runs())
+
+
+@pytest.mark.parametrize("chapter, error", [(0, ValueError), (artefacts.CHAPTERS + 1, ValueError), ("7", TypeError),
+                                            (True, TypeError), (None, TypeError)])
+def test_a_kind_and_kind_costs_refuse_a_chapter_the_book_does_not_have(chapter, error):
+    with pytest.raises(error, match="chapter"):
+        artefacts.Kind("toy", "a toy kind", (), setups=tuple, is_built=bool, build=print, cost=float, chapter=chapter,
+                       reason="a toy has no tiny setup")
+    if chapter is not None:
+        with pytest.raises(error, match="chapter"):
+            artefacts.kind_costs(chapter)

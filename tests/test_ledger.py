@@ -106,9 +106,15 @@ def test_build_dry_run_lists_every_run_of_every_kind_in_an_empty_store_and_jobs_
     assert cli.main(["build", "--dry-run"]) == 0
     out = capsys.readouterr().out.splitlines()
     kinds_at = out.index("by kind:")
-    listed = {line.split()[1]: int(line.split()[0]) for line in out[kinds_at + 1:-1]}
+    chapters_at = next(i for i, line in enumerate(out) if line.startswith("by chapter"))
+    listed = {line.split()[1]: int(line.split()[0]) for line in out[kinds_at + 1:chapters_at]}
     assert listed == {name: len(kind.setups()) for name, kind in artefacts.kinds().items()}
     assert len(out[1:kinds_at]) == sum(listed.values())        # one line per run, with its cost
+    charged = {int(line.split()[2]): int(line.split()[0]) for line in out[chapters_at + 1:-1]}
+    assert charged == {chapter: sum(item.runs for item in artefacts.kind_costs(chapter))
+                       for chapter in {kind.chapter for kind in artefacts.kinds().values()}}
+    minutes = [float(line.split()[3]) for line in out[chapters_at + 1:-1]]
+    assert out[-1].startswith("  total ") and abs(sum(minutes) - float(out[-1].split()[1])) <= 0.05 * len(minutes)
     assert cli.main(["build", "--dry-run", "--only", "hmm-encoder"]) == 0
     assert "10 of 10 runs missing" in capsys.readouterr().out
     assert cli.main(["build", "--only", "no-such-kind"]) == 2
@@ -122,7 +128,7 @@ def test_build_runs_what_is_missing_readers_last_and_reports_each_run_and_the_ti
     from mlm_book import artefacts
     built, stored = [], {"a-1"}
     common = dict(modules=(), is_built=lambda s: s in stored or s in built, build=built.append, describe=str,
-                  reason="a test's kind")
+                  chapter=1, reason="a test's kind")
     fake = {"reader": artefacts.Kind(name="reader", summary="reads a", setups=lambda: ("r-1",), after=("a",),
                                      cost=lambda s: 1.0, **common),
             "a": artefacts.Kind(name="a", summary="trains", setups=lambda: ("a-1", "a-2", "a-3"),
@@ -162,7 +168,7 @@ def test_cache_prune_removes_only_the_entries_of_declared_artefacts_that_nothing
 
     kind = artefacts.Kind(name="demo", summary="a test's kind", modules=(), setups=lambda: (1,),
                           is_built=lambda n: cache.load(entry(n)) is not None, build=lambda n: None,
-                          cost=lambda n: 1.0, reason="a test's kind")
+                          cost=lambda n: 1.0, chapter=1, reason="a test's kind")
     monkeypatch.setattr(artefacts, "kinds", lambda: {"demo": kind})
     for n in (1, 2):                      # n = 1 is what the current setup reaches; n = 2 an old setup's entry
         cache.cached("demo", {"n": n}, ["code"], lambda: {"w": np.zeros(10)}, book_sized=False)

@@ -31,10 +31,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mlm_book import cache
-from mlm_book.validation import check_instance, check_sequence
+from mlm_book.validation import check_instance, check_positive_int, check_sequence
 
-__all__ = ["Kind", "Run", "BOOKKEEPING", "DECLARATION_MARKER", "kinds", "key_modules", "key_source", "keyed_text",
-           "book_runs", "tiny_runs", "missing", "build", "cost", "describe", "reached_entries"]
+__all__ = ["Kind", "Run", "KindCost", "BOOKKEEPING", "DECLARATION_MARKER", "CHAPTERS", "kinds", "key_modules",
+           "key_source", "keyed_text", "book_runs", "tiny_runs", "missing", "build", "cost", "describe", "kind_costs",
+           "cost_table", "reached_entries"]
 
 BOOKKEEPING = frozenset({"mlm_book.validation", "mlm_book.cache", "mlm_book.progress", "mlm_book.parallel",
                          "mlm_book.artefacts"})
@@ -44,6 +45,9 @@ store and load entries, report progress or schedule work, and never change a val
 
 DECLARATION_MARKER = "# ----------------------------------------------------------------------------- the declaration (not keyed)"
 """The line that opens an artefact module's declaration, which does not enter keys (see `keyed_text`)."""
+
+CHAPTERS = 11
+"""The book's chapters are numbered 1 to ``CHAPTERS`` (``chapters/01_*.py`` ... ``chapters/11_*.py``)."""
 
 #: Where declarations are looked for: the artefact floor (which imports no chapter module).
 _DECLARING_PACKAGES = ("mlm_book.artefacts",)
@@ -71,6 +75,10 @@ class Kind:
     cost : callable
         ``cost(setup)`` -> estimated seconds on one core of the machine the book was built on
         (for ordering and the ETA; measured, see each declaration).
+    chapter : int
+        The chapter whose experiments the kind was declared for (others may read it too), 1 to
+        [`CHAPTERS`][mlm_book.artefacts.CHAPTERS]: what ``mlm-book build --dry-run`` and
+        [`kind_costs`][mlm_book.artefacts.kind_costs] charge its runs to.
     describe : callable
         ``describe(setup)`` -> a short label, e.g. ``"seed 3"``.
     tiny : callable or None
@@ -90,7 +98,7 @@ class Kind:
     A declaration of one's own (built-in callables stand in for the real ones):
 
     >>> toy = Kind("toy", "a toy kind", ("mlm_book.hmm",), setups=tuple, is_built=bool, build=print,
-    ...            cost=float, reason="a toy has no tiny setup")
+    ...            cost=float, chapter=1, reason="a toy has no tiny setup")
     >>> toy.describe(3), toy.tiny is None
     ('3', True)
     """
@@ -102,6 +110,7 @@ class Kind:
     is_built: Callable
     build: Callable
     cost: Callable
+    chapter: int
     describe: Callable = repr
     tiny: Callable | None = None
     after: tuple[str, ...] = ()
@@ -115,6 +124,7 @@ class Kind:
         check_instance(self.reason, "reason", str)
         check_sequence(self.modules, "modules", of=str)
         check_sequence(self.after, "after", of=str)
+        check_positive_int(self.chapter, "chapter", maximum=CHAPTERS)
         for name in ("setups", "is_built", "build", "cost", "describe"):
             if not callable(getattr(self, name)):
                 raise TypeError(f"{name} must be callable, got {type(getattr(self, name)).__name__}")
@@ -365,6 +375,94 @@ def describe(run: Run) -> str:
     """
     run = _check_run(run)
     return f"{run.kind} ({kinds()[run.kind].describe(run.setup)})"
+
+
+@dataclass(frozen=True)
+class KindCost:
+    """What one kind's book runs cost: ``runs`` of them, ``seconds`` estimated on one core, charged to ``chapter``."""
+
+    kind: str
+    summary: str
+    chapter: int
+    runs: int
+    seconds: float
+
+
+def kind_costs(chapter: int | None = None) -> list[KindCost]:
+    """The estimated cost of every book run, by kind, whether the store holds it or not.
+
+    The estimates are each kind's declared ``cost`` (seconds on one core of the machine the
+    book was built on, measured: see each declaration); a cold ``mlm-book build`` spends about
+    their sum over the cores it has.
+
+    Parameters
+    ----------
+    chapter : int, optional
+        Only the kinds charged to this chapter (1 to [`CHAPTERS`][mlm_book.artefacts.CHAPTERS]);
+        default every kind.
+
+    Returns
+    -------
+    list of KindCost
+        By chapter, then most expensive first.
+
+    Raises
+    ------
+    TypeError
+        If ``chapter`` is not an integer.
+    ValueError
+        If ``chapter`` is not between 1 and ``CHAPTERS``.
+
+    Examples
+    --------
+    >>> hmm = next(item for item in kind_costs(2) if item.kind == "hmm-encoder")
+    >>> hmm.runs, round(hmm.seconds) == round(sum(cost(run) for run in book_runs("hmm-encoder")))
+    (10, True)
+    >>> sum(item.runs for item in kind_costs()) == len(book_runs())
+    True
+    """
+    if chapter is not None:
+        chapter = check_positive_int(chapter, "chapter", maximum=CHAPTERS)
+    found = []
+    for kind in kinds().values():
+        if chapter is None or kind.chapter == chapter:
+            runs = book_runs(kind.name)
+            found.append(KindCost(kind.name, kind.summary, kind.chapter, len(runs), sum(map(cost, runs))))
+    return sorted(found, key=lambda item: (item.chapter, -item.seconds))
+
+
+def cost_table(chapter: int):
+    """The kinds charged to ``chapter`` as a Markdown table: name, what they are, runs, estimated minutes on one core.
+
+    Parameters
+    ----------
+    chapter : int
+        1 to [`CHAPTERS`][mlm_book.artefacts.CHAPTERS].
+
+    Returns
+    -------
+    mlm_book.report.Markdown
+        One row per kind, most expensive first, and a last row with the chapter's total.
+
+    Raises
+    ------
+    TypeError
+        If ``chapter`` is not an integer.
+    ValueError
+        If ``chapter`` is not between 1 and ``CHAPTERS``.
+
+    Examples
+    --------
+    >>> print(cost_table(1).splitlines()[2])
+    | `bayes-expectation` | chapter 1's exact Bayes sense accuracy in expectation, on 200,000 sampled sentences | 1 | 0.1 |
+    """
+    from mlm_book.report import table
+
+    items = kind_costs(chapter)
+    rows = [[f"`{item.kind}`", item.summary, item.runs, item.seconds / 60] for item in items]
+    rows.append(["all", "", sum(item.runs for item in items), sum(item.seconds for item in items) / 60])
+    return table(["kind", "what it trains or measures", "runs", "minutes on one core"], rows,
+                 formats=[None, None, None, ".1f"])
 
 
 def missing(runs: list[Run] | None = None) -> list[Run]:

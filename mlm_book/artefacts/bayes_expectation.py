@@ -171,7 +171,7 @@ def tiny_setup() -> BayesExpectationSetup:
 _SECONDS_PER_TOKEN = 7.5e-7
 
 ARTEFACT_KINDS = (artefacts.Kind(
-    name="bayes-expectation",
+    name="bayes-expectation", chapter=1,
     summary="chapter 1's exact Bayes sense accuracy in expectation, on 200,000 sampled sentences",
     # nn.runtime: the store keys every entry on the BLAS kernel family it names
     modules=("mlm_book.artefacts.bayes_expectation", "mlm_book.hmm", "mlm_book.nn.runtime"),

@@ -226,7 +226,7 @@ def _build(run: EncoderDecoderRun) -> None:
 _SECONDS_PER_STEP = 0.04
 
 ARTEFACT_KINDS = (artefacts.Kind(
-    name="encoder-decoder",
+    name="encoder-decoder", chapter=10,
     summary="chapter 10's encoder-decoders: translation between two HMM languages sharing one hidden path, "
             "5 seeds",
     modules=("mlm_book.artefacts.encoder_decoder", "mlm_book.nn.encoder_decoder", "mlm_book.nn.cross_attention",

@@ -322,7 +322,7 @@ def filing_controls_built(setup: FilingControlsSetup) -> bool:
 _SECONDS = 240.0
 
 ARTEFACT_KINDS = (artefacts.Kind(
-    name="filing-controls",
+    name="filing-controls", chapter=11,
     summary="chapter 11's control task on the filing encoder (867 types in d = 64), 5 seeds in one run",
     modules=("mlm_book.artefacts.filing_controls", "mlm_book.probe"), after=("filing-encoder",),
     setups=lambda: (FILING_CONTROLS,), is_built=filing_controls_built, build=filing_controls,

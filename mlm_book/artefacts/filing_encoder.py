@@ -1034,7 +1034,7 @@ def _cost(setup: FilingEncoderSetup) -> float:
 
 
 ARTEFACT_KINDS = (artefacts.Kind(
-    name="filing-encoder",
+    name="filing-encoder", chapter=7,
     summary="chapter 7's filing encoder and its measurements: 5 seeds, twice as long, more kept, BERT's 40 passes",
     modules=("mlm_book.artefacts.filing_encoder", "mlm_book.artefacts.filings", "mlm_book.finance.corpus",
              "mlm_book.finance.vocab", "mlm_book.finance.windows", "mlm_book.finance.caps", "mlm_book.finance.world",

@@ -668,7 +668,7 @@ def tiny_setup() -> PolaritySetup:
 _SECONDS = 7.0
 
 ARTEFACT_KINDS = (artefacts.Kind(
-    name="filing-polarity",
+    name="filing-polarity", chapter=11,
     summary="chapter 11's polarity experiments on the filing encoder (pooled vectors, the head's orientation), 5 seeds",
     modules=("mlm_book.artefacts.filing_polarity", "mlm_book.finance.orientation"), after=("filing-encoder",),
     setups=book_setups, is_built=is_built, build=measured, cost=lambda setup: _SECONDS,

@@ -99,7 +99,7 @@ def book_setups() -> tuple[fe.FilingEncoderSetup, ...]:
 
 
 ARTEFACT_KINDS = (artefacts.Kind(
-    name="filing-shortfall",
+    name="filing-shortfall", chapter=11,
     summary="chapter 11's filing encoders for the visible-word shortfall: 2 and 4 times the steps and the kept "
             "share doubled, at the first 3 seeds (those chapter 7 already reads left to the filing-encoder kind)",
     # the runs are filing encoders, trained and measured by the filing-encoder kind's own code and keys

@@ -425,7 +425,7 @@ def _describe_variant(setup: HMMEncoderSetup) -> str:
 
 
 ARTEFACT_KINDS = (artefacts.Kind(
-    name="hmm-encoder",
+    name="hmm-encoder", chapter=2,
     summary="the HMM encoder (chapters 2-5, 10, 11): the book's recipe and BERT's literal start, 5 seeds each",
     modules=("mlm_book.artefacts.hmm_encoder", "mlm_book.hmm", "mlm_book.channel", "mlm_book.nn.train",
              "mlm_book.nn.loop", "mlm_book.nn.encoder", "mlm_book.nn.layers", "mlm_book.nn.adam",
@@ -434,7 +434,7 @@ ARTEFACT_KINDS = (artefacts.Kind(
     describe=lambda setup: f"{'contrast, ' if setup.encoder.token_init_std is None else ''}seed {setup.training.seed}",
     tiny=tiny_setup),
     artefacts.Kind(
-        name="hmm-encoder-variants",
+        name="hmm-encoder-variants", chapter=11,
         summary="the HMM encoder with one choice changed (chapter 11): selection, replacement, head, tying "
                 "(5 seeds each), depth 1 and 4, width 16 and 64 (3 seeds each)",
         modules=("mlm_book.artefacts.hmm_encoder", "mlm_book.hmm", "mlm_book.channel", "mlm_book.nn.train",

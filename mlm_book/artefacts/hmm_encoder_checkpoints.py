@@ -182,7 +182,7 @@ def _build(setup: CheckpointSetup) -> None:
 # A run costs what the book's encoder run costs (the snapshots are a dozen copies of 30,000 numbers), so the cost
 # is the hmm-encoder kind's own estimate (measured there).
 ARTEFACT_KINDS = (artefacts.Kind(
-    name="hmm-encoder-checkpoints",
+    name="hmm-encoder-checkpoints", chapter=11,
     summary="the book's HMM encoder runs repeated with their parameters kept at 12 log-spaced steps "
             "(chapter 11), 5 seeds",
     modules=("mlm_book.artefacts.hmm_encoder_checkpoints", "mlm_book.nn.checkpoints",

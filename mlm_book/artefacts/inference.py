@@ -437,7 +437,7 @@ def _tiny() -> InferenceRun:
 
 # ----------------------------------------------------------------------------- the declaration (not keyed)
 ARTEFACT_KINDS = (artefacts.Kind(
-    name="inference", summary="chapter 8's relation classifiers: two starts, two schedules, 5 seeds",
+    name="inference", chapter=8, summary="chapter 8's relation classifiers: two starts, two schedules, 5 seeds",
     modules=("mlm_book.artefacts.inference",), after=("pair",),
     setups=lambda: tuple(book_run(source, schedule, seed) for schedule in reversed(list(SCHEDULES))
                          for source in SOURCES for seed in SEEDS),

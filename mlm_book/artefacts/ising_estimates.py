@@ -213,7 +213,7 @@ def tiny_setup() -> IsingEstimatesSetup:
 _SECONDS_PER_REPLICATE_STATE = 9e-8
 
 ARTEFACT_KINDS = (artefacts.Kind(
-    name="ising-estimates",
+    name="ising-estimates", chapter=3,
     summary="MPLE and MLE of Ising chains over exact samples: chapter 3's study and chapter 11's nine chains",
     # nn.runtime: the store keys every entry on the BLAS kernel family it names
     modules=("mlm_book.artefacts.ising_estimates", "mlm_book.ising", "mlm_book.nn.runtime"),

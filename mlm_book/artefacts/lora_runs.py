@@ -302,7 +302,7 @@ def _cost(setup: LoraSetup) -> float:
 
 
 ARTEFACT_KINDS = (artefacts.Kind(
-    name="filing-lora",
+    name="filing-lora", chapter=11,
     summary="the filing encoder fine-tuned on chapter 7's task by LoRA, in full, and frozen, one run per seed",
     modules=("mlm_book.artefacts.lora_runs", "mlm_book.nn.lora", "mlm_book.nn.encoder_finetune",
              "mlm_book.artefacts.prompting", "mlm_book.probe"),

@@ -414,7 +414,7 @@ def _shown_runs() -> tuple:
 
 
 ARTEFACT_KINDS = (artefacts.Kind(
-    name="multilingual",
+    name="multilingual", chapter=10,
     summary="one HMM encoder on a family of languages (chapter 10): sampling at α = 1, 0.7, 0.3 and 0, the "
             "smallest language alone, the curse grid (1-8 languages), the bleed runs, "
             "3 seeds a point",

@@ -211,7 +211,7 @@ def _cost(setup: ReaderSetup) -> float:
 
 
 ARTEFACT_KINDS = (artefacts.Kind(
-    name="next-token",
+    name="next-token", chapter=10,
     summary="chapter 10's next-token readers, with and without the causal mask, 5 seeds each",
     modules=("mlm_book.artefacts.next_token",), after=("hmm-encoder",),
     setups=book_setups, is_built=is_trained, build=_build, cost=_cost,

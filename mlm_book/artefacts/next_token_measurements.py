@@ -222,7 +222,7 @@ def _tiny() -> MeasurementsSetup:
 _SECONDS = 30.0
 
 ARTEFACT_KINDS = (artefacts.Kind(
-    name="next-token-measurements",
+    name="next-token-measurements", chapter=10,
     summary="chapter 10's measurements of the next-token readers against the exact left-to-right surprisal",
     modules=("mlm_book.artefacts.next_token_measurements", "mlm_book.directions", "mlm_book.hmm_splits",
              "mlm_book.probe"),

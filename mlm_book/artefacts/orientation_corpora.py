@@ -113,7 +113,7 @@ def is_built(setup: OrientationSetup) -> bool:
 _SECONDS_PER_CORPUS = 0.25
 
 ARTEFACT_KINDS = (artefacts.Kind(
-    name="orientation-corpora",
+    name="orientation-corpora", chapter=6,
     summary="chapter 6's semantic orientation on the corpora of seeds 0-11",
     # nn.runtime: the store keys every entry on the BLAS kernel family it names
     modules=("mlm_book.artefacts.orientation_corpora", "mlm_book.finance.corpus", "mlm_book.finance.orientation",

@@ -1111,7 +1111,7 @@ _MODULES = ("mlm_book.artefacts.pair_encoder", "mlm_book.artefacts.filings", "ml
 
 ARTEFACT_KINDS = (
     artefacts.Kind(
-        name="pair", summary="chapter 8's pair-encoder pre-trainings (MLM + NSP, packed, all-[MASK]) and their "
+        name="pair", chapter=8, summary="chapter 8's pair-encoder pre-trainings (MLM + NSP, packed, all-[MASK]) and their "
                              "measurements, 5 seeds each",
         modules=_MODULES, setups=lambda: tuple((setup, MEASURE) for setup in book_setups()),
         is_built=_pair_built, build=lambda run: _measurements(*run),
@@ -1119,13 +1119,13 @@ ARTEFACT_KINDS = (
         describe=lambda run: f"{run[0].objective}, mask {run[0].mask:g}, seed {run[0].seed}",
         tiny=lambda: (PairSetup(**_TINY_SHAPE), _tiny_measure())),
     artefacts.Kind(
-        name="pair-scratch", summary="chapter 8's news classifier trained from scratch, 5 seeds",
+        name="pair-scratch", chapter=8, summary="chapter 8's news classifier trained from scratch, 5 seeds",
         modules=_MODULES, setups=lambda: tuple((seed, MEASURE, None) for seed in SEEDS),
         is_built=_scratch_built, build=lambda run: _scratch_values(*run), cost=lambda run: _COSTS["scratch"],
         describe=lambda run: f"seed {run[0]}",
         tiny=lambda: (0, _tiny_measure(), PairSetup(**_TINY_SHAPE))),
     artefacts.Kind(
-        name="pair-transfer", summary="chapter 7's filing encoders fine-tuned on chapter 8's news task, 5 seeds",
+        name="pair-transfer", chapter=8, summary="chapter 8's news task learnt by fine-tuning chapter 7's filing encoders, 5 seeds",
         modules=_MODULES, after=("filing-encoder",),
         setups=lambda: tuple((filing_encoder.seed_setup(seed), MEASURE) for seed in SEEDS),
         is_built=_transfer_built, build=lambda run: _transfer_values(*run), cost=lambda run: _COSTS["transfer"],

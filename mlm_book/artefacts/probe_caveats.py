@@ -1024,7 +1024,7 @@ _CONTROL_SECONDS, _STRIDE_SECONDS, _CAUSAL_SECONDS = 40.0, 5.0, 63.0
 
 ARTEFACT_KINDS = (
     artefacts.Kind(
-        name="control-tasks",
+        name="control-tasks", chapter=11,
         summary="chapter 11's control tasks on the HMM encoder's vectors, 5 seeds in one run",
         modules=("mlm_book.artefacts.probe_caveats", "mlm_book.hmm_splits", "mlm_book.probe"), after=("hmm-encoder",),
         setups=lambda: (CONTROL_TASKS,), is_built=control_tasks_built, build=control_tasks,
@@ -1032,7 +1032,7 @@ ARTEFACT_KINDS = (
         describe=lambda setup: f"{len(setup.encoders)} seeds",
         tiny=lambda: ControlTasksSetup(_tiny_hmm_encoders(), _tiny_splits())),
     artefacts.Kind(
-        name="stride-leak",
+        name="stride-leak", chapter=11,
         summary="chapter 11's position leak of the filing encoder's layer 0 at six strides, 5 seeds in one run",
         modules=("mlm_book.artefacts.probe_caveats", "mlm_book.probe"), after=("filing-encoder",),
         setups=lambda: (STRIDE_LEAK,), is_built=stride_leak_built, build=stride_leak,
@@ -1040,7 +1040,7 @@ ARTEFACT_KINDS = (
         describe=lambda setup: f"{len(setup.encoders)} seeds",
         tiny=lambda: StrideLeakSetup((fe.tiny_setup(), replace(fe.tiny_setup(), seed=1)), (1, 16))),
     artefacts.Kind(
-        name="causal-test",
+        name="causal-test", chapter=11,
         summary="chapter 11's causal test: the sense direction removed from the HMM encoder, 5 seeds in one run",
         modules=("mlm_book.artefacts.probe_caveats", "mlm_book.hmm_splits", "mlm_book.probe", "mlm_book.scoring"),
         after=("hmm-encoder",),

@@ -521,7 +521,7 @@ def _cost(setup: PromptingSetup) -> float:
 
 
 ARTEFACT_KINDS = (artefacts.Kind(
-    name="filing-prompting",
+    name="filing-prompting", chapter=7,
     summary="chapter 7's cloze prompt and k-shot fine-tuning on the filing encoder, one run per seed",
     modules=("mlm_book.artefacts.prompting", "mlm_book.nn.encoder_finetune"), after=("filing-encoder",),
     setups=book_setups, is_built=is_built, build=prompting_run, cost=_cost,

@@ -357,7 +357,7 @@ def _build(run: RTDRun) -> None:
 _MS_PER_STEP = {"masked-lm": 7.3, "electra": 17.0, "oracle": 14.0}
 
 ARTEFACT_KINDS = (artefacts.Kind(
-    name="replaced-tokens",
+    name="replaced-tokens", chapter=10,
     summary="chapter 10's replaced-token detection: the masked LM, ELECTRA's discriminator with a joint generator "
             "and with the oracle, at equal compute, 5 seeds each, with their sense probes",
     modules=("mlm_book.artefacts.replaced_tokens", "mlm_book.nn.replaced_tokens", "mlm_book.probe",

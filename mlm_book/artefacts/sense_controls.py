@@ -172,7 +172,7 @@ def tiny_setup() -> SenseControlsSetup:
 _SECONDS = 0.4
 
 ARTEFACT_KINDS = (artefacts.Kind(
-    name="sense-controls",
+    name="sense-controls", chapter=5,
     summary="chapter 5's shuffled-label controls on the HMM encoders of the other 4 training seeds",
     modules=("mlm_book.artefacts.sense_controls", "mlm_book.hmm_splits", "mlm_book.probe"),
     after=("hmm-encoder",), setups=book_setups, is_built=is_built, build=controls,

@@ -213,7 +213,7 @@ _TRAIN_SECONDS, _PROBE_SECONDS = 3.2, 1.0
 
 ARTEFACT_KINDS = (
     artefacts.Kind(
-        name="skipgram",
+        name="skipgram", chapter=6,
         summary="chapter 6's skip-gram baseline on the filings, 5 training seeds",
         # nn.runtime: the store keys every entry on the BLAS kernel family it names
         modules=("mlm_book.artefacts.skipgram", "mlm_book.artefacts.filings", "mlm_book.finance.skipgram",
@@ -223,7 +223,7 @@ ARTEFACT_KINDS = (
         cost=lambda setup: _TRAIN_SECONDS * setup.skipgram.epochs / SETUP.skipgram.epochs,
         describe=lambda setup: f"seed {setup.seed}", tiny=_tiny_model),
     artefacts.Kind(
-        name="skipgram-seeds",
+        name="skipgram-seeds", chapter=6,
         summary="chapter 6's skip-gram numbers (loss, typing and lexicon probes, neighbours) at each seed",
         modules=("mlm_book.finance.word_vectors", "mlm_book.probe"), after=("skipgram",),
         setups=lambda: (SEED_RUNS,), is_built=seed_runs_built, build=seed_runs,

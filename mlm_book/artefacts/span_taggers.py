@@ -392,7 +392,7 @@ def _tiny() -> TaggerRun:
 
 # ----------------------------------------------------------------------------- the declaration (not keyed)
 ARTEFACT_KINDS = (artefacts.Kind(
-    name="span-taggers", summary="chapter 9's word-level taggers on the filing encoder, 5 seeds",
+    name="span-taggers", chapter=9, summary="chapter 9's word-level taggers on the filing encoder, 5 seeds",
     modules=("mlm_book.artefacts.span_taggers", "mlm_book.artefacts.pair_encoder", "mlm_book.tagging",
              "mlm_book.crf", "mlm_book.crf_fit", "mlm_book.scoring", "mlm_book.nn.token_finetune", "mlm_book.nn.finetune",
              "mlm_book.nn.pairs"),

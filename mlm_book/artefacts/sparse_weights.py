@@ -387,7 +387,7 @@ def tiny_setup() -> WeightsSetup:
 _SECONDS = 5.0
 
 ARTEFACT_KINDS = (artefacts.Kind(
-    name="sparse-weights",
+    name="sparse-weights", chapter=11,
     summary="chapter 11's SPLADE reading of the filing encoder's head on the held-out filings, 5 seeds",
     modules=("mlm_book.artefacts.sparse_weights",), after=("filing-encoder",),
     setups=book_setups, is_built=is_built, build=weights,

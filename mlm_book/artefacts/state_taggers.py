@@ -279,7 +279,7 @@ def _build(run: StateTaggerRun) -> None:
 _SECONDS = 20.0
 
 ARTEFACT_KINDS = (artefacts.Kind(
-    name="state-taggers",
+    name="state-taggers", chapter=9,
     summary="chapter 9's taggers of the HMM's hidden states: the HMM encoder and the causal reader fine-tuned, "
             "and frozen probes, 5 seeds",
     modules=("mlm_book.artefacts.state_taggers", "mlm_book.nn.state_tagger", "mlm_book.probe"),

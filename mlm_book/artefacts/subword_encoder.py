@@ -445,7 +445,7 @@ def tiny_setup() -> filing_encoder.FilingEncoderSetup:
 # ----------------------------------------------------------------------------- the declaration (not keyed)
 ARTEFACT_KINDS = (
     artefacts.Kind(
-        name="subword-encoder", summary="chapter 9's subword encoder on matched BPE pieces, 5 seeds",
+        name="subword-encoder", chapter=9, summary="chapter 9's subword encoder on matched BPE pieces, 5 seeds",
         modules=("mlm_book.artefacts.subword_encoder", "mlm_book.subword", "mlm_book.artefacts.pair_encoder",
                  "mlm_book.artefacts.span_taggers"),
         after=("filing-encoder",), setups=lambda: tuple(seed_setup(seed) for seed in SEEDS), is_built=is_trained,
@@ -453,7 +453,7 @@ ARTEFACT_KINDS = (
         # seconds per (step x window x piece) on one core, cold build of 2026-12-02 (worker times scaled to that build's 1782 core-seconds in all)
         cost=lambda setup: 3.9e-6 * setup.steps * setup.batch_windows * setup.length),
     artefacts.Kind(
-        name="subword-taggers", summary="chapter 9's taggers on the subword encoder, 5 seeds",
+        name="subword-taggers", chapter=9, summary="chapter 9's taggers on the subword encoder, 5 seeds",
         modules=("mlm_book.tagging", "mlm_book.crf", "mlm_book.crf_fit", "mlm_book.scoring",
                  "mlm_book.nn.token_finetune", "mlm_book.nn.finetune", "mlm_book.nn.pairs"),
         after=("subword-encoder",), setups=lambda: tuple(book_run(seed) for seed in SEEDS), is_built=_tagged,

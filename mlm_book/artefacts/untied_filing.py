@@ -324,7 +324,7 @@ def _cost(setup: UntiedFilingSetup) -> float:
 
 
 ARTEFACT_KINDS = (artefacts.Kind(
-    name="filing-untied",
+    name="filing-untied", chapter=11,
     summary="chapter 11's filing encoder with an untied output table, measured beside its tied twin, 5 seeds",
     # it trains a filing encoder itself, so the filing-encoder kind's modules key it; it reads the tied ones too
     modules=("mlm_book.artefacts.untied_filing", *fe.ARTEFACT_KINDS[0].modules),

@@ -270,7 +270,7 @@ def _cost(setup: MeasurementSetup) -> float:
 
 
 ARTEFACT_KINDS = (artefacts.Kind(
-    name="hmm-variant-measurements",
+    name="hmm-variant-measurements", chapter=11,
     summary="chapter 11's measurements of the HMM encoder and its variants against the exact optimum",
     modules=("mlm_book.artefacts.variant_measurements", "mlm_book.bruteforce", "mlm_book.geometry",
              "mlm_book.hmm_splits", "mlm_book.probe", "mlm_book.scoring"),

@@ -246,7 +246,7 @@ def _cost(setup: VerbDistanceSetup) -> float:
 
 
 ARTEFACT_KINDS = (artefacts.Kind(
-    name="filing-verb-distance",
+    name="filing-verb-distance", chapter=11,
     summary="chapter 11's filing encoder on filings with each evaluative verb next to its aspect, and chapter 7's "
             "news-polarity probe on them, 3 seeds",
     # it trains a filing encoder itself (on other filings), so the filing-encoder kind's modules key it too
