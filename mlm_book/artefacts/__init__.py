@@ -432,7 +432,10 @@ def kind_costs(chapter: int | None = None) -> list[KindCost]:
 
 
 def cost_table(chapter: int):
-    """The kinds charged to ``chapter`` as a Markdown table: name, what they are, runs, estimated minutes on one core.
+    """The kinds charged to ``chapter`` as a Markdown table: name, runs, estimated minutes on one core, share.
+
+    The kinds' summaries (what ``mlm-book build --dry-run`` shows) are left out so that the table fits
+    a page; a chapter says in its prose what the runs are.
 
     Parameters
     ----------
@@ -454,15 +457,17 @@ def cost_table(chapter: int):
     Examples
     --------
     >>> print(cost_table(1).splitlines()[2])
-    | `bayes-expectation` | chapter 1's exact Bayes sense accuracy in expectation, on 200,000 sampled sentences | 1 | 0.1 |
+    | `bayes-expectation` | 1 | 0.1 | 100% |
     """
     from mlm_book.report import table
 
     items = kind_costs(chapter)
-    rows = [[f"`{item.kind}`", item.summary, item.runs, item.seconds / 60] for item in items]
-    rows.append(["all", "", sum(item.runs for item in items), sum(item.seconds for item in items) / 60])
-    return table(["kind", "what it trains or measures", "runs", "minutes on one core"], rows,
-                 formats=[None, None, None, ".1f"])
+    total = sum(item.seconds for item in items)
+    rows = [[f"`{item.kind}`", item.runs, item.seconds / 60, f"{item.seconds / total:.0%}"]
+            for item in items]
+    rows.append(["all", sum(item.runs for item in items), total / 60, f"{1:.0%}"])
+    return table(["kind", "runs", "minutes on one core", "share of the chapter"], rows,
+                 formats=[None, None, ".1f", None])
 
 
 def missing(runs: list[Run] | None = None) -> list[Run]:
