@@ -432,7 +432,7 @@ def kind_costs(chapter: int | None = None) -> list[KindCost]:
 
 
 def cost_table(chapter: int):
-    """The kinds charged to ``chapter`` as a Markdown table: name, runs, estimated minutes on one core, share.
+    """The kinds charged to ``chapter`` as a Markdown table: name, runs, estimated minutes on one core, share of the chapter.
 
     The kinds' summaries (what ``mlm-book build --dry-run`` shows) are left out so that the table fits
     a page; a chapter says in its prose what the runs are.
@@ -456,18 +456,22 @@ def cost_table(chapter: int):
 
     Examples
     --------
+    >>> print(cost_table(1).splitlines()[0])
+    | kind | runs | core-minutes | share |
     >>> print(cost_table(1).splitlines()[2])
     | `bayes-expectation` | 1 | 0.1 | 100% |
+    >>> "<1%" in cost_table(11)      # a kind under half a percent of its chapter
+    True
     """
     from mlm_book.report import table
 
     items = kind_costs(chapter)
     total = sum(item.seconds for item in items)
-    rows = [[f"`{item.kind}`", item.runs, item.seconds / 60, f"{item.seconds / total:.0%}"]
-            for item in items]
+    shares = [item.seconds / total for item in items]
+    rows = [[f"`{item.kind}`", item.runs, item.seconds / 60, f"{share:.0%}" if share >= 0.005 else "<1%"]
+            for item, share in zip(items, shares)]
     rows.append(["all", sum(item.runs for item in items), total / 60, f"{1:.0%}"])
-    return table(["kind", "runs", "minutes on one core", "share of the chapter"], rows,
-                 formats=[None, None, ".1f", None])
+    return table(["kind", "runs", "core-minutes", "share"], rows, formats=[None, None, ".1f", None])
 
 
 def missing(runs: list[Run] | None = None) -> list[Run]:
