@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mlm_book import cache
-from mlm_book.validation import check_instance, check_positive_int, check_sequence
+from mlm_book.validation import check_instance, check_positive_int, check_real, check_sequence
 
 __all__ = ["Kind", "Run", "KindCost", "BOOKKEEPING", "DECLARATION_MARKER", "CHAPTERS", "kinds", "key_modules",
            "key_source", "keyed_text", "book_runs", "tiny_runs", "missing", "build", "cost", "describe", "kind_costs",
@@ -379,13 +379,38 @@ def describe(run: Run) -> str:
 
 @dataclass(frozen=True)
 class KindCost:
-    """What one kind's book runs cost: ``runs`` of them, ``seconds`` estimated on one core, charged to ``chapter``."""
+    """What one kind's book runs cost: ``runs`` of them, ``seconds`` estimated on one core, charged to ``chapter``.
+
+    Raises
+    ------
+    TypeError
+        If ``kind`` or ``summary`` is not a string, ``chapter`` or ``runs`` not an integer, or
+        ``seconds`` not a real number.
+    ValueError
+        If ``kind`` is empty, ``chapter`` is not between 1 and [`CHAPTERS`][mlm_book.artefacts.CHAPTERS],
+        ``runs`` is negative, or ``seconds`` is negative or not finite.
+
+    Examples
+    --------
+    >>> item = KindCost("hmm-encoder", "the HMM encoder", chapter=2, runs=10, seconds=636.0)
+    >>> item.seconds / item.runs
+    63.6
+    """
 
     kind: str
     summary: str
     chapter: int
     runs: int
     seconds: float
+
+    def __post_init__(self):
+        check_instance(self.kind, "kind", str)
+        if not self.kind:
+            raise ValueError("kind must be a kind's name, got an empty string")
+        check_instance(self.summary, "summary", str)
+        check_positive_int(self.chapter, "chapter", maximum=CHAPTERS)
+        check_positive_int(self.runs, "runs", minimum=0)
+        check_real(self.seconds, "seconds", low=0.0)
 
 
 def kind_costs(chapter: int | None = None) -> list[KindCost]:
