@@ -735,14 +735,12 @@ multilingual.rules_table()
 # ## What these experiments cost
 
 # %% tags=["hide-input"]
-spent = artefacts.kind_costs(10)
-spent_minutes = sum(item.seconds for item in spent) / 60
-book_minutes = sum(item.seconds for item in artefacts.kind_costs()) / 60
+spent = artefacts.chapter_cost(10)
 Markdown(
     f"Every trained number of this chapter comes from runs that `mlm-book build` makes once and stores: "
-    f"{sum(item.runs for item in spent)} runs of the {len(spent)} kinds below, about {spent_minutes:.0f} minutes on "
-    f"one core of the machine the book is built on, {spent_minutes / book_minutes:.0%} of the whole book's "
-    f"{book_minutes:.0f} minutes (each kind's estimate is its measured rate; core-minutes in the table). "
+    f"{spent.runs} runs of the {len(spent.kinds)} kinds below, about {spent.minutes:.0f} minutes on "
+    f"one core of the machine the book is built on, {spent.share:.0%} of the whole book's "
+    f"{spent.book_minutes:.0f} minutes (each kind's estimate is its measured rate; core-minutes in the table). "
     f"All of them train on the HMM language, the "
     f"cheapest world of the book, where each exact optimum is known. What sets the cost is how many seeds each "
     f"verdict rests on: the readers, replaced-token detection and the encoder–decoder are compared at "

@@ -1316,24 +1316,21 @@ Markdown(
 # ## What these experiments cost
 
 # %% tags=["hide-input"]
-spent = artefacts.kind_costs(11)
-spent_minutes = sum(item.seconds for item in spent) / 60
-book_minutes = sum(item.seconds for item in artefacts.kind_costs()) / 60
-largest = spent[0]
+spent = artefacts.chapter_cost(11)
 sweep_seeds = len(hmm_encoder_artefact.variant_seeds("depth-4"))
 Markdown(
     f"Every trained number of this chapter comes from runs that `mlm-book build` makes once and stores: "
-    f"{sum(item.runs for item in spent)} runs of the {len(spent)} kinds below, about {spent_minutes:.0f} minutes on "
-    f"one core of the machine the book is built on, {spent_minutes / book_minutes:.0%} of the whole book's "
-    f"{book_minutes:.0f} minutes (each kind's estimate is its measured rate; core-minutes in the table). "
+    f"{spent.runs} runs of the {len(spent.kinds)} kinds below, about {spent.minutes:.0f} minutes on "
+    f"one core of the machine the book is built on, {spent.share:.0%} of the whole book's "
+    f"{spent.book_minutes:.0f} minutes (each kind's estimate is its measured rate; core-minutes in the table). "
     f"The models are small; what sets the cost is "
     f"how many seeds each verdict rests on. Every registered comparison is trained at "
     f"{len(hmm_encoder_artefact.SEEDS)} seeds and every point of a sweep at {sweep_seeds}, because a "
     f"verdict drawn from one seed can belong to that seed: chapter 7's diagnosis of the visible-word shortfall was "
     f"made at the book's seed alone, and the rules above are judged at every seed. A question about the mask, the "
     f"head, the tied table or the size is asked of the HMM encoder, the cheapest model of the book; the filing "
-    f"encoder is trained again only where the question is about the filings. The largest item is `{largest.kind}`, "
-    f"{largest.seconds / 60:.0f} minutes or {largest.seconds / 60 / spent_minutes:.0%} of the chapter."
+    f"encoder is trained again only where the question is about the filings. The table is ordered by cost: "
+    f"`{spent.kinds[0].kind}` heads it."
 )
 
 # %%

@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from mlm_book import cache
 from mlm_book.validation import check_instance, check_positive_int, check_real, check_sequence
 
-__all__ = ["Kind", "Run", "KindCost", "BOOKKEEPING", "DECLARATION_MARKER", "CHAPTERS", "kinds", "key_modules",
+__all__ = ["Kind", "Run", "KindCost", "ChapterCost", "BOOKKEEPING", "DECLARATION_MARKER", "CHAPTERS", "kinds", "key_modules",
            "key_source", "keyed_text", "book_runs", "tiny_runs", "missing", "build", "cost", "describe", "kind_costs",
-           "cost_table", "reached_entries"]
+           "chapter_cost", "cost_table", "reached_entries"]
 
 BOOKKEEPING = frozenset({"mlm_book.validation", "mlm_book.cache", "mlm_book.progress", "mlm_book.parallel",
                          "mlm_book.artefacts"})
@@ -451,9 +451,105 @@ def kind_costs(chapter: int | None = None) -> list[KindCost]:
     found = []
     for kind in kinds().values():
         if chapter is None or kind.chapter == chapter:
-            runs = book_runs(kind.name)
-            found.append(KindCost(kind.name, kind.summary, kind.chapter, len(runs), sum(map(cost, runs))))
+            setups = kind.setups()
+            found.append(KindCost(kind.name, kind.summary, kind.chapter, len(setups),
+                                  sum(float(kind.cost(setup)) for setup in setups)))
     return sorted(found, key=lambda item: (item.chapter, -item.seconds))
+
+
+@dataclass(frozen=True)
+class ChapterCost:
+    """The kinds charged to one chapter, most expensive first, beside the whole book's estimated seconds.
+
+    Raises
+    ------
+    TypeError
+        If ``chapter`` is not an integer, ``kinds`` not a sequence of
+        [`KindCost`][mlm_book.artefacts.KindCost], or ``book_seconds`` not a real number.
+    ValueError
+        If ``chapter`` is not between 1 and [`CHAPTERS`][mlm_book.artefacts.CHAPTERS], a kind is
+        charged to another chapter, or ``book_seconds`` is negative, not finite or below the chapter's own.
+
+    Examples
+    --------
+    >>> item = KindCost("hmm-encoder", "the HMM encoder", chapter=2, runs=10, seconds=600.0)
+    >>> spent = ChapterCost(2, (item,), book_seconds=2400.0)
+    >>> spent.runs, spent.minutes, spent.book_minutes, spent.share
+    (10, 10.0, 40.0, 0.25)
+    """
+
+    chapter: int
+    kinds: tuple[KindCost, ...]
+    book_seconds: float
+
+    def __post_init__(self):
+        check_positive_int(self.chapter, "chapter", maximum=CHAPTERS)
+        object.__setattr__(self, "kinds", tuple(check_sequence(self.kinds, "kinds", of=KindCost)))
+        for item in self.kinds:
+            if item.chapter != self.chapter:
+                raise ValueError(f"kinds must be charged to chapter {self.chapter}, got {item.kind!r} of chapter "
+                                 f"{item.chapter}")
+        check_real(self.book_seconds, "book_seconds", low=0.0)
+        if self.book_seconds < self.seconds:
+            raise ValueError(f"book_seconds must be at least the chapter's {self.seconds}, got {self.book_seconds}")
+
+    @property
+    def runs(self) -> int:
+        """The chapter's runs."""
+        return sum(item.runs for item in self.kinds)
+
+    @property
+    def seconds(self) -> float:
+        """The chapter's estimated seconds on one core."""
+        return sum(item.seconds for item in self.kinds)
+
+    @property
+    def minutes(self) -> float:
+        """The chapter's estimated minutes on one core."""
+        return self.seconds / 60
+
+    @property
+    def book_minutes(self) -> float:
+        """The whole book's estimated minutes on one core."""
+        return self.book_seconds / 60
+
+    @property
+    def share(self) -> float:
+        """The chapter's share of the whole book's estimate."""
+        return self.seconds / self.book_seconds if self.book_seconds else 0.0
+
+
+def chapter_cost(chapter: int) -> ChapterCost:
+    """What the book runs charged to ``chapter`` cost, beside the whole book's: what a chapter says of its training.
+
+    Parameters
+    ----------
+    chapter : int
+        1 to [`CHAPTERS`][mlm_book.artefacts.CHAPTERS].
+
+    Returns
+    -------
+    ChapterCost
+
+    Raises
+    ------
+    TypeError
+        If ``chapter`` is not an integer.
+    ValueError
+        If ``chapter`` is not between 1 and ``CHAPTERS``.
+
+    Examples
+    --------
+    >>> spent = chapter_cost(2)
+    >>> spent.kinds[0].kind, spent.runs, 0 < spent.share < 1
+    ('hmm-encoder', 10, True)
+    >>> chapter_cost(4).kinds       # chapter 4 reads the HMM encoders that chapter 2 is charged for
+    ()
+    """
+    chapter = check_positive_int(chapter, "chapter", maximum=CHAPTERS)
+    every = kind_costs()
+    return ChapterCost(chapter, tuple(item for item in every if item.chapter == chapter),
+                       sum(item.seconds for item in every))
 
 
 def cost_table(chapter: int):
@@ -490,12 +586,11 @@ def cost_table(chapter: int):
     """
     from mlm_book.report import table
 
-    items = kind_costs(chapter)
-    total = sum(item.seconds for item in items)
-    shares = [item.seconds / total for item in items]
-    rows = [[f"`{item.kind}`", item.runs, item.seconds / 60, f"{share:.0%}" if share >= 0.005 else "<1%"]
-            for item, share in zip(items, shares)]
-    rows.append(["all", sum(item.runs for item in items), total / 60, f"{1:.0%}"])
+    spent = chapter_cost(chapter)
+    rows = [[f"`{item.kind}`", item.runs, item.seconds / 60,
+             f"{item.seconds / spent.seconds:.0%}" if item.seconds >= 0.005 * spent.seconds else "<1%"]
+            for item in spent.kinds]
+    rows.append(["all", spent.runs, spent.minutes, f"{1:.0%}"])
     return table(["kind", "runs", "core-minutes", "share"], rows, formats=[None, None, ".1f", None])
 
 
